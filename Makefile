@@ -1,0 +1,45 @@
+# ostrom — make help lists the targets.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+OSTROM  := $(VENV)/bin/ostrom
+STAMP   := $(VENV)/.installed
+WORKERS ?= 2
+
+.PHONY: help setup check check-deep test lint bench docs diagram clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml scripts/setup.sh
+	@bash scripts/setup.sh $(VENV)
+	@touch $(STAMP)
+
+setup: $(STAMP) ## create .venv, install the pinned dependencies (and java if missing)
+
+check: $(STAMP) ## model-check the CI models of the manifest with TLC and prove the thresholds
+	$(OSTROM) check --workers $(WORKERS)
+
+check-deep: $(STAMP) ## model-check every model of the manifest, the large ones included
+	$(OSTROM) check --deep --workers $(WORKERS)
+
+lint: $(STAMP) ## ruff and mypy
+	$(VENV)/bin/ruff check reference property_tests bench
+	$(VENV)/bin/ruff format --check reference property_tests bench
+	$(VENV)/bin/mypy
+
+test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci)
+	$(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci}
+
+bench: $(STAMP) ## benchmarks: TLC, orchestrator throughput, Hypothesis steps/s (JSON in bench/results/)
+	$(PY) bench/run.py
+
+docs: $(STAMP) ## regenerate generated docs (state diagram from the transition table)
+	@command -v dot >/dev/null || bash scripts/setup.sh --graphviz
+	$(OSTROM) diagram --format svg --output docs/img/lifecycle.svg
+	$(OSTROM) diagram --format dot --output docs/img/lifecycle.dot
+
+clean: ## remove the venv and TLC scratch directories
+	rm -rf $(VENV) .tlc build *.egg-info reference/*.egg-info

@@ -1,0 +1,212 @@
+"""The parameter table: one typed table of every protocol parameter (DESIGN §8).
+
+Each parameter has a Python identifier (also its key in parameter files and vectors),
+a default, a unit, an allowed range and a sentence saying what it controls.  The same
+table renders the docs' parameter chapter (``ostrom params``), so code and docs cannot
+drift.  ``Params`` is immutable; ``Params.from_mapping`` validates everything at once
+and names every bad key, so a bad file changes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ParamError(ValueError):
+    """A parameter file or mapping is invalid; the message names every problem."""
+
+
+def _p(default: Any, unit: str, lo: float | None, hi: float | None, doc: str) -> Any:
+    return field(default=default, metadata={"unit": unit, "lo": lo, "hi": hi, "doc": doc})
+
+
+@dataclass(frozen=True)
+class Params:
+    """Protocol parameters with DESIGN §8 defaults. Time is in rounds (ticks)."""
+
+    # review
+    reviewers: int = _p(5, "agents", 1, 1000, "reviewers recruited per artifact")
+    quorum: int = _p(3, "reveals", 1, 1000, "valid reveals needed for a tally to decide")
+    T_fast: int = _p(3, "rounds", 1, 10_000, "fast-track objection window")
+    T_delib: int = _p(5, "rounds", 1, 10_000, "deliberation phase length")
+    T_commit: int = _p(2, "rounds", 1, 10_000, "commit phase length")
+    T_reveal: int = _p(2, "rounds", 1, 10_000, "reveal phase length")
+    T_arb: int = _p(5, "rounds", 1, 10_000, "arbitration deadline; status quo (rejected) after it")
+    tau_accept: float = _p(0.60, "share", 0.0, 1.0, "weighted accept share at or above which a tally accepts")
+    tau_reject: float = _p(0.40, "share", 0.0, 1.0, "weighted accept share at or below which a tally rejects")
+    # disputes
+    dispute_reviewers: int = _p(7, "agents", 1, 1000, "fresh reviewers recruited for a dispute")
+    q_dispute: int = _p(5, "reveals", 1, 1000, "valid reveals needed for a dispute tally")
+    tau_retract: float = _p(0.67, "share", 0.0, 1.0, "weighted retract share at or above which a dispute retracts")
+    max_disputes: int = _p(2, "disputes", 0, 1000, "disputes (and urgent reports) per artifact, ever")
+    dispute_rate: int = _p(1, "per round", 0, 1000, "disputes and urgent reports one agent may open per round")
+    urgent_penalty: float = _p(3.0, "x", 1.0, 100.0, "penalty of an unfounded urgent report, in frivolous-dispute units")
+    # resubmission
+    max_resubmit: int = _p(2, "resubmissions", 0, 1000, "resubmissions per artifact, ever")
+    cooldown: int = _p(20, "rounds", 0, 100_000, "wait after rejected/expired/retracted before resubmitting")
+    r_resubmit: float = _p(0.5, "reputation", 0.0, 1.0, "submitter reputation needed to resubmit")
+    # rate limits (σ2 lowers the proposal rate)
+    propose_rate: int = _p(2, "per round", 1, 1000, "proposals and resubmissions per agent per round")
+    propose_rate_limited: int = _p(1, "per round", 0, 1000, "the same under sanction level σ2")
+    # reputation and weights
+    delta: float = _p(0.01, "per round", 0.0, 1.0, "evidence decay factor")
+    eigentrust_a: float = _p(0.15, "weight", 0.0, 1.0, "EigenTrust weight of the pre-trusted seed vector")
+    w_min: float = _p(0.1, "weight", 0.0, 1.0, "smallest voting weight (newcomers, Sybils)")
+    w_max: float = _p(1.0, "weight", 0.0, 100.0, "largest voting weight")
+    tier1_rep: float = _p(0.55, "reputation", 0.0, 1.0, "expected reputation for tier 1")
+    tier1_rounds: int = _p(10, "rounds", 0, 100_000, "time in tier 0 before tier 1")
+    tier2_rep: float = _p(0.70, "reputation", 0.0, 1.0, "expected reputation for tier 2")
+    tier3_rep: float = _p(0.85, "reputation", 0.0, 1.0, "expected reputation for tier 3")
+    # sanctions
+    sanction_window: int = _p(50, "rounds", 1, 100_000, "sliding window W over which violations count")
+    sigma1: int = _p(3, "violations", 1, 1000, "violations in W for σ1 (warning)")
+    sigma2: int = _p(5, "violations", 1, 1000, "violations in W for σ2 (rate-limited)")
+    sigma3: int = _p(8, "violations", 1, 1000, "violations in W for σ3 (suspended)")
+    sigma4: int = _p(12, "violations", 1, 1000, "violations in W for σ4 (banned)")
+    T_susp: int = _p(50, "rounds", 1, 100_000, "suspension length")
+    T_quarantine: int = _p(50, "rounds", 1, 100_000, "quarantine length before the repair check")
+    # forgetting
+    omega_D: float = _p(0.5, "weight", 0.0, 1.0, "keep-score weight of temporal decay")
+    omega_R: float = _p(0.5, "weight", 0.0, 1.0, "keep-score weight of relevance")
+    theta: float = _p(0.3, "score", 0.0, 1.0, "keep score below which an agent votes forget")
+    decay_scales: tuple[float, ...] = _p((10.0, 100.0, 1000.0), "rounds", 0.0, None, "decay time scales S_k")
+    decay_weights: tuple[float, ...] = _p((0.5, 0.3, 0.2), "weight", 0.0, 1.0, "decay weights γ_k")
+    alpha: float = _p(0.5, "share", 0.0, 1.0, "forget quorum Q = alpha · Σ w over active agents")
+    # consensus
+    checkpoint_k: int = _p(16, "requests", 1, 1_000_000, "PBFT checkpoint interval K")
+    watermark_window: int = _p(32, "requests", 1, 1_000_000, "PBFT high-low watermark window")
+    # determinism
+    seed: int = _p(0, "", 0, None, "seed of reviewer selection (sha256-based, portable)")
+
+    def __post_init__(self) -> None:
+        problems = list(_range_problems(self))
+        problems += _relation_problems(self)
+        if problems:
+            raise ParamError("; ".join(problems))
+
+    # --- construction -----------------------------------------------------------------
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> Params:
+        """Build from a mapping; unknown keys and wrong types are errors naming the keys."""
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        problems: list[str] = []
+        if unknown:
+            problems.append(f"unknown parameter(s): {', '.join(unknown)}")
+        values: dict[str, Any] = {}
+        for name, value in data.items():
+            if name not in known:
+                continue
+            default = known[name].default
+            try:
+                values[name] = _coerce(name, value, default)
+            except ParamError as exc:
+                problems.append(str(exc))
+        if problems:
+            raise ParamError("; ".join(problems))
+        return cls(**values)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Params:
+        """Load a parameter file (keys are the identifiers of this table)."""
+        p = Path(path)
+        try:
+            with p.open("rb") as fh:
+                data = tomllib.load(fh)
+        except FileNotFoundError as exc:
+            raise ParamError(f"{p}: no such file") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ParamError(f"{p}: not valid TOML: {exc}") from exc
+        flat = data.get("params", data)
+        if not isinstance(flat, dict):
+            raise ParamError(f"{p}: [params] must be a table")
+        return cls.from_mapping(flat)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping (tuples become lists)."""
+        return {
+            f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
+            for f in dataclasses.fields(self)
+        }
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """One row of the parameter table, for docs and ``ostrom params``."""
+
+    name: str
+    default: Any
+    unit: str
+    lo: float | None
+    hi: float | None
+    doc: str
+
+
+def table() -> list[ParamInfo]:
+    """The parameter table in declaration order."""
+    return [
+        ParamInfo(f.name, f.default, f.metadata["unit"], f.metadata["lo"], f.metadata["hi"], f.metadata["doc"])
+        for f in dataclasses.fields(Params)
+    ]
+
+
+def _coerce(name: str, value: Any, default: Any) -> Any:
+    if isinstance(default, bool) or isinstance(value, bool):
+        raise ParamError(f"{name}: expected a number, got {value!r}")
+    if isinstance(default, int):
+        if isinstance(value, int):
+            return value
+        raise ParamError(f"{name}: expected an integer, got {value!r}")
+    if isinstance(default, float):
+        if isinstance(value, int | float):
+            return float(value)
+        raise ParamError(f"{name}: expected a number, got {value!r}")
+    if isinstance(default, tuple):
+        if isinstance(value, list | tuple) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value
+        ):
+            return tuple(float(v) for v in value)
+        raise ParamError(f"{name}: expected a list of numbers, got {value!r}")
+    raise ParamError(f"{name}: unsupported value {value!r}")  # pragma: no cover
+
+
+def _range_problems(p: Params) -> list[str]:
+    out = []
+    for f in dataclasses.fields(p):
+        lo, hi = f.metadata["lo"], f.metadata["hi"]
+        value = getattr(p, f.name)
+        for v in value if isinstance(value, tuple) else (value,):
+            if (lo is not None and v < lo) or (hi is not None and v > hi):
+                out.append(f"{f.name}={value!r} outside [{lo}, {hi if hi is not None else '∞'}]")
+                break
+    return out
+
+
+def _relation_problems(p: Params) -> list[str]:
+    out = []
+    if p.tau_reject >= p.tau_accept:
+        out.append(f"tau_reject ({p.tau_reject}) must be below tau_accept ({p.tau_accept})")  # TALLY-1
+    if p.quorum > p.reviewers:
+        out.append(f"quorum ({p.quorum}) exceeds reviewers ({p.reviewers}): no tally could decide")
+    if p.q_dispute > p.dispute_reviewers:
+        out.append(f"q_dispute ({p.q_dispute}) exceeds dispute_reviewers ({p.dispute_reviewers})")
+    if p.w_min > p.w_max:
+        out.append(f"w_min ({p.w_min}) exceeds w_max ({p.w_max})")
+    if not p.tier1_rep <= p.tier2_rep <= p.tier3_rep:
+        out.append("tier thresholds must be non-decreasing: tier1_rep <= tier2_rep <= tier3_rep")
+    if not p.sigma1 < p.sigma2 < p.sigma3 < p.sigma4:
+        out.append("sanction levels must rise strictly: sigma1 < sigma2 < sigma3 < sigma4")
+    if p.propose_rate_limited > p.propose_rate:
+        out.append("propose_rate_limited must not exceed propose_rate (σ2 lowers the limit)")
+    if len(p.decay_scales) != len(p.decay_weights):
+        out.append("decay_scales and decay_weights must have the same length")
+    return out
+
+
+DEFAULTS = Params()
