@@ -1,0 +1,162 @@
+"""``models/manifest.json``: the list of TLC models, what each must report, and its recorded counts.
+
+Like tlaplus/Examples' manifest, every model states its expected result, so a check that starts
+passing when it should fail (a mutant no longer caught, a witness no longer reached) is a failure
+too; recorded state counts turn unintended changes of the state space into review-visible diffs.
+
+Entries are validated on load; unknown keys are kept (and written back by :func:`save_manifest`)
+so other tools may annotate entries without this module knowing about them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Manifest", "ManifestError", "ModelEntry", "load_manifest", "save_manifest"]
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ManifestError(ValueError):
+    """The manifest is missing, not JSON, or an entry is malformed; the message names the entry."""
+
+
+@dataclass
+class ModelEntry:
+    """One model of the manifest (see docs/checking.md for the meaning of each field)."""
+
+    name: str
+    module: str
+    config: str
+    expect: str
+    deep: bool = False
+    mutant: bool = False
+    workers: int | None = None
+    fp: int | None = None
+    distinct_states: int | None = None
+    total_states: int | None = None
+    depth: int | None = None
+    seconds: float | None = None
+    witnesses: list[str] = field(default_factory=list)
+    properties: list[str] = field(default_factory=list)
+    description: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def pinned(self) -> bool:
+        """Workers and fingerprint seed are fixed, so counts of any outcome are reproducible."""
+        return self.workers is not None and self.fp is not None
+
+
+@dataclass
+class Manifest:
+    """The parsed manifest plus where it came from (to write recorded counts back)."""
+
+    path: Path
+    models: list[ModelEntry]
+    raw: dict[str, Any]
+
+    def names(self) -> list[str]:
+        """Model names in manifest order."""
+        return [m.name for m in self.models]
+
+    def get(self, name: str) -> ModelEntry | None:
+        """The entry called ``name``, or None."""
+        return next((m for m in self.models if m.name == name), None)
+
+
+def _opt_int(entry: dict[str, Any], key: str, where: str) -> int | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ManifestError(f"{where}: '{key}' must be a non-negative integer or null")
+    return value
+
+
+def _parse_entry(entry: Any, index: int) -> ModelEntry:
+    where = f"model #{index + 1}"
+    if not isinstance(entry, dict):
+        raise ManifestError(f"{where}: must be a JSON object")
+    name = entry.get("name")
+    if isinstance(name, str):
+        where = f"model '{name}'"
+    for key in ("name", "module", "config", "expect"):
+        if not isinstance(entry.get(key), str) or not entry[key]:
+            raise ManifestError(f"{where}: '{key}' is required and must be a non-empty string")
+    if not _NAME_RE.match(entry["name"]):
+        raise ManifestError(f"{where}: name may contain only letters, digits, '.', '_', '-'")
+    if not _IDENT_RE.match(entry["module"]):
+        raise ManifestError(f"{where}: 'module' must be a TLA+ module name, not a path")
+    for key in ("deep", "mutant"):
+        if not isinstance(entry.get(key, False), bool):
+            raise ManifestError(f"{where}: '{key}' must be true or false")
+    for key in ("witnesses", "properties"):
+        items = entry.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise ManifestError(f"{where}: '{key}' must be a list of strings")
+    for witness in entry.get("witnesses", []):
+        if not _IDENT_RE.match(witness):
+            raise ManifestError(f"{where}: witness {witness!r} is not an invariant name")
+    seconds = entry.get("seconds")
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float)):
+        raise ManifestError(f"{where}: 'seconds' must be a number or null")
+    description = entry.get("description", "")
+    if not isinstance(description, str):
+        raise ManifestError(f"{where}: 'description' must be a string")
+    workers = _opt_int(entry, "workers", where)
+    if workers == 0:
+        raise ManifestError(f"{where}: 'workers' must be at least 1")
+    return ModelEntry(
+        name=entry["name"],
+        module=entry["module"],
+        config=entry["config"],
+        expect=entry["expect"],
+        deep=entry.get("deep", False),
+        mutant=entry.get("mutant", False),
+        workers=workers,
+        fp=_opt_int(entry, "fp", where),
+        distinct_states=_opt_int(entry, "distinct_states", where),
+        total_states=_opt_int(entry, "total_states", where),
+        depth=_opt_int(entry, "depth", where),
+        seconds=float(seconds) if seconds is not None else None,
+        witnesses=list(entry.get("witnesses", [])),
+        properties=list(entry.get("properties", [])),
+        description=description,
+        raw=entry,
+    )
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Read and validate a manifest; raise :class:`ManifestError` with a one-line reason."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ManifestError(f"manifest not found: {path}") from None
+    except OSError as exc:
+        raise ManifestError(f"cannot read manifest {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(
+            f"manifest {path} is not valid JSON: {exc.msg} (line {exc.lineno}, col {exc.colno})"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("models"), list):
+        raise ManifestError(f'manifest {path} must be an object with a "models" list')
+    models = [_parse_entry(entry, i) for i, entry in enumerate(data["models"])]
+    seen: set[str] = set()
+    for model in models:
+        if model.name in seen:
+            raise ManifestError(f"manifest {path}: model name '{model.name}' appears twice")
+        seen.add(model.name)
+    return Manifest(path=path, models=models, raw=data)
+
+
+def save_manifest(manifest: Manifest) -> None:
+    """Write the manifest back (2-space JSON, keys in their original order, final newline)."""
+    manifest.path.write_text(json.dumps(manifest.raw, indent=2) + "\n", encoding="utf-8")
