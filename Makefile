@@ -38,8 +38,7 @@ bench: $(STAMP) ## benchmarks: TLC, orchestrator throughput, Hypothesis steps/s 
 
 docs: $(STAMP) ## regenerate generated docs (state diagram from the transition table)
 	@command -v dot >/dev/null || bash scripts/setup.sh --graphviz
-	$(OSTROM) diagram --format svg --output docs/img/lifecycle.svg
-	$(OSTROM) diagram --format dot --output docs/img/lifecycle.dot
+	$(OSTROM) docs
 
 clean: ## remove the venv and TLC scratch directories
 	rm -rf $(VENV) .tlc build *.egg-info reference/*.egg-info
