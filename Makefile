@@ -7,6 +7,7 @@ PY      := $(VENV)/bin/python
 OSTROM  := $(VENV)/bin/ostrom
 STAMP   := $(VENV)/.installed
 WORKERS ?= 2
+JOBS    ?= 2
 
 .PHONY: help setup check check-deep test lint bench docs diagram clean
 
@@ -20,10 +21,10 @@ $(STAMP): pyproject.toml scripts/setup.sh
 setup: $(STAMP) ## create .venv, install the pinned dependencies (and java if missing)
 
 check: $(STAMP) ## model-check the CI models of the manifest with TLC and prove the thresholds
-	$(OSTROM) check --workers $(WORKERS)
+	$(OSTROM) check --workers $(WORKERS) --jobs $(JOBS)
 
 check-deep: $(STAMP) ## model-check every model of the manifest, the large ones included
-	$(OSTROM) check --deep --workers $(WORKERS)
+	$(OSTROM) check --deep --workers $(WORKERS) --jobs $(JOBS)
 
 lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff check reference property_tests bench

@@ -89,6 +89,13 @@ def _table(rows: list[RowResult]) -> Table:
     show_default=True,
     help="TLC workers for models that do not pin their own.",
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="TLC runs at once (each a separate JVM; pinned models use one worker each).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--record", is_flag=True, help="Write measured counts back into the manifest.")
 @click.option(
@@ -115,6 +122,7 @@ def check(
     models: tuple[str, ...],
     deep: bool,
     workers: int,
+    jobs: int,
     as_json: bool,
     record: bool,
     out: Path | None,
@@ -177,6 +185,7 @@ def check(
                 on_progress=on_progress,
                 on_row=on_row,
                 timeout=timeout,
+                jobs=jobs,
             )
     except (RunnerError, TlcSetupError) as exc:
         _fail(str(exc))

@@ -19,6 +19,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -459,44 +460,52 @@ def check_models(
     on_progress: ProgressCallback | None = None,
     on_row: Callable[[RowResult], None] | None = None,
     timeout: float | None = None,
+    jobs: int = 1,
 ) -> list[RowResult]:
     """Run each entry and each of its witnesses; return one :class:`RowResult` per run.
 
     Entries that pin ``workers`` and ``fp`` run exactly so (their counts must be stable);
     others use ``workers``. With ``record`` the counts are not compared (they are about to be
-    written by :func:`record_counts`).
+    written by :func:`record_counts`). ``jobs`` TLC runs go at once (rows keep their order).
     """
     out = out_dir if out_dir is not None else root / ".tlc" / "counterexamples"
-    rows: list[RowResult] = []
+    tasks: list[tuple[ModelEntry, str | None, str]] = []
     for entry in entries:
-        n_workers = entry.workers if entry.workers is not None else workers
         base_cfg = root / entry.config
         try:
             base_text = base_cfg.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise RunnerError(f"model '{entry.name}': config {entry.config} not found") from None
-        runs: list[tuple[str | None, str]] = [(None, base_text)]
-        runs += [(w, witness_cfg(base_text, w)) for w in entry.witnesses]
-        for witness, text in runs:
-            label = f"{entry.name}--{witness}" if witness else entry.name
-            if on_start is not None:
-                on_start(f"{entry.name}/{witness}" if witness else entry.name)
-            run = run_tlc(
-                root,
-                entry.module,
-                Path(entry.config),
-                label=label,
-                workers=n_workers,
-                fp=entry.fp,
-                cfg_text=text,
-                on_progress=on_progress,
-                timeout=timeout,
-            )
-            row = _row(entry, run, witness=witness, out_dir=out, record=record)
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
-    return rows
+        tasks.append((entry, None, base_text))
+        tasks += [(entry, w, witness_cfg(base_text, w)) for w in entry.witnesses]
+
+    def run_one(task: tuple[ModelEntry, str | None, str]) -> RowResult:
+        entry, witness, text = task
+        label = f"{entry.name}--{witness}" if witness else entry.name
+        if on_start is not None:
+            on_start(f"{entry.name}/{witness}" if witness else entry.name)
+        run = run_tlc(
+            root,
+            entry.module,
+            Path(entry.config),
+            label=label,
+            workers=entry.workers if entry.workers is not None else workers,
+            fp=entry.fp,
+            cfg_text=text,
+            on_progress=on_progress,
+            timeout=timeout,
+        )
+        row = _row(entry, run, witness=witness, out_dir=out, record=record)
+        if on_row is not None:
+            on_row(row)
+        return row
+
+    if jobs <= 1:
+        return [run_one(t) for t in tasks]
+    # TLC runs are separate JVMs in separate staging directories: running `jobs` of them at
+    # once is safe, and single-worker pinned models leave cores idle otherwise.
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(run_one, tasks))
 
 
 def record_counts(manifest: Manifest, rows: Sequence[RowResult]) -> list[str]:
