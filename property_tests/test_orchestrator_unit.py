@@ -1,0 +1,109 @@
+"""Example-based checks of rules.md details the stateful test only samples."""
+
+from __future__ import annotations
+
+from ostrom.agents import Agent, Sanction
+from ostrom.orchestrator import Orchestrator
+from ostrom.params import Params
+from ostrom.voting import commitment
+
+P = Params(reviewers=3, quorum=2, T_fast=2, T_delib=1, T_commit=1, T_reveal=1, T_arb=1, cooldown=2)
+SALT = "ab" * 32
+
+
+def _orch() -> Orchestrator:
+    agents = [Agent(f"t{i}", i % 4, 1.0, 0.9) for i in range(8)]
+    agents.append(Agent("bar", 3, 1.0, 0.9, Sanction.BANNED))
+    return Orchestrator(P, agents)
+
+
+def test_check_order_is_rules_md() -> None:
+    """unknown_agent before unknown_artifact before sanctioned before not_eligible."""
+    o = _orch()
+    cmd = {"op": "dispute", "agent": "ghost", "artifact": "nope", "reason": ""}
+    assert o.apply(cmd)["result"] == "unknown_agent"
+    assert o.apply({**cmd, "agent": "bar"})["result"] == "unknown_artifact"
+    o.apply({"op": "propose", "agent": "t1", "artifact": "x", "slot": "s", "digest": "d"})
+    assert o.apply({**cmd, "agent": "bar", "artifact": "x"})["result"] == "sanctioned"
+    assert o.apply({**cmd, "agent": "t1", "artifact": "x"})["result"] == "not_eligible"
+    assert o.apply({**cmd, "agent": "t2", "artifact": "x"})["result"] == "wrong_phase"
+    assert o.apply({**cmd, "agent": 3, "artifact": "x"})["result"] == "invalid_input"
+
+
+def _formal(o: Orchestrator) -> list[str]:
+    o.apply({"op": "propose", "agent": "t0", "artifact": "x", "slot": "s", "digest": "d"})
+    o.apply({"op": "tick"})  # recruit (tier-0 submitter: formal); T_delib=1 -> commit
+    a = o.public_state()["artifacts"]["x"]
+    assert a["state"] == "commit" and a["phase"] == "commit"
+    return list(a["reviewers"])
+
+
+def test_tally_accepts_and_reveal_is_bound_to_round() -> None:
+    o = _orch()
+    revs = _formal(o)
+    for r in revs:
+        c = commitment(r, "x", 1, "accept", "", SALT)
+        assert (
+            o.apply({"op": "commit_vote", "agent": r, "artifact": "x", "commitment": c})["result"]
+            == "ok"
+        )
+    assert o.public_state()["artifacts"]["x"]["revealed"] is None  # CR-1
+    o.apply({"op": "tick"})
+    bad = {"op": "reveal_vote", "agent": revs[0], "artifact": "x", "vote": "reject",
+           "reason": "", "salt": SALT}  # fmt: skip
+    assert o.apply(bad) == {
+        "result": "bad_reveal",
+        "events": [{"event": "violation", "agent": revs[0], "kind": "bad_reveal"}],
+    }
+    for r in revs[:2]:
+        assert o.apply({**bad, "agent": r, "vote": "accept"})["result"] == "ok"
+    obs = o.apply({"op": "tick"})
+    assert obs["events"][0]["to"] == "active" and obs["events"][0]["verdict"] == "accept"
+    assert o.public_state()["artifacts"]["x"]["decision"]["tally"]["reveals"] == 2
+    assert o.serve("s") is not None and o.serve("s")["artifact"] == "x"  # type: ignore[index]
+
+
+def test_no_quorum_rerecruits_then_expires_and_cooldown() -> None:
+    o = _orch()
+    first = set(_formal(o))
+    o.apply({"op": "tick"})
+    obs = o.apply({"op": "tick"})
+    assert obs["events"][0]["verdict"] == "rerecruit"
+    assert not first & set(o.public_state()["artifacts"]["x"]["reviewers"])
+    o.apply({"op": "tick"})
+    assert o.apply({"op": "tick"})["events"][0]["to"] == "expired"
+    re = {"op": "resubmit", "agent": "t0", "artifact": "x", "digest": "d2"}
+    assert o.apply(re)["result"] == "cooldown"
+    o.apply({"op": "tick"})
+    assert o.apply({**re, "digest": "d"})["result"] == "cooldown"
+    o.apply({"op": "tick"})
+    assert o.apply({**re, "digest": "d"})["result"] == "duplicate"
+    assert o.apply({**re, "agent": "t4"})["result"] == "not_eligible"
+    assert o.apply(re)["result"] == "ok"
+
+
+def test_forget_needs_alpha_of_unbarred_weight() -> None:
+    o = _orch()
+    o.apply({"op": "propose", "agent": "t1", "artifact": "x", "slot": "s", "digest": "d"})
+    for _ in range(3):
+        o.apply({"op": "tick"})
+    assert o.state_of("x") == "active"
+    # 8 unbarred agents of weight 1 (tier 0: w_min 0.1 each for t0, t4) -> Q = 0.5 * 6.2
+    for a in ("t1", "t2", "t3"):
+        o.apply({"op": "forget_vote", "agent": a, "artifact": "x"})
+    assert o.apply({"op": "tick"})["events"] == []
+    o.apply({"op": "forget_vote", "agent": "t5", "artifact": "x", "confidence": 0.1})
+    assert o.apply({"op": "tick"})["events"][0]["to"] == "forgotten"
+    a = o.public_state()["artifacts"]["x"]
+    assert a["digest"] is None and a["tombstone"] == {
+        "artifact": "x", "slot": "s", "submitter": "t1", "round": 1,
+    }  # fmt: skip
+
+
+def test_typed_methods_match_apply() -> None:
+    o = _orch()
+    assert o.propose("t1", "x", "s", "d") == [
+        {"event": "propose", "artifact": "x", "from": "new", "to": "proposed"}
+    ]
+    assert o.set_agent("t1", 2, weight=0.5) == []
+    assert o.agents["t1"].tier == 2 and o.agents["t1"].reputation == 0.9

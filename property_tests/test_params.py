@@ -1,0 +1,67 @@
+"""The parameter table: DESIGN §8 defaults, validation that names every problem."""
+
+from __future__ import annotations
+
+import pytest
+
+from ostrom.params import DEFAULTS, ParamError, Params, table
+
+DESIGN_DEFAULTS = {
+    "reviewers": 5, "quorum": 3, "T_fast": 3, "T_delib": 5, "T_commit": 2, "T_reveal": 2,
+    "T_arb": 5, "tau_accept": 0.60, "tau_reject": 0.40, "dispute_reviewers": 7, "q_dispute": 5,
+    "tau_retract": 0.67, "max_disputes": 2, "max_resubmit": 2, "cooldown": 20, "r_resubmit": 0.5,
+    "delta": 0.01, "eigentrust_a": 0.15, "w_min": 0.1, "w_max": 1.0, "tier1_rep": 0.55,
+    "tier1_rounds": 10, "tier2_rep": 0.70, "tier3_rep": 0.85, "sanction_window": 50,
+    "sigma1": 3, "sigma2": 5, "sigma3": 8, "sigma4": 12, "T_susp": 50, "T_quarantine": 50,
+    "urgent_penalty": 3.0, "omega_D": 0.5, "omega_R": 0.5, "theta": 0.3,
+    "decay_scales": (10.0, 100.0, 1000.0), "decay_weights": (0.5, 0.3, 0.2), "alpha": 0.5,
+    "checkpoint_k": 16, "watermark_window": 32,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "value"), sorted(DESIGN_DEFAULTS.items()))
+def test_defaults_are_design_section_8(name: str, value: object) -> None:
+    assert getattr(DEFAULTS, name) == value
+
+
+def test_table_lists_every_parameter_with_docs() -> None:
+    rows = table()
+    assert {r.name for r in rows} >= set(DESIGN_DEFAULTS)
+    assert all(r.doc and r.unit is not None for r in rows)
+
+
+def test_unknown_keys_are_named_and_nothing_is_built() -> None:
+    with pytest.raises(ParamError) as err:
+        Params.from_mapping({"quorum": 2, "qourum": 3, "zeta": 1})
+    assert "qourum" in str(err.value) and "zeta" in str(err.value)
+
+
+def test_wrong_types_are_named() -> None:
+    with pytest.raises(ParamError) as err:
+        Params.from_mapping({"quorum": 2.5, "tau_accept": "high", "T_fast": True})
+    msg = str(err.value)
+    assert "quorum" in msg and "tau_accept" in msg and "T_fast" in msg
+
+
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        ({"tau_reject": 0.6, "tau_accept": 0.6}, "tau_reject"),  # TALLY-1: disjoint regions
+        ({"quorum": 6}, "quorum"),
+        ({"q_dispute": 8}, "q_dispute"),
+        ({"w_min": 0.9, "w_max": 0.5}, "w_min"),
+        ({"tier2_rep": 0.9}, "tier"),
+        ({"sigma2": 3}, "sanction"),
+        ({"propose_rate": 1, "propose_rate_limited": 2}, "propose_rate_limited"),
+        ({"decay_weights": [0.5, 0.5]}, "decay_scales"),
+        ({"T_fast": 0}, "T_fast"),
+        ({"alpha": 1.5}, "alpha"),
+    ],
+)
+def test_bad_relations_and_ranges_are_refused(bad: dict[str, object], named: str) -> None:
+    with pytest.raises(ParamError, match=named):
+        Params.from_mapping(bad)
+
+
+def test_round_trip() -> None:
+    assert Params.from_mapping(DEFAULTS.to_dict()) == DEFAULTS
