@@ -57,14 +57,19 @@ def bench_tlc() -> None:
             "depth": out.depth,
             "seconds": round(run.seconds, 2),
             "distinct_states_per_s": round(distinct / run.seconds) if run.seconds else None,
-            "total_states_per_s": round((out.total_states or 0) / run.seconds) if run.seconds else None,
+            "total_states_per_s": round((out.total_states or 0) / run.seconds)
+            if run.seconds
+            else None,
         },
     )
 
 
 def _registry(n_reviewers: int) -> list[Agent]:
     agents = [Agent(id=f"n{i}", tier=0, weight=0.1, reputation=0.6) for i in range(N_SUBMITTERS)]
-    agents += [Agent(id=f"r{i}", tier=1 + i % 3, weight=0.5 + (i % 5) / 10, reputation=0.8) for i in range(n_reviewers)]
+    agents += [
+        Agent(id=f"r{i}", tier=1 + i % 3, weight=0.5 + (i % 5) / 10, reputation=0.8)
+        for i in range(n_reviewers)
+    ]
     return agents
 
 
@@ -92,7 +97,13 @@ def bench_orchestrator(n_artifacts: int) -> None:
     ids = [f"x{i}" for i in range(n_artifacts)]
     run(
         [
-            {"op": "propose", "agent": submitters[i % N_SUBMITTERS], "artifact": x, "slot": f"s{i}", "digest": f"d{i}"}
+            {
+                "op": "propose",
+                "agent": submitters[i % N_SUBMITTERS],
+                "artifact": x,
+                "slot": f"s{i}",
+                "digest": f"d{i}",
+            }
             for i, x in enumerate(ids)
         ]
     )
@@ -145,9 +156,10 @@ def bench_orchestrator(n_artifacts: int) -> None:
 def bench_hypothesis() -> None:
     """Commands/s the Hypothesis lifecycle state machine drives (ci profile settings)."""
     sys.path.insert(0, str(ROOT / "property_tests"))
+    from hypothesis import settings
+
     import conftest  # noqa: F401  (registers the profiles)
     import test_orchestrator_stateful as t
-    from hypothesis import settings
 
     counter = {"n": 0}
     original = Orchestrator.apply
@@ -179,9 +191,13 @@ def bench_hypothesis() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", choices=["tlc", "orchestrator", "hypothesis"])
-    parser.add_argument("--artifacts", type=int, default=10_000, help="artifacts for the throughput run")
+    parser.add_argument(
+        "--artifacts", type=int, default=10_000, help="artifacts for the throughput run"
+    )
     args = parser.parse_args()
     if args.only in (None, "orchestrator"):
         bench_orchestrator(args.artifacts)

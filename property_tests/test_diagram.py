@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_tla_table_module_is_current() -> None:
     # spec/LifecycleTable.tla feeds TableInv: TLC checks every step against these rows.
     committed = (ROOT / "spec" / "LifecycleTable.tla").read_text(encoding="utf-8")
-    assert committed == diagram.to_tla_table(), "run: ostrom diagram --format tla --output spec/LifecycleTable.tla"
+    assert committed == diagram.to_tla_table(), (
+        "run: ostrom diagram --format tla --output spec/LifecycleTable.tla"
+    )
 
 
 def test_dot_diagram_is_current() -> None:
@@ -39,7 +41,9 @@ def test_every_row_and_state_is_drawn() -> None:
 
 def _block(name: str) -> str:
     text = (ROOT / "docs" / "lifecycle.md").read_text(encoding="utf-8")
-    match = re.search(rf"<!-- BEGIN generated: {name} -->\n(.*?)<!-- END generated: {name} -->", text, re.S)
+    match = re.search(
+        rf"<!-- BEGIN generated: {name} -->\n(.*?)<!-- END generated: {name} -->", text, re.S
+    )
     assert match, f"docs/lifecycle.md lacks the generated block {name}"
     return match.group(1)
 

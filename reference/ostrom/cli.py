@@ -89,7 +89,11 @@ def properties(as_json: bool, path: Path | None) -> None:
     help="dot/svg/mermaid: the state diagram; tla: spec/LifecycleTable.tla; "
     "guards/params: the docs' Markdown tables.",
 )
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here instead of stdout.")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write here instead of stdout.",
+)
 def diagram_cmd(fmt: str, output: Path | None) -> None:
     """Render the lifecycle transition table (one table, many views)."""
     try:

@@ -8,9 +8,9 @@ Tests regenerate them and fail when a committed copy is stale.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 import subprocess
 from collections import defaultdict
+from pathlib import Path
 
 from ostrom.lifecycle import NEW, STABLE, STATES, TRANSITIONS, Row
 
@@ -64,7 +64,9 @@ def to_mermaid() -> str:
     lines = ["stateDiagram-v2"]
     for (source, dest), rows in _grouped().items():
         src = "[*]" if source == NEW else source
-        label = ", ".join(r.event if r.verdict is None else f"{r.event} [{r.verdict}]" for r in rows)
+        label = ", ".join(
+            r.event if r.verdict is None else f"{r.event} [{r.verdict}]" for r in rows
+        )
         lines.append(f"    {src} --> {dest} : {label}")
     return "\n".join(lines) + "\n"
 
@@ -77,7 +79,9 @@ def to_svg() -> str:
             "Graphviz's `dot` is not installed: run `make docs` (it installs Debian's graphviz) "
             "or use --format dot / --format mermaid"
         )
-    done = subprocess.run([dot, "-Tsvg"], input=to_dot(), capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [dot, "-Tsvg"], input=to_dot(), capture_output=True, text=True, check=True
+    )
     return done.stdout
 
 
@@ -121,7 +125,9 @@ def to_param_table() -> str:
 
     lines = ["| name | default | unit | range | meaning |", "|---|---|---|---|---|"]
     for p in table():
-        default = ", ".join(f"{v:g}" for v in p.default) if isinstance(p.default, tuple) else p.default
+        default = (
+            ", ".join(f"{v:g}" for v in p.default) if isinstance(p.default, tuple) else p.default
+        )
         hi = "∞" if p.hi is None else f"{p.hi:g}"
         lo = "" if p.lo is None else f"{p.lo:g}"
         lines.append(f"| `{p.name}` | {default} | {p.unit} | [{lo}, {hi}] | {p.doc} |")
@@ -134,7 +140,9 @@ FORMATS.update({"guards": to_guard_table, "params": to_param_table})
 def _replace_block(text: str, name: str, body: str) -> str:
     import re
 
-    pattern = re.compile(rf"(<!-- BEGIN generated: {name} -->\n).*?(<!-- END generated: {name} -->)", re.S)
+    pattern = re.compile(
+        rf"(<!-- BEGIN generated: {name} -->\n).*?(<!-- END generated: {name} -->)", re.S
+    )
     if not pattern.search(text):
         raise ValueError(f"no generated block {name!r}")
     return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
@@ -158,7 +166,13 @@ def update_generated(root: Path, *, svg: bool = True) -> list[Path]:
         write(root / "docs" / "img" / "lifecycle.svg", to_svg())
     chapter = root / "docs" / "lifecycle.md"
     text = chapter.read_text(encoding="utf-8")
-    text = re.sub(r"```mermaid\n.*?```", lambda _m: "```mermaid\n" + to_mermaid() + "```", text, count=1, flags=re.S)
+    text = re.sub(
+        r"```mermaid\n.*?```",
+        lambda _m: "```mermaid\n" + to_mermaid() + "```",
+        text,
+        count=1,
+        flags=re.S,
+    )
     text = _replace_block(text, "guards", to_guard_table())
     text = _replace_block(text, "params", to_param_table())
     write(chapter, text)

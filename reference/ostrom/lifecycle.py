@@ -96,10 +96,20 @@ TRANSITIONS: Final[tuple[Row, ...]] = (
     Row("resubmit", EXPIRED, PROPOSED, None, "cooldown elapsed, revised, count < max_resubmit"),
     Row("resubmit", RETRACTED, PROPOSED, None, "cooldown elapsed, revised, count < max_resubmit"),
     # recruitment: fast track only for tier >= 1 submitters on a free slot, first submission
-    Row("recruit", PROPOSED, FAST_TRACK, "fast", "tier >= 1 submitter, slot has no active artifact"),
-    Row("recruit", PROPOSED, DELIBERATION, "formal", "tier-0 submitter, occupied slot or resubmission"),
+    Row(
+        "recruit", PROPOSED, FAST_TRACK, "fast", "tier >= 1 submitter, slot has no active artifact"
+    ),
+    Row(
+        "recruit",
+        PROPOSED,
+        DELIBERATION,
+        "formal",
+        "tier-0 submitter, occupied slot or resubmission",
+    ),
     # fast track
-    Row("object", FAST_TRACK, DELIBERATION, None, "an eligible objection sends it to formal review"),
+    Row(
+        "object", FAST_TRACK, DELIBERATION, None, "an eligible objection sends it to formal review"
+    ),
     Row("timeout", FAST_TRACK, ACTIVE, None, "T_fast passed with no objection"),
     # formal review: deliberation, commit, reveal
     Row("timeout", DELIBERATION, COMMIT, None, "T_delib passed"),
@@ -112,17 +122,37 @@ TRANSITIONS: Final[tuple[Row, ...]] = (
     Row("timeout", REVEAL, COMMIT, "rerecruit", "quorum missed the first time: fresh reviewers"),
     Row("timeout", REVEAL, EXPIRED, "expire", "quorum missed again"),
     # arbitration
-    Row("arbitrate", ARBITRATION, ACTIVE, "accept", "tier-3 arbiter, not a reviewer or the submitter"),
-    Row("arbitrate", ARBITRATION, REJECTED, "reject", "tier-3 arbiter, not a reviewer or the submitter"),
+    Row(
+        "arbitrate",
+        ARBITRATION,
+        ACTIVE,
+        "accept",
+        "tier-3 arbiter, not a reviewer or the submitter",
+    ),
+    Row(
+        "arbitrate",
+        ARBITRATION,
+        REJECTED,
+        "reject",
+        "tier-3 arbiter, not a reviewer or the submitter",
+    ),
     Row("arbitrate", ARBITRATION, COMMIT, "revote", "at most one revote per artifact"),
     Row("timeout", ARBITRATION, REJECTED, None, "T_arb passed: status quo"),
-    # disputes and urgent reports (a dispute ballot runs its commit and reveal phases inside `disputed`)
+    # disputes and urgent reports (the dispute ballot runs commit and reveal inside `disputed`)
     Row("dispute", ACTIVE, DISPUTED, None, "tier >= 2, dispute count < max_disputes"),
     Row("urgent_report", ACTIVE, DISPUTED, None, "tier >= 1; sets hidden; counts as a dispute"),
     Row("commit_vote", DISPUTED, DISPUTED, None, "a dispute reviewer commits once"),
     Row("reveal_vote", DISPUTED, DISPUTED, None, "the reveal matches the voter's commitment"),
-    Row("timeout", DISPUTED, DISPUTED, "reveal_phase", "T_commit passed: the dispute ballot reveals"),
-    Row("timeout", DISPUTED, RETRACTED, "retract", "quorum q_dispute met, retract share >= tau_retract"),
+    Row(
+        "timeout", DISPUTED, DISPUTED, "reveal_phase", "T_commit passed: the dispute ballot reveals"
+    ),
+    Row(
+        "timeout",
+        DISPUTED,
+        RETRACTED,
+        "retract",
+        "quorum q_dispute met, retract share >= tau_retract",
+    ),
     Row("timeout", DISPUTED, ACTIVE, "keep", "dispute failed or missed quorum; slot still free"),
     Row("timeout", DISPUTED, SUPERSEDED, "keep_superseded", "dispute failed; slot taken meanwhile"),
     # supersession: a side effect of another artifact of the same slot becoming active

@@ -37,25 +37,43 @@ class Params:
     T_commit: int = _p(2, "rounds", 1, 10_000, "commit phase length")
     T_reveal: int = _p(2, "rounds", 1, 10_000, "reveal phase length")
     T_arb: int = _p(5, "rounds", 1, 10_000, "arbitration deadline; status quo (rejected) after it")
-    tau_accept: float = _p(0.60, "share", 0.0, 1.0, "weighted accept share at or above which a tally accepts")
-    tau_reject: float = _p(0.40, "share", 0.0, 1.0, "weighted accept share at or below which a tally rejects")
+    tau_accept: float = _p(
+        0.60, "share", 0.0, 1.0, "weighted accept share at or above which a tally accepts"
+    )
+    tau_reject: float = _p(
+        0.40, "share", 0.0, 1.0, "weighted accept share at or below which a tally rejects"
+    )
     # disputes
     dispute_reviewers: int = _p(7, "agents", 1, 1000, "fresh reviewers recruited for a dispute")
     q_dispute: int = _p(5, "reveals", 1, 1000, "valid reveals needed for a dispute tally")
-    tau_retract: float = _p(0.67, "share", 0.0, 1.0, "weighted retract share at or above which a dispute retracts")
-    max_disputes: int = _p(2, "disputes", 0, 1000, "disputes (and urgent reports) per artifact, ever")
-    dispute_rate: int = _p(1, "per round", 0, 1000, "disputes and urgent reports one agent may open per round")
-    urgent_penalty: float = _p(3.0, "x", 1.0, 100.0, "penalty of an unfounded urgent report, in frivolous-dispute units")
+    tau_retract: float = _p(
+        0.67, "share", 0.0, 1.0, "weighted retract share at or above which a dispute retracts"
+    )
+    max_disputes: int = _p(
+        2, "disputes", 0, 1000, "disputes (and urgent reports) per artifact, ever"
+    )
+    dispute_rate: int = _p(
+        1, "per round", 0, 1000, "disputes and urgent reports one agent may open per round"
+    )
+    urgent_penalty: float = _p(
+        3.0, "x", 1.0, 100.0, "penalty of an unfounded urgent report, in frivolous-dispute units"
+    )
     # resubmission
     max_resubmit: int = _p(2, "resubmissions", 0, 1000, "resubmissions per artifact, ever")
-    cooldown: int = _p(20, "rounds", 0, 100_000, "wait after rejected/expired/retracted before resubmitting")
+    cooldown: int = _p(
+        20, "rounds", 0, 100_000, "wait after rejected/expired/retracted before resubmitting"
+    )
     r_resubmit: float = _p(0.5, "reputation", 0.0, 1.0, "submitter reputation needed to resubmit")
     # rate limits (σ2 lowers the proposal rate)
-    propose_rate: int = _p(2, "per round", 1, 1000, "proposals and resubmissions per agent per round")
+    propose_rate: int = _p(
+        2, "per round", 1, 1000, "proposals and resubmissions per agent per round"
+    )
     propose_rate_limited: int = _p(1, "per round", 0, 1000, "the same under sanction level σ2")
     # reputation and weights
     delta: float = _p(0.01, "per round", 0.0, 1.0, "evidence decay factor")
-    eigentrust_a: float = _p(0.15, "weight", 0.0, 1.0, "EigenTrust weight of the pre-trusted seed vector")
+    eigentrust_a: float = _p(
+        0.15, "weight", 0.0, 1.0, "EigenTrust weight of the pre-trusted seed vector"
+    )
     w_min: float = _p(0.1, "weight", 0.0, 1.0, "smallest voting weight (newcomers, Sybils)")
     w_max: float = _p(1.0, "weight", 0.0, 100.0, "largest voting weight")
     tier1_rep: float = _p(0.55, "reputation", 0.0, 1.0, "expected reputation for tier 1")
@@ -63,7 +81,9 @@ class Params:
     tier2_rep: float = _p(0.70, "reputation", 0.0, 1.0, "expected reputation for tier 2")
     tier3_rep: float = _p(0.85, "reputation", 0.0, 1.0, "expected reputation for tier 3")
     # sanctions
-    sanction_window: int = _p(50, "rounds", 1, 100_000, "sliding window W over which violations count")
+    sanction_window: int = _p(
+        50, "rounds", 1, 100_000, "sliding window W over which violations count"
+    )
     sigma1: int = _p(3, "violations", 1, 1000, "violations in W for σ1 (warning)")
     sigma2: int = _p(5, "violations", 1, 1000, "violations in W for σ2 (rate-limited)")
     sigma3: int = _p(8, "violations", 1, 1000, "violations in W for σ3 (suspended)")
@@ -74,7 +94,9 @@ class Params:
     omega_D: float = _p(0.5, "weight", 0.0, 1.0, "keep-score weight of temporal decay")
     omega_R: float = _p(0.5, "weight", 0.0, 1.0, "keep-score weight of relevance")
     theta: float = _p(0.3, "score", 0.0, 1.0, "keep score below which an agent votes forget")
-    decay_scales: tuple[float, ...] = _p((10.0, 100.0, 1000.0), "rounds", 0.0, None, "decay time scales S_k")
+    decay_scales: tuple[float, ...] = _p(
+        (10.0, 100.0, 1000.0), "rounds", 0.0, None, "decay time scales S_k"
+    )
     decay_weights: tuple[float, ...] = _p((0.5, 0.3, 0.2), "weight", 0.0, 1.0, "decay weights γ_k")
     alpha: float = _p(0.5, "share", 0.0, 1.0, "forget quorum Q = alpha · Σ w over active agents")
     # consensus
@@ -151,7 +173,14 @@ class ParamInfo:
 def table() -> list[ParamInfo]:
     """The parameter table in declaration order."""
     return [
-        ParamInfo(f.name, f.default, f.metadata["unit"], f.metadata["lo"], f.metadata["hi"], f.metadata["doc"])
+        ParamInfo(
+            f.name,
+            f.default,
+            f.metadata["unit"],
+            f.metadata["lo"],
+            f.metadata["hi"],
+            f.metadata["doc"],
+        )
         for f in dataclasses.fields(Params)
     ]
 
@@ -191,7 +220,9 @@ def _range_problems(p: Params) -> list[str]:
 def _relation_problems(p: Params) -> list[str]:
     out = []
     if p.tau_reject >= p.tau_accept:
-        out.append(f"tau_reject ({p.tau_reject}) must be below tau_accept ({p.tau_accept})")  # TALLY-1
+        out.append(
+            f"tau_reject ({p.tau_reject}) must be below tau_accept ({p.tau_accept})"
+        )  # TALLY-1
     if p.quorum > p.reviewers:
         out.append(f"quorum ({p.quorum}) exceeds reviewers ({p.reviewers}): no tally could decide")
     if p.q_dispute > p.dispute_reviewers:
