@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import re
 from pathlib import Path
@@ -54,11 +54,9 @@ def _cfg_checked(cfg: Path) -> set[str]:
 
 
 def _import(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_registry_{path.stem}", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """Import a module of property_tests/ by file (pytest puts the folder on sys.path)."""
+    assert path.parent == ROOT / "property_tests", path
+    return importlib.import_module(path.stem)
 
 
 def test_registry_lists_every_design_id_once() -> None:

@@ -1,0 +1,49 @@
+---------------------------- MODULE LifecycleTable ----------------------------
+(* Generated from reference/ostrom/lifecycle.py (TRANSITIONS) by                 *)
+(* `ostrom diagram --format tla`; property_tests/test_diagram.py checks that     *)
+(* this file is current. Lifecycle.tla's TableInv requires every step TLC takes  *)
+(* to be one of these rows; the cross-check test requires every row be reached.  *)
+TableRows == {
+    <<"propose", "new", "proposed">>,
+    <<"resubmit", "rejected", "proposed">>,
+    <<"resubmit", "expired", "proposed">>,
+    <<"resubmit", "retracted", "proposed">>,
+    <<"recruit", "proposed", "fast_track">>,
+    <<"recruit", "proposed", "deliberation">>,
+    <<"object", "fast_track", "deliberation">>,
+    <<"timeout", "fast_track", "active">>,
+    <<"timeout", "deliberation", "commit">>,
+    <<"commit_vote", "commit", "commit">>,
+    <<"timeout", "commit", "reveal">>,
+    <<"reveal_vote", "reveal", "reveal">>,
+    <<"timeout", "reveal", "active">>,
+    <<"timeout", "reveal", "rejected">>,
+    <<"timeout", "reveal", "arbitration">>,
+    <<"timeout", "reveal", "commit">>,
+    <<"timeout", "reveal", "expired">>,
+    <<"arbitrate", "arbitration", "active">>,
+    <<"arbitrate", "arbitration", "rejected">>,
+    <<"arbitrate", "arbitration", "commit">>,
+    <<"timeout", "arbitration", "rejected">>,
+    <<"dispute", "active", "disputed">>,
+    <<"urgent_report", "active", "disputed">>,
+    <<"commit_vote", "disputed", "disputed">>,
+    <<"reveal_vote", "disputed", "disputed">>,
+    <<"timeout", "disputed", "disputed">>,
+    <<"timeout", "disputed", "retracted">>,
+    <<"timeout", "disputed", "active">>,
+    <<"timeout", "disputed", "superseded">>,
+    <<"supersede", "active", "superseded">>,
+    <<"forget_vote", "active", "active">>,
+    <<"forget_vote", "disputed", "disputed">>,
+    <<"forget_vote", "superseded", "superseded">>,
+    <<"forget_vote", "rejected", "rejected">>,
+    <<"forget_vote", "expired", "expired">>,
+    <<"forget_vote", "retracted", "retracted">>,
+    <<"forget", "active", "forgotten">>,
+    <<"forget", "superseded", "forgotten">>,
+    <<"forget", "rejected", "forgotten">>,
+    <<"forget", "expired", "forgotten">>,
+    <<"forget", "retracted", "forgotten">>
+}
+================================================================================
