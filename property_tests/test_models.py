@@ -36,7 +36,9 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RowResult]:
 
 
 def test_manifest_has_ci_models_mutants_and_witnesses() -> None:
-    assert any(e.expect == "pass" and e.witnesses for e in ENTRIES), "no passing model with witnesses"
+    assert any(e.expect == "pass" and e.witnesses for e in ENTRIES), (
+        "no passing model with witnesses"
+    )
     assert any(e.raw.get("mutant") for e in ENTRIES), "no mutant models"
 
 
