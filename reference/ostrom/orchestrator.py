@@ -325,7 +325,10 @@ class Orchestrator:
         sanction: str | None = None,
         subscriptions: Sequence[str] | None = None,
     ) -> list[Event]:
-        """# spec/Lifecycle.tla: SetAgent (stands in for the reputation and sanction layers)"""
+        """Replace a registry entry (stands in for the reputation and sanction layers).
+
+        Not an action of spec/Lifecycle.tla: there the registry is CONSTANTS.
+        """
         return self._call(
             "set_agent",
             agent=agent,
@@ -651,7 +654,7 @@ class Orchestrator:
         sanction: str | None = None,
         subscriptions: tuple[str, ...] | None = None,
     ) -> list[Event]:
-        # spec/Lifecycle.tla: SetAgent
+        # not in spec/Lifecycle.tla (its registry is CONSTANTS)
         p = self.params
         if weight is not None and not micro(p.w_min) <= micro(weight) <= micro(p.w_max):
             raise Refused(ErrorCode.INVALID_INPUT, f"weight outside [{p.w_min}, {p.w_max}]")

@@ -187,9 +187,21 @@ def witness_cfg(text: str, witness: str) -> str:
 # ----------------------------------------------------------------------------------------------
 
 
+#: Staged run directories kept under .tlc/runs (older ones are removed when a run starts).
+KEEP_RUNS = 300
+
+
+def _prune_runs(base: Path) -> None:
+    """Keep the newest KEEP_RUNS run directories: every `make check` stages ~50 runs."""
+    runs = sorted((p for p in base.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    for old in runs[: max(0, len(runs) - KEEP_RUNS)]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def _new_run_dir(root: Path, label: str) -> Path:
     base = root / ".tlc" / "runs"
     base.mkdir(parents=True, exist_ok=True)
+    _prune_runs(base)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     n = 1
     while True:
