@@ -95,7 +95,8 @@ class TraceState:
 class TlcOutcome:
     """What one TLC run reported, independent of what the manifest expected.
 
-    ``kind`` is one of ``pass``, ``invariant``, ``property``, ``deadlock``, ``error``;
+    ``kind`` is one of ``pass``, ``invariant``, ``property`` (an action property),
+    ``liveness`` (a temporal property), ``deadlock``, ``error``;
     ``got`` is the row label the runner compares with the manifest's ``expect``.
     """
 
@@ -216,7 +217,7 @@ class ToolOutputParser:
                     return TlcOutcome("property", m.group(1).rstrip("."))
             if msg.code == MSG_TEMPORAL_VIOLATED:
                 name = properties[0] if len(properties) == 1 else "liveness"
-                return TlcOutcome("property", name)
+                return TlcOutcome("liveness", name)
             if msg.code == MSG_DEADLOCK:
                 return TlcOutcome("deadlock", "deadlock")
         if exit_code == EXIT_OK and not self._errors():
