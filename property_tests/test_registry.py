@@ -105,9 +105,14 @@ def test_hypothesis_checkers_exist(prop: registry.Property) -> None:
             obj = getattr(obj, part)
 
 
-@pytest.mark.parametrize("prop", [p for p in PROPS if p.hypothesis], ids=lambda p: p.id)
+@pytest.mark.parametrize(
+    "prop", [p for p in PROPS if "hypothesis" in p.required], ids=lambda p: p.id
+)
 def test_code_mutants_exist(prop: registry.Property) -> None:
-    mutants = _import(ROOT / "property_tests" / "mutants.py")
+    known = {}
+    for module in ("mutants", "consensus_mutants"):
+        known.update(_import(ROOT / "property_tests" / f"{module}.py").MUTANTS)
     assert prop.code_mutants, f"{prop.id}: no code mutant shows the Hypothesis check can fail"
     for name in prop.code_mutants:
-        assert name in mutants.MUTANTS, f"{prop.id}: mutant {name} not in property_tests/mutants.py"
+        assert name in known, f"{prop.id}: mutant {name} not in property_tests/*mutants.py"
+        assert known[name][1] == prop.id, f"{prop.id}: mutant {name} is caught by {known[name][1]}"

@@ -1,0 +1,304 @@
+"""Stateful property tests of PBFT and the replicated orchestrator (DESIGN §6, §7).
+
+A Hypothesis ``RuleBasedStateMachine`` is the network adversary: it decides which
+message is delivered next, which is dropped or duplicated, when a replica's or a
+client's timer fires, when the network partitions and heals; before the run it picks up
+to ``f`` Byzantine replicas and their strategy (silent, equivocating primary,
+conflicting voter, delayed, garbage).  Clients submit orchestrator commands; every
+replica applies its committed log to its own ``Orchestrator``.  Checkpoints are every 2
+requests with a window of 4, so garbage collection, watermarks and state transfer are
+exercised in short runs.
+
+Every assertion message starts with the property id it checks; ``test_consensus_mutants``
+relies on that to tell which property caught a mutant:
+
+* BFT-SAFE-1 (after every step): no two honest replicas commit different requests at one
+  sequence number.  The check includes the two lemmas agreement rests on (Castro &
+  Liskov, TOCS 2002, §4.5 and appendix): honest replicas never *prepare* different
+  requests at one (view, seq), and a request committed-local at an honest replica is
+  prepared at ``q - f`` honest replicas;
+* BFT-SAFE-2 (after every step): honest executed logs are prefixes of one another, and
+  every executed request was signed by a client of the run;
+* REPL-1 (after every step): each honest replica's orchestrator state equals the state
+  of a fresh orchestrator applying that replica's committed log in order;
+* BFT-LIVE-1 (at the end of every run): after the adversarial prefix the network heals
+  and delivers fairly; every submitted request must then be executed by every honest
+  replica within ``LIVE_ROUNDS`` rounds of retransmission and timeouts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, ClassVar
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from ostrom.consensus.byzantine import STRATEGIES
+from ostrom.consensus.messages import replica_name, request_digest
+from ostrom.consensus.network import Faults, Simulation
+from ostrom.consensus.replica import Replica
+from ostrom.consensus.replicated import OrchestratorApp, committed_operations, reference_state
+from test_orchestrator_stateful import AGENTS, PARAMS
+
+OPS: list[dict[str, Any]] = [
+    {"op": "propose", "agent": "d1", "artifact": "x0", "slot": "s0", "digest": "d0"},
+    {"op": "propose", "agent": "a1", "artifact": "x1", "slot": "s0", "digest": "d1"},
+    {"op": "propose", "agent": "r1", "artifact": "x2", "slot": "s1", "digest": "d2"},
+    {"op": "object", "agent": "a2", "artifact": "x0"},
+    {"op": "recruit", "artifact": "x1"},
+    {"op": "tick"},
+    {"op": "forget_vote", "agent": "a1", "artifact": "x0"},
+    {"op": "bogus"},  # refused by every orchestrator alike
+]
+STRATEGY_NAMES = sorted(STRATEGIES)
+LIVE_ROUNDS = 12
+
+#: What the ci runs reached, across examples (read by ``test_pbft_reaches``).
+REACHED: Counter[str] = Counter()
+
+
+class PBFTMachine(RuleBasedStateMachine):
+    """The adversary and the checks; subclasses change N/F or the replica code."""
+
+    N: ClassVar[int] = 4
+    F: ClassVar[int] = 1
+    CLIENTS: ClassVar[int] = 2
+    REPLICA: ClassVar[type[Replica]] = Replica
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sim: Simulation | None = None
+        self._repl_checked: dict[int, int] = {}
+
+    @initialize(
+        # replica 0, the first primary, is faulty more often: equivocation needs it
+        faulty=st.lists(st.one_of(st.just(0), st.integers(0, 6)), max_size=2, unique=True),
+        kinds=st.lists(st.sampled_from(STRATEGY_NAMES), min_size=2, max_size=2),
+        seed=st.integers(0, 2**16),
+        ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=4),
+    )
+    def setup(self, faulty: list[int], kinds: list[str], seed: int, ops: list[Any]) -> None:
+        ids = [x for x in faulty if x < self.N][: self.F]
+        byz = {i: STRATEGIES[kinds[k]]() for k, i in enumerate(ids)}
+        for i, s in byz.items():
+            REACHED[f"byzantine:{s.name}{':primary' if i == 0 else ''}"] += 1
+        self.sim = Simulation(
+            self.N,
+            self.F,
+            seed,
+            byzantine=byz,
+            faults=Faults(reorder=False),
+            clients=self.CLIENTS,
+            app_factory=lambda: OrchestratorApp(PARAMS, AGENTS),
+            checkpoint_k=2,
+            watermark_window=4,
+            base_timeout=10**9,  # timers fire only when the adversary says so
+            client_timeout=10**9,
+            replica_factory=self.REPLICA,
+        )
+        for k, op in enumerate(ops):
+            self.sim.submit(f"c{k % self.CLIENTS}", dict(op))
+
+    @property
+    def s(self) -> Simulation:
+        assert self.sim is not None
+        return self.sim
+
+    # --- the adversary --------------------------------------------------------------------
+
+    @rule(client=st.integers(0, 1), op=st.sampled_from(OPS))
+    def submit(self, client: int, op: dict[str, Any]) -> None:
+        if sum(len(b) for b in self.s.backlog.values()) < 4:
+            self.s.submit(f"c{client % self.CLIENTS}", dict(op))
+
+    @precondition(lambda self: self.sim is not None and bool(self.sim.network.queue))
+    @rule(picks=st.lists(st.integers(0, 10**6), min_size=1, max_size=30))
+    def deliver(self, picks: list[int]) -> None:
+        for p in picks:
+            q = self.s.network.queue
+            if q:
+                self.s.deliver(p % len(q))
+
+    @precondition(lambda self: self.sim is not None and bool(self.sim.network.queue))
+    @rule(pick=st.integers(0, 10**6))
+    def drop(self, pick: int) -> None:
+        self.s.drop(pick % len(self.s.network.queue))
+
+    @precondition(lambda self: self.sim is not None and bool(self.sim.network.queue))
+    @rule(pick=st.integers(0, 10**6))
+    def duplicate(self, pick: int) -> None:
+        self.s.duplicate(pick % len(self.s.network.queue))
+
+    @rule(replica=st.integers(0, 10**6))
+    def timeout(self, replica: int) -> None:
+        self.s.fire_timeout(replica % self.N)
+
+    @rule(client=st.integers(0, 1))
+    def client_timeout(self, client: int) -> None:
+        self.s.fire_client_timeout(f"c{client % self.CLIENTS}")
+
+    @rule(replica=st.integers(0, 10**6))
+    def retransmit(self, replica: int) -> None:
+        self.s.retransmit(replica % self.N)
+
+    @rule(isolated=st.integers(0, 10**6))
+    def partition(self, isolated: int) -> None:
+        cut = replica_name(isolated % self.N)
+        rest = [replica_name(i) for i in range(self.N)] + list(self.s.clients)
+        self.s.partition([[cut], [p for p in rest if p != cut]])
+
+    @rule()
+    def heal(self) -> None:
+        self.s.heal()
+
+    # --- the checks -----------------------------------------------------------------------
+
+    @invariant()
+    def agreement(self) -> None:
+        if self.sim is None:
+            return
+        check_safety_1(self.s)
+
+    @invariant()
+    def prefixes(self) -> None:
+        if self.sim is None:
+            return
+        check_safety_2(self.s)
+
+    @invariant()
+    def replicated_state(self) -> None:
+        if self.sim is None:
+            return
+        for i in self.s.honest:
+            r = self.s.replicas[i]
+            if self._repl_checked.get(i) == r.last_exec:
+                continue
+            self._repl_checked[i] = r.last_exec
+            app = r.app
+            assert isinstance(app, OrchestratorApp)
+            want = reference_state(committed_operations(r.history), PARAMS, AGENTS)
+            assert app.orchestrator.public_state() == want, (
+                f"REPL-1: replica {i}'s orchestrator differs from its committed log"
+            )
+
+    def teardown(self) -> None:
+        if self.sim is None:
+            return
+        s = self.s
+        note_reached(s)
+        rounds = s.run_fair(LIVE_ROUNDS)
+        check_safety_1(s)
+        check_safety_2(s)
+        assert rounds is not None, (
+            f"BFT-LIVE-1: requests not executed at every honest replica after "
+            f"{LIVE_ROUNDS} fair rounds (views {[r.view for r in s.replicas]}, "
+            f"executed {[r.last_exec for r in s.replicas]}, byzantine {s.byzantine})"
+        )
+        REACHED["live"] += 1
+
+
+def check_safety_1(s: Simulation) -> None:
+    """BFT-SAFE-1 and the two lemmas it rests on (see the module docstring)."""
+    honest = [s.replicas[i] for i in s.honest]
+    by_seq: dict[int, set[str]] = {}
+    prepared: dict[tuple[int, int], set[str]] = {}
+    for r in honest:
+        for seq, ds in r.committed.items():
+            by_seq.setdefault(seq, set()).update(ds)
+        for v, seq, d in r.prepared_log:
+            prepared.setdefault((v, seq), set()).add(d)
+    for (v, seq), ds in prepared.items():
+        assert len(ds) <= 1, f"BFT-SAFE-1: honest replicas prepared {len(ds)} requests at {v, seq}"
+    for seq, ds in by_seq.items():
+        assert len(ds) <= 1, f"BFT-SAFE-1: honest replicas committed {len(ds)} requests at {seq}"
+    need = honest[0].q - s.f if honest else 0
+    for r in honest:
+        for key in r.committed_local:
+            n = sum(key in h.prepared_log for h in honest)
+            assert n >= need, (
+                f"BFT-SAFE-1: replica {r.id} committed {key[:2]} prepared at only {n} honest"
+            )
+
+
+def check_safety_2(s: Simulation) -> None:
+    """BFT-SAFE-2: honest executed logs are prefixes of one another; client provenance."""
+    logs = [s.replicas[i].executed_log for i in s.honest]
+    longest = max(logs, key=len, default=[])
+    for log in logs:
+        assert log == longest[: len(log)], "BFT-SAFE-2: honest executed logs diverge"
+    sent = s.sent_requests()
+    for i in s.honest:
+        for req in s.replicas[i].history:
+            if req is not None:
+                assert request_digest(req) in sent, (
+                    f"BFT-SAFE-2: replica {i} executed a request no client sent"
+                )
+
+
+def note_reached(s: Simulation) -> None:
+    for i in s.honest:
+        r = s.replicas[i]
+        if r.view > 0 and r.active:
+            REACHED["view_change_completed"] += 1
+        if r.stable_seq > 0:
+            REACHED["stable_checkpoint"] += 1
+        if r.last_exec > 0:
+            REACHED["executed"] += 1
+        for reason in r.rejected:
+            REACHED[f"rejected:{reason}"] += 1
+        if any(d and len(d) == 1 for d in r.committed.values()):
+            REACHED["committed"] += 1
+
+
+class PBFTMachine7(PBFTMachine):
+    """N = 7, f = 2: two Byzantine replicas at once."""
+
+    N: ClassVar[int] = 7
+    F: ClassVar[int] = 2
+
+
+def run_machine(machine: type[PBFTMachine], **overrides: Any) -> None:
+    """Run ``machine`` under the active profile (``overrides`` on top)."""
+    run_state_machine_as_test(machine, settings=settings(settings.default, **overrides))
+
+
+def test_pbft_n4() -> None:
+    run_machine(PBFTMachine)
+
+
+def test_pbft_n7() -> None:
+    """A third of the examples: each step costs about twice as much with seven replicas."""
+    run_machine(PBFTMachine7, max_examples=max(1, settings.default.max_examples // 3))
+
+
+#: What the runs must reach, or the safety checks prove nothing (DESIGN §7 witnesses).
+MUST_REACH = (
+    "executed",
+    "committed",
+    "stable_checkpoint",
+    "view_change_completed",
+    "live",
+    "byzantine:equivocate:primary",
+    "byzantine:silent:primary",
+    "rejected:forged",
+    "rejected:malformed",
+    "rejected:conflicting",
+    "rejected:stale_view",
+    "rejected:replayed",
+    "rejected:out_of_window",
+)
+
+
+def test_pbft_reaches() -> None:
+    """Runs after the machines (file order): their histories reached every witness."""
+    missing = [w for w in MUST_REACH if REACHED[w] == 0]
+    assert not missing, f"the PBFT runs never reached {missing}: {dict(REACHED)}"

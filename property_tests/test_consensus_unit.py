@@ -1,0 +1,471 @@
+"""Unit tests of the PBFT building blocks: messages, signatures, quorums, the normal case,
+checkpoints, view change, state transfer, the client, and the replicated orchestrator.
+
+The stateful tests (``test_consensus_stateful.py``) check the properties over arbitrary
+schedules; these pin down individual rules, each with the smallest setup that shows it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ostrom.consensus.byzantine import EquivocatingPrimary, Garbage, Silent
+from ostrom.consensus.client import Client
+from ostrom.consensus.crypto import KeyRing, Signer, derive_key, make_keys, public_bytes
+from ostrom.consensus.messages import (
+    NULL_DIGEST,
+    Checkpoint,
+    Commit,
+    FetchState,
+    Malformed,
+    NewView,
+    Prepare,
+    PreparedCert,
+    PrePrepare,
+    Reply,
+    Request,
+    Signed,
+    StateTransfer,
+    ViewChange,
+    canonical,
+    decode,
+    encode,
+    replica_name,
+    request_digest,
+)
+from ostrom.consensus.network import Faults, Simulation
+from ostrom.consensus.replica import BROADCAST, Output, Replica, quorum
+from ostrom.consensus.replicated import ReplicatedOrchestrator, reference_state
+from test_orchestrator_stateful import AGENTS, PARAMS
+
+# --- a hand-driven world: replicas with no network, messages passed explicitly -----------
+
+
+class World:
+    def __init__(self, n: int = 4, f: int = 1, **kw: int) -> None:
+        names = [replica_name(i) for i in range(n)] + ["c0", "c1"]
+        self.ring, self.signers = make_keys(7, names)
+        self.replicas = [
+            Replica(i, n, f, self.ring, self.signers[replica_name(i)], **kw) for i in range(n)
+        ]
+        self.ts = 0
+
+    def request(self, op: str = "x", client: str = "c0") -> Signed:
+        self.ts += 1
+        return self.signers[client].sign(Request(client, self.ts, {"op": op}))
+
+    def sent(self, out: Output, kind: type) -> list[Signed]:
+        return [
+            s.payload
+            for s in out.sends
+            if isinstance(s.payload, Signed) and isinstance(s.payload.message, kind)
+        ]
+
+
+def _deliver_all(w: World, src: int, msgs: list[Signed], to: list[int]) -> list[Output]:
+    return [w.replicas[j].on_message(m) for m in msgs for j in to if j != src]
+
+
+# --- messages and signatures -------------------------------------------------------------
+
+
+def _examples(w: World) -> list[Signed]:
+    s0, s1 = w.signers["r0"], w.signers["r1"]
+    req = w.request()
+    d = request_digest(req)
+    pp = s0.sign(PrePrepare(0, 1, d, req, 0))
+    prep = s1.sign(Prepare(0, 1, d, 1))
+    ck = s1.sign(Checkpoint(16, d, 1))
+    vc = s1.sign(ViewChange(1, 0, (), (PreparedCert(pp, (prep,)),), 1))
+    return [
+        req,
+        pp,
+        prep,
+        s1.sign(Commit(0, 1, d, 1)),
+        s1.sign(Reply(0, 1, "c0", 1, {"result": "ok", "events": []})),
+        ck,
+        vc,
+        s1.sign(NewView(1, (vc,), (s1.sign(PrePrepare(1, 1, NULL_DIGEST, None, 1)),), 1)),
+        s1.sign(FetchState(0, 1)),
+        s1.sign(StateTransfer(0, (req, None), d, (ck,), 1)),
+    ]
+
+
+def test_messages_roundtrip_and_canonical_encoding() -> None:
+    w = World()
+    for signed in _examples(w):
+        wire = encode(signed)
+        assert decode(wire) == signed
+        assert decode(wire).message.msg_digest == signed.message.msg_digest
+        assert w.ring.verify(decode(wire))
+        assert wire == canonical(signed.tree())  # sorted keys, no spaces
+        assert b" " not in wire.replace(b'"x"', b"")
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        b"",
+        b"\xff\xfe",
+        b"[]",
+        b'{"type":"Signed"}',
+        b'{"type":"Signed","message":{"type":"Prepare"},"sender":"r1","signature":""}',
+        b'{"type":"Signed","message":{"type":"Prepare","view":true,"seq":1,"digest":"'
+        + b"0" * 64
+        + b'","replica":1},"sender":"r1","signature":""}',
+        b'{"type":"Signed","message":{"type":"Commit","view":0,"seq":1,"digest":"zz",'
+        b'"replica":1},"sender":"r1","signature":""}',
+        b'{"type":"Signed","message":{"type":"Nope"},"sender":"r1","signature":"00"}',
+    ],
+)
+def test_decode_refuses_malformed(wire: bytes) -> None:
+    with pytest.raises(Malformed):
+        decode(wire)
+
+
+def test_keys_are_deterministic_and_signatures_bind_message_and_sender() -> None:
+    assert public_bytes(derive_key(7, "r0")) == public_bytes(derive_key(7, "r0"))
+    assert public_bytes(derive_key(7, "r0")) != public_bytes(derive_key(8, "r0"))
+    w = World()
+    good = w.signers["r1"].sign(Prepare(0, 1, NULL_DIGEST, 1))
+    assert w.ring.verify(good)
+    assert not w.ring.verify(Signed(Prepare(0, 2, NULL_DIGEST, 1), "r1", good.signature))
+    assert not w.ring.verify(Signed(good.message, "r2", good.signature))
+    assert not w.ring.verify(Signed(good.message, "stranger", good.signature))
+    assert not KeyRing({}).verify(good)
+
+
+def test_quorum_intersection() -> None:
+    """BFT-QUORUM-1: two quorums share f+1 replicas, and the honest ones form a quorum."""
+    for n in range(4, 14):
+        for f in range(0, (n - 1) // 3 + 1):
+            q = quorum(n, f)
+            assert 2 * q - n >= f + 1, (n, f)
+            assert q <= n - f, (n, f)
+        if n == 3 * ((n - 1) // 3) + 1:
+            assert quorum(n, (n - 1) // 3) == 2 * ((n - 1) // 3) + 1
+    assert 2 * 3 - 5 < 2  # a flat 2f+1 = 3 of n = 5 (f = 1) can meet in one replica
+
+
+# --- normal case -------------------------------------------------------------------------
+
+
+def _pre_prepare(w: World) -> tuple[Signed, Signed]:
+    req = w.request()
+    out = w.replicas[0].on_request(req)
+    (pp,) = w.sent(out, PrePrepare)
+    return req, pp
+
+
+def test_prepared_needs_2f_prepares_from_backups_and_commit_2f_plus_1() -> None:
+    w = World()
+    _, pp = _pre_prepare(w)
+    r1 = w.replicas[1]
+    out = r1.on_message(pp)
+    (p1,) = w.sent(out, Prepare)
+    assert not w.sent(out, Commit)  # own prepare only: 1 < 2f
+    primary_prep = w.signers["r0"].sign(Prepare(0, 1, pp.message.digest, 0))
+    assert not w.sent(r1.on_message(primary_prep), Commit)
+    assert r1.rejected["not_backup"] == 1  # the primary's prepare does not count
+    p2 = w.sent(w.replicas[2].on_message(pp), Prepare)[0]
+    out = r1.on_message(p2)
+    assert len(w.sent(out, Commit)) == 1  # pre-prepare + 2f prepares: prepared
+    c2 = w.sent(w.replicas[2].on_message(p1), Commit)[0]
+    assert not r1.on_message(c2).executed  # 2 commits < 2f+1
+    w.replicas[3].on_message(pp)
+    c3 = w.signers["r3"].sign(Commit(0, 1, pp.message.digest, 3))
+    out = r1.on_message(c3)
+    assert [e.seq for e in out.executed] == [1]
+    assert r1.last_exec == 1 and r1.executed_log[0][1] == pp.message.digest
+    (reply,) = [s for s in out.sends if s.dest == "c0"]
+    assert isinstance(reply.payload, Signed) and isinstance(reply.payload.message, Reply)
+
+
+def _commit_everywhere(w: World, pps: list[Signed]) -> list[Output]:
+    """Pass a batch of pre-prepares and all resulting prepares/commits among backups."""
+    outs: list[Output] = []
+    queue: list[tuple[int, Signed]] = [(0, pp) for pp in pps]
+    while queue:
+        src, m = queue.pop(0)
+        for j in range(len(w.replicas)):
+            if j == src:
+                continue
+            out = w.replicas[j].on_message(m)
+            outs.append(out)
+            queue += [(j, s.payload) for s in out.sends if s.dest == BROADCAST]  # type: ignore[misc]
+    return outs
+
+
+def test_execution_is_in_sequence_order() -> None:
+    w = World()
+    _, pp1 = _pre_prepare(w)
+    _, pp2 = _pre_prepare(w)
+    assert pp2.message.seq == 2
+    _commit_everywhere(w, [pp2])
+    assert all(r.last_exec == 0 for r in w.replicas)  # seq 2 committed, waits for seq 1
+    assert all(2 in r.committed for r in w.replicas[1:])
+    _commit_everywhere(w, [pp1])
+    assert all(r.last_exec == 2 for r in w.replicas)
+    assert [s for s, _ in w.replicas[1].executed_log] == [1, 2]
+
+
+# --- checkpoints, garbage collection, watermarks, state transfer -------------------------
+
+
+def test_checkpoints_garbage_collection_and_watermarks() -> None:
+    sim = Simulation(4, 1, seed=3, checkpoint_k=2, watermark_window=4)
+    for k in range(7):
+        sim.submit("c0", {"op": "x", "k": k})
+    sim.run(until=sim.all_executed)
+    assert sim.all_executed()
+    for r in sim.replicas:
+        assert r.stable_seq == 6 and len(r.stable_proof) >= r.q
+        assert all(s > r.stable_seq for (_, s) in r.pre_prepares)
+        assert all(s > r.stable_seq for (_, s, _) in r.prepares)
+        assert all(s > r.stable_seq for s in r.checkpoints)
+    r1 = sim.replicas[1]
+    before = r1.rejected.copy()
+    far = sim.replicas[0].signer.sign(PrePrepare(0, 11, NULL_DIGEST, None, 0))  # > 6 + 4
+    r1.on_message(far)
+    assert r1.rejected["out_of_window"] == before["out_of_window"] + 1
+    old = sim.replicas[0].signer.sign(Checkpoint(2, NULL_DIGEST, 0))  # below the low mark
+    r1.on_message(old)
+    assert r1.rejected["stale_view"] == before["stale_view"] + 1
+
+
+def test_a_partitioned_replica_catches_up_by_state_transfer() -> None:
+    sim = Simulation(4, 1, seed=5, clients=1, checkpoint_k=2, watermark_window=4)
+    sim.partition([["r3"], ["r0", "r1", "r2", "c0"]])
+    for k in range(12):
+        sim.submit("c0", {"op": "x", "k": k})
+    sim.run(until=lambda: not sim.clients["c0"].busy and not sim.backlog["c0"])
+    assert sim.replicas[3].last_exec == 0 and sim.replicas[0].stable_seq >= 10
+    assert sim.run_fair() is not None
+    assert sim.replicas[3].executed_log == sim.replicas[0].executed_log
+    assert sim.replicas[3].app.digest() == sim.replicas[0].app.digest()
+
+
+# --- view change -------------------------------------------------------------------------
+
+
+def test_view_change_with_a_silent_primary() -> None:
+    sim = Simulation(4, 1, seed=1, byzantine={0: Silent()}, clients=2)
+    for k in range(6):
+        sim.submit(f"c{k % 2}", {"op": "x", "k": k})
+    sim.run(until=sim.all_executed)
+    assert sim.all_executed()
+    assert all(sim.replicas[i].view >= 1 and sim.replicas[i].active for i in sim.honest)
+    assert [len(c.results) for c in sim.clients.values()] == [3, 3]
+
+
+def test_exponential_timeout_back_off() -> None:
+    w = World(base_timeout=10)
+    r = w.replicas[1]
+    r.on_message(w.request())
+    assert r.waiting and r.timeout_duration() == 10
+    r.on_timeout()
+    assert r.view == 1 and not r.active and r.timeout_duration() == 20
+    assert not r.waiting  # alone in view 1: it waits for others instead of running ahead
+    r.on_timeout()
+    assert r.view == 1
+    r.view_changes[1].update({2: r.view_changes[1][1], 3: r.view_changes[1][1]})
+    assert r.waiting
+    r.on_timeout()  # q view-changes for view 1 and still no NEW-VIEW: on to view 2
+    assert r.view == 2 and r.timeout_duration() == 40
+
+
+def _prepared_then_view_change(w: World) -> list[Signed]:
+    """Everyone prepares seq 1 in view 0 (commits are lost); r1..r3 time out."""
+    _, pp = _pre_prepare(w)
+    prepares = [w.sent(w.replicas[j].on_message(pp), Prepare)[0] for j in (1, 2, 3)]
+    for p in prepares:
+        for j in (1, 2, 3):
+            if p.sender != replica_name(j):
+                w.replicas[j].on_message(p)
+    assert all((0, 1, pp.message.digest) in w.replicas[j].prepared_log for j in (1, 2, 3))
+    return [w.sent(w.replicas[j].on_timeout(), ViewChange)[0] for j in (1, 2, 3)]
+
+
+def test_new_view_verification_rejects_a_primary_ignoring_a_prepared_certificate() -> None:
+    w = World()
+    vcs = _prepared_then_view_change(w)
+    assert all(len(vc.message.prepared) == 1 for vc in vcs)
+    new_primary = w.signers["r1"]  # primary of view 1
+    forged_o = (new_primary.sign(PrePrepare(1, 1, NULL_DIGEST, None, 1)),)
+    bad = new_primary.sign(NewView(1, tuple(vcs), forged_o, 1))
+    r2 = w.replicas[2]
+    r2.on_message(bad)
+    assert r2.rejected["bad_new_view"] == 1 and not r2.active
+    empty = new_primary.sign(NewView(1, tuple(vcs), (), 1))
+    r2.on_message(empty)
+    assert r2.rejected["bad_new_view"] == 2 and not r2.active
+    # the honest new primary, given the view changes, re-proposes the certified request
+    r1 = w.replicas[1]
+    out = Output()
+    for vc in vcs[1:]:
+        out.extend(r1.on_message(vc))
+    (nv,) = w.sent(out, NewView)
+    (o1,) = nv.message.pre_prepares
+    assert o1.message.digest != NULL_DIGEST and o1.message.seq == 1
+    r2.on_message(nv)
+    assert r2.active and r2.view == 1
+
+
+def test_view_change_carries_prepared_requests_to_execution() -> None:
+    w = World()
+    vcs = _prepared_then_view_change(w)
+    queue = [(int(vc.sender[1:]), vc) for vc in vcs]
+    while queue:
+        src, m = queue.pop(0)
+        for j in (1, 2, 3):
+            if j != src:
+                out = w.replicas[j].on_message(m)
+                queue += [(j, s.payload) for s in out.sends if s.dest == BROADCAST]  # type: ignore[misc]
+    assert all(w.replicas[j].view == 1 and w.replicas[j].last_exec == 1 for j in (1, 2, 3))
+
+
+# --- authentication: refused and counted -------------------------------------------------
+
+
+def test_rejections_are_counted_by_reason() -> None:
+    w = World()
+    _, pp = _pre_prepare(w)
+    r1 = w.replicas[1]
+    d = pp.message.digest
+    r1.on_message(pp)
+    r1.on_message(pp)
+    assert r1.rejected["replayed"] == 1
+    # forged: r3 signs a prepare claiming to be r2, or signs with a key that is not its own
+    fake = w.signers["r3"].sign(Prepare(0, 1, d, 2))
+    r1.on_message(fake)
+    r1.on_message(Signed(fake.message, "r2", fake.signature))
+    outsider = Signer("r2", derive_key(99, "r2")).sign(Prepare(0, 1, d, 2))
+    r1.on_message(outsider)
+    assert r1.rejected["forged"] == 3
+    # tampered: the digest is not the request's
+    bad = w.signers["r0"].sign(PrePrepare(0, 2, NULL_DIGEST, w.request(), 0))
+    r1.on_message(bad)
+    assert r1.rejected["tampered"] == 1
+    # not the primary
+    r1.on_message(w.signers["r2"].sign(PrePrepare(0, 3, NULL_DIGEST, None, 2)))
+    assert r1.rejected["not_primary"] == 1
+    # out of window
+    r1.on_message(w.signers["r2"].sign(Prepare(0, 40, d, 2)))
+    assert r1.rejected["out_of_window"] == 1
+    # malformed bytes and non-messages
+    r1.on_message(b"\x00garbage")
+    r1.on_message(42)
+    assert r1.rejected["malformed"] == 2
+    # stale view: after moving to view 1, view-0 messages are refused
+    r1.on_timeout()
+    r1.on_message(w.signers["r2"].sign(Prepare(0, 1, d, 2)))
+    assert r1.rejected["stale_view"] == 1
+    # a request in a replica's name is not a client's
+    r1.on_message(w.signers["r3"].sign(Request("r3", 1, {"op": "x"})))
+    assert r1.rejected["forged"] == 4
+    assert r1.last_exec == 0
+
+
+def test_byzantine_garbage_is_refused_and_cannot_forge() -> None:
+    sim = Simulation(4, 1, seed=2, byzantine={3: Garbage()}, clients=1)
+    for k in range(5):
+        sim.submit("c0", {"op": "x", "k": k})
+    sim.run(until=sim.all_executed)
+    assert sim.all_executed()
+    rejected = sum(
+        (sim.replicas[i].rejected for i in sim.honest), start=type(sim.replicas[0].rejected)()
+    )
+    assert rejected["forged"] > 0 and rejected["malformed"] > 0
+    sent = sim.sent_requests()
+    for i in sim.honest:
+        assert all(request_digest(r) in sent for r in sim.replicas[i].history if r is not None)
+
+
+# --- client ------------------------------------------------------------------------------
+
+
+def test_client_accepts_f_plus_1_matching_replies() -> None:
+    ring, signers = make_keys(1, ["r0", "r1", "r2", "r3", "c0"])
+    c = Client("c0", signers["c0"], ring, 4, 1)
+    out = c.request({"op": "x"})
+    assert [s.dest for s in out.sends] == ["r0"]
+    assert [s.dest for s in c.on_timeout().sends] == [BROADCAST]
+
+    def reply(i: int, result: dict[str, object], ts: int = 1) -> Signed:
+        return signers[f"r{i}"].sign(Reply(0, ts, "c0", i, result))
+
+    c.on_reply(reply(0, {"v": 1}))
+    c.on_reply(reply(0, {"v": 1}))
+    assert c.busy and c.rejected["replayed"] == 1
+    c.on_reply(reply(1, {"v": 2}))  # does not match
+    c.on_reply(Signed(reply(2, {"v": 1}).message, "r3", reply(2, {"v": 1}).signature))
+    assert c.busy and c.rejected["forged"] == 1
+    c.on_reply(reply(2, {"v": 1}, ts=9))
+    assert c.busy and c.rejected["stale"] == 1
+    c.on_reply(reply(3, {"v": 1}))
+    assert not c.busy and c.results == [(1, {"v": 1})]
+
+
+# --- the replicated orchestrator and determinism -----------------------------------------
+
+COMMANDS = [
+    {"op": "propose", "agent": "d1", "artifact": "x0", "slot": "s0", "digest": "d0"},
+    {"op": "tick"},
+    {"op": "object", "agent": "a1", "artifact": "x0"},
+    {"op": "propose", "agent": "a1", "artifact": "x1", "slot": "s1", "digest": "d1"},
+    {"op": "tick"},
+    {"op": "tick"},
+    {"op": "nonsense"},
+    {"op": "tick"},
+]
+
+
+@pytest.mark.parametrize("byzantine", [None, {0: EquivocatingPrimary()}, {2: Silent()}])
+def test_replicated_orchestrator_repl1(byzantine: dict[int, object] | None) -> None:
+    ro = ReplicatedOrchestrator(
+        4,
+        1,
+        seed=11,
+        params=PARAMS,
+        agents=AGENTS,
+        byzantine=byzantine,
+        faults=Faults(drop=0.05, duplicate=0.05, max_delay=5),
+        clients=1,
+    )
+    for cmd in COMMANDS:
+        ro.submit("c0", cmd)
+    ro.sim.run(200_000, until=ro.sim.all_executed)
+    assert ro.sim.run_fair() is not None
+    ro.check_repl1()
+    states = list(ro.states().values())
+    assert all(s == states[0] for s in states)
+    assert states[0] == reference_state(COMMANDS, PARAMS, AGENTS)
+    results = [r for _, r in ro.sim.results("c0")]
+    assert [r["result"] for r in results][-2:] == ["invalid_input", "ok"]
+
+
+def test_runs_are_reproducible_from_the_seed() -> None:
+    def run() -> tuple[object, ...]:
+        sim = Simulation(
+            4, 1, seed=9, byzantine={1: Garbage()}, faults=Faults(drop=0.1, max_delay=3)
+        )
+        for k in range(5):
+            sim.submit("c0", {"k": k})
+        sim.run(50_000, until=sim.all_executed)
+        return (dict(sim.network.stats), sim.replicas[0].executed_log, sim.network.now)
+
+    assert run() == run()
+
+
+def test_a_replica_that_left_the_view_still_executes_a_committed_request() -> None:
+    """q signed commits of a view it has left decide the sequence number for it too."""
+    w = World()
+    _, pp = _pre_prepare(w)
+    d = pp.message.digest
+    r3 = w.replicas[3]
+    r3.on_message(pp)
+    r3.on_timeout()  # r3 leaves view 0 alone
+    assert r3.view == 1 and not r3.active
+    for j in (0, 1, 2):
+        r3.on_message(w.signers[f"r{j}"].sign(Commit(0, 1, d, j)))
+    assert r3.last_exec == 1 and r3.executed_log == [(1, d)]

@@ -1,0 +1,395 @@
+"""PBFT messages (Castro & Liskov, TOCS 2002 §4), their canonical encoding and digests.
+
+Every message is a frozen dataclass; what travels is a ``Signed`` envelope around it
+(``crypto.py`` signs the canonical bytes).  The encoding is sorted-key compact JSON of a
+tagged tree, so that digests and signatures are the same in every implementation of the
+protocol (the conformance suite relies on it) and ``decode`` can refuse anything that is
+not exactly a well-typed message: a Byzantine replica may put arbitrary bytes on the wire.
+
+Replicas are numbered ``0..n-1`` and sign as ``"r<i>"``; clients sign as their own name.
+A *null request* (``request=None``, digest ``NULL_DIGEST``) fills a sequence number in a
+new view for which no prepared certificate survives; executing it changes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from functools import cached_property
+from typing import Any, ClassVar, Final, Union
+
+NULL_DIGEST: Final = hashlib.sha256(b"ostrom-pbft-null-request").hexdigest()
+
+
+class Malformed(ValueError):
+    """The bytes or tree are not a well-typed message (counted as ``malformed``)."""
+
+
+def canonical(obj: Any) -> bytes:
+    """Sorted-key compact JSON: the one byte string every signer and verifier hashes."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def replica_name(i: int) -> str:
+    """The principal name under which replica ``i`` signs."""
+    return f"r{i}"
+
+
+def _is_hex64(v: object) -> bool:
+    return isinstance(v, str) and len(v) == 64 and all(c in "0123456789abcdef" for c in v)
+
+
+def _is_nat(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+class Message:
+    """Base of every protocol message: canonical tree, bytes and digest (cached).
+
+    The cache is safe because messages are frozen; ``cached_property`` writes the
+    instance ``__dict__`` directly, which a frozen dataclass allows.
+    """
+
+    TAG: ClassVar[str] = ""
+
+    def tree(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.TAG}
+        for fld in dataclasses.fields(self):  # type: ignore[arg-type]
+            out[fld.name] = _tree(getattr(self, fld.name))
+        return out
+
+    @cached_property
+    def encoded(self) -> bytes:
+        return canonical(self.tree())
+
+    @cached_property
+    def msg_digest(self) -> str:
+        return sha256_hex(self.encoded)
+
+
+def _tree(v: Any) -> Any:
+    if isinstance(v, Message | Signed):
+        return v.tree()
+    if isinstance(v, tuple):
+        return [_tree(x) for x in v]
+    return v
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class Signed:
+    """A message with its sender's Ed25519 signature over ``message.encoded``."""
+
+    message: AnyMessage
+    sender: str
+    signature: bytes
+
+    def tree(self) -> dict[str, Any]:
+        return {
+            "type": "Signed",
+            "message": self.message.tree(),
+            "sender": self.sender,
+            "signature": self.signature.hex(),
+        }
+
+    @cached_property
+    def encoded(self) -> bytes:
+        return canonical(self.tree())
+
+
+@dataclasses.dataclass(frozen=True)
+class Request(Message):
+    """⟨REQUEST, o, t, c⟩: operation ``o`` (an orchestrator command) from client ``c``.
+
+    ``timestamp`` orders one client's requests; a replica executes a request only if its
+    timestamp exceeds the last one it executed for that client (exactly-once semantics).
+    """
+
+    TAG: ClassVar[str] = "Request"
+    client: str
+    timestamp: int
+    operation: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class PrePrepare(Message):
+    """⟨PRE-PREPARE, v, n, d⟩ with the client's signed request ``m`` (None: null request)."""
+
+    TAG: ClassVar[str] = "PrePrepare"
+    view: int
+    seq: int
+    digest: str
+    request: Signed | None
+    replica: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepare(Message):
+    """⟨PREPARE, v, n, d, i⟩ from backup ``i``."""
+
+    TAG: ClassVar[str] = "Prepare"
+    view: int
+    seq: int
+    digest: str
+    replica: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Commit(Message):
+    """⟨COMMIT, v, n, d, i⟩ from a replica that has prepared (v, n, d)."""
+
+    TAG: ClassVar[str] = "Commit"
+    view: int
+    seq: int
+    digest: str
+    replica: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Reply(Message):
+    """⟨REPLY, v, t, c, i, r⟩: result ``r`` of the client's request with timestamp ``t``."""
+
+    TAG: ClassVar[str] = "Reply"
+    view: int
+    timestamp: int
+    client: str
+    replica: int
+    result: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Checkpoint(Message):
+    """⟨CHECKPOINT, n, d, i⟩: replica ``i``'s state digest after executing ``seq``."""
+
+    TAG: ClassVar[str] = "Checkpoint"
+    seq: int
+    state_digest: str
+    replica: int
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedCert(Message):
+    """A prepared certificate: a signed pre-prepare and matching signed prepares."""
+
+    TAG: ClassVar[str] = "PreparedCert"
+    pre_prepare: Signed
+    prepares: tuple[Signed, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class ViewChange(Message):
+    """⟨VIEW-CHANGE, v+1, n, C, P, i⟩: ``C`` proves the stable checkpoint ``n``,
+    ``P`` holds one prepared certificate per sequence number above it."""
+
+    TAG: ClassVar[str] = "ViewChange"
+    new_view: int
+    last_stable_seq: int
+    checkpoint_proof: tuple[Signed, ...]
+    prepared: tuple[PreparedCert, ...]
+    replica: int
+
+
+@dataclasses.dataclass(frozen=True)
+class NewView(Message):
+    """⟨NEW-VIEW, v+1, V, O⟩: the view-change messages and the pre-prepares they imply."""
+
+    TAG: ClassVar[str] = "NewView"
+    view: int
+    view_changes: tuple[Signed, ...]
+    pre_prepares: tuple[Signed, ...]
+    replica: int
+
+
+@dataclasses.dataclass(frozen=True)
+class FetchState(Message):
+    """A lagging replica asks for the requests it misses up to a stable checkpoint."""
+
+    TAG: ClassVar[str] = "FetchState"
+    after_seq: int
+    replica: int
+
+
+@dataclasses.dataclass(frozen=True)
+class StateTransfer(Message):
+    """The executed requests after ``after_seq`` up to a stable checkpoint, with its proof.
+
+    The receiver recomputes the hash chain of the requests and checks it against the
+    certified checkpoint digest *before* executing anything, so a Byzantine sender can
+    only waste its time (PBFT §6.2 transfers state pages; replaying the certified log is
+    the same guarantee for a deterministic state machine).
+    """
+
+    TAG: ClassVar[str] = "StateTransfer"
+    after_seq: int
+    requests: tuple[Signed | None, ...]
+    app_digest: str
+    checkpoint_proof: tuple[Signed, ...]
+    replica: int
+
+
+AnyMessage = Union[  # noqa: UP007 - a runtime alias used before the classes exist
+    Request,
+    PrePrepare,
+    Prepare,
+    Commit,
+    Reply,
+    Checkpoint,
+    PreparedCert,
+    ViewChange,
+    NewView,
+    FetchState,
+    StateTransfer,
+]
+
+MESSAGE_TYPES: Final[dict[str, type[Message]]] = {
+    c.TAG: c
+    for c in (
+        Request,
+        PrePrepare,
+        Prepare,
+        Commit,
+        Reply,
+        Checkpoint,
+        PreparedCert,
+        ViewChange,
+        NewView,
+        FetchState,
+        StateTransfer,
+    )
+}
+
+# --- decoding: a strict schema per field kind --------------------------------------------
+
+_KIND: Final[dict[str, dict[str, str]]] = {
+    "Request": {"client": "str", "timestamp": "nat", "operation": "object"},
+    "PrePrepare": {
+        "view": "nat",
+        "seq": "nat",
+        "digest": "hex",
+        "request": "signed?",
+        "replica": "nat",
+    },
+    "Prepare": {"view": "nat", "seq": "nat", "digest": "hex", "replica": "nat"},
+    "Commit": {"view": "nat", "seq": "nat", "digest": "hex", "replica": "nat"},
+    "Reply": {
+        "view": "nat",
+        "timestamp": "nat",
+        "client": "str",
+        "replica": "nat",
+        "result": "object",
+    },
+    "Checkpoint": {"seq": "nat", "state_digest": "hex", "replica": "nat"},
+    "PreparedCert": {"pre_prepare": "signed", "prepares": "signed*"},
+    "ViewChange": {
+        "new_view": "nat",
+        "last_stable_seq": "nat",
+        "checkpoint_proof": "signed*",
+        "prepared": "cert*",
+        "replica": "nat",
+    },
+    "NewView": {
+        "view": "nat",
+        "view_changes": "signed*",
+        "pre_prepares": "signed*",
+        "replica": "nat",
+    },
+    "FetchState": {"after_seq": "nat", "replica": "nat"},
+    "StateTransfer": {
+        "after_seq": "nat",
+        "requests": "signed?*",
+        "app_digest": "hex",
+        "checkpoint_proof": "signed*",
+        "replica": "nat",
+    },
+}
+
+
+def _field(kind: str, v: Any) -> Any:
+    if kind == "nat":
+        if not _is_nat(v):
+            raise Malformed(f"not a natural number: {v!r}")
+        return v
+    if kind == "str":
+        if not isinstance(v, str):
+            raise Malformed(f"not a string: {v!r}")
+        return v
+    if kind == "hex":
+        if not _is_hex64(v):
+            raise Malformed(f"not a sha256 hex digest: {v!r}")
+        return v
+    if kind == "object":
+        if not isinstance(v, dict):
+            raise Malformed(f"not an object: {v!r}")
+        return v
+    if kind == "signed":
+        return signed_from_tree(v)
+    if kind == "signed?":
+        return None if v is None else signed_from_tree(v)
+    if kind.endswith("*"):
+        if not isinstance(v, list):
+            raise Malformed(f"not a list: {v!r}")
+        inner = kind[:-1]
+        if inner == "cert":
+            return tuple(_cert(x) for x in v)
+        return tuple(_field(inner, x) for x in v)
+    raise AssertionError(kind)  # pragma: no cover
+
+
+def _cert(v: Any) -> PreparedCert:
+    m = message_from_tree(v)
+    if not isinstance(m, PreparedCert):
+        raise Malformed("not a prepared certificate")
+    return m
+
+
+def message_from_tree(tree: Any) -> AnyMessage:
+    """The message a decoded JSON tree denotes; ``Malformed`` unless exactly well-typed."""
+    if not isinstance(tree, dict) or not isinstance(tree.get("type"), str):
+        raise Malformed("not a tagged object")
+    tag = tree["type"]
+    schema = _KIND.get(tag)
+    if schema is None:
+        raise Malformed(f"unknown message type {tag!r}")
+    if set(tree) != {"type", *schema}:
+        raise Malformed(f"{tag}: wrong fields {sorted(tree)}")
+    cls = MESSAGE_TYPES[tag]
+    msg = cls(**{k: _field(kind, tree[k]) for k, kind in schema.items()})
+    return msg  # type: ignore[return-value]
+
+
+def signed_from_tree(tree: Any) -> Signed:
+    if not isinstance(tree, dict) or tree.get("type") != "Signed":
+        raise Malformed("not a signed envelope")
+    if set(tree) != {"type", "message", "sender", "signature"}:
+        raise Malformed("signed envelope: wrong fields")
+    sender, sig = tree["sender"], tree["signature"]
+    if not isinstance(sender, str) or not isinstance(sig, str):
+        raise Malformed("signed envelope: bad sender or signature")
+    try:
+        raw = bytes.fromhex(sig)
+    except ValueError as exc:
+        raise Malformed("signature is not hex") from exc
+    return Signed(message_from_tree(tree["message"]), sender, raw)
+
+
+def encode(signed: Signed) -> bytes:
+    """The wire bytes of a signed message."""
+    return signed.encoded
+
+
+def decode(data: bytes) -> Signed:
+    """Parse wire bytes; ``Malformed`` for anything that is not a well-typed envelope."""
+    try:
+        tree = json.loads(data.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise Malformed("not JSON") from exc
+    return signed_from_tree(tree)
+
+
+def request_digest(request: Signed | None) -> str:
+    """``D(m)``: the digest of a signed request's message, ``NULL_DIGEST`` for null."""
+    return NULL_DIGEST if request is None else request.message.msg_digest
