@@ -51,7 +51,7 @@ def bench_tlc() -> None:
     _save(
         "tlc_lifecycle_ci",
         {
-            "outcome": out.result,
+            "outcome": out.got,
             "distinct_states": distinct,
             "total_states": out.total_states,
             "depth": out.depth,
