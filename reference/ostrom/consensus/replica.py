@@ -475,15 +475,23 @@ class Replica:
             return
         if not self._view_ok(p.view):
             return
-        if not self._in_window(p.seq):
+        if self._record_vote(self.prepares, (p.view, p.seq, p.digest), p.replica, signed):
+            self._check_prepared(p.view, p.seq, p.digest)
+
+    def _record_vote(
+        self, table: dict[Key3, dict[int, Signed]], key: Key3, replica: int, signed: Signed
+    ) -> bool:
+        """Store a prepare or commit vote: inside the watermarks, one per replica (quorums
+        count distinct senders, so a repeated vote is a replay)."""
+        if not self._in_window(key[1]):
             self._reject("out_of_window")
-            return
-        votes = self.prepares.setdefault((p.view, p.seq, p.digest), {})
-        if p.replica in votes:
+            return False
+        votes = table.setdefault(key, {})
+        if replica in votes:
             self._reject("replayed")
-            return
-        votes[p.replica] = signed
-        self._check_prepared(p.view, p.seq, p.digest)
+            return False
+        votes[replica] = signed
+        return True
 
     def _pp_digest(self, view: int, seq: int) -> str | None:
         pp = self.pre_prepares.get((view, seq))
@@ -530,15 +538,8 @@ class Replica:
             return
         if not self._view_ok(c.view):
             return
-        if not self._in_window(c.seq):
-            self._reject("out_of_window")
-            return
-        votes = self.commits.setdefault((c.view, c.seq, c.digest), {})
-        if c.replica in votes:
-            self._reject("replayed")
-            return
-        votes[c.replica] = signed
-        self._check_committed(c.view, c.seq, c.digest)
+        if self._record_vote(self.commits, (c.view, c.seq, c.digest), c.replica, signed):
+            self._check_committed(c.view, c.seq, c.digest)
 
     def _late(self, view: int) -> bool:
         """A message of a view this replica has left (or is leaving)."""
