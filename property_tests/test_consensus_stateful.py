@@ -39,9 +39,9 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
 
+from mutant_check import run_machine
 from ostrom.consensus.byzantine import STRATEGIES
 from ostrom.consensus.messages import replica_name, request_digest
 from ostrom.consensus.network import Faults, Simulation
@@ -264,11 +264,6 @@ class PBFTMachine7(PBFTMachine):
 
     N: ClassVar[int] = 7
     F: ClassVar[int] = 2
-
-
-def run_machine(machine: type[PBFTMachine], **overrides: Any) -> None:
-    """Run ``machine`` under the active profile (``overrides`` on top)."""
-    run_state_machine_as_test(machine, settings=settings(settings.default, **overrides))
 
 
 def test_pbft_n4() -> None:

@@ -33,17 +33,17 @@ from collections import Counter
 from enum import Enum
 from typing import Any, ClassVar
 
-from hypothesis import event, settings
+from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     invariant,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
 from transitions import Machine
 
+from mutant_check import run_machine
 from ostrom.agents import Agent, Sanction, micro
 from ostrom.errors import ErrorCode
 from ostrom.lifecycle import (
@@ -797,11 +797,6 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert twin == self.pub, (
             "CR-1: the public state depends on a vote before its commit phase closed"
         )
-
-
-def run_machine(machine: type[LifecycleMachine], **overrides: Any) -> None:
-    """Run ``machine`` under the active profile (``overrides`` on top)."""
-    run_state_machine_as_test(machine, settings=settings(settings.default, **overrides))
 
 
 #: Everything the ci run must reach, or it tests nothing (DESIGN §7 reachability witnesses).
