@@ -1,10 +1,16 @@
-"""Benchmarks (``make bench``): TLC on lifecycle-ci, orchestrator throughput, Hypothesis steps/s.
+"""Benchmarks (``make bench``): TLC on lifecycle-ci, orchestrator throughput, Hypothesis
+steps/s and the PBFT reference implementation on the simulated network.
 
 Results are printed and written to ``bench/results/<name>.json`` (kept in the repository so a
 change in a figure shows in review).  Timing targets live here, not in timed tests: the
 orchestrator target is >= 10,000 commands/s on one core with 10,000 artifacts.
 
-Usage: python bench/run.py [--only tlc|orchestrator|hypothesis] [--artifacts N]
+``pbft`` (``bench/pbft.py``, about a minute): requests executed per second at every honest
+replica for N = 4, 7, 10, 13 with no faulty replica, a silent backup and a silent primary
+(view change); messages and bytes per request against the normal-case O(N^2) count; the
+share of Ed25519 signing and verification (stubbed-crypto runs and a cProfile run).
+
+Usage: python bench/run.py [--only tlc|orchestrator|hypothesis|pbft] [--artifacts N]
 """
 
 from __future__ import annotations
@@ -194,11 +200,20 @@ def bench_hypothesis() -> None:
     )
 
 
+def bench_pbft() -> None:
+    """PBFT throughput, messages per request and signing cost (see ``bench/pbft.py``)."""
+    import pbft
+
+    data = pbft.measure()
+    _save("pbft", data)
+    pbft.print_tables(data)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--only", choices=["tlc", "orchestrator", "hypothesis"])
+    parser.add_argument("--only", choices=["tlc", "orchestrator", "hypothesis", "pbft"])
     parser.add_argument(
         "--artifacts", type=int, default=10_000, help="artifacts for the throughput run"
     )
@@ -207,6 +222,8 @@ def main() -> None:
         bench_orchestrator(args.artifacts)
     if args.only in (None, "hypothesis"):
         bench_hypothesis()
+    if args.only in (None, "pbft"):
+        bench_pbft()
     if args.only in (None, "tlc"):
         bench_tlc()
 
