@@ -1,18 +1,48 @@
 -------------------------------- MODULE MCPBFT --------------------------------
 (* TLC models of spec/PBFT.tla. The configurations models/MCPBFT_*.cfg set the *)
-(* constants; replicas are the integers 0..N-1 because Primary(v) = v % N, so no *)
-(* symmetry set is used (and LivenessInv reads ENABLED, which is fine without   *)
-(* symmetry). Requests are strings, the null request is "null".               *)
+(* constants. Replicas are the integers 0..N-1 because Primary(v) = v % N, so    *)
+(* they are not a symmetry set; the requests are model values and are one       *)
+(* (RequestSymmetry). The null request is the string "null".                    *)
 EXTENDS PBFT, TLC
 
+\* The client requests are model values, so that they can be a symmetry set.
+CONSTANTS r1, r2, r3
+
 \* --- ci: two requests r1, r2 sent in this order.
-CIRequests == <<"r1", "r2">>
+CIRequests == <<r1, r2>>
 \* The Byzantine primary of view 0 equivocates at sequence number 1 (r1 to some
 \* backups, r2 to others) and proposes nothing at 2.
-CIByzPrePrepares == {{[v |-> 0, n |-> 1, r |-> "r1"], [v |-> 0, n |-> 1, r |-> "r2"]}}
+CIByzPrePrepares == {{[v |-> 0, n |-> 1, r |-> r1], [v |-> 0, n |-> 1, r |-> r2]}}
 \* every set of view-0 pre-prepares
 AnyByzPrePrepares == SUBSET [v : {0}, n : 1..MaxSeq, r : Requests]
 \* --- deep: three requests.
-DeepRequests == <<"r1", "r2", "r3">>
+DeepRequests == <<r1, r2, r3>>
+
+\* Requests are interchangeable: nothing in PBFT.tla depends on which request is
+\* which (the order of ClientRequests is not read; CHOOSE over requests happens
+\* only in states that already violate AgreementInv), and the workloads above are
+\* closed under swapping them. Sound for the invariants checked (all of them are
+\* symmetric in the requests); not used for temporal properties.
+RequestSymmetry == Permutations(Requests)
+
+\* The state TLC fingerprints (VIEW PBFTView in the CI configurations): a
+\* quotient that merges states no behaviour and no checked property can tell
+\* apart, so checking the quotient is checking the spec.
+\*  - NEW-VIEWs without V: V is read only by ValidNewView, which is TRUE for every
+\*    NEW-VIEW the spec can send (SendNewView and ByzNewView compute O with
+\*    ComputeO from VIEW-CHANGEs that exist, and vc, byzvc and CertSet only grow);
+\*  - VIEW-CHANGEs for a view w whose honest primary has sent its NEW-VIEW for w
+\*    or left w, without P: after that, P is read by nothing (only the primary of
+\*    w reads P, in SendNewView, once per view; counting reads v and src).
+\* Not used with Mutation # "none": a mutant may make ValidNewView false.
+SentNewView(w) ==
+    /\ Primary(w) \in Honest
+    /\ \/ view[Primary(w)] > w
+       \/ view[Primary(w)] = w /\ status[Primary(w)] = "normal"
+PBFTView ==
+    <<view, status, pp, prep, com,
+      {IF SentNewView(m.v) THEN [v |-> m.v, src |-> m.src, P |-> {}] ELSE m : m \in vc},
+      byzvc,
+      {[v |-> m.v, O |-> m.O] : m \in nv}>>
 
 =============================================================================

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ostrom.consensus.messages import PrePrepare, Signed, ViewChange
+from ostrom.consensus.messages import NULL_DIGEST, PrePrepare, Request, Signed, ViewChange
 from ostrom.consensus.replica import Output, Replica
 
 
@@ -79,6 +79,76 @@ class SignatureUnchecked(Replica):
         return True
 
 
+class _Replay:
+    """Stands in for the application while a request it already applied is logged: the
+    result is the one it returned then, and nothing is applied again."""
+
+    def __init__(self, result: dict[str, Any] | None) -> None:
+        self.result = result if result is not None else {}
+
+    def execute(self, operation: dict[str, Any]) -> dict[str, Any]:
+        return self.result
+
+    def digest(self) -> str:
+        return ""
+
+
+class TentativeNoRollback(Replica):
+    """REPL-1: PBFT's tentative execution (Castro & Liskov, TOCS 2002) without its rollback.
+
+    The orchestrator applies the next request as soon as it is *prepared* (every lower
+    sequence number being committed and executed), before it is committed; the PBFT log
+    records it only when it commits, and the tentative application is never undone.  The
+    orchestrator thus shows a decision that is not committed, and when a view change puts
+    another request (or the null request) at that sequence number, the replica logs the
+    new one but keeps the old one applied, for good.  The committed, prepared and executed
+    logs are exactly the real replica's and checkpoints are taken before running ahead, so
+    BFT-SAFE-1/2 see nothing, and BFT-LIVE-1 only once a kept request makes checkpoints
+    disagree (without REPL-1's check the mutant survives the ci profile's 1000 examples);
+    comparing the orchestrator with the committed log sees it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ahead = 0  # the sequence number applied tentatively (<= last_exec: none)
+        self.ahead_result: dict[str, Any] | None = None
+
+    def _check_prepared(self, view: int, seq: int, digest: str) -> None:
+        super()._check_prepared(view, seq, digest)
+        self._run_ahead()
+
+    def _execute(self) -> None:
+        super()._execute()
+        self._run_ahead()
+
+    def _execute_one(
+        self, seq: int, digest: str, req: Signed | None, *, reply: bool
+    ) -> dict[str, Any] | None:
+        if seq != self.ahead:
+            return super()._execute_one(seq, digest, req, reply=reply)
+        # applied tentatively (whatever request it was then): log it, do not apply it
+        app, self.app = self.app, _Replay(self.ahead_result)
+        try:
+            return super()._execute_one(seq, digest, req, reply=reply)
+        finally:
+            self.app = app
+
+    def _run_ahead(self) -> None:
+        """Apply the request prepared at ``last_exec + 1`` (the highest view's)."""
+        seq = self.last_exec + 1
+        certs = [k for k in self.prepared_log if k[1] == seq]
+        if self.ahead == seq or not certs:
+            return
+        view, _, digest = max(certs)
+        req = None if digest == NULL_DIGEST else self._body(view, seq, digest)
+        if req is None and digest != NULL_DIGEST:
+            return
+        self.ahead, self.ahead_result = seq, None
+        m = None if req is None else req.message
+        if isinstance(m, Request) and m.timestamp > self.last_ts.get(m.client, 0):
+            self.ahead_result = self.app.execute(m.operation)
+
+
 #: name -> (mutant, the property id whose check must catch it)
 MUTANTS: dict[str, tuple[type[Replica], str]] = {
     "prepared_one_short": (PreparedOneShort, "BFT-SAFE-1"),
@@ -87,4 +157,5 @@ MUTANTS: dict[str, tuple[type[Replica], str]] = {
     "commit_quorum_2f": (CommitQuorum2f, "BFT-SAFE-1"),
     "prepares_twice": (PreparesTwice, "BFT-SAFE-1"),
     "signature_unchecked": (SignatureUnchecked, "BFT-SAFE-2"),
+    "tentative_no_rollback": (TentativeNoRollback, "REPL-1"),
 }

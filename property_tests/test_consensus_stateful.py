@@ -77,7 +77,7 @@ class PBFTMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.sim: Simulation | None = None
-        self._repl_checked: dict[int, int] = {}
+        self._repl_checked: dict[int, tuple[int, dict[str, Any]]] = {}
 
     @initialize(
         # replica 0, the first primary, is faulty more often: equivocation needs it
@@ -178,15 +178,20 @@ class PBFTMachine(RuleBasedStateMachine):
     def replicated_state(self) -> None:
         if self.sim is None:
             return
+        self._check_repl1()
+
+    def _check_repl1(self) -> None:
+        """REPL-1 for every honest replica. The replay of the committed log is cached per
+        last executed sequence number; the orchestrator is compared on every call, so a bug
+        that changes it without executing anything is caught too."""
         for i in self.s.honest:
             r = self.s.replicas[i]
-            if self._repl_checked.get(i) == r.last_exec:
-                continue
-            self._repl_checked[i] = r.last_exec
+            if i not in self._repl_checked or self._repl_checked[i][0] != r.last_exec:
+                want = reference_state(committed_operations(r.history), PARAMS, AGENTS)
+                self._repl_checked[i] = (r.last_exec, want)
             app = r.app
             assert isinstance(app, OrchestratorApp)
-            want = reference_state(committed_operations(r.history), PARAMS, AGENTS)
-            assert app.orchestrator.public_state() == want, (
+            assert app.orchestrator.public_state() == self._repl_checked[i][1], (
                 f"REPL-1: replica {i}'s orchestrator differs from its committed log"
             )
 
@@ -198,6 +203,7 @@ class PBFTMachine(RuleBasedStateMachine):
         rounds = s.run_fair(LIVE_ROUNDS)
         check_safety_1(s)
         check_safety_2(s)
+        self._check_repl1()  # before BFT-LIVE-1: a diverged replica can stall checkpoints
         assert rounds is not None, (
             f"BFT-LIVE-1: requests not executed at every honest replica after "
             f"{LIVE_ROUNDS} fair rounds (views {[r.view for r in s.replicas]}, "

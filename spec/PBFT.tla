@@ -84,10 +84,25 @@
 (*    before its NEW-VIEW or at a sequence number the NEW-VIEW covers       *)
 (*    (honest backups reject those); a NEW-VIEW is always well formed      *)
 (*    (O recomputed): a wrong one is rejected by every honest backup, so   *)
-(*    it changes nothing. Restriction (reported): a Byzantine replica     *)
-(*    sends at most one VIEW-CHANGE per view (its P chosen among the       *)
-(*    certificates existing then); replicas keep one VIEW-CHANGE per       *)
-(*    (view, sender), and only the new primary's choice of V reads P.     *)
+(*    it changes nothing. Byzantine prepares, commits and VIEW-CHANGEs are *)
+(*    sent only while some honest replica can still take them (Takes,     *)
+(*    TakesViewChange): honest replicas drop messages of views below their *)
+(*    own, so later ones change nothing in PBFT. A Byzantine prepare     *)
+(*    (commit) is sent only when it completes a certificate (2f+1 commits): *)
+(*    before that, nothing reads it (PrepSenders and ComSenders only count *)
+(*    towards those thresholds), and after it changes nothing. Sent earlier,*)
+(*    it would have its first effect in the step that brings the count to  *)
+(*    one below the threshold; the same state is reached here by that step *)
+(*    followed at once by the Byzantine one.                               *)
+(*  - Byzantine VIEW-CHANGEs (variable byzvc) carry no P when sent: a      *)
+(*    VIEW-CHANGE counts at once (f+1 rule, view-change timer), and its P   *)
+(*    is chosen when a NEW-VIEW carries it (VCCandidates), among every set  *)
+(*    of genuine certificates of earlier views existing then. Certificates *)
+(*    only accumulate, so this covers every P the replica could have put in *)
+(*    it when sending, and it also covers a Byzantine replica that sends   *)
+(*    different VIEW-CHANGEs for one view to different replicas (only the  *)
+(*    copy inside a NEW-VIEW is ever read: by the new primary, which picks *)
+(*    V, and by backups, which recompute O from V).                        *)
 (*  - checkpoints and watermarks: no checkpoint ever becomes stable in    *)
 (*    these models (fewer requests than the checkpoint period K = 16 of   *)
 (*    DESIGN §8), so h = 0 and the window is 1..MaxSeq with MaxSeq <=      *)
@@ -126,6 +141,29 @@
 (* The spec never deadlocks: Idle (the clients waiting) is always enabled; *)
 (* the stopped states are what LivenessInv inspects.                       *)
 (*                                                                         *)
+(* MODES (CONSTANT Mode): the reduction each model uses.                  *)
+(*  - "full": everything above (pbft-deep).                                *)
+(*  - "safety" (pbft-safety and the safety mutants; BFT-SAFE-1/2): the     *)
+(*    Byzantine replicas' commits are derived: sent for every certificate  *)
+(*    as soon as it exists (ComSenders), not ByzCommit steps. Sound: in    *)
+(*    this mode no honest step reads them (the request timer and the       *)
+(*    primary's choice read GuardLog, which counts honest commits only, so *)
+(*    timers run at least as long and primaries may propose at least as   *)
+(*    much as with the real log; PBFT's safety does not depend on when     *)
+(*    timers fire), so every state of "full" has a counterpart here with    *)
+(*    the same honest state and at least the same commits; AgreementInv is *)
+(*    monotone in the commits, and PrefixInv follows from AgreementInv and *)
+(*    the longer logs. LivenessInv is not checked in this mode.            *)
+(*  - "liveness" (pbft-ci; BFT-SAFE-1/2 and BFT-LIVE-1): the Byzantine     *)
+(*    replicas send no prepares and no commits. A restriction, the price   *)
+(*    of the CI budget: those messages only add to the counts honest       *)
+(*    replicas wait for; the power to stall is kept (equivocating or       *)
+(*    silent as primary, VIEW-CHANGEs at any time). Their effect on safety *)
+(*    is checked in "safety" mode.                                         *)
+(* The models also use a symmetry set (the requests) and a VIEW that drops  *)
+(* fields no step and no property reads (models/MCPBFT.tla says why each is *)
+(* sound).                                                                 *)
+(*                                                                         *)
 (* MUTANTS: CONSTANT Mutation ("none" in the real models); every `MUTANT`  *)
 (* comment marks the one rule a mutant breaks (MCPBFT_mutant_*.cfg).      *)
 (***************************************************************************)
@@ -141,6 +179,7 @@ CONSTANTS
     MaxSeq,     \* the watermark window: sequence numbers 1..MaxSeq
     ByzPrePrepares, \* workload: the sets of view-0 pre-prepares [v, n, r] the Byzantine
                 \* primary of view 0 may send (SUBSET [v : {0}, n : Seqs, r : Requests]: any)
+    Mode,       \* "full", "safety" or "liveness": which sound reduction (header, MODES)
     Mutation    \* "none" or the name of a mutant
 
 Requests == {ClientRequests[k] : k \in DOMAIN ClientRequests}
@@ -160,8 +199,9 @@ ASSUME /\ N = 3 * F + 1 /\ F >= 1
        /\ Null \notin Requests
        /\ MaxView \in Nat /\ MaxSeq \in Nat \ {0}
        /\ ByzPrePrepares \subseteq SUBSET [v : {0}, n : 1..MaxSeq, r : Requests]
+       /\ Mode \in {"full", "safety", "liveness"}
        /\ Mutation \in {"none", "prepared_short", "ignore_certificates",
-                        "no_view_change", "commit_2f"}
+                        "no_view_change", "commit_2f", "skip_gaps"}
 
 Primary(v) == v % N
 
@@ -177,10 +217,11 @@ VARIABLES
     pp,       \* PRE-PREPAREs [v, n, r], sent by Primary(v) (also those of a NEW-VIEW's O)
     prep,     \* PREPAREs [v, n, r, src]
     com,      \* COMMITs [v, n, r, src]
-    vc,       \* VIEW-CHANGEs [v, src, P], P a set of certificates [v, n, r]
+    vc,       \* honest VIEW-CHANGEs [v, src, P], P a set of certificates [v, n, r]
+    byzvc,    \* Byzantine VIEW-CHANGEs [v, src]: their P is chosen when read (see header)
     nv        \* NEW-VIEWs [v, V, O], V a set of VIEW-CHANGEs, O a set of [n, r]
 
-vars == <<view, status, pp, prep, com, vc, nv>>
+vars == <<view, status, pp, prep, com, vc, byzvc, nv>>
 
 -----------------------------------------------------------------------------
 (* Derived predicates: a replica's knowledge is the message sets.          *)
@@ -191,7 +232,10 @@ Range(s) == {s[k] : k \in DOMAIN s}
 
 PrepSenders(m) ==
     {j \in Replicas \ {Primary(m.v)} : [v |-> m.v, n |-> m.n, r |-> m.r, src |-> j] \in prep}
-ComSenders(m) == {j \in Replicas : [v |-> m.v, n |-> m.n, r |-> m.r, src |-> j] \in com}
+HonestComSenders(m) == {j \in Replicas : [v |-> m.v, n |-> m.n, r |-> m.r, src |-> j] \in com}
+\* Mode "safety": the Byzantine replicas' commits are derived, sent for every
+\* certificate as soon as it exists (see MODES in the header).
+ComSenders(m) == HonestComSenders(m) \cup (IF Mode = "safety" THEN Byz ELSE {})
 
 \* The prepared certificates: a pre-prepare [v, n, r] with 2f prepares of
 \* distinct backups.
@@ -259,7 +303,13 @@ NextSeq(v) == Max({m.n : m \in {x \in pp : x.v = v}}) + 1
 OwnLogIn(C, i) ==
     LET D == CommittedIn(C, i)
         len == Max({k \in 0..MaxSeq : \A n \in 1..k : \E m \in D : m.n = n})
-    IN  [n \in 1..len |-> (CHOOSE m \in D : m.n = n).r]
+        \* MUTANT skip_gaps: execute every committed request in sequence order,
+        \* not waiting for the gaps below it to be committed
+        ns == {m.n : m \in D}
+        nth(k) == CHOOSE x \in ns : Cardinality({y \in ns : y <= x}) = k
+    IN  IF Mutation = "skip_gaps"
+        THEN [k \in 1..Cardinality(ns) |-> (CHOOSE m \in D : m.n = nth(k)).r]
+        ELSE [n \in 1..len |-> (CHOOSE m \in D : m.n = n).r]
 OwnLog(i) == OwnLogIn(ComSet, i)
 \* all honest replicas' own logs, ComSet computed once
 OwnLogs == LET C == ComSet IN [i \in Honest |-> OwnLogIn(C, i)]
@@ -273,13 +323,43 @@ LogsFrom(L) ==
 Logs == LogsFrom(OwnLogs)
 Log(i) == Logs[i]
 
+\* What the timers and the primary's choice read (see MODES in the header): the
+\* own log, except in mode "safety", where it counts honest commits only (so
+\* never more than the real log: timers run at least as long, primaries may
+\* propose at least as much).
+GuardComSet ==
+    IF Mode = "safety"
+    THEN {m \in CertSet : Cardinality(HonestComSenders(m)) >= CommitQuorum}
+    ELSE ComSet
+GuardLog(i) == LogsFrom([j \in Honest |-> OwnLogIn(GuardComSet, j)])[i]
+
 \* Requests i has not executed itself: its request timer runs.
-Pending(i) == sent \ Range(OwnLog(i))
+Pending(i) == sent \ Range(OwnLogIn(GuardComSet, i))
+
+\* Any P of genuine certificates of views before w, at most one per n: what a
+\* Byzantine replica may put in a VIEW-CHANGE for view w.
+ByzPChoices(w) ==
+    LET C == {c \in CertSet : c.v < w}
+    IN  {P \in SUBSET C : \A c, d \in P : c.n = d.n => c = d}
+
+\* The senders of VIEW-CHANGEs for view w, honest and Byzantine.
+VCSenders(w) == {m.src : m \in {x \in vc : x.v = w}} \cup {b.src : b \in {x \in byzvc : x.v = w}}
+
+\* The VIEW-CHANGEs for view w a NEW-VIEW may carry: the honest ones as sent,
+\* and for each Byzantine VIEW-CHANGE every P the adversary may put in it
+\* (chosen when the NEW-VIEW is built: see the header, "Byzantine VIEW-CHANGEs").
+VCCandidates(w) ==
+    {m \in vc : m.v = w}
+      \cup {[v |-> w, src |-> b.src, P |-> P] : b \in {x \in byzvc : x.v = w}, P \in ByzPChoices(w)}
+
+ValidVC(x) ==
+    \/ x \in vc
+    \/ [v |-> x.v, src |-> x.src] \in byzvc /\ x.P \in ByzPChoices(x.v)
 
 ValidNewView(m) ==
     /\ Cardinality({x.src : x \in m.V}) = ViewChangeQuorum
     /\ Cardinality(m.V) = ViewChangeQuorum
-    /\ \A x \in m.V : x \in vc /\ x.v = m.v
+    /\ \A x \in m.V : ValidVC(x) /\ x.v = m.v
     /\ m.O = ComputeO(m.V)
 
 -----------------------------------------------------------------------------
@@ -291,7 +371,7 @@ Init ==
     \* receivers may take them at any later time, so this covers every sending
     \* time (Replica._send_pre_prepare of a Byzantine primary).
     /\ pp \in IF Primary(0) \in Byz THEN ByzPrePrepares ELSE {{}}
-    /\ prep = {} /\ com = {} /\ vc = {} /\ nv = {}
+    /\ prep = {} /\ com = {} /\ vc = {} /\ byzvc = {} /\ nv = {}
 
 (* Honest replicas and the clients ------------------------------------------*)
 
@@ -303,9 +383,9 @@ PrePrepare(i) ==
     /\ NextSeq(v) <= MaxSeq
     /\ \E r \in sent :
           /\ \A m \in pp : m.v = v => m.r # r
-          /\ r \notin Range(Log(i))
+          /\ r \notin Range(GuardLog(i))
           /\ pp' = pp \cup {[v |-> v, n |-> NextSeq(v), r |-> r]}
-    /\ UNCHANGED <<view, status, prep, com, vc, nv>>
+    /\ UNCHANGED <<view, status, prep, com, vc, byzvc, nv>>
 
 \* Replica._on_pre_prepare: an honest backup in view v accepts the first
 \* pre-prepare for (v, n) it sees and sends its prepare.
@@ -317,7 +397,7 @@ Prepare(i) ==
           /\ \A x \in prep : ~(x.src = i /\ x.v = v /\ x.n = m.n)
           /\ prep' = prep \cup {[v |-> v, n |-> m.n, r |-> m.r, src |-> i]}
     /\ com' = com \cup EagerCommits(pp, prep', view, status)
-    /\ UNCHANGED <<view, status, pp, vc, nv>>
+    /\ UNCHANGED <<view, status, pp, vc, byzvc, nv>>
 
 SendViewChange(i, w) ==
     /\ view' = [view EXCEPT ![i] = w]
@@ -331,26 +411,26 @@ Timeout(i) ==
     \* MUTANT no_view_change: replicas never start a view change
     /\ Mutation # "no_view_change"
     /\ Pending(i) # {}
-    /\ status[i] = "vc" =>
-          Cardinality({m.src : m \in {x \in vc : x.v = view[i]}}) >= ViewChangeQuorum
+    /\ status[i] = "vc" => Cardinality(VCSenders(view[i])) >= ViewChangeQuorum
     /\ view[i] < MaxView
     /\ SendViewChange(i, view[i] + 1)
-    /\ UNCHANGED <<pp, prep, com, nv>>
+    /\ UNCHANGED <<pp, prep, com, byzvc, nv>>
 
 \* Replica._on_view_change: f+1 VIEW-CHANGEs from others for views above i's
 \* make i join the smallest of those views.
 JoinViewChange(i) ==
-    LET higher == {m \in vc : m.v > view[i] /\ m.src # i}
-    IN  /\ Cardinality({m.src : m \in higher}) >= F + 1
-        /\ SendViewChange(i, Min({m.v : m \in higher}))
-        /\ UNCHANGED <<pp, prep, com, nv>>
+    LET higher == {[v |-> m.v, src |-> m.src] : m \in vc} \cup byzvc
+        others == {m \in higher : m.v > view[i] /\ m.src # i}
+    IN  /\ Cardinality({m.src : m \in others}) >= F + 1
+        /\ SendViewChange(i, Min({m.v : m \in others}))
+        /\ UNCHANGED <<pp, prep, com, byzvc, nv>>
 
 \* Replica._send_new_view: the new primary, with 2f+1 VIEW-CHANGEs for its
 \* view (its own among them), sends NEW-VIEW and the pre-prepares of O.
 SendNewView(i) ==
     LET v == view[i] IN
     /\ i = Primary(v) /\ status[i] = "vc"
-    /\ \E V \in SUBSET {m \in vc : m.v = v} :
+    /\ \E V \in SUBSET VCCandidates(v) :
           /\ \E m \in V : m.src = i
           /\ Cardinality(V) = ViewChangeQuorum
           /\ Cardinality({m.src : m \in V}) = ViewChangeQuorum
@@ -358,7 +438,7 @@ SendNewView(i) ==
                /\ nv' = nv \cup {[v |-> v, V |-> V, O |-> O]}
                /\ pp' = pp \cup {[v |-> v, n |-> o.n, r |-> o.r] : o \in O}
     /\ status' = [status EXCEPT ![i] = "normal"]
-    /\ UNCHANGED <<view, prep, com, vc>>
+    /\ UNCHANGED <<view, prep, com, vc, byzvc>>
 
 \* Replica._on_new_view: a backup checks the NEW-VIEW (2f+1 VIEW-CHANGEs for
 \* the view, O recomputed from them), enters the view and prepares all of O.
@@ -371,9 +451,30 @@ AcceptNewView(i) ==
       /\ status' = [status EXCEPT ![i] = "normal"]
       /\ prep' = prep \cup {[v |-> m.v, n |-> o.n, r |-> o.r, src |-> i] : o \in m.O}
       /\ com' = com \cup EagerCommits(pp, prep', view', status')
-      /\ UNCHANGED <<pp, vc, nv>>
+      /\ UNCHANGED <<pp, vc, byzvc, nv>>
 
 (* Byzantine replicas --------------------------------------------------------*)
+
+\* Some honest replica may still take a message of view v: honest replicas drop
+\* messages of views below their own (Replica rejects them as "stale_view"), so a
+\* Byzantine message of a view every honest replica has left changes nothing
+\* (in the real protocol; here a replica that left v could still read it when
+\* computing its P, an effect of "receiving is reading" that PBFT does not have).
+Takes(v) == \E i \in Honest : view[i] <= v
+\* ... and a Byzantine VIEW-CHANGE for view w can make a difference now: it
+\* brings the VIEW-CHANGEs for views above a replica below w to f+1 or more
+\* (f+1 rule: join, or join a lower view), or those for w to 2f or more (2f+1
+\* with it: the view-change timer of a replica waiting in w, the new primary's
+\* choice of V). Before that moment nothing reads it (every reader needs f
+\* other VIEW-CHANGEs), so sending it earlier reaches, at that moment, the same
+\* state as sending it then.
+TakesViewChange(w) ==
+    \E i \in Honest :
+      \/ /\ view[i] < w
+         /\ Cardinality({m.src : m \in {x \in vc : x.v > view[i] /\ x.src # i}}
+                          \cup {b.src : b \in {x \in byzvc : x.v > view[i]}}) >= F
+      \/ /\ view[i] = w /\ status[i] = "vc"
+         /\ Cardinality(VCSenders(w)) >= 2 * F
 
 \* A pre-prepare of any sent request at any n (equivocation included).
 ByzPrePrepare(b) ==
@@ -383,45 +484,48 @@ ByzPrePrepare(b) ==
       /\ n > MaxO(v)
       /\ [v |-> v, n |-> n, r |-> r] \notin pp
       /\ pp' = pp \cup {[v |-> v, n |-> n, r |-> r]}
-      /\ UNCHANGED <<view, status, prep, com, vc, nv>>
+      /\ UNCHANGED <<view, status, prep, com, vc, byzvc, nv>>
 
+\* Mode "liveness": the Byzantine replicas send no prepares and no commits.
 ByzPrepare(b) ==
-    \E m \in pp :
-      /\ b # Primary(m.v)
-      /\ [v |-> m.v, n |-> m.n, r |-> m.r, src |-> b] \notin prep
-      /\ prep' = prep \cup {[v |-> m.v, n |-> m.n, r |-> m.r, src |-> b]}
-      /\ com' = com \cup EagerCommits(pp, prep', view, status)
-      /\ UNCHANGED <<view, status, pp, vc, nv>>
+    /\ Mode # "liveness"
+    /\ \E m \in pp :
+         /\ b # Primary(m.v) /\ Takes(m.v)
+         /\ Cardinality(PrepSenders(m)) = PrepareQuorum - 1   \* it completes a certificate
+         /\ [v |-> m.v, n |-> m.n, r |-> m.r, src |-> b] \notin prep
+         /\ prep' = prep \cup {[v |-> m.v, n |-> m.n, r |-> m.r, src |-> b]}
+         /\ com' = com \cup EagerCommits(pp, prep', view, status)
+         /\ UNCHANGED <<view, status, pp, vc, byzvc, nv>>
 
+\* Mode "safety": derived (ComSenders); mode "liveness": never sent.
 ByzCommit(b) ==
-    \E m \in pp :
-      /\ m \in CertSet
-      /\ [v |-> m.v, n |-> m.n, r |-> m.r, src |-> b] \notin com
-      /\ com' = com \cup {[v |-> m.v, n |-> m.n, r |-> m.r, src |-> b]}
-      /\ UNCHANGED <<view, status, pp, prep, vc, nv>>
+    /\ Mode = "full"
+    /\ \E m \in pp :
+         /\ m \in CertSet /\ Takes(m.v)
+         /\ Cardinality(ComSenders(m)) = CommitQuorum - 1   \* it completes committed-local
+         /\ [v |-> m.v, n |-> m.n, r |-> m.r, src |-> b] \notin com
+         /\ com' = com \cup {[v |-> m.v, n |-> m.n, r |-> m.r, src |-> b]}
+         /\ UNCHANGED <<view, status, pp, prep, vc, byzvc, nv>>
 
-\* Any P of genuine certificates of earlier views, at most one per n.
-ByzPChoices(w) ==
-    LET C == {c \in CertSet : c.v < w}
-    IN  {P \in SUBSET C : \A c, d \in P : c.n = d.n => c = d}
-
+\* A Byzantine VIEW-CHANGE for view w: it counts at once (f+1 rule, the
+\* view-change timer); its P is chosen when a NEW-VIEW carries it (VCCandidates).
 ByzViewChange(b) ==
     \E w \in 1..MaxView :
-      /\ \A m \in vc : ~(m.src = b /\ m.v = w)
-      /\ \E P \in ByzPChoices(w) : vc' = vc \cup {[v |-> w, src |-> b, P |-> P]}
-      /\ UNCHANGED <<view, status, pp, prep, com, nv>>
+      /\ [v |-> w, src |-> b] \notin byzvc /\ TakesViewChange(w)
+      /\ byzvc' = byzvc \cup {[v |-> w, src |-> b]}
+      /\ UNCHANGED <<view, status, pp, prep, com, vc, nv>>
 
 ByzNewView(b) ==
     \E w \in 1..MaxView :
       /\ Primary(w) = b
-      /\ \E V \in SUBSET {m \in vc : m.v = w} :
+      /\ \E V \in SUBSET VCCandidates(w) :
            /\ Cardinality(V) = ViewChangeQuorum
            /\ Cardinality({m.src : m \in V}) = ViewChangeQuorum
            /\ LET O == ComputeO(V) IN
                 /\ [v |-> w, V |-> V, O |-> O] \notin nv
                 /\ nv' = nv \cup {[v |-> w, V |-> V, O |-> O]}
                 /\ pp' = pp \cup {[v |-> w, n |-> o.n, r |-> o.r] : o \in O}
-      /\ UNCHANGED <<view, status, prep, com, vc>>
+      /\ UNCHANGED <<view, status, prep, com, vc, byzvc>>
 
 -----------------------------------------------------------------------------
 \* The fair steps: honest replicas' actions and message delivery.
@@ -459,6 +563,7 @@ TypeOK ==
     /\ prep \subseteq [v : Views, n : Seqs, r : Vals, src : Replicas]
     /\ com \subseteq [v : Views, n : Seqs, r : Vals, src : Replicas]
     /\ vc \subseteq VCMsgs
+    /\ byzvc \subseteq [v : Views, src : Byz]
     /\ \A m \in nv : m.v \in Views /\ m.V \subseteq VCMsgs
                     /\ m.O \subseteq [n : Seqs, r : Vals]
 
