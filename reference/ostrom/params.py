@@ -76,6 +76,12 @@ class Params:
     )
     w_min: float = _p(0.1, "weight", 0.0, 1.0, "smallest voting weight (newcomers, Sybils)")
     w_max: float = _p(1.0, "weight", 0.0, 100.0, "largest voting weight")
+    farm_window: int = _p(
+        10, "rounds", 1, 100_000, "farming-cap window: weight gain is bounded over this many rounds"
+    )
+    farm_gain: float = _p(
+        0.1, "weight", 0.0, 100.0, "farming cap: most an agent's weight may rise within farm_window"
+    )
     tier1_rep: float = _p(0.55, "reputation", 0.0, 1.0, "expected reputation for tier 1")
     tier1_rounds: int = _p(10, "rounds", 0, 100_000, "time in tier 0 before tier 1")
     tier2_rep: float = _p(0.70, "reputation", 0.0, 1.0, "expected reputation for tier 2")
