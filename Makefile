@@ -34,7 +34,7 @@ lint: $(STAMP) ## ruff and mypy
 test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci)
 	$(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci}
 
-bench: $(STAMP) ## benchmarks: TLC, orchestrator, Hypothesis steps/s, PBFT throughput and messages (JSON in bench/results/)
+bench: $(STAMP) ## benchmarks: TLC, orchestrator, Hypothesis, PBFT, EigenTrust, check-params (JSON in bench/results/)
 	$(PY) bench/run.py
 
 docs: $(STAMP) ## regenerate generated docs (state diagram from the transition table)

@@ -10,7 +10,8 @@ replica for N = 4, 7, 10, 13 with no faulty replica, a silent backup and a silen
 (view change); messages and bytes per request against the normal-case O(N^2) count; the
 share of Ed25519 signing and verification (stubbed-crypto runs and a cProfile run).
 
-Usage: python bench/run.py [--only tlc|orchestrator|hypothesis|pbft] [--artifacts N]
+Usage: python bench/run.py [--only tlc|orchestrator|hypothesis|pbft|reputation|thresholds]
+       [--artifacts N]
 """
 
 from __future__ import annotations
@@ -209,11 +210,32 @@ def bench_pbft() -> None:
     pbft.print_tables(data)
 
 
+def bench_reputation() -> None:
+    """EigenTrust for 100, 1,000 and 10,000 agents (see ``bench/reputation.py``)."""
+    import reputation
+
+    data = reputation.bench_reputation()
+    _save("reputation", data)
+    print(json.dumps(data, indent=2))
+
+
+def bench_thresholds() -> None:
+    """``ostrom check-params`` and the Z3 proofs (see ``bench/thresholds.py``)."""
+    import thresholds
+
+    data = thresholds.bench_thresholds()
+    _save("thresholds", data)
+    print(json.dumps(data, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--only", choices=["tlc", "orchestrator", "hypothesis", "pbft"])
+    parser.add_argument(
+        "--only",
+        choices=["tlc", "orchestrator", "hypothesis", "pbft", "reputation", "thresholds"],
+    )
     parser.add_argument(
         "--artifacts", type=int, default=10_000, help="artifacts for the throughput run"
     )
@@ -224,6 +246,10 @@ def main() -> None:
         bench_hypothesis()
     if args.only in (None, "pbft"):
         bench_pbft()
+    if args.only in (None, "reputation"):
+        bench_reputation()
+    if args.only in (None, "thresholds"):
+        bench_thresholds()
     if args.only in (None, "tlc"):
         bench_tlc()
 
