@@ -110,7 +110,13 @@ def test_hypothesis_checkers_exist(prop: registry.Property) -> None:
 )
 def test_code_mutants_exist(prop: registry.Property) -> None:
     known = {}
-    for module in ("mutants", "consensus_mutants", "forgetting_mutants", "reputation_mutants"):
+    for module in (
+        "mutants",
+        "consensus_mutants",
+        "forgetting_mutants",
+        "reputation_mutants",
+        "sanctions_mutants",
+    ):
         known.update(_import(ROOT / "property_tests" / f"{module}.py").MUTANTS)
     assert prop.code_mutants, f"{prop.id}: no code mutant shows the Hypothesis check can fail"
     for name in prop.code_mutants:
