@@ -22,6 +22,11 @@ setup: $(STAMP) ## create .venv, install the pinned dependencies (and java if mi
 
 check: $(STAMP) ## model-check the CI models of the manifest with TLC and prove the thresholds
 	$(OSTROM) check --workers $(WORKERS) --jobs $(JOBS)
+	@# The Z3 theorems for the default parameters and for all values in range. The defaults
+	@# refute TALLY-1's single-agent clause (docs/thresholds.md): the tests record that
+	@# finding and fail if any result changes; `ostrom check-params` prints the details.
+	$(VENV)/bin/pytest -q -p no:cacheprovider property_tests/test_thresholds.py \
+		-k "defaults or general or safe_parameter_set"
 
 check-deep: $(STAMP) ## model-check every model of the manifest, the large ones included
 	$(OSTROM) check --deep --workers $(WORKERS) --jobs $(JOBS)
