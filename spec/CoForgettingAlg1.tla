@@ -9,7 +9,7 @@
 (* reference/ostrom/consensus/alg1.py.                                     *)
 (*                                                                         *)
 (* MODELLED, as the paper (quoted by the review in                        *)
-(* /work/shared/seeds/co-forgetting-review.md) states it:                 *)
+(* the seed review co-forgetting-review.md) states it:                    *)
 (*  - N = 3f+1 agents decide forget/keep on one memory item (the paper    *)
 (*    runs one instance per item; items are independent);                 *)
 (*  - a coordinator proposes a value: PROPOSE(v) to every agent; an        *)
