@@ -352,6 +352,11 @@ VCCandidates(w) ==
     {m \in vc : m.v = w}
       \cup {[v |-> w, src |-> b.src, P |-> P] : b \in {x \in byzvc : x.v = w}, P \in ByzPChoices(w)}
 
+\* The VIEW-CHANGEs (view, sender) of others for views above honest replica i's:
+\* what the f+1 rule counts (JoinViewChange, TakesViewChange).
+HigherVCs(i) ==
+    {m \in {[v |-> x.v, src |-> x.src] : x \in vc} \cup byzvc : m.v > view[i] /\ m.src # i}
+
 ValidVC(x) ==
     \/ x \in vc
     \/ [v |-> x.v, src |-> x.src] \in byzvc /\ x.P \in ByzPChoices(x.v)
@@ -419,8 +424,7 @@ Timeout(i) ==
 \* Replica._on_view_change: f+1 VIEW-CHANGEs from others for views above i's
 \* make i join the smallest of those views.
 JoinViewChange(i) ==
-    LET higher == {[v |-> m.v, src |-> m.src] : m \in vc} \cup byzvc
-        others == {m \in higher : m.v > view[i] /\ m.src # i}
+    LET others == HigherVCs(i)
     IN  /\ Cardinality({m.src : m \in others}) >= F + 1
         /\ SendViewChange(i, Min({m.v : m \in others}))
         /\ UNCHANGED <<pp, prep, com, byzvc, nv>>
@@ -471,8 +475,7 @@ Takes(v) == \E i \in Honest : view[i] <= v
 TakesViewChange(w) ==
     \E i \in Honest :
       \/ /\ view[i] < w
-         /\ Cardinality({m.src : m \in {x \in vc : x.v > view[i] /\ x.src # i}}
-                          \cup {b.src : b \in {x \in byzvc : x.v > view[i]}}) >= F
+         /\ Cardinality({m.src : m \in HigherVCs(i)}) >= F
       \/ /\ view[i] = w /\ status[i] = "vc"
          /\ Cardinality(VCSenders(w)) >= 2 * F
 
