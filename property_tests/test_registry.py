@@ -110,14 +110,10 @@ def test_hypothesis_checkers_exist(prop: registry.Property) -> None:
 )
 def test_code_mutants_exist(prop: registry.Property) -> None:
     known = {}
-    for module in (
-        "mutants",
-        "consensus_mutants",
-        "forgetting_mutants",
-        "reputation_mutants",
-        "sanctions_mutants",
-    ):
-        known.update(_import(ROOT / "property_tests" / f"{module}.py").MUTANTS)
+    # every mutant module of the suite: mutants.py and <layer>_mutants.py
+    for path in sorted((ROOT / "property_tests").glob("*mutants.py")):
+        if not path.name.startswith("test_"):
+            known.update(_import(path).MUTANTS)
     assert prop.code_mutants, f"{prop.id}: no code mutant shows the Hypothesis check can fail"
     for name in prop.code_mutants:
         assert name in known, f"{prop.id}: mutant {name} not in property_tests/*mutants.py"
