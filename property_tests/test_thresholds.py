@@ -224,7 +224,7 @@ def test_rep_2_seats_counterexample_replays() -> None:
     honest = [micro(float(h["weight"])) for h in cex["honest"]]
     sybils = [micro(float(s["weight"])) for s in cex["sybils"]]
     yes, no = (honest, sybils) if cex["honest"][0]["vote"] == "accept" else (sybils, honest)
-    t = Tally(sum(yes), sum(no), len(yes) + len(no))
+    t = Tally.of(yes, no)
     assert (
         review_verdict(t, p.quorum, micro(p.tau_accept), micro(p.tau_reject))
         == cex["decision_with_sybils"]
@@ -390,7 +390,7 @@ def param_sets(draw: st.DrawFn) -> Params:
 
 
 def _verdict(p: Params, ballot: str, yes: list[int], no: list[int]) -> str:
-    t = Tally(sum(yes), sum(no), len(yes) + len(no))
+    t = Tally.of(yes, no)
     if ballot == "review":
         return review_verdict(t, p.quorum, micro(p.tau_accept), micro(p.tau_reject))
     return dispute_verdict(t, p.q_dispute, micro(p.tau_retract))

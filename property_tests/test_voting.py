@@ -98,34 +98,61 @@ TA, TR = micro(0.6), micro(0.4)
 
 
 @pytest.mark.parametrize(
-    ("yes", "no", "n", "want"),
+    ("yes", "no", "ny", "nn", "want"),
     [
-        (600_000, 400_000, 3, "accept"),  # exactly tau_accept
-        (599_999, 400_001, 3, "undecided"),  # just below
-        (400_000, 600_000, 3, "reject"),  # exactly tau_reject
-        (400_001, 599_999, 3, "undecided"),  # just above
-        (1, 0, 3, "accept"),
-        (0, 1, 3, "reject"),
-        (1_000_000, 0, 2, "no_quorum"),  # quorum 3 missed, however clear the vote
-        (0, 0, 3, "accept"),  # all-zero weights: 0 >= 0 (accept is tested first)
+        (600_000, 400_000, 2, 1, "accept"),  # exactly tau_accept
+        (599_999, 400_001, 2, 1, "undecided"),  # just below
+        (400_000, 600_000, 1, 2, "reject"),  # exactly tau_reject
+        (400_001, 599_999, 1, 2, "undecided"),  # just above
+        (1, 0, 3, 0, "accept"),
+        (0, 1, 0, 3, "reject"),
+        (1_000_000, 0, 2, 0, "no_quorum"),  # quorum 3 missed, however clear the vote
+        (0, 0, 2, 1, "accept"),  # all-zero weights: 0 >= 0 (accept is tested first)
     ],
 )
-def test_review_verdict_at_the_thresholds(yes: int, no: int, n: int, want: str) -> None:
-    assert review_verdict(Tally(yes, no, n), 3, TA, TR) == want
+def test_review_verdict_at_the_thresholds(yes: int, no: int, ny: int, nn: int, want: str) -> None:
+    assert review_verdict(Tally(yes, no, ny, nn), 3, TA, TR, 2) == want
+
+
+def test_review_side_rule_sends_a_lone_heavy_vote_to_arbitration() -> None:
+    """TALLY-1: one agent at w_max against two at w_min wins on weight alone (1.0 of
+    1.2 accepts), but with ``min_side = 2`` it cannot decide: arbitration."""
+    lone_accept = Tally.of([1_000_000], [100_000, 100_000])
+    assert review_verdict(lone_accept, 3, TA, TR, 1) == "accept"  # the rule without sides
+    assert review_verdict(lone_accept, 3, TA, TR, 2) == "undecided"
+    lone_reject = Tally.of([100_000, 100_000], [1_000_000])
+    assert review_verdict(lone_reject, 3, TA, TR, 1) == "reject"
+    assert review_verdict(lone_reject, 3, TA, TR, 2) == "undecided"
+    # two voters on the winning side decide as before
+    assert review_verdict(Tally.of([1_000_000, 100_000], [100_000]), 3, TA, TR, 2) == "accept"
 
 
 def test_dispute_verdict_at_the_threshold() -> None:
     tau = micro(0.67)
-    assert dispute_verdict(Tally(670_000, 330_000, 5), 5, tau) == "retract"
-    assert dispute_verdict(Tally(669_999, 330_001, 5), 5, tau) == "keep"
-    assert dispute_verdict(Tally(1_000_000, 0, 4), 5, tau) == "keep"  # quorum missed
+    assert dispute_verdict(Tally(670_000, 330_000, 3, 2), 5, tau, 2) == "retract"
+    assert dispute_verdict(Tally(669_999, 330_001, 3, 2), 5, tau, 2) == "keep"
+    assert dispute_verdict(Tally(1_000_000, 0, 4, 0), 5, tau, 2) == "keep"  # quorum missed
+
+
+def test_dispute_side_rule() -> None:
+    """TALLY-1 for disputes: a lone retracter cannot retract; a lone keeper, however
+    heavy, cannot hold the artifact against the other voters."""
+    tau = micro(0.67)
+    lone_keep = Tally.of([100_000] * 4, [1_000_000])
+    assert dispute_verdict(lone_keep, 5, tau, 1) == "keep"  # weights alone: 0.4 of 1.4
+    assert dispute_verdict(lone_keep, 5, tau, 2) == "retract"
+    lone_retract = Tally.of([1_000_000], [100_000] * 4)
+    assert dispute_verdict(lone_retract, 5, tau, 1) == "retract"  # 1.0 of 1.4 >= 0.67
+    assert dispute_verdict(lone_retract, 5, tau, 2) == "keep"
+    two_keep = Tally.of([100_000] * 3, [1_000_000, 100_000])
+    assert dispute_verdict(two_keep, 5, tau, 2) == "keep"  # two keepers: weights decide
 
 
 @given(st.lists(st.integers(0, 10**6), min_size=2, max_size=2), st.integers(1, 10**6 - 1))
 def test_tally_regions_are_disjoint(w: list[int], gap: int) -> None:
     """TALLY-1: with tau_reject < tau_accept no tally is both accept and reject."""
     ta = min(10**6, gap + 1)
-    t = Tally(w[0], w[1], 5)
+    t = Tally(w[0], w[1], 3, 2)
     accept = t.yes * 10**6 >= ta * (t.yes + t.no)
     reject = t.yes * 10**6 <= gap * (t.yes + t.no)
     assert not (accept and reject) or t.yes + t.no == 0
@@ -136,7 +163,7 @@ def test_tally_sums_weights() -> None:
     for v, vote in (("a", "retract"), ("b", "keep"), ("c", "retract")):
         b.reveal(v, vote, "")
     weights = {"a": 100_000, "b": 1_000_000, "c": 250_000}
-    assert b.tally(weights.__getitem__) == Tally(350_000, 1_000_000, 3)
+    assert b.tally(weights.__getitem__) == Tally(350_000, 1_000_000, 2, 1)
 
 
 def test_select_reviewers_is_the_sha256_ranking() -> None:

@@ -733,7 +733,9 @@ class Orchestrator:
     def _close_review(self, art: Artifact, ballot: Ballot) -> list[Event]:
         p = self.params
         tally = ballot.tally(self._weight)
-        verdict = review_verdict(tally, p.quorum, self._tau_accept, self._tau_reject)
+        verdict = review_verdict(  # TALLY-1: the side rule
+            tally, p.quorum, self._tau_accept, self._tau_reject, p.tally_min_side
+        )
         ballot.phase = Phase.CLOSED
         record = {"path": "tally", "verdict": verdict, "tally": tally.to_dict(ballot.kind)}
         if verdict == "accept":
@@ -759,7 +761,9 @@ class Orchestrator:
 
     def _close_dispute(self, art: Artifact, ballot: Ballot) -> list[Event]:
         tally = ballot.tally(self._weight)
-        verdict = dispute_verdict(tally, self.params.q_dispute, self._tau_retract)
+        verdict = dispute_verdict(  # TALLY-1: the side rule
+            tally, self.params.q_dispute, self._tau_retract, self.params.tally_min_side
+        )
         ballot.phase = Phase.CLOSED
         self._forget_watch.add(art.id)  # a forget decision may have waited for the dispute
         if verdict == "retract":

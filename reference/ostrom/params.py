@@ -43,6 +43,13 @@ class Params:
     tau_reject: float = _p(
         0.40, "share", 0.0, 1.0, "weighted accept share at or below which a tally rejects"
     )
+    tally_min_side: int = _p(
+        2,
+        "voters",
+        1,
+        1000,
+        "fewest voters a side needs to win a tally; a lone heavy vote cannot decide (TALLY-1)",
+    )
     # disputes
     dispute_reviewers: int = _p(7, "agents", 1, 1000, "fresh reviewers recruited for a dispute")
     q_dispute: int = _p(5, "reveals", 1, 1000, "valid reveals needed for a dispute tally")
@@ -105,6 +112,13 @@ class Params:
     )
     decay_weights: tuple[float, ...] = _p((0.5, 0.3, 0.2), "weight", 0.0, 1.0, "decay weights γ_k")
     alpha: float = _p(0.5, "share", 0.0, 1.0, "forget quorum Q = alpha · Σ w over active agents")
+    min_active_agents: int = _p(
+        12,
+        "agents",
+        1,
+        1_000_000,
+        "no forget decision while fewer agents are active (not barred); FG-1 needs 12 at defaults",
+    )
     # consensus
     checkpoint_k: int = _p(16, "requests", 1, 1_000_000, "PBFT checkpoint interval K")
     watermark_window: int = _p(32, "requests", 1, 1_000_000, "PBFT high-low watermark window")

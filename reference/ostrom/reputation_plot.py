@@ -89,13 +89,14 @@ def simulate(
             def w(r: str) -> int:
                 return w_min if book.tier(r) == 0 else book.weight_micro(r)
 
-            yes = sum(w(r) for r in reviewers if votes[r] == "accept")
-            no = sum(w(r) for r in reviewers if votes[r] == "reject")
+            yes = [w(r) for r in reviewers if votes[r] == "accept"]
+            no = [w(r) for r in reviewers if votes[r] == "reject"]
             verdict = review_verdict(
-                Tally(yes, no, len(votes)),
+                Tally.of(yes, no),
                 params.quorum,
                 micro(params.tau_accept),
                 micro(params.tau_reject),
+                params.tally_min_side,
             )
             decision = verdict if verdict in ("accept", "reject") else None
             book.record_votes(votes, decision, truth=truth)

@@ -442,14 +442,14 @@ class _M:
 def replay_review(accept: Sequence[int], reject: Sequence[int], p: Params) -> str:
     """``voting.review_verdict`` on micro-unit weights (counterexamples are replayed here)."""
     m = _M.of(p)
-    t = Tally(sum(accept), sum(reject), len(accept) + len(reject))
+    t = Tally.of(accept, reject)
     return review_verdict(t, m.quorum, m.tau_accept, m.tau_reject)
 
 
 def replay_dispute(retract: Sequence[int], keep: Sequence[int], p: Params) -> str:
     """``voting.dispute_verdict`` on micro-unit weights."""
     m = _M.of(p)
-    t = Tally(sum(retract), sum(keep), len(retract) + len(keep))
+    t = Tally.of(retract, keep)
     return dispute_verdict(t, m.q_dispute, m.tau_retract)
 
 
@@ -688,7 +688,9 @@ def _tally_concrete(p: Params) -> list[TheoremResult]:
 
     def overlap(model: Any) -> tuple[str, dict[str, Any]]:
         av, rv = _int(model, a), _int(model, r)
-        verdict = review_verdict(Tally(av, rv, m.quorum), m.quorum, m.tau_accept, m.tau_reject)
+        verdict = review_verdict(
+            Tally(av, rv, m.quorum, m.quorum), m.quorum, m.tau_accept, m.tau_reject
+        )
         share = _share(av, av + rv)
         text = (
             f"an accept share of {share} (accept weight {_dec(av)} of {_dec(av + rv)} "

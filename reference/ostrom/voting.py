@@ -105,40 +105,75 @@ class Reveal:
 
 @dataclass(frozen=True)
 class Tally:
-    """Weighted tally in micro-units: ``yes`` is accept (review) or retract (dispute)."""
+    """Weighted tally in micro-units: ``yes`` is accept (review) or retract (dispute).
+
+    ``yes_voters`` / ``no_voters`` count the reveals on each side: the verdicts need the
+    head counts for the side rule of TALLY-1, not only the weights.
+    """
 
     yes: int
     no: int
-    reveals: int
+    yes_voters: int
+    no_voters: int
+
+    @property
+    def reveals(self) -> int:
+        """Valid reveals counted (both sides)."""
+        return self.yes_voters + self.no_voters
+
+    @classmethod
+    def of(cls, yes: list[int] | tuple[int, ...], no: list[int] | tuple[int, ...]) -> Tally:
+        """The tally of these per-voter weights (micro-units) on each side."""
+        return cls(sum(yes), sum(no), len(yes), len(no))
 
     def to_dict(self, kind: BallotKind) -> dict[str, int]:
         y, n = BALLOT_VOTES[kind]
-        return {y: self.yes, n: self.no, "reveals": self.reveals}
+        return {
+            y: self.yes,
+            n: self.no,
+            "reveals": self.reveals,
+            f"{y}_voters": self.yes_voters,
+            f"{n}_voters": self.no_voters,
+        }
 
 
-def review_verdict(t: Tally, quorum: int, tau_accept: int, tau_reject: int) -> str:
+def review_verdict(
+    t: Tally, quorum: int, tau_accept: int, tau_reject: int, min_side: int = 1
+) -> str:
     """``accept`` / ``reject`` / ``undecided`` / ``no_quorum`` (thresholds in micro-units).
 
     ``A·10^6 ≥ τa·(A+R)`` accepts and ``A·10^6 ≤ τr·(A+R)`` rejects; ``τr < τa`` (a
     parameter relation) makes the regions disjoint (TALLY-1).  Accept is tested first,
     which only matters in the degenerate all-zero-weight case (0 ≥ 0: accept).
+
+    The side rule (TALLY-1, parameter ``tally_min_side``): a side wins only with at
+    least ``min_side`` voters.  Weights alone cannot stop one agent at ``w_max`` from
+    outweighing the rest of a quorum at ``w_min`` unless ``w_max/w_min`` is tiny (< 3 at
+    the defaults), which would defeat reputation weighting; with ``min_side = 2`` a lone
+    heavy vote against everyone else sends the artifact to arbitration instead.
     """
     if t.reveals < quorum:
         return "no_quorum"
     total = t.yes + t.no
-    if t.yes * 1_000_000 >= tau_accept * total:
+    if t.yes * 1_000_000 >= tau_accept * total and t.yes_voters >= min_side:  # TALLY-1
         return "accept"
-    if t.yes * 1_000_000 <= tau_reject * total:
+    if t.yes * 1_000_000 <= tau_reject * total and t.no_voters >= min_side:  # TALLY-1
         return "reject"
     return "undecided"
 
 
-def dispute_verdict(t: Tally, q_dispute: int, tau_retract: int) -> str:
-    """``retract`` if quorum and retract weight ≥ τ of the revealed weight, else ``keep``.
+def dispute_verdict(t: Tally, q_dispute: int, tau_retract: int, min_side: int = 1) -> str:
+    """``retract`` or ``keep`` (the status quo).
 
-    A dispute that misses its quorum fails (the status quo, ``active``, stands).
+    With the dispute quorum met, the artifact is retracted when at least ``min_side``
+    voters retract and either their weight is ≥ τ of the revealed weight, or fewer than
+    ``min_side`` voters keep (TALLY-1: a lone keeper, however heavy, cannot hold an
+    artifact against a retracting majority of heads; a lone retracter cannot retract).
+    A dispute that misses its quorum fails (``keep``).
     """
-    if t.reveals >= q_dispute and t.yes * 1_000_000 >= tau_retract * (t.yes + t.no):
+    if t.reveals < q_dispute or t.yes_voters < min_side:
+        return "keep"
+    if t.yes * 1_000_000 >= tau_retract * (t.yes + t.no) or t.no_voters < min_side:
         return "retract"
     return "keep"
 
@@ -202,10 +237,8 @@ class Ballot:
     def tally(self, weight: Callable[[str], int]) -> Tally:
         """Sum the valid reveals' weights (only checked reveals are ever stored: CR-2)."""
         yes_vote = self.votes[0]
-        yes = no = 0
+        yes: list[int] = []
+        no: list[int] = []
         for voter, rev in self.reveals.items():
-            if rev.vote == yes_vote:
-                yes += weight(voter)
-            else:
-                no += weight(voter)
-        return Tally(yes, no, len(self.reveals))
+            (yes if rev.vote == yes_vote else no).append(weight(voter))
+        return Tally.of(yes, no)
