@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ostrom.errors import ErrorCode, Refused
-from ostrom.lifecycle import ARBITRATION, DISPUTED, FORGETTABLE, FORGOTTEN
+from ostrom.forgetting import ForgetRule
+from ostrom.lifecycle import ARBITRATION, DISPUTED, FORGOTTEN
 from ostrom.orchestrator import Artifact, Event, Orchestrator
 from ostrom.params import DEFAULTS, Params
 from ostrom.voting import Ballot, commitment
@@ -65,8 +66,11 @@ class ForgetWhileDisputed(Orchestrator):
         super().__init__(params, agents)
         self._machine.add_transition("forget", DISPUTED, FORGOTTEN)
 
-    def _forgettable(self, art: Artifact) -> bool:
-        return art.state in FORGETTABLE or art.state == DISPUTED
+    class _Rule(ForgetRule):
+        def blocker(self, state: str, hidden: bool) -> str | None:
+            return None if state == DISPUTED else super().blocker(state, hidden)
+
+    forget_rule = _Rule()
 
 
 class RevealUnchecked(Orchestrator):

@@ -8,6 +8,7 @@ and requires a failure whose message starts with the property id.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import subprocess
@@ -367,16 +368,30 @@ def _fast_tracked(agents: Sequence[Agent], params: Params = DEFAULTS) -> Orchest
     return o
 
 
-@pytest.mark.parametrize(("n", "forgotten"), [(11, True), (12, False)])
-def test_fg1_fails_at_the_defaults_below_twelve_active_agents(n: int, forgotten: bool) -> None:
-    """The check can fail: at the defaults, with 11 active agents (one at w_max = 1.0, ten
-    newcomers at w_min = 0.1), Q = 0.5·(1.0 + 10·0.1) = 1.0 and one vote of weight 1.0
-    forgets alone, through the orchestrator as it is; with 12, Q = 1.05 and it does not."""
+UNGUARDED = dataclasses.replace(DEFAULTS, min_active_agents=1)
+
+
+@pytest.mark.parametrize(
+    ("n", "params", "forgotten"),
+    [(11, UNGUARDED, True), (12, UNGUARDED, False), (11, DEFAULTS, False), (12, DEFAULTS, False)],
+    ids=["11-unguarded", "12-unguarded", "11-defaults", "12-defaults"],
+)
+def test_fg1_through_the_orchestrator(n: int, params: Params, forgotten: bool) -> None:
+    """The check can fail: without the population guard (min_active_agents = 1) at the
+    default weights, with 11 active agents (one at w_max = 1.0, ten newcomers at w_min =
+    0.1), Q = 0.5·(1.0 + 10·0.1) = 1.0 and one vote of weight 1.0 forgets alone; with 12,
+    Q = 1.05 and it does not.  At the defaults (min_active_agents = 12 = fg1_min_active)
+    the decision waits at 11, so no single agent forgets (FG-1)."""
     agents = [Agent("heavy", 1, 1.0)] + [Agent(f"new{i}", 0, 0.1) for i in range(n - 1)]
-    assert fg1_holds(DEFAULTS, n) is not forgotten and fg1_min_active(DEFAULTS) == 12
-    o = _fast_tracked(agents)
+    assert fg1_holds(params, n) is (n >= 12) and fg1_min_active(params) == 12
+    o = _fast_tracked(agents, params)
     assert o.apply({"op": "forget_vote", "agent": "heavy", "artifact": "x"})["result"] == "ok"
-    [d] = decide([View("x", forget_votes={"heavy": MICRO})], o.agents.values(), DEFAULTS)
+    [d] = decide(
+        [View("x", forget_votes={"heavy": MICRO})],
+        o.agents.values(),
+        params,
+        min_active=params.min_active_agents,
+    )
     assert (d.score, d.quorum) == (MICRO2, (n + 9) * MICRO2 // 20)
     o.apply({"op": "tick"})
     assert (o.state_of("x") == "forgotten") is forgotten is d.forget
@@ -488,15 +503,21 @@ def test_threshold_is_exact_in_micro_units() -> None:
     exact_check(RULE)()
 
 
-# --- agreement with the orchestrator as it is today -------------------------------------------
+# --- the orchestrator executes exactly decide's decisions ---------------------------------------
 
 
 @st.composite
 def registries(draw: st.DrawFn) -> tuple[Params, list[Agent], dict[str, float], dict[str, str]]:
     w_min = draw(units(1, MICRO // 2))
     w_max = draw(units(micro(w_min), 2 * MICRO))
-    p = Params(T_fast=1, alpha=draw(units(1, MICRO)), w_min=w_min, w_max=w_max)
     n = draw(st.integers(1, 10))
+    p = Params(
+        T_fast=1,
+        alpha=draw(units(1, MICRO)),
+        w_min=w_min,
+        w_max=w_max,
+        min_active_agents=draw(st.integers(1, n + 1)),
+    )
     agents = [
         Agent(
             f"a{i}",
@@ -516,9 +537,10 @@ def registries(draw: st.DrawFn) -> tuple[Params, list[Agent], dict[str, float], 
 def test_decide_agrees_with_the_orchestrator(
     case: tuple[Params, list[Agent], dict[str, float], dict[str, str]],
 ) -> None:
-    """``decide`` on the recorded votes predicts the orchestrator's own forget at the tick,
-    barred voters and tier-0 weights included (Q > 0 here: agent a0 is never barred; with
-    Q = 0 the orchestrator today forgets on S = 0, which ``decide`` refuses)."""
+    """``decide`` on the recorded votes predicts the orchestrator's forget at the tick:
+    barred voters, tier-0 weights and the population guard included.  The orchestrator
+    calls ``decide`` itself, so this checks its bookkeeping around it (the forget watch
+    is re-evaluated after ``set_agent``; votes are recorded as given)."""
     p, agents, votes, sanctions = case
     o = _fast_tracked(agents, p)
     for a, c in votes.items():
@@ -530,7 +552,7 @@ def test_decide_agrees_with_the_orchestrator(
     for a, s in sanctions.items():
         o.apply({"op": "set_agent", "agent": a, "tier": by_id[a].tier, "sanction": s})
     view = View("x", ACTIVE, False, {a: micro(c) for a, c in votes.items()})
-    [d] = decide([view], o.agents.values(), p)
+    [d] = decide([view], o.agents.values(), p, min_active=p.min_active_agents)
     assert d.quorum > 0
     o.apply({"op": "tick"})
     assert (o.state_of("x") == "forgotten") == d.forget, d

@@ -82,6 +82,7 @@ PARAMS = Params(
     propose_rate=1,
     propose_rate_limited=0,
     alpha=0.25,
+    min_active_agents=8,  # 8 agents are active until set_agent bars one: forgetting stops
     seed=7,
 )
 
@@ -261,11 +262,13 @@ class LifecycleMachine(RuleBasedStateMachine):
         a = self.reg[agent]
         return micro(PARAMS.w_min) if a.tier == 0 else micro(a.weight)
 
-    def _model_tally(self, x: str, rnd: int, yes: str) -> tuple[int, int, int]:
+    def _model_tally(self, x: str, rnd: int, yes: str) -> tuple[int, int, int, int]:
+        """(yes weight, no weight, yes voters, no voters) of the verified reveals."""
         revs = self.reveals.get((x, rnd), {})
         y = sum(self._w(v) for v, c in revs.items() if c.vote == yes)
         n = sum(self._w(v) for v, c in revs.items() if c.vote != yes)
-        return y, n, len(revs)
+        ny = sum(1 for c in revs.values() if c.vote == yes)
+        return y, n, ny, len(revs) - ny
 
     def _track(
         self, cmd: dict[str, Any], events: list[dict[str, Any]], before: dict[str, Any]
@@ -295,12 +298,13 @@ class LifecycleMachine(RuleBasedStateMachine):
             if ev["event"] == "urgent_report":
                 self.hidden[x] = True
             if src == "reveal" and ev["event"] == "timeout":
-                y, n, k = self._model_tally(x, rnd, "accept")
-                if k < PARAMS.quorum:
+                y, n, ny, nn = self._model_tally(x, rnd, "accept")
+                side = PARAMS.tally_min_side  # TALLY-1: a side needs this many voters
+                if ny + nn < PARAMS.quorum:
                     want = {"rerecruit", "expire"}
-                elif y * 10**6 >= micro(PARAMS.tau_accept) * (y + n):
+                elif y * 10**6 >= micro(PARAMS.tau_accept) * (y + n) and ny >= side:
                     want = {"accept"}
-                elif y * 10**6 <= micro(PARAMS.tau_reject) * (y + n):
+                elif y * 10**6 <= micro(PARAMS.tau_reject) * (y + n) and nn >= side:
                     want = {"reject"}
                 else:
                     want = {"undecided"}
@@ -308,10 +312,15 @@ class LifecycleMachine(RuleBasedStateMachine):
                     f"CR-2: tally verdict {verdict} but the verified reveals give {want}"
                 )
             if src == DISPUTED and dst != DISPUTED:
-                y, n, k = self._model_tally(x, rnd, "retract")
-                retract = k >= PARAMS.q_dispute and y * 10**6 >= micro(PARAMS.tau_retract) * (y + n)
+                y, n, ny, nn = self._model_tally(x, rnd, "retract")
+                side = PARAMS.tally_min_side
+                retract = (
+                    ny + nn >= PARAMS.q_dispute
+                    and ny >= side
+                    and (y * 10**6 >= micro(PARAMS.tau_retract) * (y + n) or nn < side)
+                )
                 assert (dst == "retracted") == retract, (
-                    f"CR-2: dispute {verdict}, model {y},{n},{k}"
+                    f"CR-2: dispute {verdict}, model {y},{n},{ny},{nn}"
                 )
                 if not retract:
                     self.hidden[x] = False
@@ -514,6 +523,12 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.do({"op": "arbitrate", "agent": self._agent(data, ["a1", "a2"]), "artifact": x,
                  "outcome": outcome})  # fmt: skip
 
+    @precondition(lambda self: "arbitration" in self.state.values())
+    @rule(data=st.data(), outcome=st.sampled_from(["revote", "reject"]))
+    def arbitrate_more(self, data: st.DataObject, outcome: str) -> None:
+        """Alias: the rarer outcomes (a revote opens the stale-reveal path, CR-2)."""
+        self.arbitrate(data, outcome)
+
     @rule(
         data=st.data(),
         op=st.sampled_from(["dispute", "urgent_report"]),
@@ -602,7 +617,14 @@ class LifecycleMachine(RuleBasedStateMachine):
             )
         )  # fmt: skip
         obs = self.do(junk)
-        assert obs == {"result": "invalid_input", "events": []}, f"INPUT: {junk!r} gave {obs}"
+        is_agent_op = isinstance(junk, dict) and junk.get("op") in AGENT_OPS
+        sender = junk.get("agent") if is_agent_op else None
+        blame = (
+            [{"event": "violation", "agent": sender, "kind": "malformed"}]
+            if isinstance(sender, str) and sender in self.orch.agents
+            else []
+        )  # a registered agent's malformed command is its violation (DESIGN §4)
+        assert obs == {"result": "invalid_input", "events": blame}, f"INPUT: {junk!r} gave {obs}"
 
     @precondition(lambda self: bool(self._pending("commit", committed=False)))
     @rule(data=st.data())

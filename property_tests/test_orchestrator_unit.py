@@ -7,7 +7,17 @@ from ostrom.orchestrator import Orchestrator
 from ostrom.params import Params
 from ostrom.voting import commitment
 
-P = Params(reviewers=3, quorum=2, T_fast=2, T_delib=1, T_commit=1, T_reveal=1, T_arb=1, cooldown=2)
+P = Params(
+    reviewers=3,
+    quorum=2,
+    T_fast=2,
+    T_delib=1,
+    T_commit=1,
+    T_reveal=1,
+    T_arb=1,
+    cooldown=2,
+    min_active_agents=8,  # the 8 unbarred agents of _orch(): forgetting is possible
+)
 SALT = "ab" * 32
 
 
@@ -98,6 +108,46 @@ def test_forget_needs_alpha_of_unbarred_weight() -> None:
     assert a["digest"] is None and a["tombstone"] == {
         "artifact": "x", "slot": "s", "submitter": "t1", "round": 1,
     }  # fmt: skip
+
+
+def test_no_forget_below_min_active_agents() -> None:
+    """FG-1: with one of the 8 agents barred, 7 < min_active_agents: even a unanimous
+    forget vote waits; lifting the bar lets the decision through at the next tick."""
+    o = _orch()
+    o.apply({"op": "propose", "agent": "t1", "artifact": "x", "slot": "s", "digest": "d"})
+    for _ in range(3):
+        o.apply({"op": "tick"})
+    for a in ("t1", "t2", "t3", "t5", "t6", "t7"):
+        o.apply({"op": "forget_vote", "agent": a, "artifact": "x"})
+    assert o.apply({"op": "set_agent", "agent": "t0", "tier": 0, "sanction": "suspended"}) == {
+        "result": "ok",
+        "events": [],
+    }
+    assert o.apply({"op": "tick"})["events"] == []
+    assert o.state_of("x") == "active"
+    o.apply({"op": "set_agent", "agent": "t0", "tier": 0, "sanction": "none"})
+    assert o.apply({"op": "tick"})["events"][0]["to"] == "forgotten"
+
+
+def test_violations_the_sanctions_layer_counts() -> None:
+    """malformed (check 1 failing for a registered agent), non_reveal (committed, never
+    revealed), frivolous_dispute (a plain dispute that fails)."""
+    o = _orch()
+    assert o.apply({"op": "propose", "agent": "t1", "artifact": 7}) == {
+        "result": "invalid_input",
+        "events": [{"event": "violation", "agent": "t1", "kind": "malformed"}],
+    }
+    assert o.apply({"op": "propose", "agent": "nobody", "x": 1})["events"] == []
+    reviewers = _formal(o)
+    v = reviewers[0]
+    c = commitment(v, "x", 1, "accept", "", SALT)
+    assert (
+        o.apply({"op": "commit_vote", "agent": v, "artifact": "x", "commitment": c})["result"]
+        == "ok"
+    )
+    o.apply({"op": "tick"})  # commit -> reveal
+    events = o.apply({"op": "tick"})["events"]  # reveal closes: quorum missed
+    assert {"event": "violation", "agent": v, "kind": "non_reveal"} in events
 
 
 def test_typed_methods_match_apply() -> None:

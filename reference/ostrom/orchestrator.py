@@ -33,6 +33,8 @@ from transitions import Machine
 
 from ostrom.agents import MAX_TIER, Agent, Sanction, micro
 from ostrom.errors import ErrorCode, Refused
+from ostrom.forgetting import BLOCK_POPULATION, RULE, ForgetRule
+from ostrom.forgetting import decide as forget_decide
 from ostrom.lifecycle import (
     ACTIVE,
     ARBITRATION,
@@ -42,7 +44,6 @@ from ostrom.lifecycle import (
     EVENTS,
     FAST_TRACK,
     FORGET_VOTABLE,
-    FORGETTABLE,
     NEW,
     PROPOSED,
     RESUBMITTABLE,
@@ -70,6 +71,9 @@ ARBITER_OUTCOMES: Final = frozenset({"accept", "reject", "revote"})
 #: Decision paths by which an artifact may become (or return to) `active` (LC-SAFE-1).
 LEGIT_ACTIVE_PATHS: Final = frozenset({"fast_track", "tally", "arbiter", "dispute_kept"})
 
+
+#: The commands an agent sends (its ``agent`` field is the sender).
+_AGENT_OPS: Final = frozenset(name for name, spec in EVENTS.items() if spec.actor == "agent")
 
 # --- input validation (check 1: invalid_input) ------------------------------------------
 
@@ -175,6 +179,7 @@ class Artifact:
         self.revoted = False
         self.ballot: Ballot | None = None
         self.urgent_reporter: str | None = None
+        self.disputer: str | None = None  # of the open plain dispute (frivolous if it fails)
         self.forget_votes: dict[str, int] = {}  # voter -> confidence in micro-units
         self.tombstone: dict[str, Any] | None = None
 
@@ -186,6 +191,9 @@ class Orchestrator:
     out, never an exception for bad input).  The per-op methods (``propose``, ...)
     validate the same way and return the events, raising ``Refused`` on refusal.
     """
+
+    #: The forget decision rule (forgetting.py); property_tests' mutants replace it.
+    forget_rule: ForgetRule = RULE
 
     def __init__(self, params: Params = DEFAULTS, agents: Iterable[Agent] = ()) -> None:
         self.params = params
@@ -217,10 +225,24 @@ class Orchestrator:
         """Apply one command; return ``{"result": "ok" | code, "events": [...]}``."""
         try:
             op, kwargs = self._parse(command)
+        except Refused as refusal:
+            return {"result": refusal.code.value, "events": self._malformed(command)}
+        try:
             events = self._dispatch[op](**kwargs)
         except Refused as refusal:
             return {"result": refusal.code.value, "events": refusal.events}
         return {"result": "ok", "events": events}
+
+    def _malformed(self, command: object) -> list[Event]:
+        """A command that fails check 1 but names a registered agent is that agent's
+        ``malformed`` violation (DESIGN §4; the sanctions layer counts it, and many of them
+        look like malfunction).  Nothing else is changed; anonymous garbage is ignored."""
+        if not isinstance(command, dict) or command.get("op") not in _AGENT_OPS:
+            return []  # set_agent's "agent" is its subject, not its sender
+        agent = command.get("agent")
+        if isinstance(agent, str) and agent in self._agents:
+            return [_violation(agent, "malformed")]
+        return []
 
     def _parse(self, command: object) -> tuple[str, dict[str, Any]]:
         """Check 1 (``invalid_input``): op known, required fields present, no extra keys,
@@ -374,9 +396,6 @@ class Orchestrator:
         self, ballot: Ballot, voter: str, artifact: str, vote: str, reason: str, salt: str
     ) -> bool:
         return ballot.matches(voter, artifact, vote, reason, salt)  # CR-2: this round only
-
-    def _forgettable(self, art: Artifact) -> bool:
-        return art.state in FORGETTABLE  # LC-SAFE-6: never while disputed
 
     # --- state changes -------------------------------------------------------------------
 
@@ -591,6 +610,8 @@ class Orchestrator:
         if event == "urgent_report":
             art.hidden = True  # LC-SAFE-5: hidden only together with a pending review
             art.urgent_reporter = agent
+        else:
+            art.disputer = agent
         return [self._fire(art, event, None, self.params.T_commit)]
 
     def _op_resubmit(
@@ -730,7 +751,19 @@ class Orchestrator:
             return self._close_dispute(art, ballot)
         raise AssertionError(f"{art.id}: timeout in {state}")  # pragma: no cover
 
+    @staticmethod
+    def _non_reveals(ballot: Ballot) -> list[Event]:
+        """Reviewers who committed but never revealed: each a ``non_reveal`` violation
+        (DESIGN §4).  Sorted, so the observation is deterministic."""
+        return [
+            _violation(v, "non_reveal")
+            for v in sorted(set(ballot.commitments) - set(ballot.reveals))
+        ]
+
     def _close_review(self, art: Artifact, ballot: Ballot) -> list[Event]:
+        return self._decide_review(art, ballot) + self._non_reveals(ballot)
+
+    def _decide_review(self, art: Artifact, ballot: Ballot) -> list[Event]:
         p = self.params
         tally = ballot.tally(self._weight)
         verdict = review_verdict(  # TALLY-1: the side rule
@@ -760,6 +793,11 @@ class Orchestrator:
         return [self._fire(art, "timeout", "expire")]
 
     def _close_dispute(self, art: Artifact, ballot: Ballot) -> list[Event]:
+        events = self._decide_dispute(art, ballot) + self._non_reveals(ballot)
+        art.disputer = None
+        return events
+
+    def _decide_dispute(self, art: Artifact, ballot: Ballot) -> list[Event]:
         tally = ballot.tally(self._weight)
         verdict = dispute_verdict(  # TALLY-1: the side rule
             tally, self.params.q_dispute, self._tau_retract, self.params.tally_min_side
@@ -791,27 +829,39 @@ class Orchestrator:
                 }
             )
             art.urgent_reporter = None
+        if art.disputer is not None:
+            events.append({"event": "penalty", "agent": art.disputer, "kind": "frivolous_dispute"})
         return events
 
     def _forget_due(self) -> list[Event]:
-        """# spec/Lifecycle.tla: Forget — every artifact whose score S reached the quorum Q."""
+        """# spec/Lifecycle.tla: Forget — every watched artifact whose decision is reached.
+
+        The decision is ``forgetting.decide`` (S > 0, S ≥ Q over the active agents, not
+        disputed or hidden under review, at least ``min_active_agents`` active): one rule
+        for the orchestrator, the tests and the docs.  Only artifacts whose score or
+        quorum may have changed are looked at (the forget watch).
+        """
         if self._forget_all:
             self._forget_watch = set(self._forget_voted)
             self._forget_all = False
         if not self._forget_watch:
             return []
-        w_min = self.params.w_min
-        live = {a.id: a.weight_micro(w_min) for a in self._agents.values() if not a.barred}
-        quorum = micro(self.params.alpha) * sum(live.values())  # micro^2
+        watched = sorted((self._artifacts[x] for x in self._forget_watch), key=lambda art: art.seq)
+        decisions = forget_decide(
+            watched,
+            self._agents.values(),
+            self.params,
+            self.forget_rule,
+            min_active=self.params.min_active_agents,  # FG-1
+        )
         events: list[Event] = []
-        for x in sorted(self._forget_watch, key=lambda i: self._artifacts[i].seq):
-            art = self._artifacts[x]
-            score = sum(live.get(v, 0) * c for v, c in art.forget_votes.items())  # micro^2
-            if score < quorum:
-                self._forget_watch.discard(x)
-            elif self._forgettable(art):  # LC-SAFE-6: not while disputed
+        for art, d in zip(watched, decisions, strict=True):
+            if d.forget:
                 events.append(self._forget(art))
-            # else: disputed — re-evaluated when the dispute closes
+            elif not d.reached or d.blocked == BLOCK_POPULATION:
+                # re-evaluated on a new vote or a registry change (which may lift either)
+                self._forget_watch.discard(art.id)
+            # else blocked by a dispute or hidden review (LC-SAFE-6): watched until it closes
         return events
 
     def _forget(self, art: Artifact) -> Event:

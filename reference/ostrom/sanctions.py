@@ -78,8 +78,11 @@ MALFUNCTION: Final[frozenset[Violation]] = frozenset(
 #: The orchestrator's observation kinds (docs/rules.md "Observations") and what they count as.
 ORCHESTRATOR_KINDS: Final[Mapping[str, Violation]] = {
     "bad_reveal": Violation.INVALID_REVEAL,
+    "non_reveal": Violation.NON_REVEAL,
     "rate_limited": Violation.RATE_LIMIT,
+    "frivolous_dispute": Violation.FRIVOLOUS_DISPUTE,
     "unfounded_urgent_report": Violation.UNFOUNDED_URGENT,
+    "malformed": Violation.MALFORMED,
 }
 
 #: The ladder: rank k is σk.
