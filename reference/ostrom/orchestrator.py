@@ -215,6 +215,8 @@ class Orchestrator:
         self._tau_accept = micro(params.tau_accept)
         self._tau_reject = micro(params.tau_reject)
         self._tau_retract = micro(params.tau_retract)
+        self._min_side = params.tally_min_side  # TALLY-1
+        self._min_active = params.min_active_agents  # FG-1
         self._dispatch: dict[str, Callable[..., list[Event]]] = {
             op: getattr(self, f"_op_{op}") for op in OPS
         }
@@ -767,7 +769,7 @@ class Orchestrator:
         p = self.params
         tally = ballot.tally(self._weight)
         verdict = review_verdict(  # TALLY-1: the side rule
-            tally, p.quorum, self._tau_accept, self._tau_reject, p.tally_min_side
+            tally, p.quorum, self._tau_accept, self._tau_reject, self._min_side
         )
         ballot.phase = Phase.CLOSED
         record = {"path": "tally", "verdict": verdict, "tally": tally.to_dict(ballot.kind)}
@@ -800,7 +802,7 @@ class Orchestrator:
     def _decide_dispute(self, art: Artifact, ballot: Ballot) -> list[Event]:
         tally = ballot.tally(self._weight)
         verdict = dispute_verdict(  # TALLY-1: the side rule
-            tally, self.params.q_dispute, self._tau_retract, self.params.tally_min_side
+            tally, self.params.q_dispute, self._tau_retract, self._min_side
         )
         ballot.phase = Phase.CLOSED
         self._forget_watch.add(art.id)  # a forget decision may have waited for the dispute
@@ -852,7 +854,7 @@ class Orchestrator:
             self._agents.values(),
             self.params,
             self.forget_rule,
-            min_active=self.params.min_active_agents,  # FG-1
+            min_active=self._min_active,  # FG-1
         )
         events: list[Event] = []
         for art, d in zip(watched, decisions, strict=True):
@@ -905,6 +907,12 @@ class Orchestrator:
                 }
             return None
         return None
+
+    def public_artifact(self, artifact: str) -> dict[str, Any] | None:
+        """One artifact's entry of ``public_state`` (None if unknown), without building
+        the whole state: the layers read closed ballots through it at every tick."""
+        art = self._artifacts.get(artifact)
+        return None if art is None else self._public_artifact(art)
 
     def public_state(self) -> dict[str, Any]:
         """The normative public state (rules.md "Observations"), JSON-ready.

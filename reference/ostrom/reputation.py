@@ -441,13 +441,30 @@ class ReputationBook:
 
     # --- commands ------------------------------------------------------------------------
 
-    def add(self, agent: str) -> None:
-        """Register ``agent``: prior Beta(1, 1), tier 0, weight w_min (REP-2's entry)."""
+    def add(self, agent: str, *, prior: Beta | None = None, tier: int = 0) -> None:
+        """Register ``agent``: prior Beta(1, 1), tier 0, weight w_min (REP-2's entry).
+
+        ``prior`` and ``tier`` are for a community's *founders* only: with every agent
+        at tier 0 nobody could review (tier ≥ 1), so no reputation could ever be earned.
+        A founder starts at ``tier`` with its time in tier served and a prior whose E
+        supports that tier (checked: the tier rule would demote it at the first tick
+        otherwise).  Its weight is w_min until the first tick computes it.
+        """
         if agent in self._agents:
             raise ValueError(f"agent {agent!r} already registered")
+        beta = Beta() if prior is None else prior
+        if not 0 <= tier <= MAX_TIER:
+            raise ValueError(f"tier must be in 0..{MAX_TIER}, got {tier!r}")
+        if beta.mean < tier_thresholds(self.params)[tier]:
+            raise ValueError(
+                f"{agent}: E = {beta.mean} is below tier {tier}'s threshold "
+                f"{tier_thresholds(self.params)[tier]}"
+            )
+        served = self.params.tier1_rounds
+        state = TierState(tier, tuple(served if j <= tier else 0 for j in range(MAX_TIER + 1)))
         w = micro(self.params.w_min)
         self._agents[agent] = _Record(
-            Beta(), TierState(), w, deque([w], maxlen=self.params.farm_window), self.round
+            beta, state, w, deque([w], maxlen=self.params.farm_window), self.round
         )
         self._trust = None
 

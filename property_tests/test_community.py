@@ -1,0 +1,388 @@
+"""The layers integrated: reputation drives tiers drives guards; sanctions block actions;
+forgetting never touches a disputed or hidden-under-review artifact (DESIGN §2, §4, §5).
+
+A Hypothesis ``RuleBasedStateMachine`` drives ``Community.apply`` — the orchestrator
+whose registry is derived from the reputation and sanction books — with honest and
+faulty agents: founders of tiers 1–3, newcomers who join mid-run, honest and lying
+votes, reveals that do not open their commitment, commitments never revealed, malformed
+commands, rate-limit abuse, disputes, urgent reports and forget votes.  The defaults of
+DESIGN §8 are kept where they matter for the properties (w_min 0.1, w_max 1.0, α 0.5,
+so FG-1 needs ``min_active_agents`` = 12); timers and sanction thresholds are shortened
+so that ladders, promotions and decisions happen within a run.
+
+Checks (each message starts with its property id; ``test_community_mutant_is_caught``
+relies on that):
+
+* LC-SAFE-4 — every command an agent sent that succeeded was allowed *by the layers*:
+  the sanction book did not bar the agent and its reputation tier (capped by the
+  sanction) was at least the command's minimum tier, both read before the command; and
+  after every step the orchestrator's registry equals what the books say.
+* LC-SAFE-6 — a ``forget`` event never leaves ``disputed`` nor an artifact hidden under
+  review.
+* FG-1 — every ``forget`` had at least two active forget voters, one agent never
+  forgets alone.
+* TALLY-1 — every decided tally (accept, reject, retract, and a keep with quorum) had at
+  least ``tally_min_side`` voters on the winning side.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from community_mutants import MUTANTS
+from mutant_check import assert_mutant_caught, run_machine
+from ostrom.agents import BARRING, MAX_TIER, Agent
+from ostrom.community import Community, Member
+from ostrom.forgetting import fg1_min_active
+from ostrom.lifecycle import DISPUTED, EVENTS, RETRACTED
+from ostrom.params import Params
+from ostrom.voting import commitment, make_salt
+
+PARAMS = Params(
+    reviewers=3,
+    quorum=2,
+    dispute_reviewers=3,
+    q_dispute=2,
+    T_fast=2,
+    T_delib=1,
+    T_commit=3,
+    T_reveal=3,
+    T_arb=3,
+    max_disputes=1,
+    cooldown=2,
+    tier1_rounds=2,
+    sanction_window=8,
+    sigma1=2,
+    sigma2=3,
+    sigma3=4,
+    sigma4=6,
+    T_susp=3,
+    T_quarantine=3,
+    seed=3,
+)
+assert fg1_min_active(PARAMS) == PARAMS.min_active_agents == 12  # the DESIGN defaults' FG-1
+
+FOUNDERS = (
+    Member("f0", tier=3, reputation=0.95, evidence=20, pretrusted=True),
+    Member("f1", tier=3, reputation=0.9, evidence=10),
+    Member("f2", tier=2, reputation=0.72, evidence=10),
+    Member("f3", tier=1, reputation=0.56, evidence=4),
+    Member("f4", tier=1, reputation=0.56, evidence=4),
+    Member("f5", tier=1, reputation=0.6, evidence=4),
+    Member("f6", tier=1, reputation=0.6, evidence=4),
+)
+JOINERS = tuple(f"j{i}" for i in range(9))
+SLOTS = ("s0", "s1")
+AGENT_OPS = {op for op, spec in EVENTS.items() if spec.actor == "agent"}
+
+REACHED: Counter[str] = Counter()
+
+
+class CommunityMachine(RuleBasedStateMachine):
+    """The integrated protocol under random commands; ``COMMUNITY`` is swapped by the
+    mutant test."""
+
+    COMMUNITY: type[Community] = Community
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c = self.COMMUNITY(PARAMS, FOUNDERS)
+        self.rng = random.Random(0)
+        self.salts: dict[tuple[str, int, str], tuple[str, str]] = {}  # (x, round, v) -> vote
+        self.next_id = 0
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _ids(self) -> list[str]:
+        return sorted(self.c.agents)
+
+    def _actor(self, data: st.DataObject, min_tier: int) -> str:
+        """Any agent, or (half the time) one whose registry tier suffices: the rare
+        commands still get through often enough to reach their paths."""
+        able = [a for a, x in sorted(self.c.agents.items()) if x.tier >= min_tier]
+        pool = able if able and data.draw(st.booleans()) else self._ids()
+        return data.draw(st.sampled_from(pool))
+
+    def _artifacts(self, states: set[str] | None = None) -> list[str]:
+        pub = self.c.public_state()["artifacts"]
+        return sorted(x for x, a in pub.items() if states is None or a["state"] in states)
+
+    def _allowed(self, agent: str, op: str) -> tuple[bool, str]:
+        """What the *books* allow (LC-SAFE-4), independent of the orchestrator's registry."""
+        if self.c.sanctions.level(agent) in BARRING:
+            return False, f"sanction {self.c.sanctions.level(agent).value}"
+        cap = self.c.sanctions.tier_cap(agent)
+        tier = self.c.reputation.tier(agent, MAX_TIER if cap is None else cap)
+        need = EVENTS[op].min_tier or 0
+        return tier >= need, f"reputation tier {tier} < {need}"
+
+    def do(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        op = cmd.get("op")
+        agent = cmd.get("agent")
+        is_agent_op = op in AGENT_OPS and isinstance(agent, str) and agent in self.c.agents
+        allowed, why = self._allowed(agent, op) if is_agent_op else (True, "")
+        before = self.c.public_state()["artifacts"] if op == "tick" else None
+        obs = self.c.apply(cmd)
+        REACHED[f"result:{obs['result']}"] += 1
+        if obs["result"] == "ok" and is_agent_op:
+            assert allowed, f"LC-SAFE-4: {agent} did {op} although the layers say {why}"
+            REACHED[f"op:{op}"] += 1
+        for ev in obs["events"]:
+            REACHED[f"event:{ev['event']}"] += 1
+            REACHED[
+                f"event:{ev['event']}:{ev.get('verdict') or ev.get('kind') or ev.get('to')}"
+            ] += 1
+        if before is not None:
+            self._check_tick(before, obs["events"])
+        return obs
+
+    def _check_tick(self, before: dict[str, Any], events: list[dict[str, Any]]) -> None:
+        after = self.c.public_state()["artifacts"]
+        active = {a for a, x in self.c.agents.items() if not x.barred}
+        hidden = {x: a["hidden"] for x, a in before.items()}
+        for ev in events:
+            x = ev.get("artifact")
+            if ev["event"] == "timeout" and ev["from"] == DISPUTED and ev["to"] != DISPUTED:
+                hidden[x] = hidden[x] and ev["to"] == RETRACTED  # LC-SAFE-5: a failed one clears
+            if ev["event"] == "forget":
+                assert ev["from"] != DISPUTED, f"LC-SAFE-6: {x} forgotten while disputed"
+                assert not (hidden[x] and ev["from"] != RETRACTED), (
+                    f"LC-SAFE-6: {x} forgotten while hidden under review"
+                )
+                b = before[x]
+                voters = set(b["forget_voters"]) & active
+                assert len(voters) >= 2, f"FG-1: {x} forgotten by {sorted(voters)} alone"
+                REACHED["forgotten"] += 1
+            if ev["event"] == "timeout" and ev.get("verdict") in (
+                "accept",
+                "reject",
+                "retract",
+                "keep",
+                "keep_superseded",
+            ):
+                revealed = after[x]["revealed"] or {}
+                won = {"keep_superseded": "keep"}.get(ev["verdict"], ev["verdict"])
+                lost = {
+                    "accept": "reject",
+                    "reject": "accept",
+                    "retract": "keep",
+                    "keep": "retract",
+                }
+                heads = sum(1 for v in revealed.values() if v == won)
+                others = sum(1 for v in revealed.values() if v == lost[won])
+                side = PARAMS.tally_min_side
+                if won == "keep" and others < side:
+                    continue  # no retraction could be decided: the status quo, nobody decided
+                assert heads >= side, (
+                    f"TALLY-1: {x} {won} with {heads} voter(s) on that side: {revealed}"
+                )
+                REACHED[f"decided:{won}"] += 1
+
+    # --- rules --------------------------------------------------------------------------
+
+    @initialize(k=st.integers(0, len(JOINERS)))
+    def joiners(self, k: int) -> None:
+        """Newcomers at the start: with 5 or more, 12 agents are active and the forget
+        rule may decide; with fewer, FG-1's floor holds every forget back."""
+        for j in JOINERS[:k]:
+            assert self.do({"op": "join", "agent": j})["result"] == "ok"
+
+    @rule(data=st.data())
+    def join(self, data: st.DataObject) -> None:
+        self.do({"op": "join", "agent": data.draw(st.sampled_from(JOINERS))})
+
+    @rule(data=st.data(), slot=st.sampled_from(SLOTS))
+    def propose(self, data: st.DataObject, slot: str) -> None:
+        self.next_id += 1
+        agent = data.draw(st.sampled_from(self._ids()))
+        self.do({"op": "propose", "agent": agent, "artifact": f"x{self.next_id}", "slot": slot,
+                 "digest": "d"})  # fmt: skip
+
+    def _ballot_members(self, phase: str, committed: bool) -> list[tuple[str, str]]:
+        out = []
+        for x, a in sorted(self.c.public_state()["artifacts"].items()):
+            if a["phase"] != phase:
+                continue
+            for v in a["reviewers"]:
+                if (v in a["committed"]) == committed and (
+                    phase != "reveal" or v not in (a["revealed"] or {})
+                ):
+                    out.append((x, v))
+        return out
+
+    @precondition(lambda self: bool(self._ballot_members("commit", committed=False)))
+    @rule(data=st.data())
+    def commit(self, data: st.DataObject) -> None:
+        x, v = data.draw(st.sampled_from(self._ballot_members("commit", committed=False)))
+        self._commit(data, x, v)
+
+    def _commit(self, data: st.DataObject, x: str, v: str, side: int | None = None) -> None:
+        """Commit ``v``'s vote on ``x``: side 0 is yes (accept/retract), 1 is no, None
+        draws it."""
+        pub = self.c.public_state()["artifacts"][x]
+        yes, no = ("accept", "reject") if pub["ballot"] == "review" else ("retract", "keep")
+        vote = (yes, no)[side] if side is not None else data.draw(st.sampled_from([yes, no]))
+        salt = make_salt(self.rng)
+        self.salts[(x, pub["round"], v)] = (vote, salt)
+        digest = commitment(v, x, pub["round"], vote, "", salt)
+        self.do({"op": "commit_vote", "agent": v, "artifact": x, "commitment": digest})
+
+    @precondition(lambda self: bool(self._ballot_members("commit", committed=False)))
+    @rule(data=st.data(), side=st.sampled_from([None, 0, 1]))
+    def commit_all(self, data: st.DataObject, side: int | None) -> None:
+        """Every pending reviewer of one ballot commits, the same way (side 0 or 1) or
+        each drawn (None): most ballots are well attended, many are clear."""
+        xs = sorted({x for x, _ in self._ballot_members("commit", committed=False)})
+        x = data.draw(st.sampled_from(xs))
+        for y, v in self._ballot_members("commit", committed=False):
+            if y == x:
+                self._commit(data, x, v, side)
+
+    @precondition(lambda self: bool(self._ballot_members("reveal", committed=True)))
+    @rule(data=st.data())
+    def reveal_all(self, data: st.DataObject) -> None:
+        """Every committed reviewer of one ballot reveals honestly."""
+        xs = sorted({x for x, _ in self._ballot_members("reveal", committed=True)})
+        x = data.draw(st.sampled_from(xs))
+        for y, v in self._ballot_members("reveal", committed=True):
+            if y == x:
+                self._reveal(x, v, "honest")
+
+    @precondition(lambda self: bool(self._ballot_members("reveal", committed=True)))
+    @rule(data=st.data(), how=st.sampled_from(["honest", "honest", "honest", "bad", "skip"]))
+    def reveal(self, data: st.DataObject, how: str) -> None:
+        x, v = data.draw(st.sampled_from(self._ballot_members("reveal", committed=True)))
+        self._reveal(x, v, how)
+
+    def _reveal(self, x: str, v: str, how: str) -> None:
+        rnd = self.c.public_state()["artifacts"][x]["round"]
+        vote, salt = self.salts.get((x, rnd, v), ("accept", "00" * 32))
+        if how == "skip":
+            return  # a non-reveal: the ballot's close counts it
+        if how == "bad":
+            salt = "11" * 32
+        self.do({"op": "reveal_vote", "agent": v, "artifact": x, "vote": vote, "reason": "",
+                 "salt": salt})  # fmt: skip
+
+    @precondition(lambda self: bool(self._artifacts({"fast_track"})))
+    @rule(data=st.data())
+    def object(self, data: st.DataObject) -> None:
+        xs = self._artifacts({"fast_track"})
+        if xs:
+            self.do({"op": "object", "agent": data.draw(st.sampled_from(self._ids())),
+                     "artifact": data.draw(st.sampled_from(xs))})  # fmt: skip
+
+    @precondition(lambda self: bool(self._artifacts({"arbitration"})))
+    @rule(data=st.data(), outcome=st.sampled_from(["accept", "reject", "revote"]))
+    def arbitrate(self, data: st.DataObject, outcome: str) -> None:
+        x = data.draw(st.sampled_from(self._artifacts({"arbitration"})))
+        reviewers = self.c.public_state()["artifacts"][x]["reviewers"]
+        free = [a for a, e in sorted(self.c.agents.items()) if e.tier == 3 and a not in reviewers]
+        pool = free if free and data.draw(st.booleans()) else self._ids()
+        self.do({"op": "arbitrate", "agent": data.draw(st.sampled_from(pool)), "artifact": x,
+                 "outcome": outcome})  # fmt: skip
+
+    @precondition(lambda self: bool(self._artifacts({"active"})))
+    @rule(data=st.data(), op=st.sampled_from(["dispute", "urgent_report"]))
+    def dispute(self, data: st.DataObject, op: str) -> None:
+        xs = self._artifacts({"active"})
+        if xs:
+            self.do({"op": op, "agent": self._actor(data, 2),
+                     "artifact": data.draw(st.sampled_from(xs)), "reason": "r"})  # fmt: skip
+
+    @rule(data=st.data())
+    def forget_vote(self, data: st.DataObject) -> None:
+        xs = self._artifacts({"active", "disputed", "superseded", "rejected", "expired",
+                              "retracted"})  # fmt: skip
+        if xs:
+            disputed = self._artifacts({DISPUTED})
+            pool = disputed if disputed and data.draw(st.booleans()) else xs
+            self.do({"op": "forget_vote", "agent": data.draw(st.sampled_from(self._ids())),
+                     "artifact": data.draw(st.sampled_from(pool))})  # fmt: skip
+
+    @rule(data=st.data())
+    def forget_wave(self, data: st.DataObject) -> None:
+        """Several agents vote to forget one artifact (a forget needs about half the
+        active weight)."""
+        xs = self._artifacts({"active", "disputed", "superseded", "rejected", "expired"})
+        if xs:
+            x = data.draw(st.sampled_from(xs))
+            for a in data.draw(st.lists(st.sampled_from(self._ids()), min_size=1, max_size=8)):
+                self.do({"op": "forget_vote", "agent": a, "artifact": x})
+
+    @rule(data=st.data(), junk=st.sampled_from(["artifact", "extra"]))
+    def malformed(self, data: st.DataObject, junk: str) -> None:
+        """A broken agent's output: a command that fails check 1 (counts as malformed)."""
+        agent = data.draw(st.sampled_from(self._ids()))
+        cmd: dict[str, Any] = {"op": "object", "agent": agent, "artifact": "x1"}
+        cmd["artifact" if junk == "artifact" else "extra"] = 7
+        assert self.do(cmd)["result"] == "invalid_input"
+
+    @rule(data=st.data())
+    def spam(self, data: st.DataObject) -> None:
+        """Rate-limit abuse: proposals beyond propose_rate in one round."""
+        agent = data.draw(st.sampled_from(self._ids()))
+        for _ in range(PARAMS.propose_rate + 1):
+            self.next_id += 1
+            self.do({"op": "propose", "agent": agent, "artifact": f"x{self.next_id}",
+                     "slot": "s1", "digest": "d"})  # fmt: skip
+
+    @rule(n=st.integers(1, 2))
+    def tick(self, n: int) -> None:
+        for _ in range(n):
+            self.do({"op": "tick"})
+
+    # --- invariants ---------------------------------------------------------------------
+
+    @invariant()
+    def registry_is_the_layers(self) -> None:
+        """LC-SAFE-4's source: tier, weight and sanction in the registry are the books'."""
+        for a, entry in self.c.agents.items():
+            level = self.c.sanctions.level(a)
+            cap = self.c.sanctions.tier_cap(a)
+            want = Agent(
+                a,
+                self.c.reputation.tier(a, MAX_TIER if cap is None else cap),
+                self.c.reputation.weight(a),
+                self.c.reputation.expected(a),
+                level,
+                entry.subscriptions,
+            )
+            assert entry == want, f"LC-SAFE-4: registry {entry} but the layers say {want}"
+
+
+def test_community_reaches() -> None:
+    """The run must reach what the checks are about, or they check nothing."""
+    REACHED.clear()
+    run_machine(CommunityMachine)
+    must = [
+        "forgotten",
+        "decided:accept",
+        "decided:reject",
+        "decided:retract",
+        "event:sanction:suspended",
+        "event:sanction:quarantined",
+        "event:agent",
+        "event:violation:malformed",
+        "event:violation:non_reveal",
+        "event:violation:bad_reveal",
+        "event:violation:rate_limited",
+        "result:sanctioned",
+        "op:commit_vote",
+        "op:arbitrate",
+    ]
+    missing = [k for k in must if REACHED[k] == 0]
+    assert not missing, f"never reached: {missing}; reached: {sorted(REACHED)}"
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_community_mutant_is_caught(mutant: str) -> None:
+    cls, prop = MUTANTS[mutant]
+    machine = type(f"{mutant}Machine", (CommunityMachine,), {"COMMUNITY": cls})
+    assert_mutant_caught(machine, mutant, prop)
