@@ -198,7 +198,7 @@ class Community:
                 votes = self._revealed(ev["artifact"])
                 if votes:
                     self._pending[ev["artifact"]] = votes
-            elif verdict in DECIDED_VOTE:
+            elif isinstance(verdict, str) and verdict in DECIDED_VOTE:
                 votes = self._revealed(ev["artifact"])
                 self._feedback(ev["artifact"], votes, DECIDED_VOTE[verdict])
             elif ev.get("from") == "arbitration":
