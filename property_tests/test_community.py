@@ -244,6 +244,36 @@ class CommunityMachine(RuleBasedStateMachine):
             if y == x:
                 self._commit(data, x, v, side)
 
+    @precondition(lambda self: bool(self._ballot_members("commit", committed=False)))
+    @rule(data=st.data(), side=st.sampled_from([0, 1]))
+    def clear_ballot(self, data: st.DataObject, side: int) -> None:
+        """One ballot run to its end by diligent reviewers who agree: all commit the same
+        way, the clock moves to the reveal phase, all reveal, the clock moves on until it
+        closes (everything else ticks along)."""
+        xs = sorted({x for x, _ in self._ballot_members("commit", committed=False)})
+        x = data.draw(st.sampled_from(xs))
+        rnd = self.c.public_state()["artifacts"][x]["round"]
+        for y, v in self._ballot_members("commit", committed=False):
+            if y == x:
+                self._commit(data, x, v, side)
+
+        def phase() -> str | None:
+            a = self.c.public_state()["artifacts"][x]
+            return a["phase"] if a["round"] == rnd else None
+
+        for _ in range(PARAMS.T_commit):
+            if phase() != "commit":
+                break
+            self.do({"op": "tick"})
+        if phase() == "reveal":
+            for y, v in self._ballot_members("reveal", committed=True):
+                if y == x:
+                    self._reveal(x, v, "honest")
+        for _ in range(PARAMS.T_reveal):
+            if phase() != "reveal":
+                break
+            self.do({"op": "tick"})
+
     @precondition(lambda self: bool(self._ballot_members("reveal", committed=True)))
     @rule(data=st.data())
     def reveal_all(self, data: st.DataObject) -> None:
@@ -386,3 +416,47 @@ def test_community_mutant_is_caught(mutant: str) -> None:
     cls, prop = MUTANTS[mutant]
     machine = type(f"{mutant}Machine", (CommunityMachine,), {"COMMUNITY": cls})
     assert_mutant_caught(machine, mutant, prop)
+
+
+def test_forgetting_executes_through_consensus() -> None:
+    """DESIGN §5: "forgotten only if S ≥ Q **and** the decision is committed through
+    consensus".  Each PBFT replica runs a whole Community; the forget votes and the tick
+    that decides are client requests, so every honest replica forgets at the same point
+    of the same log (REPL-1), with the view-0 primary equivocating and messages lost."""
+    from ostrom.consensus.byzantine import EquivocatingPrimary
+    from ostrom.consensus.network import Faults
+    from ostrom.consensus.replicated import ReplicatedOrchestrator
+
+    members = (*FOUNDERS, *(Member(j) for j in JOINERS))  # 16 agents: FG-1's floor is met
+
+    def core() -> Community:
+        return Community(PARAMS, members)
+
+    ro = ReplicatedOrchestrator(
+        4,
+        1,
+        seed=5,
+        params=PARAMS,
+        byzantine={0: EquivocatingPrimary()},
+        faults=Faults(drop=0.05, duplicate=0.05, max_delay=4),
+        core=core,
+    )
+    commands: list[dict[str, Any]] = [
+        {"op": "propose", "agent": "f0", "artifact": "x", "slot": "s0", "digest": "d"},
+        *({"op": "tick"} for _ in range(PARAMS.T_fast + 1)),
+        *(
+            {"op": "forget_vote", "agent": a, "artifact": "x"}
+            for a in ("f0", "f1", "f2", "f3", "f4", "f5", "f6")
+        ),
+        {"op": "tick"},
+    ]
+    for cmd in commands:
+        ro.submit("c0", cmd)
+    ro.sim.run(400_000, until=ro.sim.all_executed)
+    ro.check_repl1()
+    states = list(ro.states().values())
+    assert len(states) == 3 and all(s == states[0] for s in states)
+    assert states[0]["artifacts"]["x"]["state"] == "forgotten"
+    assert states[0]["artifacts"]["x"]["tombstone"]["artifact"] == "x"
+    results = [r["result"] for _, r in ro.sim.results("c0")]
+    assert results == ["ok"] * len(commands)

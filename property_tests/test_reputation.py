@@ -555,3 +555,18 @@ def test_seeded_run_is_deterministic_and_separates() -> None:
         assert honest > 0.7 > 0.4 > bloc
         w = group_mean(run, run.weight, "malicious")
         assert max(w) <= DEFAULTS.w_min + DEFAULTS.farm_gain
+
+
+def test_founders_start_at_their_tier_and_earned_weight() -> None:
+    """A founder enters at its tier (time in tier served) with its prior; its first
+    weight is not held at w_min by the farming cap.  A prior below the tier's threshold
+    is refused: the tier rule would demote the founder at once."""
+    book = ReputationBook(DEFAULTS, pretrusted=["f"])
+    book.add("f", prior=Beta(0.95, 20), tier=3)
+    book.add("n")
+    book.tick()
+    assert book.tier("f") == 3 and book.tier("n") == 0
+    assert book.weight_micro("f") > micro(DEFAULTS.w_min) + micro(DEFAULTS.farm_gain)
+    assert book.weight_micro("n") == micro(DEFAULTS.w_min)
+    with pytest.raises(ValueError, match="below tier 2"):
+        book.add("g", prior=Beta(0.6, 10), tier=2)

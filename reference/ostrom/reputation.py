@@ -448,7 +448,8 @@ class ReputationBook:
         at tier 0 nobody could review (tier ≥ 1), so no reputation could ever be earned.
         A founder starts at ``tier`` with its time in tier served and a prior whose E
         supports that tier (checked: the tier rule would demote it at the first tick
-        otherwise).  Its weight is w_min until the first tick computes it.
+        otherwise).  Its weight is w_min until the first tick computes it, and that
+        first computation is not held back by the farming cap.
         """
         if agent in self._agents:
             raise ValueError(f"agent {agent!r} already registered")
@@ -461,11 +462,16 @@ class ReputationBook:
                 f"{tier_thresholds(self.params)[tier]}"
             )
         served = self.params.tier1_rounds
-        state = TierState(tier, tuple(served if j <= tier else 0 for j in range(MAX_TIER + 1)))
-        w = micro(self.params.w_min)
-        self._agents[agent] = _Record(
-            beta, state, w, deque([w], maxlen=self.params.farm_window), self.round
+        state = (
+            TierState()
+            if prior is None and tier == 0
+            else TierState(tier, tuple(served if j <= tier else 0 for j in range(MAX_TIER + 1)))
         )
+        w = micro(self.params.w_min)
+        # a founder's first weight is not capped (its prior was given, not farmed): its
+        # history starts empty; everyone else's starts at w_min, the farming cap's floor
+        history = deque([] if prior is not None else [w], maxlen=self.params.farm_window)
+        self._agents[agent] = _Record(beta, state, w, history, self.round)
         self._trust = None
 
     def observe(self, agent: str, positive: bool, weight: float = 1.0) -> None:

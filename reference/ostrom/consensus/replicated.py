@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
 
 from ostrom.agents import Agent
 from ostrom.consensus.messages import Request, Signed, canonical, sha256_hex
@@ -24,11 +24,30 @@ from ostrom.orchestrator import Orchestrator
 from ostrom.params import DEFAULTS, Params
 
 
-class OrchestratorApp:
-    """One replica's orchestrator behind the PBFT ``App`` interface."""
+class Core(Protocol):
+    """What a replica replicates: a deterministic ``apply`` and a public state
+    (``Orchestrator``, or ``community.Community`` with the layers that feed it)."""
 
-    def __init__(self, params: Params = DEFAULTS, agents: Iterable[Agent] = ()) -> None:
-        self.orchestrator = Orchestrator(params, tuple(agents))
+    def apply(self, command: object) -> dict[str, Any]: ...
+
+    def public_state(self) -> dict[str, Any]: ...
+
+
+#: Builds one replica's core; every replica (and the REPL-1 reference) calls it afresh.
+CoreFactory = Callable[[], Core]
+
+
+class OrchestratorApp:
+    """One replica's orchestrator (or other ``Core``) behind the PBFT ``App`` interface."""
+
+    def __init__(
+        self,
+        params: Params = DEFAULTS,
+        agents: Iterable[Agent] = (),
+        core: CoreFactory | None = None,
+    ) -> None:
+        agents = tuple(agents)
+        self.orchestrator: Core = core() if core is not None else Orchestrator(params, agents)
         self.applied: list[dict[str, Any]] = []
 
     def execute(self, operation: dict[str, Any]) -> dict[str, Any]:
@@ -46,10 +65,13 @@ class OrchestratorApp:
 
 
 def reference_state(
-    log: Iterable[dict[str, Any]], params: Params, agents: Iterable[Agent]
+    log: Iterable[dict[str, Any]],
+    params: Params,
+    agents: Iterable[Agent],
+    core: CoreFactory | None = None,
 ) -> dict[str, Any]:
-    """The public state of one orchestrator applying ``log`` in order."""
-    orch = Orchestrator(params, tuple(agents))
+    """The public state of one fresh orchestrator (or core) applying ``log`` in order."""
+    orch: Core = core() if core is not None else Orchestrator(params, tuple(agents))
     for op in log:
         orch.apply(copy.deepcopy(op))
     return orch.public_state()
@@ -87,10 +109,12 @@ class ReplicatedOrchestrator:
         byzantine: Mapping[int, Any] | None = None,
         faults: Faults | None = None,
         clients: int = 1,
+        core: CoreFactory | None = None,
         **options: Any,
     ) -> None:
         self.params = params
         self.agents = tuple(agents)
+        self.core = core
         self.sim = Simulation(
             n,
             f,
@@ -98,7 +122,7 @@ class ReplicatedOrchestrator:
             byzantine=byzantine,
             faults=faults,
             clients=clients,
-            app_factory=lambda: OrchestratorApp(params, self.agents),
+            app_factory=lambda: OrchestratorApp(params, self.agents, core),
             checkpoint_k=params.checkpoint_k,
             watermark_window=params.watermark_window,
             **options,
@@ -119,5 +143,5 @@ class ReplicatedOrchestrator:
         """REPL-1, raising ``AssertionError`` naming the first replica that differs."""
         for i in self.sim.honest:
             log = committed_operations(self.sim.replicas[i].history)
-            want = reference_state(log, self.params, self.agents)
+            want = reference_state(log, self.params, self.agents, self.core)
             assert self.app(i).state() == want, f"REPL-1: replica {i} diverges from its log"
