@@ -1,0 +1,27 @@
+"""The conformance suite: vectors, the driver protocol, the runner, trace validation.
+
+docs/conformance.md is the normative description of every format here.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: The vector format this code reads and writes (``"format"`` of a vector file).
+VECTOR_FORMAT: Final = "ostrom-vector/1"
+#: The driver protocol (the ``hello`` handshake names it).
+DRIVER_PROTOCOL: Final = "ostrom-driver/1"
+#: The trace-log format of ``ostrom validate-trace``.
+TRACE_FORMAT: Final = "ostrom-trace/1"
+#: Every layer the suite knows, in the order the runner reports them.
+LAYERS: Final = (
+    "lifecycle",
+    "voting",
+    "reputation",
+    "sanctions",
+    "forgetting",
+    "community",
+    "pbft",
+)
+#: Absolute tolerance for floats in observations (integers always compare exactly).
+FLOAT_TOLERANCE: Final = 1e-9
