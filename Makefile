@@ -22,9 +22,9 @@ setup: $(STAMP) ## create .venv, install the pinned dependencies (and java if mi
 
 check: $(STAMP) ## model-check the CI models of the manifest with TLC and prove the thresholds
 	$(OSTROM) check --workers $(WORKERS) --jobs $(JOBS)
-	@# The Z3 theorems for the default parameters and for all values in range. The defaults
-	@# refute TALLY-1's single-agent clause (docs/thresholds.md): the tests record that
-	@# finding and fail if any result changes; `ostrom check-params` prints the details.
+	@# The Z3 theorems for the default parameters and for all values in range: the defaults
+	@# prove every theorem (TALLY-1 by the side rule, FG-1 by min_active_agents), the tests
+	@# fail if any result changes; `ostrom check-params` prints the details.
 	$(VENV)/bin/pytest -q -p no:cacheprovider property_tests/test_thresholds.py \
 		-k "defaults or general or safe_parameter_set"
 

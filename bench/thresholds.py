@@ -5,8 +5,8 @@
 * ``prove_general`` (every theorem for all parameter values in range), median of ``RUNS``;
 * the command end to end in a fresh process (interpreter start, imports, Z3, printing):
   ``ostrom check-params`` on the defaults and on ``examples/params/bad-tally.toml``, median
-  of ``CLI_RUNS`` runs each.  Both exit 1 (the defaults fail TALLY-1's single-agent checks,
-  docs/thresholds.md), which is expected here.
+  of ``CLI_RUNS`` runs each.  The defaults exit 0 (every theorem proved), the bad file
+  exits 1 (docs/thresholds.md), which is expected here.
 
 ``bench_thresholds()`` returns the figures as a dict; ``python bench/thresholds.py``
 prints them as JSON.

@@ -6,26 +6,43 @@
 EXTENDS Lifecycle, LifecycleTable, TLC
 
 \* --- ci: a tier-0 newcomer, one agent of each tier 1..3, one barred tier-2 agent;
-\*     two artifacts, one slot.
+\*     two artifacts, one slot. a1 weighs 1 (= w_min), a2 and a3 weigh 2: a 2:1 split of
+\*     two reviewers passes tau_accept on weight alone, which only the side rule stops.
+\*     With the side rule (MinSide = 2) a dispute retracts only with two retracting
+\*     fresh reviewers, and a dispute's reviewers exclude the submitter, the disputer
+\*     and the reviewers of the last ballot (two): here at most one is left, so in the
+\*     two-artifact model every dispute keeps (misses q_dispute = 2). Retraction needs
+\*     a fifth agent of tier >= 1 (a4, the ci-solo registry); with a4 the two-artifact
+\*     model grows past a million states, too many for CI.
 CIAgents == {"a0", "a1", "a2", "a3", "b"}
-CITier == [a \in CIAgents |-> CASE a = "a0" -> 0 [] a = "a1" -> 1 [] a = "a2" -> 2
-                                [] a = "a3" -> 3 [] a = "b" -> 2]
-CIWeight == [a \in CIAgents |-> IF a = "a0" THEN 1 ELSE 2]
+TierOf(A) == [a \in A |-> CASE a = "a0" -> 0 [] a \in {"a1", "a4"} -> 1 [] a = "a2" -> 2
+                          [] a = "a3" -> 3 [] a = "b" -> 2]
+WeightOf(A) == [a \in A |-> IF a \in {"a0", "a1", "a4"} THEN 1 ELSE 2]
+SubscriptionsOf(A) == [a \in A |-> IF a = "a1" THEN {"s1"} ELSE {}]
+CITier == TierOf(CIAgents)
+CIWeight == WeightOf(CIAgents)
 CIBarred == {"b"}
-CISubscriptions == [a \in CIAgents |-> IF a = "a1" THEN {"s1"} ELSE {}]
+CISubscriptions == SubscriptionsOf(CIAgents)
 \* the newcomer's reputation is below r_resubmit; the tier-3 agent's is not
 CIRepOK == {"a1", "a2", "a3"}
 CIArtifacts == {"x1", "x2"}
 CISlots == {"s1"}
 \* workload: x1 is the newcomer's proposal (formal review), x2 the tier-3
 \* agent's (fast track while the slot is free, formal review otherwise); forget
-\* votes on x1 come from the tier-2 and tier-3 agents (together 4 >= alpha * 7).
+\* votes on x1 come from the tier-2 and tier-3 agents (together 4 >= alpha * 6).
 CIProposals == {<<"a0", "x1", "s1">>, <<"a3", "x2", "s1">>}
 CIForgetVotes == {<<"a2", "x1">>, <<"a3", "x1">>}
 
 \* --- ci-solo: the newcomer's artifact alone, with resubmission (the newcomer's
 \*     reputation reaches r_resubmit here) and forget votes: covers the rows the
-\*     two-artifact model leaves out to stay small (resubmit from retracted).
+\*     two-artifact model leaves out to stay small (retraction, and resubmit from
+\*     retracted). A second tier-1 agent a4 (weight 1) makes four agents of tier >= 1
+\*     besides the submitter, so a dispute can have two fresh reviewers (the side
+\*     rule needs two retracters); a2 and a3's forget votes (4) reach alpha * 7.
+CISoloAgents == CIAgents \cup {"a4"}
+CISoloTier == TierOf(CISoloAgents)
+CISoloWeight == WeightOf(CISoloAgents)
+CISoloSubscriptions == SubscriptionsOf(CISoloAgents)
 CISoloArtifacts == {"x1"}
 CISoloRepOK == {"a0", "a1", "a2", "a3"}
 CISoloProposals == {<<"a0", "x1", "s1">>}

@@ -47,8 +47,10 @@ from ostrom.voting import commitment, make_salt
 PARAMS = Params(
     reviewers=3,
     quorum=2,
-    dispute_reviewers=3,
-    q_dispute=2,
+    tau_accept=0.75,  # a wide undecided band: arbitration is reached often
+    tau_reject=0.25,
+    dispute_reviewers=4,
+    q_dispute=3,  # > tally_min_side: TALLY-1's dispute-lone-keep holds (docs/thresholds.md)
     T_fast=2,
     T_delib=1,
     T_commit=3,
@@ -177,7 +179,7 @@ class CommunityMachine(RuleBasedStateMachine):
                 heads = sum(1 for v in revealed.values() if v == won)
                 others = sum(1 for v in revealed.values() if v == lost[won])
                 side = PARAMS.tally_min_side
-                if won == "keep" and others < side:
+                if won == "keep" and (others < side or len(revealed) < PARAMS.q_dispute):
                     continue  # no retraction could be decided: the status quo, nobody decided
                 assert heads >= side, (
                     f"TALLY-1: {x} {won} with {heads} voter(s) on that side: {revealed}"
@@ -245,17 +247,18 @@ class CommunityMachine(RuleBasedStateMachine):
                 self._commit(data, x, v, side)
 
     @precondition(lambda self: bool(self._ballot_members("commit", committed=False)))
-    @rule(data=st.data(), side=st.sampled_from([0, 1]))
+    @rule(data=st.data(), side=st.sampled_from([0, 1, 2]))
     def clear_ballot(self, data: st.DataObject, side: int) -> None:
-        """One ballot run to its end by diligent reviewers who agree: all commit the same
-        way, the clock moves to the reveal phase, all reveal, the clock moves on until it
-        closes (everything else ticks along)."""
+        """One ballot run to its end by diligent reviewers: all commit the same way (side
+        0 or 1) or alternately (2: a split vote, which weights and the side rule may send
+        to arbitration), the clock moves to the reveal phase, all reveal, the clock moves
+        on until it closes (everything else ticks along)."""
         xs = sorted({x for x, _ in self._ballot_members("commit", committed=False)})
         x = data.draw(st.sampled_from(xs))
         rnd = self.c.public_state()["artifacts"][x]["round"]
-        for y, v in self._ballot_members("commit", committed=False):
-            if y == x:
-                self._commit(data, x, v, side)
+        mine = [v for y, v in self._ballot_members("commit", committed=False) if y == x]
+        for i, v in enumerate(mine):
+            self._commit(data, x, v, side if side < 2 else i % 2)
 
         def phase() -> str | None:
             a = self.c.public_state()["artifacts"][x]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ostrom.params import DEFAULTS, ParamError, Params, table
@@ -56,11 +58,36 @@ def test_wrong_types_are_named() -> None:
         ({"decay_weights": [0.5, 0.5]}, "decay_scales"),
         ({"T_fast": 0}, "T_fast"),
         ({"alpha": 1.5}, "alpha"),
+        # the side rule above a quorum: a unanimous quorum could not decide (TALLY-1)
+        ({"tally_min_side": 4}, "tally_min_side"),
+        ({"q_dispute": 1, "dispute_reviewers": 1}, "tally_min_side"),
+        ({"tally_min_side": 0}, "tally_min_side"),
+        ({"min_active_agents": 0}, "min_active_agents"),
     ],
 )
 def test_bad_relations_and_ranges_are_refused(bad: dict[str, object], named: str) -> None:
     with pytest.raises(ParamError, match=named):
         Params.from_mapping(bad)
+
+
+def test_side_rule_and_population_floor_defaults() -> None:
+    """Not DESIGN §8 values but repairs of TALLY-1 and FG-1 (docs/thresholds.md): a side
+    needs two voters, and no forget decision with fewer than 12 active agents, the least
+    population in which one agent at w_max cannot reach Q at the default weights."""
+    from ostrom.forgetting import fg1_min_active
+
+    assert DEFAULTS.tally_min_side == 2
+    assert DEFAULTS.min_active_agents == 12 == fg1_min_active(DEFAULTS)
+
+
+def test_side_rule_may_equal_the_quorums() -> None:
+    """tally_min_side = quorum (only unanimous quorums decide) is a valid choice."""
+    p = Params.from_mapping({"tally_min_side": 3, "quorum": 3, "q_dispute": 3})
+    assert (p.tally_min_side, p.quorum, p.q_dispute) == (3, 3, 3)
+    with pytest.raises(ParamError, match=re.escape("tally_min_side (4) exceeds quorum (3)")):
+        Params.from_mapping({"tally_min_side": 4})
+    with pytest.raises(ParamError, match=re.escape("tally_min_side (2) exceeds q_dispute (1)")):
+        Params.from_mapping({"q_dispute": 1})
 
 
 def test_round_trip() -> None:

@@ -13,17 +13,24 @@
 (*    not a resubmission) that becomes active when T_fast passes with no   *)
 (*    objection; deliberation; commit and reveal with commitments bound to *)
 (*    (voter, artifact, ballot round); weighted tally against tau_accept / *)
-(*    tau_reject with quorum; re-recruit once (fresh reviewers of this     *)
-(*    review), then expired; arbitration by a tier-3 non-reviewer with at  *)
-(*    most one revote (same reviewers, new round), status quo on T_arb;    *)
-(*    disputes and urgent reports (they count as disputes, max_disputes)   *)
-(*    with fresh reviewers, q_dispute and tau_retract, the orthogonal      *)
-(*    `hidden` flag set by an urgent report and cleared when the dispute   *)
-(*    fails; a failed dispute returns to active or to superseded; bounded  *)
-(*    resubmission with cooldown by the submitter with reputation >=       *)
-(*    r_resubmit; forget votes (any tier, once per artifact) and the       *)
-(*    collective Forget decision at a tick: score >= alpha * total weight  *)
-(*    of the agents that are not barred, never while disputed; a forgotten *)
+(*    tau_reject with quorum and the side rule of TALLY-1 (MinSide =       *)
+(*    tally_min_side: a side wins only with that many voters, so a lone    *)
+(*    heavy vote sends the review to arbitration); re-recruit once (fresh  *)
+(*    reviewers of this review), then expired; arbitration by a tier-3     *)
+(*    non-reviewer with at most one revote (same reviewers, new round),    *)
+(*    status quo on T_arb; disputes and urgent reports (they count as      *)
+(*    disputes, max_disputes) with fresh reviewers, q_dispute, tau_retract *)
+(*    and the side rule (retract needs MinSide retracters, and the weight  *)
+(*    threshold or fewer than MinSide keepers: a lone keeper cannot hold   *)
+(*    the artifact), the orthogonal `hidden` flag set by an urgent report  *)
+(*    and cleared when the dispute fails; a failed dispute returns to      *)
+(*    active or to superseded; bounded resubmission with cooldown by the   *)
+(*    submitter with reputation >= r_resubmit; forget votes (any tier,     *)
+(*    once per artifact) and the collective Forget decision at a tick      *)
+(*    (docs/rules.md forget_vote):                                         *)
+(*    score > 0 and score >= alpha * total weight of the agents that are   *)
+(*    not barred, at least MinActive (min_active_agents, FG-1) agents not  *)
+(*    barred, never while disputed or hidden under review; a forgotten     *)
 (*    artifact keeps a tombstone (id, slot, submitter) and loses content.  *)
 (*  - time: docs/rules.md "Time". The reference's atomic `tick` is         *)
 (*    modelled as Tick followed by the due Recruit, Timeout and Forget     *)
@@ -54,6 +61,13 @@
 (*    compares micro-units in the same form). Tier-0 agents count at WMin. *)
 (*  - forget confidence is 1 (a vote of confidence c is a vote of weight   *)
 (*    w*c; the weight constants can express such contributions).          *)
+(*  - the population floor: the registry is constant, so "at least        *)
+(*    MinActive agents are not barred" is a constant of a model; it blocks *)
+(*    every forget decision or none. The models set MinActive to their     *)
+(*    number of non-barred agents (forgetting reachable). That the floor  *)
+(*    makes a lone forgetter impossible (FG-1) is a statement about all    *)
+(*    populations and weights: a Z3 theorem (ostrom.thresholds.fg_1), as  *)
+(*    is TALLY-1 for all weights; TLC checks that the rules are applied.   *)
 (*  - digests, evidence, reasons and salts are abstracted: `content` is    *)
 (*    TRUE while the artifact holds content; a resubmission is assumed to  *)
 (*    be revised (the `duplicate` refusal leaves the state unchanged).     *)
@@ -91,7 +105,9 @@
 (*    open round matters. The cooldown countdown runs only while another   *)
 (*    resubmission is still allowed by max_resubmit.                       *)
 (*  - the decision record is kept while the artifact is active (that is  *)
-(*    what LC-SAFE-1 inspects).                                            *)
+(*    what LC-SAFE-1 inspects); it holds both sides' weights and voter     *)
+(*    counts, so LegitimateActivationInv rechecks quorum, threshold and    *)
+(*    side rule.                                                           *)
 (*  - history variables: lastEvent, the (event, source, dest) triples of  *)
 (*    the last step (an invariant over it, checked in every reachable      *)
 (*    state, covers every step ever taken), and unguarded, the (event,     *)
@@ -134,8 +150,11 @@ CONSTANTS
     Quorum,            \* valid reveals needed for a review tally
     DisputeReviewers,  \* fresh reviewers of a dispute (at most)
     QDispute,          \* valid reveals needed for a dispute tally
+    MinSide,           \* tally_min_side: fewest voters a side needs to win (TALLY-1)
     TauAccept, TauReject, TauRetract, \* percentages
     Alpha,             \* forget quorum, percentage of the non-barred weight
+    MinActive,         \* min_active_agents: no forget decision with fewer non-barred
+                       \* agents (FG-1)
     TFast, TDelib, TCommit, TReveal, TArb, \* rounds, >= 1
     MaxDisputes, MaxResubmit, Cooldown,
     Mutation           \* "none" or the name of a mutant
@@ -150,13 +169,16 @@ ASSUME /\ Tier \in [Agents -> 0..3]
        /\ ForgetVotes \subseteq Agents \X Artifacts
        /\ Reviewers \in Nat \ {0} /\ Quorum \in 1..Reviewers
        /\ DisputeReviewers \in Nat \ {0} /\ QDispute \in 1..DisputeReviewers
+       \* the parameter relation of ostrom.params: a unanimous quorum can decide
+       /\ MinSide \in 1..Quorum /\ MinSide <= QDispute
+       /\ MinActive \in Nat \ {0}
        /\ TauReject \in 0..100 /\ TauAccept \in 0..100 /\ TauReject < TauAccept
        /\ TauRetract \in 0..100 /\ Alpha \in 0..100
        /\ {TFast, TDelib, TCommit, TReveal, TArb} \subseteq Nat \ {0}
        /\ {MaxDisputes, MaxResubmit, Cooldown} \subseteq Nat
        /\ Mutation \in {"none", "quorum", "supersede", "dispute_bound", "tier",
                         "hidden", "forget_disputed", "binding", "stale_reveal",
-                        "fairness", "table"}
+                        "fairness", "table", "side_rule"}
 
 -----------------------------------------------------------------------------
 (* States and event metadata (reference/ostrom/lifecycle.py)               *)
@@ -190,7 +212,10 @@ NoSlot == "-"
 ASSUME NoAgent \notin Agents /\ NoSlot \notin Slots
 
 Paths == {"none", "fast_track", "tally", "arbiter", "dispute_kept"}
-NoDecision == [how |-> "none", objected |-> FALSE, acc |-> 0, rej |-> 0, n |-> 0]
+\* acc/rej: the weights of the side that won (accept; keep for dispute_kept) and of
+\* the other side; nacc/nrej: their voter counts (the side rule of TALLY-1).
+NoDecision == [how |-> "none", objected |-> FALSE, acc |-> 0, rej |-> 0,
+               nacc |-> 0, nrej |-> 0]
 
 \* The record of one artifact. st = "none": not created yet.
 Blank == [st |-> "none", slot |-> NoSlot, sub |-> NoAgent, content |-> FALSE,
@@ -229,14 +254,24 @@ ActiveIn(s) == {y \in Artifacts : art[y].st = "active" /\ art[y].slot = s}
 Counted(x) == {v \in art[x].reveals : v[2] = art[x].round}
 VotersOf(x, val) == {v[1] : v \in {c \in Counted(x) : c[3] = val}}
 
-\* Forget score and quorum (docs/rules.md forget_vote), scaled by 100.
-ForgetScore(x) == SumW(art[x].fvotes) * 100
+\* Forget score and quorum (docs/rules.md forget_vote), scaled by 100. The score
+\* counts the voters that are not barred, as the quorum counts the agents that are
+\* not barred. (Barred agents cannot vote here, so `\ Barred` only restates the rule.)
+ForgetScore(x) == SumW(art[x].fvotes \ Barred) * 100
 ForgetQuorum == Alpha * SumW(Agents \ Barred)
+\* FG-1: no forget decision while fewer than MinActive agents are not barred.
+EnoughActive == Cardinality(Agents \ Barred) >= MinActive
 ForgetReadyIn(r) ==
     /\ \/ r.st \in Forgettable
        \* MUTANT forget_disputed: the decision does not wait for the dispute
        \/ Mutation = "forget_disputed" /\ r.st = "disputed"
-    /\ SumW(r.fvotes) * 100 >= ForgetQuorum
+    \* never hidden under review (forgetting.blocker). Only a retraction keeps
+    \* `hidden` after the review (HiddenInv), so without a mutant the clause excludes
+    \* no reachable state; it restates the reference's rule.
+    /\ ~(r.hidden /\ r.st # "retracted")
+    /\ SumW(r.fvotes \ Barred) > 0
+    /\ SumW(r.fvotes \ Barred) * 100 >= ForgetQuorum
+    /\ EnoughActive
 ForgetReady(x) == ForgetReadyIn(art[x])
 
 TimeoutDueIn(r) == r.st \in Timed /\ r.timer = 0
@@ -380,19 +415,27 @@ RevealVote(a, x, v) ==
     /\ Set(x, [r EXCEPT !.reveals = @ \cup {<<a, r.round, v>>}])
     /\ lastEvent' = {<<"reveal_vote", r.st, r.st>>}
 
+\* A side wins a tally only with at least MinSide voters (the side rule of
+\* TALLY-1, voting.py's review_verdict / dispute_verdict).
+\* MUTANT side_rule: the tally ignores the side rule (weights alone decide)
+SideOK(k) == Mutation = "side_rule" \/ k >= MinSide
+
 \* The tally of a review ballot at the end of its reveal phase.
 TimeoutReveal(x) ==
     LET r == art[x]
         n == Cardinality(Counted(x))
         A == SumW(VotersOf(x, "accept"))
         R == SumW(VotersOf(x, "reject"))
+        nA == Cardinality(VotersOf(x, "accept"))
+        nR == Cardinality(VotersOf(x, "reject"))
         \* MUTANT quorum: the quorum check is skipped
         quorumMet == Mutation = "quorum" \/ n >= Quorum
     IN IF quorumMet
-       THEN IF A * 100 >= TauAccept * (A + R)
+       THEN IF A * 100 >= TauAccept * (A + R) /\ SideOK(nA)
             THEN Activate(x, "timeout", "reveal",
-                          [NoDecision EXCEPT !.how = "tally", !.acc = A, !.rej = R, !.n = n])
-            ELSE IF A * 100 <= TauReject * (A + R)
+                          [NoDecision EXCEPT !.how = "tally", !.acc = A, !.rej = R,
+                                             !.nacc = nA, !.nrej = nR])
+            ELSE IF A * 100 <= TauReject * (A + R) /\ SideOK(nR)
             THEN /\ Set(x, Close(r, "rejected"))
                  /\ lastEvent' = {<<"timeout", "reveal", "rejected">>}
             ELSE /\ Set(x, [r EXCEPT !.st = "arbitration", !.timer = TArb])
@@ -414,9 +457,16 @@ TimeoutDisputeReveal(x) ==
         n == Cardinality(Counted(x))
         Rt == SumW(VotersOf(x, "retract"))
         K == SumW(VotersOf(x, "keep"))
+        nRt == Cardinality(VotersOf(x, "retract"))
+        nK == Cardinality(VotersOf(x, "keep"))
         other == ActiveIn(r.slot) \ {x} # {}
         dest == IF other THEN "superseded" ELSE "active"
-    IN IF n >= QDispute /\ Rt * 100 >= TauRetract * (Rt + K)
+        \* retract: a quorum, at least MinSide retracters, and either the weight
+        \* threshold or fewer than MinSide keepers (a lone keeper cannot hold it)
+        retract == /\ n >= QDispute /\ SideOK(nRt)
+                   /\ \/ Rt * 100 >= TauRetract * (Rt + K)
+                      \/ ~SideOK(nK)
+    IN IF retract
        THEN /\ Set(x, [Close(r, "retracted") EXCEPT
                          !.urgent = IF r.urgent = "pending" THEN "upheld" ELSE r.urgent])
             /\ lastEvent' = {<<"timeout", "disputed", "retracted">>}
@@ -426,7 +476,8 @@ TimeoutDisputeReveal(x) ==
                          !.urgent = "none",
                          !.decision = IF other THEN NoDecision
                                       ELSE [NoDecision EXCEPT !.how = "dispute_kept",
-                                              !.acc = K, !.rej = Rt, !.n = n]])
+                                              !.acc = K, !.rej = Rt,
+                                              !.nacc = nK, !.nrej = nRt]])
             /\ lastEvent' = {<<"timeout", "disputed", dest>>}
 
 \* ostrom/orchestrator.py: Orchestrator._timeout (fired by Orchestrator.tick)
@@ -560,7 +611,8 @@ Spec == Init /\ [][Next]_vars /\ Fairness
 -----------------------------------------------------------------------------
 (* Properties (DESIGN §7)                                                  *)
 
-Decisions == [how : Paths, objected : BOOLEAN, acc : Nat, rej : Nat, n : Nat]
+Decisions == [how : Paths, objected : BOOLEAN, acc : Nat, rej : Nat,
+              nacc : Nat, nrej : Nat]
 Triples == (STRING \X STRING \X STRING)
 
 TypeOK ==
@@ -585,13 +637,19 @@ TypeOK ==
     /\ unguarded \subseteq (AgentEvents \X Agents)
 
 \* LC-SAFE-1: active only through a legitimate decision path; the recorded
-\* tally is rechecked.
+\* tally is rechecked, the side rule of TALLY-1 included (restated here, not
+\* shared with the actions, so that a wrong tally cannot also be a wrong check).
 Legitimate(d) ==
     CASE d.how = "fast_track" -> ~d.objected
-      [] d.how = "tally" -> d.n >= Quorum /\ d.acc * 100 >= TauAccept * (d.acc + d.rej)
+      [] d.how = "tally" ->
+            /\ d.nacc + d.nrej >= Quorum
+            /\ d.acc * 100 >= TauAccept * (d.acc + d.rej)
+            /\ d.nacc >= MinSide
       [] d.how = "arbiter" -> TRUE
-      [] d.how = "dispute_kept" ->
-            ~(d.n >= QDispute /\ d.rej * 100 >= TauRetract * (d.acc + d.rej))
+      [] d.how = "dispute_kept" ->   \* acc/nacc: keep, rej/nrej: retract
+            ~(/\ d.nacc + d.nrej >= QDispute
+              /\ d.nrej >= MinSide
+              /\ (d.rej * 100 >= TauRetract * (d.acc + d.rej) \/ d.nacc < MinSide))
       [] OTHER -> FALSE
 LegitimateActivationInv ==
     \A x \in Artifacts : art[x].st = "active" => Legitimate(art[x].decision)

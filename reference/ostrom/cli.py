@@ -171,8 +171,8 @@ def params(file: Path | None, as_json: bool) -> None:
     "--min-active-agents",
     type=click.IntRange(min=1),
     default=None,
-    help="FG-1's smallest population of non-barred agents (not yet in the parameter "
-    "table; default 21).",
+    help="Check FG-1 as if the file set min_active_agents (the forget rule's smallest "
+    "population of non-barred agents) to this value.",
 )
 def check_params(
     file: Path | None, as_json: bool, general: bool, min_active_agents: int | None
@@ -272,19 +272,38 @@ def _bound_lines(b: dict[str, object]) -> list[str]:
 
     limits = b["tally_ratio_limits"]
     assert isinstance(limits, dict)
-    return [
-        f"TALLY-1: w_max/w_min = {n(b['tally_weight_ratio'])}; no single agent decides while it "
-        f"is below {n(limits['review-lone-accept'])} (lone accept), below "
+    ratios = (
+        f"below {n(limits['review-lone-accept'])} (lone accept), below "
         f"{n(limits['review-lone-reject'])} (lone reject), below "
         f"{n(limits['dispute-lone-retract'])} (lone retract), at most "
-        f"{n(limits['dispute-lone-keep'])} (lone keep)",
+        f"{n(limits['dispute-lone-keep'])} (lone keep)"
+    )
+    side = b["tally_min_side"]
+    if isinstance(side, int) and side >= 2:
+        tally = (
+            f"TALLY-1: tally_min_side = {side}: no side of one voter wins, whatever the weights "
+            f"(w_max/w_min = {n(b['tally_weight_ratio'])})"
+        )
+        if b["tally_lone_keep_by_heads"]:
+            tally += (
+                "; but q_dispute ≤ tally_min_side: a lone keeper holds a dispute against "
+                "q_dispute − 1 retracters, too few to retract"
+            )
+        tally += f"; without the side rule w_max/w_min would have to stay {ratios}"
+    else:
+        tally = (
+            f"TALLY-1: tally_min_side = {side} (no side rule): w_max/w_min = "
+            f"{n(b['tally_weight_ratio'])}; no single agent decides while it is {ratios}"
+        )
+    return [
+        tally,
         f"REP-2 Sybils needed to overturn: review {n(b['sybil_review_bound'])} "
         f"(spare seats {b['sybil_review_seats']}), dispute {n(b['sybil_dispute_bound'])} "
         f"(spare seats {b['sybil_dispute_seats']})",
-        f"FG-1 population: no lone forgetter from "
-        f"{n(b['forget_least_population_no_lone_forgetter'])} active agents, Q > w_max from "
-        f"{n(b['forget_least_population_quorum_above_w_max'])}; min_active_agents = "
-        f"{b['forget_min_active_agents']}",
+        f"FG-1 population: min_active_agents = {b['forget_min_active_agents']}; no lone "
+        f"forgetter from {n(b['forget_least_population_no_lone_forgetter'])} active agents "
+        f"(exact: what min_active_agents must reach), DESIGN §5's Q > w_max from "
+        f"{n(b['forget_least_population_quorum_above_w_max'])} (sufficient, not needed)",
     ]
 
 
@@ -345,6 +364,109 @@ def consensus_demo(items: int, seed: int, scenarios: tuple[str, ...], as_json: b
     if failed:
         click.echo(f"error: PBFT failed in {', '.join(failed)} (a bug)", err=True)
         sys.exit(1)
+
+
+# --- ostrom conform (the conformance runner, ostrom/conformance/runner.py) ----------------
+
+
+@main.command(context_settings={"allow_interspersed_args": False})
+@click.option(
+    "--vectors",
+    "vectors_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Vector directory with its MANIFEST.json (default: vectors/ of this source tree).",
+)
+@click.option(
+    "--layer",
+    "layers",
+    multiple=True,
+    metavar="LAYER",
+    help="Run only this layer (repeatable): lifecycle, voting, reputation, sanctions, "
+    "forgetting, community, pbft.",
+)
+@click.option(
+    "--action",
+    "actions",
+    multiple=True,
+    metavar="ACTION",
+    help="Run only vectors of this action (repeatable), as dispute or lifecycle/dispute.",
+)
+@click.option(
+    "--property",
+    "property_ids",
+    multiple=True,
+    metavar="ID",
+    help="Run only vectors exercising this property id (repeatable), e.g. LC-SAFE-3.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON on stdout.")
+@click.option(
+    "--junit",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write JUnit XML here (one testsuite per layer, one testcase per vector).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for each reply of the driver.",
+)
+@click.option("--fail-fast", is_flag=True, help="Stop at the first failing vector.")
+@click.option("-v", "--verbose", is_flag=True, help="A line per vector; full diffs and stderr.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def conform(
+    vectors_dir: Path | None,
+    layers: tuple[str, ...],
+    actions: tuple[str, ...],
+    property_ids: tuple[str, ...],
+    as_json: bool,
+    junit: Path | None,
+    timeout: float,
+    fail_fast: bool,
+    verbose: bool,
+    command: tuple[str, ...],
+) -> None:
+    """Run the conformance vectors against an implementation: ostrom conform -- CMD ARGS.
+
+    CMD ARGS start the implementation's driver, which speaks the driver protocol of
+    docs/conformance.md on stdin/stdout (its stderr is shown for failures).  Every file
+    listed in vectors/MANIFEST.json is read first; a missing or unlisted file is refused.
+    Vectors of the layers the driver names in its handshake run; the others are reported
+    "not implemented".  Each vector stops at its first diverging step.  A driver that
+    crashes, hangs (--timeout) or answers garbage fails that vector and is restarted.
+
+    Progress goes to stderr; the summary per layer, action and property id, and every
+    failure with its diff, go to stdout (or the JSON report with --json).
+
+    Exit status: 0 if every vector of the implemented layers passed (and at least one
+    ran), 1 otherwise, 2 if the suite or CMD is unusable.
+
+    \b
+    Examples:
+      ostrom conform -- python -m ostrom.driver
+      ostrom conform --layer lifecycle --junit conform.xml -- node js/driver.js
+    """
+    from ostrom.conformance import runner
+
+    sys.exit(
+        runner.main(
+            command,
+            vectors_dir=vectors_dir,
+            layers=layers,
+            actions=actions,
+            properties=property_ids,
+            as_json=as_json,
+            junit=junit,
+            timeout=timeout,
+            fail_fast=fail_fast,
+            verbose=verbose,
+        )
+    )
+
+
+# --- end of ostrom conform ------------------------------------------------------------------
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,7 +27,16 @@ def _p(default: Any, unit: str, lo: float | None, hi: float | None, doc: str) ->
 
 @dataclass(frozen=True)
 class Params:
-    """Protocol parameters with DESIGN §8 defaults. Time is in rounds (ticks)."""
+    """Protocol parameters with DESIGN §8 defaults. Time is in rounds (ticks).
+
+    Two parameters are not in DESIGN §8; each repairs a threshold theorem that the §8
+    weights break (docs/thresholds.md): ``tally_min_side``, the side rule of TALLY-1 (a
+    side wins a tally only with that many voters), and ``min_active_agents``, FG-1's
+    population floor (no forget decision with fewer active agents).  ``tally_min_side``
+    may not exceed ``quorum`` or ``q_dispute`` (a relation, refused like ``quorum >
+    reviewers``: a unanimous quorum must be able to decide); ``tally_min_side =
+    q_dispute`` is allowed but fails TALLY-1 (a lone keeper against too few retracters).
+    """
 
     # review
     reviewers: int = _p(5, "agents", 1, 1000, "reviewers recruited per artifact")
@@ -48,7 +57,8 @@ class Params:
         "voters",
         1,
         1000,
-        "fewest voters a side needs to win a tally; a lone heavy vote cannot decide (TALLY-1)",
+        "fewest voters a side needs to win a tally (at most quorum and q_dispute); a lone "
+        "heavy vote cannot decide (TALLY-1)",
     )
     # disputes
     dispute_reviewers: int = _p(7, "agents", 1, 1000, "fresh reviewers recruited for a dispute")
@@ -117,7 +127,8 @@ class Params:
         "agents",
         1,
         1_000_000,
-        "no forget decision while fewer agents are active (not barred); FG-1 needs 12 at defaults",
+        "no forget decision while fewer agents are active (not barred); FG-1 needs "
+        "(1 − alpha)·w_max < alpha·(min_active_agents − 1)·w_min: 12 at the defaults",
     )
     # consensus
     checkpoint_k: int = _p(16, "requests", 1, 1_000_000, "PBFT checkpoint interval K")
@@ -247,6 +258,19 @@ def _relation_problems(p: Params) -> list[str]:
         out.append(f"quorum ({p.quorum}) exceeds reviewers ({p.reviewers}): no tally could decide")
     if p.q_dispute > p.dispute_reviewers:
         out.append(f"q_dispute ({p.q_dispute}) exceeds dispute_reviewers ({p.dispute_reviewers})")
+    # The side rule (TALLY-1): a side wins only with tally_min_side voters.  Above a quorum
+    # a unanimous quorum could not decide: the quorum would silently rise to tally_min_side
+    # (and above the reviewers no tally could ever decide, nor any dispute retract).
+    if p.tally_min_side > p.quorum:
+        out.append(
+            f"tally_min_side ({p.tally_min_side}) exceeds quorum ({p.quorum}): "
+            "a unanimous quorum could not decide a review"
+        )
+    if p.tally_min_side > p.q_dispute:
+        out.append(
+            f"tally_min_side ({p.tally_min_side}) exceeds q_dispute ({p.q_dispute}): "
+            "a unanimous dispute quorum could not retract"
+        )
     if p.w_min > p.w_max:
         out.append(f"w_min ({p.w_min}) exceeds w_max ({p.w_max})")
     if not p.tier1_rep <= p.tier2_rep <= p.tier3_rep:

@@ -30,6 +30,7 @@ contrast that stopped being refuted is reported as a failure.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,14 +48,6 @@ from ostrom.voting import Tally, dispute_verdict, review_verdict
 
 #: Per-query solver budget; a query that exceeds it is reported ``unknown`` (never proved).
 TIMEOUT_MS: Final = 30_000
-
-#: FG-1 needs a smallest population: a lone agent always reaches Q = alpha·w ≤ w, so the
-#: orchestrator must refuse to forget while fewer non-barred agents exist.  The parameter
-#: table has no such parameter yet, so it is a theorem argument; 21 is the smallest
-#: population for which DESIGN §5's Q > w_max holds at the §8 defaults
-#: (alpha·N·w_min > w_max ⟺ 0.05·N > 1).  ``fg_1`` reads ``params.min_active_agents``
-#: instead once the table has it.
-DEFAULT_MIN_ACTIVE_AGENTS: Final = 21
 
 
 class Status(StrEnum):
@@ -390,20 +383,30 @@ def _general(
 
 # --- voting.py's verdicts, symbolically ------------------------------------------------------
 # ``scale`` is MICRO with integer micro-unit thresholds (concrete checks: exactly voting.py's
-# integer comparisons) or 1 with real shares (general checks).
+# integer comparisons) or 1 with real shares (general checks).  ``ny``/``nn`` are the head
+# counts of the two sides and ``side`` is ``tally_min_side`` (the side rule of TALLY-1).  The
+# quorum of reveals is a hypothesis of every caller, so it is not repeated here.
 
 
-def _z_accepts(yes: Any, no: Any, tau_a: Any, scale: Any) -> Any:
-    return yes * scale >= tau_a * (yes + no)
+def _z_accepts(yes: Any, no: Any, ny: Any, tau_a: Any, side: Any, scale: Any) -> Any:
+    return z3.And(yes * scale >= tau_a * (yes + no), ny >= side)
 
 
-def _z_rejects(yes: Any, no: Any, tau_a: Any, tau_r: Any, scale: Any) -> Any:
+def _z_rejects(
+    yes: Any, no: Any, ny: Any, nn: Any, tau_a: Any, tau_r: Any, side: Any, scale: Any
+) -> Any:
     """Accept is tested first, as in ``review_verdict``."""
-    return z3.And(z3.Not(_z_accepts(yes, no, tau_a, scale)), yes * scale <= tau_r * (yes + no))
+    return z3.And(
+        z3.Not(_z_accepts(yes, no, ny, tau_a, side, scale)),
+        yes * scale <= tau_r * (yes + no),
+        nn >= side,
+    )
 
 
-def _z_retracts(yes: Any, no: Any, tau: Any, scale: Any) -> Any:
-    return yes * scale >= tau * (yes + no)
+def _z_retracts(yes: Any, no: Any, ny: Any, nn: Any, tau: Any, side: Any, scale: Any) -> Any:
+    """``dispute_verdict``: at least ``side`` retracters, and the weight threshold or fewer
+    than ``side`` keepers (a lone keeper cannot hold the artifact)."""
+    return z3.And(ny >= side, z3.Or(yes * scale >= tau * (yes + no), nn < side))
 
 
 @dataclass(frozen=True)
@@ -421,6 +424,8 @@ class _M:
     w_max: int
     alpha: int
     delta: int
+    min_side: int
+    min_active: int
 
     @classmethod
     def of(cls, p: Params) -> _M:
@@ -436,27 +441,33 @@ class _M:
             w_max=micro(p.w_max),
             alpha=micro(p.alpha),
             delta=micro(p.delta),
+            min_side=p.tally_min_side,
+            min_active=p.min_active_agents,
         )
 
 
 def replay_review(accept: Sequence[int], reject: Sequence[int], p: Params) -> str:
-    """``voting.review_verdict`` on micro-unit weights (counterexamples are replayed here)."""
+    """``voting.review_verdict`` on micro-unit weights, one per voter, with the side rule
+    (counterexamples are replayed here)."""
     m = _M.of(p)
-    t = Tally.of(accept, reject)
-    return review_verdict(t, m.quorum, m.tau_accept, m.tau_reject)
+    t = Tally.of(tuple(accept), tuple(reject))
+    return review_verdict(t, m.quorum, m.tau_accept, m.tau_reject, m.min_side)
 
 
 def replay_dispute(retract: Sequence[int], keep: Sequence[int], p: Params) -> str:
-    """``voting.dispute_verdict`` on micro-unit weights."""
+    """``voting.dispute_verdict`` on micro-unit weights, one per voter, with the side rule."""
     m = _M.of(p)
-    t = Tally.of(retract, keep)
-    return dispute_verdict(t, m.q_dispute, m.tau_retract)
+    t = Tally.of(tuple(retract), tuple(keep))
+    return dispute_verdict(t, m.q_dispute, m.tau_retract, m.min_side)
 
 
 def replay_forget(score: int, weights: Sequence[int], p: Params) -> bool:
-    """The orchestrator's forget test (``_forget_due``): ``Σ w·c ≥ micro(alpha)·Σ w`` in
-    micro², over the non-barred agents' weights, confidences in micro-units."""
-    return score >= micro(p.alpha) * sum(weights)
+    """The forget rule's arithmetic for one artifact in a forgettable state: ``weights`` are
+    the active (non-barred) agents' weights, ``score`` is ``S = Σ w·c`` in micro² (weights
+    and confidences in micro-units).  Forgotten iff ``S > 0``, ``S ≥ Q = micro(alpha)·Σ w``
+    and at least ``min_active_agents`` agents are active (FG-1's population rule)."""
+    quorum = micro(p.alpha) * sum(weights)
+    return score > 0 and score >= quorum and len(weights) >= p.min_active_agents
 
 
 # --- BFT-QUORUM-1 ----------------------------------------------------------------------------
@@ -608,7 +619,15 @@ class _Lone:
     vote: str  # the lone agent's vote
     others: str  # everyone else's
     condition: str  # the exact condition under which it is impossible
+    weights: str  # the weight condition alone: what it takes with tally_min_side = 1
 
+
+_W_ACCEPT: Final = "w_max·(1 − tau_accept) < tau_accept·(quorum − 1)·w_min"
+_W_REJECT: Final = (
+    "tau_reject·w_max < (1 − tau_reject)·(quorum − 1)·w_min, or w_max = 0 with quorum ≥ 2"
+)
+_W_RETRACT: Final = "w_max·(1 − tau_retract) < tau_retract·(q_dispute − 1)·w_min"
+_W_KEEP: Final = "tau_retract·w_max ≤ (1 − tau_retract)·(q_dispute − 1)·w_min"
 
 _LONE: Final = (
     _Lone(
@@ -616,54 +635,83 @@ _LONE: Final = (
         "review",
         "accept",
         "reject",
-        "w_max·(1 − tau_accept) < tau_accept·(quorum − 1)·w_min",
+        f"tally_min_side ≥ 2 (the side rule), or {_W_ACCEPT}",
+        _W_ACCEPT,
     ),
     _Lone(
         "review-lone-reject",
         "review",
         "reject",
         "accept",
-        "tau_reject·w_max < (1 − tau_reject)·(quorum − 1)·w_min, or w_max = 0",
+        f"tally_min_side ≥ 2 (the side rule), or {_W_REJECT}",
+        _W_REJECT,
     ),
     _Lone(
         "dispute-lone-retract",
         "dispute",
         "retract",
         "keep",
-        "w_max·(1 − tau_retract) < tau_retract·(q_dispute − 1)·w_min",
+        f"tally_min_side ≥ 2 (the side rule), or {_W_RETRACT}",
+        _W_RETRACT,
     ),
     _Lone(
         "dispute-lone-keep",
         "dispute",
         "keep",
         "retract",
-        "tau_retract·w_max ≤ (1 − tau_retract)·(q_dispute − 1)·w_min",
+        f"q_dispute > tally_min_side, and: tally_min_side ≥ 2 (the side rule), or {_W_KEEP}",
+        _W_KEEP,
     ),
 )
 
 
-def _lone_wins(lone: _Lone, w: Any, others: Any, taus: tuple[Any, Any, Any], scale: Any) -> Any:
-    """voting.py's verdict is the lone agent's vote (weight ``w``) against ``others``."""
+def _lone_wins(
+    lone: _Lone,
+    w: Any,
+    others: Any,
+    n_others: Any,
+    taus: tuple[Any, Any, Any],
+    side: Any,
+    scale: Any,
+) -> Any:
+    """voting.py's verdict is the lone agent's vote: one voter of weight ``w`` against
+    ``n_others`` voters of total weight ``others`` (the side rule included)."""
     tau_a, tau_r, tau_t = taus
     if lone.vote == "accept":
-        return _z_accepts(w, others, tau_a, scale)
+        return _z_accepts(w, others, 1, tau_a, side, scale)
     if lone.vote == "reject":
-        return _z_rejects(others, w, tau_a, tau_r, scale)
+        return _z_rejects(others, w, n_others, 1, tau_a, tau_r, side, scale)
     if lone.vote == "retract":
-        return _z_retracts(w, others, tau_t, scale)
-    return z3.Not(_z_retracts(others, w, tau_t, scale))
+        return _z_retracts(w, others, 1, n_others, tau_t, side, scale)
+    return z3.Not(_z_retracts(others, w, n_others, 1, tau_t, side, scale))
 
 
-def _lone_condition(lone: _Lone, q: Any, wmin: Any, wmax: Any, taus: tuple[Any, Any, Any]) -> Any:
-    """``lone.condition`` as a formula over reals."""
+def _lone_weights(lone: _Lone, q: Any, wmin: Any, wmax: Any, taus: tuple[Any, Any, Any]) -> Any:
+    """``lone.weights`` as a formula over reals."""
     tau_a, tau_r, tau_t = taus
     if lone.vote == "accept":
         return wmax * (1 - tau_a) < tau_a * (q - 1) * wmin
-    if lone.vote == "reject":  # w_max = 0: every weight is 0 and 0 ≥ 0 accepts
-        return z3.Or(wmax == 0, tau_r * wmax < (1 - tau_r) * (q - 1) * wmin)
+    if lone.vote == "reject":  # w_max = 0: every weight is 0, and 0 ≥ 0 accepts (q ≥ 2)
+        return z3.Or(tau_r * wmax < (1 - tau_r) * (q - 1) * wmin, z3.And(wmax == 0, q >= 2))
     if lone.vote == "retract":
         return wmax * (1 - tau_t) < tau_t * (q - 1) * wmin
     return tau_t * wmax <= (1 - tau_t) * (q - 1) * wmin
+
+
+def _lone_condition(
+    lone: _Lone, q: Any, wmin: Any, wmax: Any, taus: tuple[Any, Any, Any], side: Any
+) -> Any:
+    """``lone.condition`` as a formula: the side rule, or the weights.
+
+    A lone accept, reject or retract needs its side of one voter to win, which
+    ``tally_min_side ≥ 2`` forbids.  A lone keep is different: *keep* is also what a
+    dispute does when the retracters are fewer than ``tally_min_side``, so with
+    ``q_dispute ≤ tally_min_side`` a lone keeper against ``q_dispute − 1`` retracters keeps.
+    """
+    weights = _lone_weights(lone, q, wmin, wmax, taus)
+    if lone.vote == "keep":
+        return z3.And(q > side, z3.Or(side >= 2, weights))
+    return z3.Or(side >= 2, weights)
 
 
 def tally_1(params: Params | None = None) -> list[TheoremResult]:
@@ -675,8 +723,15 @@ def tally_1(params: Params | None = None) -> list[TheoremResult]:
     wins**: a lone accept that accepts, a lone reject that rejects, a lone retract that
     retracts, a lone keep that keeps.  Being merely *pivotal* (one flipped vote changes
     the outcome) is not the definition: every majority rule has swing voters, even with
-    equal weights.  The worst case is the lone agent at ``w_max`` against quorum − 1
-    agents at ``w_min``; ``_LONE`` lists the four exact conditions.
+    equal weights.
+
+    The tally has a *side rule* (``tally_min_side``, voting.py): a side wins only with at
+    least that many voters.  With ``tally_min_side ≥ 2`` no lone accept, reject or retract
+    ever wins, whatever the weights; a lone keep is impossible as long as the other
+    voters are enough to retract (``q_dispute > tally_min_side``).  With
+    ``tally_min_side = 1`` only the weights protect the tally: the worst case is the lone
+    agent at ``w_max`` against quorum − 1 agents at ``w_min``.  ``_LONE`` lists the four
+    exact conditions; both modes encode the head counts (one voter against reveals − 1).
     """
     return _tally_general() if params is None else _tally_concrete(params)
 
@@ -689,7 +744,7 @@ def _tally_concrete(p: Params) -> list[TheoremResult]:
     def overlap(model: Any) -> tuple[str, dict[str, Any]]:
         av, rv = _int(model, a), _int(model, r)
         verdict = review_verdict(
-            Tally(av, rv, m.quorum, m.quorum), m.quorum, m.tau_accept, m.tau_reject
+            Tally(av, rv, m.quorum, m.quorum), m.quorum, m.tau_accept, m.tau_reject, m.min_side
         )
         share = _share(av, av + rv)
         text = (
@@ -735,6 +790,7 @@ def _lone_concrete(p: Params, m: _M, lone: _Lone) -> TheoremResult:
     review = lone.ballot == "review"
     q, seats = (m.quorum, m.reviewers) if review else (m.q_dispute, m.dispute_reviewers)
     qname = "quorum" if review else "q_dispute"
+    side = m.min_side
     taus = (m.tau_accept, m.tau_reject, m.tau_retract)
     reveals, w, others = z3.Ints("reveals lone_weight others_weight")
     hyps = [
@@ -749,14 +805,17 @@ def _lone_concrete(p: Params, m: _M, lone: _Lone) -> TheoremResult:
     def real(x: int) -> Any:
         return z3.RealVal(Fraction(x, MICRO))
 
-    exact = _lone_condition(
-        lone,
-        z3.IntVal(q),
-        real(m.w_min),
-        real(m.w_max),
-        (real(taus[0]), real(taus[1]), real(taus[2])),
-    )
-    facts = {"condition": lone.condition, "condition_holds": z3.is_true(z3.simplify(exact))}
+    rtaus = (real(taus[0]), real(taus[1]), real(taus[2]))
+    qv, wlo, whi = z3.IntVal(q), real(m.w_min), real(m.w_max)
+    exact = _lone_condition(lone, qv, wlo, whi, rtaus, z3.IntVal(side))
+    by_weight = _lone_weights(lone, qv, wlo, whi, rtaus)
+    facts = {
+        "condition": lone.condition,
+        "condition_holds": z3.is_true(z3.simplify(exact)),
+        "weight_condition": lone.weights,
+        "weight_condition_holds": z3.is_true(z3.simplify(by_weight)),
+        "tally_min_side": side,
+    }
 
     def explain(model: Any) -> tuple[str, dict[str, Any]]:
         n, wv, ov = _int(model, reveals), _int(model, w), _int(model, others)
@@ -775,17 +834,38 @@ def _lone_concrete(p: Params, m: _M, lone: _Lone) -> TheoremResult:
             tau = f"tau_retract = {_dec(m.tau_retract)}"
         cmp = {"accept": "≥", "reject": "≤", "retract": "≥", "keep": "<"}[lone.vote]
         share = _share(sum(yes), sum(yes) + sum(no))
+        verb = "votes" if len(other_ws) == 1 else "vote"
+        others_txt = (
+            f"{_agents(other_ws, 2)} {verb} {lone.others}" if other_ws else "no other agent reveals"
+        )
+        heads_short = lone.vote == "keep" and n - 1 < side  # the retracters are too few
+        if heads_short and n == 1:
+            why = (
+                f"Nobody retracts, and one reveal is a dispute quorum: the outcome is keep on "
+                f"a1's vote alone (voting.dispute_verdict → {verdict})."
+            )
+        elif heads_short:
+            why = (
+                f"Only {n - 1} voter(s) retract, fewer than tally_min_side = {side}, so the "
+                f"dispute cannot retract: the outcome is keep although every other voter "
+                f"retracts (voting.dispute_verdict → {verdict})."
+            )
+        else:
+            why = (
+                f"The {share_name} is {_dec(sum(yes))} / {_dec(sum(yes) + sum(no))} = {share} "
+                f"{cmp} {tau}, and with tally_min_side = {side} a side of one voter may win, "
+                f"so the outcome is {lone.vote} on a1's vote alone "
+                f"(voting.{lone.ballot}_verdict → {verdict})."
+            )
         text = (
             f"{n} valid reveals ({qname} = {q}): agent a1 with weight {_dec(wv)} votes "
-            f"{lone.vote}; {_agents(other_ws, 2)} vote {lone.others}. The {share_name} is "
-            f"{_dec(sum(yes))} / {_dec(sum(yes) + sum(no))} = {share} {cmp} {tau}, so the "
-            f"outcome is {lone.vote} on a1's vote alone (voting.{lone.ballot}_verdict → "
-            f"{verdict}). Needed: {lone.condition}."
+            f"{lone.vote}; {others_txt}. {why} Needed: {lone.condition}."
         )
         cex = {
             "ballot": lone.ballot,
             "reveals": n,
             qname: q,
+            "tally_min_side": side,
             "lone": {"agent": "a1", "weight": _dec(wv), "vote": lone.vote},
             "others": [
                 {"agent": f"a{i + 2}", "weight": _dec(x), "vote": lone.others}
@@ -797,22 +877,37 @@ def _lone_concrete(p: Params, m: _M, lone: _Lone) -> TheoremResult:
         }
         return text, cex
 
+    if lone.vote == "keep" and side >= 2:
+        proved = (
+            f"Z3 proved it: with {qname} = {q} > tally_min_side = {side} the other voters are "
+            f"enough to retract, and a lone keeper — however heavy — is fewer than "
+            f"tally_min_side keepers, so it cannot hold the artifact."
+        )
+    elif side >= 2:
+        proved = (
+            f"Z3 proved it: a side needs at least tally_min_side = {side} voters to win, so a "
+            f"lone {lone.vote} never decides, whatever the weights (even a1 at w_max = "
+            f"{_dec(m.w_max)} against {q - 1} agent(s) at w_min = {_dec(m.w_min)})."
+        )
+    else:
+        proved = (
+            f"Z3 proved it: tally_min_side = 1, but even a1 at w_max = {_dec(m.w_max)} against "
+            f"{q - 1} agent(s) at w_min = {_dec(m.w_min)} does not make the outcome {lone.vote}."
+        )
     return _check(
         _Claim(
             "TALLY-1",
             lone.check,
             "tally_1",
             f"no single agent decides a {lone.ballot} ({lone.vote} alone)",
-            f"in every {lone.ballot} ballot with {q} ≤ valid reveals ≤ {seats} and weights in "
-            f"[w_min, w_max] = [{_dec(m.w_min)}, {_dec(m.w_max)}], a lone {lone.vote} against "
-            f"{lone.others} from all the others does not win; holds iff {lone.condition}",
+            f"in every {lone.ballot} ballot with {q} ≤ valid reveals ≤ {seats}, weights in "
+            f"[w_min, w_max] = [{_dec(m.w_min)}, {_dec(m.w_max)}] and tally_min_side = {side}, "
+            f"a lone {lone.vote} against {lone.others} from all the others does not win; holds "
+            f"iff {lone.condition}",
         ),
         hyps,
-        z3.Not(_lone_wins(lone, w, others, taus, MICRO)),
-        proved=(
-            f"Z3 proved it: even a1 at w_max = {_dec(m.w_max)} against {q - 1} agent(s) at "
-            f"w_min = {_dec(m.w_min)} does not make the outcome {lone.vote}."
-        ),
+        z3.Not(_lone_wins(lone, w, others, reveals - 1, taus, side, MICRO)),
+        proved=proved,
         explain=explain,
         objectives=[("min", reveals), ("max", w), ("min", others)],
         facts=facts,
@@ -821,7 +916,7 @@ def _lone_concrete(p: Params, m: _M, lone: _Lone) -> TheoremResult:
 
 def _tally_general() -> list[TheoremResult]:
     ta, tr, tt, wmin, wmax = z3.Reals("tau_accept tau_reject tau_retract w_min w_max")
-    q, seats, reveals = z3.Ints("quorum seats reveals")
+    q, seats, reveals, side = z3.Ints("quorum seats reveals tally_min_side")
     w, others, yes, no = z3.Reals("w others yes no")
     base = [
         *_rng(ta, "tau_accept"),
@@ -856,7 +951,14 @@ def _tally_general() -> list[TheoremResult]:
             if lone.ballot == "review"
             else ("q_dispute", "dispute_reviewers")
         )
-        rng = [*base, *_rng(q, qname), *_rng(seats, sname), q <= seats]
+        rng = [
+            *base,
+            *_rng(q, qname),
+            *_rng(seats, sname),
+            q <= seats,
+            *_rng(side, "tally_min_side"),
+            side <= q,  # the parameter relation: a unanimous quorum can decide
+        ]
         if lone.vote == "reject":
             rng.append(tr < ta)  # the regions' relation, checked by disjoint-regions
         cfg = [
@@ -867,8 +969,10 @@ def _tally_general() -> list[TheoremResult]:
             others >= (reveals - 1) * wmin,
             others <= (reveals - 1) * wmax,
         ]
-        cond = _lone_condition(lone, q, wmin, wmax, taus)
-        premises = _range_words("tau_accept", "tau_reject", "tau_retract", "w_min", "w_max", qname)
+        cond = _lone_condition(lone, q, wmin, wmax, taus, side)
+        premises = _range_words(
+            "tau_accept", "tau_reject", "tau_retract", "w_min", "w_max", qname, "tally_min_side"
+        )
         out.append(
             _general(
                 _Claim(
@@ -876,18 +980,23 @@ def _tally_general() -> list[TheoremResult]:
                     lone.check,
                     "tally_1",
                     f"a lone {lone.vote} cannot win ⟺ {lone.condition}",
-                    f"for all {premises}, w_min ≤ w_max"
+                    f"for all {premises}, w_min ≤ w_max, tally_min_side ≤ {qname}"
                     + (", tau_reject < tau_accept" if lone.vote == "reject" else "")
                     + f": no {lone.ballot} ballot with ≥ {qname} reveals lets a lone "
-                    f"{lone.vote} win against all others iff {lone.condition}; otherwise the "
-                    f"lone agent at w_max against {qname} − 1 agents at w_min wins",
+                    f"{lone.vote} (one voter) win against all the others (reveals − 1 voters) "
+                    f"iff {lone.condition}; otherwise the lone agent at w_max against "
+                    f"{qname} − 1 agents at w_min wins",
                 ),
                 [
-                    ("if", [*rng, *cfg, cond], z3.Not(_lone_wins(lone, w, others, taus, 1))),
+                    (
+                        "if",
+                        [*rng, *cfg, cond],
+                        z3.Not(_lone_wins(lone, w, others, reveals - 1, taus, side, 1)),
+                    ),
                     (
                         "only if: the lone agent at w_max against the others at w_min wins",
                         [*rng, z3.Not(cond)],
-                        _lone_wins(lone, wmax, (q - 1) * wmin, taus, 1),
+                        _lone_wins(lone, wmax, (q - 1) * wmin, q - 1, taus, side, 1),
                     ),
                 ],
                 f"Z3 proved the condition exact: {lone.condition}.",
@@ -1100,7 +1209,10 @@ class SybilBounds:
 
     ``None``: no number of Sybils can.  The honest side's worst case is exactly a quorum
     of honest reviewers, all at w_min; w_min then cancels.  (Honest weight H against an
-    accept needs ⌊H·(1−tau_accept)/(tau_accept·w_min)⌋ + 1 Sybils.)
+    accept needs ⌊H·(1−tau_accept)/(tau_accept·w_min)⌋ + 1 Sybils.)  The side rule
+    (``tally_min_side``) adds a head count wherever the Sybils' own side must win or the
+    honest side's win must be undone: a dispute is never overturned by fewer than
+    ``tally_min_side`` Sybils.
     """
 
     unaccept: int | None  # honest all accept → not accept (arbitration or reject)
@@ -1127,15 +1239,26 @@ def _min_opt(*xs: int | None) -> int | None:
 def sybil_bounds(p: Params) -> SybilBounds:
     """REP-2's bounds in closed form (micro-units; ``rep_2`` proves them tight).
 
-    With q honest voters and k Sybils, all at w_min (w_min cancels):
+    q honest voters (q = quorum or q_dispute: the worst case), all at w_min as the k
+    Sybils are (w_min cancels); s = tally_min_side ≤ q, so the honest side alone always
+    decides (its share is 1, its voters ≥ s); M = 10^6:
 
-    * un-accept:     q·10^6 < τa·(q+k)                  ⟺ k ≥ ⌊q(10^6 − τa)/τa⌋ + 1
-    * un-reject:     k·10^6 > τr·(q+k), or k accepts    ⟺ k ≥ ⌊q·τr/(10^6 − τr)⌋ + 1
-    * un-retract:    as un-accept with q_dispute and τt
-    * force retract: k·10^6 ≥ τt·(q+k)                  ⟺ k ≥ ⌈q·τt/(10^6 − τt)⌉
+    * un-accept:  the share falls below τa:   q·M < τa·(q+k)        ⟺ k ≥ ⌊q(M − τa)/τa⌋ + 1
+      (no head count: the Sybils need not win, arbitration is enough);
+    * un-reject:  the share rises above τr (⟺ k ≥ ⌊q·τr/(M − τr)⌋ + 1), or the Sybils
+      accept: k ≥ s and k·M ≥ τa·(q+k) (⟺ k ≥ max(s, ⌈q·τa/(M − τa)⌉); only below the
+      first when tau_reject ≥ tau_accept);
+    * un-retract: the share falls below τt **and** the Sybils are ≥ s keepers (fewer
+      cannot hold the artifact):                                ⟺ k ≥ max(s, ⌊q(M − τt)/τt⌋ + 1)
+    * force retract: the Sybils are ≥ s retracters with share ≥ τt: ⟺ k ≥ max(s, ⌈q·τt/(M − τt)⌉)
+
+    With w_min = 0 honest reviewers may weigh 0 too: then only head counts decide, and s
+    weightless Sybils turn an honest reject of weight 0 into an accept (0 ≥ 0) and an
+    honest keep into a retraction; nothing else is overturned.
     """
     m = _M.of(p)
     q, qd, ta, tr, tt = m.quorum, m.q_dispute, m.tau_accept, m.tau_reject, m.tau_retract
+    side = m.min_side
 
     def above(num: int, den: int) -> int | None:  # least k ≥ 0 with k·den > num
         return None if den <= 0 else num // den + 1
@@ -1143,18 +1266,17 @@ def sybil_bounds(p: Params) -> SybilBounds:
     def at_least(num: int, den: int) -> int | None:  # least k ≥ 0 with k·den ≥ num
         return None if den <= 0 else -(-num // den)
 
-    if m.w_min == 0:  # weightless Sybils change nothing
-        return SybilBounds(None, None, None, None, m.reviewers - q, m.dispute_reviewers - qd)
-    # a zero accept share accepts when tau_accept = 0: then nothing is ever rejected
+    def heads(k: int | None) -> int | None:  # the Sybils' side needs tally_min_side voters
+        return None if k is None else max(side, k)
+
+    seats = (m.reviewers - q, m.dispute_reviewers - qd)
+    if m.w_min == 0:  # weightless Sybils: only against a weightless honest side, by heads
+        return SybilBounds(None, side, None, side, *seats)
     unaccept = None if ta == 0 else above(q * (MICRO - ta), ta)
-    unreject = (
-        None if ta == 0 else _min_opt(above(q * tr, MICRO - tr), at_least(q * ta, MICRO - ta))
-    )
-    unretract = None if tt == 0 else above(qd * (MICRO - tt), tt)
-    force = None if tt == 0 else at_least(qd * tt, MICRO - tt)
-    return SybilBounds(
-        unaccept, unreject, unretract, force, m.reviewers - q, m.dispute_reviewers - qd
-    )
+    unreject = _min_opt(above(q * tr, MICRO - tr), heads(at_least(q * ta, MICRO - ta)))
+    unretract = None if tt == 0 else heads(above(qd * (MICRO - tt), tt))
+    force = heads(at_least(qd * tt, MICRO - tt))
+    return SybilBounds(unaccept, unreject, unretract, force, *seats)
 
 
 def _sybil_model(m: _M, ballot: str) -> tuple[dict[str, Any], list[Any], Any]:
@@ -1162,23 +1284,25 @@ def _sybil_model(m: _M, ballot: str) -> tuple[dict[str, Any], list[Any], Any]:
 
     Honest: h ≥ quorum reveals, unanimous (``yes``: accept/retract, else reject/keep),
     total weight in [h·w_min, h·w_max], and their side wins on their reveals alone (an
-    honest *decision*).  k Sybils at w_min reveal the other way.  Overturned: the verdict
-    with the Sybils' reveals differs from the honest decision.
+    honest *decision*).  k Sybils at w_min reveal the other way: k voters on the other
+    side (the side rule counts them).  Overturned: the verdict with the Sybils' reveals
+    differs from the honest decision.
     """
     h, k, hw = z3.Ints("honest sybils honest_weight")
     side = z3.Bool("yes")
     q = m.quorum if ballot == "review" else m.q_dispute
+    s = m.min_side
 
-    def verdict(yes: Any, no: Any) -> Any:
+    def verdict(yes: Any, no: Any, ny: Any, nn: Any) -> Any:
         if ballot == "dispute":
-            return z3.If(_z_retracts(yes, no, m.tau_retract, MICRO), 1, -1)
-        acc = _z_accepts(yes, no, m.tau_accept, MICRO)
-        rej = _z_rejects(yes, no, m.tau_accept, m.tau_reject, MICRO)
+            return z3.If(_z_retracts(yes, no, ny, nn, m.tau_retract, s, MICRO), 1, -1)
+        acc = _z_accepts(yes, no, ny, m.tau_accept, s, MICRO)
+        rej = _z_rejects(yes, no, ny, nn, m.tau_accept, m.tau_reject, s, MICRO)
         return z3.If(acc, 1, z3.If(rej, -1, 0))
 
     sw = k * m.w_min
-    alone = z3.If(side, verdict(hw, 0), verdict(0, hw))
-    mixed = z3.If(side, verdict(hw, sw), verdict(sw, hw))
+    alone = z3.If(side, verdict(hw, 0, h, 0), verdict(0, hw, 0, h))
+    mixed = z3.If(side, verdict(hw, sw, h, k), verdict(sw, hw, k, h))
     decided = alone == z3.If(side, 1, -1)
     dom = [h >= q, k >= 0, hw >= h * m.w_min, hw <= h * m.w_max, decided]
     return {"honest": h, "sybils": k, "honest_weight": hw, "yes": side, "q": q}, dom, mixed != alone
@@ -1191,7 +1315,8 @@ def rep_2(params: Params | None = None) -> list[TheoremResult]:
     weights in [w_min, w_max], and their side wins on their reveals alone.  The Sybils
     reveal the other way at w_min (a fresh identity's weight); they *overturn* the
     decision when the verdict with their reveals differs (review: accept → arbitration or
-    reject, reject → arbitration or accept; dispute: retract ↔ keep).  ``sybil_bounds``
+    reject, reject → arbitration or accept; dispute: retract ↔ keep).  Verdicts are
+    voting.py's, the side rule included (the Sybils are k voters).  ``sybil_bounds``
     gives the bound; Z3 proves no smaller k overturns anything (``*-bound``) and
     ``Optimize`` finds the least k that does, which must equal it (``*-tight``).
     ``seats`` is what a parameter file can fail: the seats a ballot leaves beside an
@@ -1213,6 +1338,7 @@ def _rep2_concrete(p: Params) -> list[TheoremResult]:
         "force_retract": bounds.force_retract,
         "review_seats": bounds.review_seats,
         "dispute_seats": bounds.dispute_seats,
+        "tally_min_side": m.min_side,
     }
     out = []
     for ballot, bound in (("review", bounds.review), ("dispute", bounds.dispute)):
@@ -1236,7 +1362,9 @@ def _rep2_concrete(p: Params) -> list[TheoremResult]:
                     f"fewer than {bound_txt} Sybils cannot overturn a {ballot}",
                     f"no honest unanimous {ballot} decision (≥ {qname} = {v['q']} honest "
                     f"reveals, weights in [{_dec(m.w_min)}, {_dec(m.w_max)}]) changes when k < "
-                    f"{bound_txt} Sybils at w_min = {_dec(m.w_min)} reveal the other way",
+                    f"{bound_txt} Sybils at w_min = {_dec(m.w_min)} reveal the other way "
+                    f"(voting.py's verdicts, the side rule with tally_min_side = "
+                    f"{m.min_side} included)",
                 ),
                 dom if bound is None else [*dom, k < bound],
                 z3.Not(overturned),
@@ -1337,7 +1465,9 @@ def _sybil_words(
     share_name = "accept share" if ballot == "review" else "retract share"
     text = (
         f"{h} honest reviewers, {_agents(honest_ws, 1, 'h')}, vote {hv}: alone they decide "
-        f"{before}. {k} Sybil(s) at w_min = {_dec(m.w_min)} vote {sv}: the {share_name} "
+        f"{before}. {k} Sybil(s) at w_min = {_dec(m.w_min)} vote {sv} "
+        f"({'at least' if k >= m.min_side else 'fewer than'} tally_min_side = {m.min_side} "
+        f"voters): the {share_name} "
         f"becomes {_dec(sum(yes))} / {_dec(sum(yes) + sum(no))} = "
         f"{_share(sum(yes), sum(yes) + sum(no))} and the verdict "
         f"{_VERDICT_WORDS.get(after, after)}."
@@ -1354,7 +1484,7 @@ def _sybil_words(
 
 def _rep2_general() -> list[TheoremResult]:
     ta, tr, tt, wmin, wmax, hw = z3.Reals("tau_accept tau_reject tau_retract w_min w_max H")
-    q, k, h = z3.Ints("quorum k honest")
+    q, k, h, s = z3.Ints("quorum k honest tally_min_side")
     base = [
         *_rng(ta, "tau_accept"),
         *_rng(tr, "tau_reject"),
@@ -1362,6 +1492,8 @@ def _rep2_general() -> list[TheoremResult]:
         *_rng(wmin, "w_min"),
         *_rng(wmax, "w_max"),
         *_rng(q, "quorum"),
+        *_rng(s, "tally_min_side"),
+        s <= q,  # the parameter relation: a unanimous quorum can decide
         wmin <= wmax,
         tr < ta,
         k >= 0,
@@ -1370,68 +1502,116 @@ def _rep2_general() -> list[TheoremResult]:
         hw <= h * wmax,
     ]
     heavy = [*base, wmin > 0]
+    light = [*base, wmin == 0]
     sw, w_q = k * wmin, q * wmin  # the Sybils' weight; the witness: a quorum at w_min
     # accept side: k·τa ≤ q(1−τa); reject side: k(1−τr) ≤ q·τr  (k over reals: the least
     # integer above each is the tight integer bound)
     x_a, x_r, x_t = q * (1 - ta), q * tr, q * (1 - tt)
+
+    def accepts(yes: Any, no: Any, ny: Any) -> Any:
+        return _z_accepts(yes, no, ny, ta, s, 1)
+
+    def rejects(yes: Any, no: Any, ny: Any, nn: Any) -> Any:
+        return _z_rejects(yes, no, ny, nn, ta, tr, s, 1)
+
+    def retracts(yes: Any, no: Any, ny: Any, nn: Any) -> Any:
+        return _z_retracts(yes, no, ny, nn, tt, s, 1)
+
+    ranges = _range_words("tau_accept", "tau_reject", "w_min", "w_max", "quorum", "tally_min_side")
     review = _general(
         _Claim(
             "REP-2",
             "review-bound",
             "rep_2",
-            "least Sybils to overturn a review = min(⌊q(1−τa)/τa⌋+1, ⌊q·τr/(1−τr)⌋+1)",
-            f"for all {_range_words('tau_accept', 'tau_reject', 'w_min', 'w_max', 'quorum')}, "
-            "w_min ≤ w_max, tau_reject < tau_accept, w_min > 0, tau_accept > 0: an honest "
-            "unanimous accept (≥ quorum honest reveals, any weights in range) survives every "
-            "k ≤ q(1−τa)/τa Sybil rejects, and a quorum of honest reviewers at w_min survives "
-            "no larger k; an honest unanimous reject survives every k ≤ q·τr/(1−τr) Sybil "
-            "accepts and the same witness survives no more; Sybils at w_min = 0 never overturn",
+            "least Sybils to overturn a review = min(⌊q(1−τa)/τa⌋+1, ⌊q·τr/(1−τr)⌋+1) "
+            "(w_min > 0; tally_min_side if w_min = 0)",
+            f"for all {ranges}, w_min ≤ w_max, tau_reject < tau_accept, tally_min_side ≤ "
+            "quorum, with voting.py's side rule: for w_min > 0 an honest unanimous accept (≥ "
+            "quorum honest reveals, any weights in range) survives every k ≤ q(1−τa)/τa "
+            "Sybil rejects, and a quorum of honest reviewers at w_min survives no larger k; "
+            "an honest unanimous reject survives every k ≤ q·τr/(1−τr) Sybil accepts and the "
+            "same witness survives no more (the Sybils need not win: arbitration is enough, "
+            "so the side rule does not raise this bound); for w_min = 0 fewer than "
+            "tally_min_side weightless Sybils never overturn, and tally_min_side of them "
+            "accept against an honest reject of weight 0",
         ),
         [
-            ("accept survives", [*heavy, ta > 0, k * ta <= x_a], _z_accepts(hw, sw, ta, 1)),
-            ("accept falls", [*heavy, ta > 0, k * ta > x_a], z3.Not(_z_accepts(w_q, sw, ta, 1))),
+            ("accept survives", [*heavy, k * ta <= x_a], accepts(hw, sw, h)),
+            ("accept falls", [*heavy, k * ta > x_a], z3.Not(accepts(w_q, sw, q))),
+            ("reject survives", [*heavy, k * (1 - tr) <= x_r], rejects(sw, hw, k, h)),
+            ("reject falls", [*heavy, k * (1 - tr) > x_r], z3.Not(rejects(sw, w_q, k, q))),
             (
-                "reject survives",
-                [*heavy, ta > 0, hw > 0, k * (1 - tr) <= x_r],
-                _z_rejects(sw, hw, ta, tr, 1),
+                "w_min = 0: fewer than tally_min_side Sybils",
+                [*light, k < s],
+                z3.And(accepts(hw, 0, h), rejects(0, hw, k, h)),
             ),
             (
-                "reject falls",
-                [*heavy, ta > 0, k * (1 - tr) > x_r],
-                z3.Not(_z_rejects(sw, w_q, ta, tr, 1)),
+                "w_min = 0: an accept of weight 0 at tally_min_side",
+                [*light, k >= s],
+                z3.Not(rejects(0, 0, k, q)),
             ),
-            ("weightless Sybils", [*base, wmin == 0, ta > 0], _z_accepts(hw, sw, ta, 1)),
         ],
         "Z3 proved both bounds exact for all parameter values in range (so the least integer "
-        "above each is tight), and that Sybils at w_min = 0 never overturn.",
+        "above each is tight), and the weightless case: tally_min_side Sybils at w_min = 0.",
     )
     dispute = _general(
         _Claim(
             "REP-2",
             "dispute-bound",
             "rep_2",
-            "least Sybils to overturn a dispute = min(⌊q(1−τt)/τt⌋+1, ⌈q·τt/(1−τt)⌉)",
-            f"for all {_range_words('tau_retract', 'w_min', 'w_max')}, q = q_dispute ≥ 1, "
-            "w_min ≤ w_max, w_min > 0, 0 < tau_retract < 1: an honest unanimous retract "
-            "survives every k ≤ q(1−τt)/τt Sybil keeps and a quorum at w_min survives no "
-            "larger k; an honest unanimous keep survives every k < q·τt/(1−τt) Sybil retracts "
-            "and the same witness survives none from there",
+            "least Sybils to overturn a dispute = max(tally_min_side, min(⌊q(1−τt)/τt⌋+1, "
+            "⌈q·τt/(1−τt)⌉)) (w_min > 0; tally_min_side if w_min = 0)",
+            f"for all {_range_words('tau_retract', 'w_min', 'w_max', 'tally_min_side')}, q = "
+            "q_dispute ≥ tally_min_side, w_min ≤ w_max, with voting.py's side rule: for w_min "
+            "> 0 an honest unanimous retract survives every k ≤ q(1−τt)/τt Sybil keeps and "
+            "every k < tally_min_side (too few keepers to hold the artifact), and a quorum at "
+            "w_min survives no other k; an honest unanimous keep survives every k < "
+            "q·τt/(1−τt) Sybil retracts and every k < tally_min_side, and the same witness "
+            "survives no other k; for w_min = 0 an honest retract always survives, an honest "
+            "keep survives fewer than tally_min_side Sybils, and tally_min_side of them "
+            "retract one of weight 0",
         ),
         [
-            ("retract survives", [*heavy, tt > 0, k * tt <= x_t], _z_retracts(hw, sw, tt, 1)),
-            ("retract falls", [*heavy, tt > 0, k * tt > x_t], z3.Not(_z_retracts(w_q, sw, tt, 1))),
+            (
+                "retract survives",
+                [*heavy, tt > 0, z3.Or(k * tt <= x_t, k < s)],
+                retracts(hw, sw, h, k),
+            ),
+            (
+                "retract falls",
+                [*heavy, tt > 0, k * tt > x_t, k >= s],
+                z3.Not(retracts(w_q, sw, q, k)),
+            ),
+            ("retract at tau_retract = 0 never falls", [*heavy, tt == 0], retracts(hw, sw, h, k)),
             (
                 "keep survives",
-                [*heavy, tt > 0, tt < 1, hw > 0, k * (1 - tt) < q * tt],
-                z3.Not(_z_retracts(sw, hw, tt, 1)),
+                [*heavy, tt < 1, z3.Or(k * (1 - tt) < q * tt, k < s)],
+                z3.Not(retracts(sw, hw, k, h)),
             ),
             (
                 "keep falls",
-                [*heavy, tt > 0, tt < 1, k * (1 - tt) >= q * tt],
-                _z_retracts(sw, w_q, tt, 1),
+                [*heavy, tt < 1, k * (1 - tt) >= q * tt, k >= s],
+                retracts(sw, w_q, k, q),
+            ),
+            (
+                "keep at tau_retract = 1 never falls",
+                [*heavy, tt == 1],
+                z3.Not(retracts(sw, hw, k, h)),
+            ),
+            ("w_min = 0: a retract survives", light, retracts(hw, 0, h, k)),
+            (
+                "w_min = 0: fewer than tally_min_side Sybils",
+                [*light, k < s],
+                z3.Not(retracts(0, hw, k, h)),
+            ),
+            (
+                "w_min = 0: a retract of weight 0 at tally_min_side",
+                [*light, k >= s],
+                retracts(0, 0, k, q),
             ),
         ],
-        "Z3 proved both dispute bounds exact for all parameter values in range.",
+        "Z3 proved both dispute bounds exact for all parameter values in range, the side "
+        "rule's tally_min_side included.",
     )
     return [review, dispute]
 
@@ -1442,54 +1622,70 @@ def _rep2_general() -> list[TheoremResult]:
 def fg_min_population(p: Params) -> tuple[int | None, int | None]:
     """The smallest populations for FG-1: (no lone forgetter, Q > w_max); None if none.
 
-    * no lone forgetter: w_max·(10^6 − alpha) < alpha·(N − 1)·w_min (the voter is in Q);
-    * DESIGN §5's Q > w_max for every population: alpha·N·w_min > 10^6·w_max.
+    * no lone forgetter — exact, what ``min_active_agents`` must reach (equal to
+      ``forgetting.fg1_min_active``): w_max·(10^6 − alpha) < alpha·(N − 1)·w_min (the voter
+      is in Q), or w_max = 0 (no vote has S > 0): N = 1;
+    * DESIGN §5's Q > w_max for every population, sufficient but not necessary:
+      alpha·N·w_min > 10^6·w_max.
     """
     m = _M.of(p)
     den = m.alpha * m.w_min
+    literal = None if den == 0 else MICRO * m.w_max // den + 1
+    if m.w_max == 0:
+        return 1, literal
     if den == 0:
-        return None, None
-    return m.w_max * (MICRO - m.alpha) // den + 2, MICRO * m.w_max // den + 1
+        return None, literal
+    return m.w_max * (MICRO - m.alpha) // den + 2, literal
 
 
 def fg_1(
     params: Params | None = None, *, min_active_agents: int | None = None
 ) -> list[TheoremResult]:
-    """FG-1: no single agent can make an artifact forgotten (DESIGN §5: Q > w_max).
+    """FG-1: no single agent can make an artifact forgotten.
 
-    Forget iff S = Σ w_i·c_i ≥ Q = alpha·Σ w over the non-barred agents (the
-    orchestrator's micro² arithmetic).  The lone voter (confidence ≤ 1, weight ≤ w_max) is
-    itself in the population, so FG-1 needs a *smallest population* N_min:
-    ``min_active_agents`` (the argument, else ``params.min_active_agents`` once the table
-    has it, else ``DEFAULT_MIN_ACTIVE_AGENTS``).  Two checks:
+    The forget rule (docs/rules.md): an artifact in a forgettable state is forgotten at a
+    tick iff S = Σ w_i·c_i over the active forget voters is positive, S ≥ Q = alpha·Σ w
+    over the active (non-barred) agents, and at least ``min_active_agents`` agents are
+    active — the orchestrator's micro² arithmetic.  The lone voter (confidence ≤ 1,
+    weight ≤ w_max) is itself in Q, so a small population always lets one agent forget
+    (with one agent, Q = alpha·w ≤ w): ``min_active_agents`` is FG-1's population floor.
+    ``no-lone-forgetter`` holds iff min_active_agents ≥ ``fg_min_population(params)[0]``,
+    i.e. w_max·(1−alpha) < alpha·(min_active_agents − 1)·w_min (or w_max = 0); no
+    population suffices when alpha = 0 or w_min = 0.  ``min_active_agents`` (the argument)
+    checks the file as if it set that value (CLI ``--min-active-agents``).
 
-    * ``no-lone-forgetter``, exact: holds iff w_max·(1−alpha) < alpha·(N_min−1)·w_min;
-    * ``quorum-above-w_max``, DESIGN's sufficient form Q > w_max for every population:
-      holds iff alpha·N_min·w_min > w_max.
+    DESIGN §5's "Q > w_max for every allowed population" (alpha·N·w_min > w_max) is
+    sufficient, not necessary: it ignores that the voter's own weight counts in Q.  It is
+    reported as a derived number and proved as a relation in the general theorems.
     """
     if params is None:
         return _fg_general()
     p = params
-    n_min = min_active_agents
-    if n_min is None:
-        n_min = int(getattr(p, "min_active_agents", DEFAULT_MIN_ACTIVE_AGENTS))
+    if min_active_agents is not None and min_active_agents != p.min_active_agents:
+        p = dataclasses.replace(p, min_active_agents=min_active_agents)
     m = _M.of(p)
+    n_min = m.min_active
     lone_n, literal_n = fg_min_population(p)
     facts = {
         "min_active_agents": n_min,
         "least_population_no_lone_forgetter": lone_n,
         "least_population_quorum_above_w_max": literal_n,
     }
-
-    def needs(n: int | None, what: str) -> str:
-        if n is None:
-            return "No population is large enough (alpha = 0 or w_min = 0)."
-        return f"{what} needs at least {n} active agents (min_active_agents = {n_min})."
+    if lone_n is None:
+        need = (
+            "No population is large enough (alpha = 0 or w_min = 0): one agent at w_max "
+            "always reaches Q."
+        )
+    else:
+        need = (
+            f"FG-1 needs min_active_agents ≥ {lone_n}, the least N with (1 − alpha)·w_max < "
+            f"alpha·(N − 1)·w_min."
+        )
 
     # The lone score S = w·c is bounded by 0 ≤ S ≤ w·10^6 instead of multiplying two
     # unknowns (linear, so Z3 decides it fast): a superset of the real scores, so a proof
     # covers them; a counterexample maximises S, i.e. c = 1, and is replayed exactly.
-    n, w, score, rest, total = z3.Ints("agents voter_weight score rest total_weight")
+    n, w, score, rest = z3.Ints("agents voter_weight score rest")
     band = f"[{_dec(m.w_min)}, {_dec(m.w_max)}]"
 
     def lone(model: Any) -> tuple[str, dict[str, Any]]:
@@ -1500,14 +1696,15 @@ def fg_1(
         q_val, s_val = Fraction(m.alpha * sum(weights), MICRO), Fraction(wv * cv, MICRO)
         forgotten = replay_forget(wv * cv, weights, p)
         text = (
-            f"a population of {nv} non-barred agents: a1 with weight {_dec(wv)} votes forget "
-            f"with confidence {_dec(cv)}; {_agents(others, 2)} do not vote. Q = "
-            f"{_dec(m.alpha)} × {_dec(sum(weights))} = {_dec(q_val)} and S = {_dec(s_val)} ≥ Q:"
-            f" a1 makes the artifact forgotten alone (orchestrator arithmetic → "
-            f"{'forgotten' if forgotten else 'kept'}). {needs(lone_n, 'No lone forgetter')}"
+            f"{nv} active agents (min_active_agents = {n_min}, so the forget rule decides): "
+            f"a1 with weight {_dec(wv)} votes forget with confidence {_dec(cv)}; "
+            f"{_agents(others, 2)} do not vote. S = {_dec(s_val)} > 0 and Q = {_dec(m.alpha)} "
+            f"× {_dec(sum(weights))} = {_dec(q_val)} ≤ S: a1 makes the artifact forgotten "
+            f"alone (forget rule → {'forgotten' if forgotten else 'kept'}). {need}"
         )
         cex = {
             "agents": nv,
+            "min_active_agents": n_min,
             "voter": {"agent": "a1", "weight": _dec(wv), "confidence": _dec(cv)},
             "others": [_dec(x) for x in others],
             "Q": _dec(q_val),
@@ -1516,22 +1713,14 @@ def fg_1(
         }
         return text, cex
 
-    def small_q(model: Any) -> tuple[str, dict[str, Any]]:
-        nv, tv = _int(model, n), _int(model, total)
-        ws = _split(tv, nv, m.w_min, m.w_max)
-        q_val = Fraction(m.alpha * tv, MICRO)
-        text = (
-            f"{nv} non-barred agents, {_agents(ws)}: Q = {_dec(m.alpha)} × {_dec(tv)} = "
-            f"{_dec(q_val)} ≤ w_max = {_dec(m.w_max)}, so the DESIGN §5 guarantee Q > w_max "
-            f"does not hold. {needs(literal_n, 'Q > w_max')}"
+    if m.w_max == 0:
+        proved = "Z3 proved it: every weight is 0, so no forget vote has S > 0."
+    else:
+        proved = (
+            f"Z3 proved it: with at least min_active_agents = {n_min} active agents (the "
+            f"forget rule decides nothing with fewer) no single vote reaches Q. {need}"
         )
-        return text, {
-            "agents": nv,
-            "weights": [_dec(x) for x in ws],
-            "Q": _dec(q_val),
-            "w_max": _dec(m.w_max),
-        }
-
+    least = "never" if lone_n is None else f"min_active_agents ≥ {lone_n}"
     return [
         _check(
             _Claim(
@@ -1539,10 +1728,11 @@ def fg_1(
                 "no-lone-forgetter",
                 "fg_1",
                 "no single agent can make an artifact forgotten",
-                f"in every population of ≥ {n_min} non-barred agents (min_active_agents) with "
-                f"weights in {band}, one forget vote (confidence ≤ 1) has S < Q = alpha·Σw, "
-                f"alpha = {_dec(m.alpha)}; holds iff w_max·(1 − alpha) < "
-                f"alpha·(min_active_agents − 1)·w_min",
+                f"in every population of ≥ {n_min} active agents (min_active_agents: no "
+                f"forget decision with fewer) with weights in {band}, one forget vote "
+                f"(confidence ≤ 1) never has S > 0 and S ≥ Q = alpha·Σw, alpha = "
+                f"{_dec(m.alpha)}; holds iff w_max·(1 − alpha) < alpha·(min_active_agents − "
+                f"1)·w_min or w_max = 0 (here: {least})",
             ),
             [
                 n >= n_min,
@@ -1553,71 +1743,85 @@ def fg_1(
                 rest >= (n - 1) * m.w_min,
                 rest <= (n - 1) * m.w_max,
             ],
-            score < m.alpha * (w + rest),
-            proved=f"Z3 proved it. {needs(lone_n, 'No lone forgetter')}",
+            z3.Not(z3.And(score > 0, score >= m.alpha * (w + rest))),
+            proved=proved,
             explain=lone,
             objectives=[("min", n), ("max", w), ("max", score), ("min", rest)],
             facts=facts,
-        ),
-        _check(
-            _Claim(
-                "FG-1",
-                "quorum-above-w_max",
-                "fg_1",
-                "Q > w_max for every allowed population",
-                f"for every population of ≥ {n_min} non-barred agents with weights in {band}: "
-                f"Q = {_dec(m.alpha)}·Σw > w_max = {_dec(m.w_max)}; holds iff "
-                f"alpha·min_active_agents·w_min > w_max",
-            ),
-            [n >= n_min, total >= n * m.w_min, total <= n * m.w_max],
-            m.alpha * total > MICRO * m.w_max,
-            proved=f"Z3 proved it. {needs(literal_n, 'Q > w_max')}",
-            explain=small_q,
-            objectives=[("min", n), ("min", total)],
-            facts=facts,
-        ),
+        )
     ]
 
 
 def _fg_general() -> list[TheoremResult]:
     al, wmin, wmax, w, c, rest, total = z3.Reals("alpha w_min w_max w c rest total")
-    n = z3.Int("min_active_agents")
-    base = [*_rng(al, "alpha"), *_rng(wmin, "w_min"), *_rng(wmax, "w_max"), wmin <= wmax, n >= 1]
-    cfg = [w >= wmin, w <= wmax, c >= 0, c <= 1, rest >= (n - 1) * wmin, rest <= (n - 1) * wmax]
-    lone = wmax * (1 - al) < al * (n - 1) * wmin
-    literal = al * n * wmin > wmax
-    ranges = _range_words("alpha", "w_min", "w_max")
+    big_n, n = z3.Ints("min_active_agents agents")
+    base = [
+        *_rng(al, "alpha"),
+        *_rng(wmin, "w_min"),
+        *_rng(wmax, "w_max"),
+        *_rng(big_n, "min_active_agents"),
+        wmin <= wmax,
+    ]
+    cfg = [
+        n >= big_n,
+        w >= wmin,
+        w <= wmax,
+        c >= 0,
+        c <= 1,
+        rest >= (n - 1) * wmin,
+        rest <= (n - 1) * wmax,
+    ]
+    lone = z3.Or(wmax == 0, wmax * (1 - al) < al * (big_n - 1) * wmin)
+    literal = al * big_n * wmin > wmax
+    ranges = _range_words("alpha", "w_min", "w_max", "min_active_agents")
     return [
         _general(
             _Claim(
                 "FG-1",
                 "no-lone-forgetter",
                 "fg_1",
-                "no lone forgetter ⟺ w_max·(1−alpha) < alpha·(N_min−1)·w_min",
-                f"for all {ranges}, w_min ≤ w_max, min_active_agents = N_min ≥ 1: no single "
-                "forget vote reaches Q in any population of ≥ N_min agents iff "
-                "w_max·(1−alpha) < alpha·(N_min−1)·w_min; otherwise the agent at w_max with "
-                "confidence 1 among N_min − 1 agents at w_min does",
+                "no lone forgetter ⟺ w_max·(1−alpha) < alpha·(min_active_agents−1)·w_min "
+                "or w_max = 0",
+                f"for all {ranges}, w_min ≤ w_max: no single forget vote (S = w·c > 0 and S ≥ "
+                "Q = alpha·Σw) in any population of ≥ min_active_agents agents iff "
+                "w_max·(1−alpha) < alpha·(min_active_agents−1)·w_min or w_max = 0; otherwise "
+                "the agent at w_max with confidence 1 among min_active_agents − 1 agents at "
+                "w_min forgets alone",
             ),
             [
-                ("if", [*base, *cfg, lone], w * c < al * (w + rest)),
-                ("only if", [*base, z3.Not(lone)], wmax >= al * (wmax + (n - 1) * wmin)),
+                ("if", [*base, *cfg, lone], z3.Not(z3.And(w * c > 0, w * c >= al * (w + rest)))),
+                (
+                    "only if: one agent at w_max among min_active_agents − 1 at w_min",
+                    [*base, z3.Not(lone)],
+                    z3.And(wmax > 0, wmax >= al * (wmax + (big_n - 1) * wmin)),
+                ),
             ],
-            "Z3 proved the relation exact for every alpha, w_min, w_max in range and every N_min.",
+            "Z3 proved the relation exact for every alpha, w_min, w_max and min_active_agents "
+            "in range.",
         ),
         _general(
             _Claim(
                 "FG-1",
                 "quorum-above-w_max",
                 "fg_1",
-                "Q > w_max for every population ⟺ alpha·N_min·w_min > w_max",
-                f"for all {ranges}, w_min ≤ w_max, N_min ≥ 1: alpha·Σw > w_max for every "
-                "population of ≥ N_min agents iff alpha·N_min·w_min > w_max (the smallest Q "
-                "is N_min agents at w_min)",
+                "DESIGN §5's sufficient form: Q > w_max for every population ⟺ "
+                "alpha·N·w_min > w_max",
+                f"for all {ranges}, w_min ≤ w_max, N = min_active_agents: alpha·Σw > w_max for "
+                "every population of ≥ N agents iff alpha·N·w_min > w_max (the smallest Q is N "
+                "agents at w_min); it implies no-lone-forgetter (S ≤ w_max < Q) but is not "
+                "needed for it: the voter's own weight counts in Q",
             ),
             [
-                ("if", [*base, literal, total >= n * wmin, total <= n * wmax], al * total > wmax),
-                ("only if: N_min agents at w_min", [*base, z3.Not(literal)], al * n * wmin <= wmax),
+                (
+                    "if",
+                    [*base, literal, total >= big_n * wmin, total <= big_n * wmax],
+                    al * total > wmax,
+                ),
+                (
+                    "only if: N agents at w_min",
+                    [*base, z3.Not(literal)],
+                    al * big_n * wmin <= wmax,
+                ),
             ],
             "Z3 proved the relation exact; it implies no-lone-forgetter (S ≤ w_max < Q).",
         ),
@@ -1788,7 +1992,11 @@ def resolve(name: str) -> Theorem:
 def prove_all(
     params: Params = DEFAULTS, *, min_active_agents: int | None = None
 ) -> list[TheoremResult]:
-    """Every concrete check for one parameter set (what ``ostrom check-params`` prints)."""
+    """Every concrete check for one parameter set (what ``ostrom check-params`` prints).
+
+    ``min_active_agents`` checks FG-1 as if the set had that value (CLI
+    ``--min-active-agents``); by default the set's own ``min_active_agents`` counts.
+    """
     out: list[TheoremResult] = []
     for theorem in THEOREMS.values():
         if theorem is fg_1:
@@ -1812,9 +2020,7 @@ def derived_bounds(params: Params, *, min_active_agents: int | None = None) -> d
     """The numbers the theorems derive for ``params`` (for the CLI and the docs)."""
     b = sybil_bounds(params)
     lone_n, literal_n = fg_min_population(params)
-    n_min = min_active_agents
-    if n_min is None:
-        n_min = int(getattr(params, "min_active_agents", DEFAULT_MIN_ACTIVE_AGENTS))
+    n_min = params.min_active_agents if min_active_agents is None else min_active_agents
     m = _M.of(params)
     ratio = None if m.w_min == 0 else m.w_max / m.w_min
 
@@ -1824,6 +2030,7 @@ def derived_bounds(params: Params, *, min_active_agents: int | None = None) -> d
         return num / den
 
     # TALLY-1: the largest w_max/w_min each lone check allows (strict for the first three)
+    # when tally_min_side = 1; with the side rule (≥ 2) the weights do not matter
     ta, tr, tt, q, qd = m.tau_accept, m.tau_reject, m.tau_retract, m.quorum, m.q_dispute
     limits = {
         "review-lone-accept": limit(ta * (q - 1), MICRO - ta),
@@ -1832,6 +2039,8 @@ def derived_bounds(params: Params, *, min_active_agents: int | None = None) -> d
         "dispute-lone-keep": limit((MICRO - tt) * (qd - 1), tt),
     }
     return {
+        "tally_min_side": m.min_side,
+        "tally_lone_keep_by_heads": qd <= m.min_side,  # q_dispute ≤ tally_min_side
         "tally_weight_ratio": ratio,
         "tally_ratio_limits": limits,
         "sybil_review_bound": b.review,
