@@ -366,7 +366,5 @@ def consensus_demo(items: int, seed: int, scenarios: tuple[str, ...], as_json: b
         sys.exit(1)
 
 
-
-
 if __name__ == "__main__":  # pragma: no cover
     main()
