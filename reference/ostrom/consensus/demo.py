@@ -87,6 +87,7 @@ liveness machinery these scenarios need besides the view change.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -129,6 +130,8 @@ STRATEGY: Final[dict[DemoScenario, type[Strategy]]] = {
 }
 
 CURATOR: Final = "curator"
+#: The defaults with FG-1's floor lifted: the lone curator forgets what the client asks.
+DEMO_PARAMS: Final = dataclasses.replace(DEFAULTS, min_active_agents=1)
 CLIENT: Final = "c0"
 
 Decision = str | None  # "forget", "keep", another artifact state, or None: undecided
@@ -360,7 +363,11 @@ def run_pbft(
 ) -> PbftRun:
     """The PBFT side of :func:`run_demo`."""
     start = time.perf_counter()
-    params = DEFAULTS
+    # One curator takes every forget decision the client asks for: the demo is about the
+    # replicas agreeing on the log, not about who may forget.  FG-1's population floor
+    # (min_active_agents, docs/forgetting.md) would refuse a lone forgetter, so the demo
+    # lifts it; docs/consensus.md says so.
+    params = DEMO_PARAMS
     agents = (Agent(CURATOR, tier=1, weight=1.0),)
     bad = faulty_replica(scenario, n)
     armed = _Armed(STRATEGY[scenario]())
