@@ -70,7 +70,7 @@ PARAMS = Params(
     T_delib=2,
     T_commit=3,
     T_reveal=3,
-    T_arb=3,
+    T_arb=6,  # arbitration lasts long enough for the arbiter rules to act
     tau_accept=0.75,  # a wide undecided band: arbitration is reached often
     tau_reject=0.25,
     dispute_reviewers=3,
@@ -524,10 +524,17 @@ class LifecycleMachine(RuleBasedStateMachine):
                  "outcome": outcome})  # fmt: skip
 
     @precondition(lambda self: "arbitration" in self.state.values())
-    @rule(data=st.data(), outcome=st.sampled_from(["revote", "reject"]))
+    @rule(data=st.data(), outcome=st.sampled_from(["revote", "accept", "reject"]))
     def arbitrate_more(self, data: st.DataObject, outcome: str) -> None:
-        """Alias: the rarer outcomes (a revote opens the stale-reveal path, CR-2)."""
-        self.arbitrate(data, outcome)
+        """Arbitration is short-lived (T_arb): this rule runs only while some artifact is
+        in it, and asks a tier-3 agent who is not one of its reviewers (a revote opens the
+        stale-reveal path, CR-2)."""
+        xs = sorted(x for x, st_ in self.state.items() if st_ == "arbitration")
+        x = data.draw(st.sampled_from(xs), label="artifact")
+        reviewers = set(self.pub[x]["reviewers"]) if x in self.pub else set()
+        free = [a for a in ("a1", "a2") if a not in reviewers]
+        agent = data.draw(st.sampled_from(free or ["a1", "a2"]), label="agent")
+        self.do({"op": "arbitrate", "agent": agent, "artifact": x, "outcome": outcome})
 
     @rule(
         data=st.data(),
