@@ -157,3 +157,20 @@ def test_typed_methods_match_apply() -> None:
     ]
     assert o.set_agent("t1", 2, weight=0.5) == []
     assert o.agents["t1"].tier == 2 and o.agents["t1"].reputation == 0.9
+
+
+def test_hostile_field_values_are_invalid_input_not_crashes() -> None:
+    """Found by the JavaScript driver's differential walks: a list or object where a vote,
+    an outcome or the op belongs, and numbers that overflow micro-units, used to raise."""
+    o = _orch()
+    for cmd in (
+        {"op": ["propose"]},
+        {"op": {"x": 1}, "agent": "t1"},
+        {"op": "reveal_vote", "agent": "t1", "artifact": "x", "vote": ["accept"],
+         "reason": "", "salt": SALT},
+        {"op": "arbitrate", "agent": "t3", "artifact": "x", "outcome": {}},
+        {"op": "set_agent", "agent": "n", "tier": 1, "weight": 1e303},
+        {"op": "set_agent", "agent": "n", "tier": 1, "weight": 10**400},
+        {"op": "forget_vote", "agent": "t1", "artifact": "x", "confidence": 10**400},
+    ):  # fmt: skip
+        assert o.apply(cmd)["result"] == "invalid_input", cmd

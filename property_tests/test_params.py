@@ -92,3 +92,10 @@ def test_side_rule_may_equal_the_quorums() -> None:
 
 def test_round_trip() -> None:
     assert Params.from_mapping(DEFAULTS.to_dict()) == DEFAULTS
+
+
+def test_non_finite_numbers_are_refused() -> None:
+    """NaN compares false with every bound, so a range check alone would let it in."""
+    for v in (float("nan"), float("inf"), float("-inf")):
+        with pytest.raises(ParamError, match="not a finite number"):
+            Params.from_mapping({"alpha": v})

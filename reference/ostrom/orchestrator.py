@@ -93,8 +93,24 @@ def _is_id(v: object) -> bool:
     return _is_text(v) and v != ""
 
 
+#: Largest magnitude a numeric field may have: micro(v) must stay an exact, finite integer.
+_MAX_NUMBER: Final = 1e9
+
+
 def _is_number(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    """A finite int or float of at most ``_MAX_NUMBER`` in magnitude (``1e303`` or a
+    400-digit integer would overflow ``micro``; booleans are not numbers)."""
+    if not isinstance(v, int | float) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(v) and abs(v) <= _MAX_NUMBER
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _is_one_of(values: frozenset[str]) -> Callable[[object], bool]:
+    """A string among ``values`` (a list or dict is not hashable: never a member)."""
+    return lambda v: isinstance(v, str) and v in values
 
 
 def _is_unit(v: object) -> bool:
@@ -121,10 +137,10 @@ SCHEMAS: Final[dict[str, tuple[dict[str, Check], dict[str, Check]]]] = {
     "object": (dict(_ID), {}),
     "commit_vote": ({**_ID, "commitment": is_hex64}, {}),
     "reveal_vote": (
-        {**_ID, "vote": lambda v: v in ALL_VOTES, "reason": _is_text, "salt": is_hex64},
+        {**_ID, "vote": _is_one_of(ALL_VOTES), "reason": _is_text, "salt": is_hex64},
         {},
     ),
-    "arbitrate": ({**_ID, "outcome": lambda v: v in ARBITER_OUTCOMES}, {}),
+    "arbitrate": ({**_ID, "outcome": _is_one_of(ARBITER_OUTCOMES)}, {}),
     "dispute": ({**_ID, "reason": _is_text}, {}),
     "urgent_report": ({**_ID, "reason": _is_text}, {}),
     "forget_vote": (dict(_ID), {"confidence": _is_unit}),
@@ -239,7 +255,8 @@ class Orchestrator:
         """A command that fails check 1 but names a registered agent is that agent's
         ``malformed`` violation (DESIGN §4; the sanctions layer counts it, and many of them
         look like malfunction).  Nothing else is changed; anonymous garbage is ignored."""
-        if not isinstance(command, dict) or command.get("op") not in _AGENT_OPS:
+        op = command.get("op") if isinstance(command, dict) else None
+        if not isinstance(op, str) or op not in _AGENT_OPS:
             return []  # set_agent's "agent" is its subject, not its sender
         agent = command.get("agent")
         if isinstance(agent, str) and agent in self._agents:

@@ -10,6 +10,7 @@ and names every bad key, so a bad file changes nothing.
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -242,6 +243,9 @@ def _range_problems(p: Params) -> list[str]:
         lo, hi = f.metadata["lo"], f.metadata["hi"]
         value = getattr(p, f.name)
         for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, float) and not math.isfinite(v):  # NaN compares false with all
+                out.append(f"{f.name}={value!r} is not a finite number")
+                break
             if (lo is not None and v < lo) or (hi is not None and v > hi):
                 out.append(f"{f.name}={value!r} outside [{lo}, {hi if hi is not None else '∞'}]")
                 break
