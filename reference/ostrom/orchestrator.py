@@ -255,7 +255,9 @@ class Orchestrator:
         """A command that fails check 1 but names a registered agent is that agent's
         ``malformed`` violation (DESIGN §4; the sanctions layer counts it, and many of them
         look like malfunction).  Nothing else is changed; anonymous garbage is ignored."""
-        op = command.get("op") if isinstance(command, dict) else None
+        if not isinstance(command, dict):
+            return []
+        op = command.get("op")
         if not isinstance(op, str) or op not in _AGENT_OPS:
             return []  # set_agent's "agent" is its subject, not its sender
         agent = command.get("agent")
