@@ -39,8 +39,12 @@ lint: $(STAMP) ## ruff and mypy
 test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci)
 	$(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci}
 
-bench: $(STAMP) ## benchmarks: TLC, orchestrator, Hypothesis, PBFT, EigenTrust, check-params (JSON in bench/results/)
+bench: $(STAMP) ## benchmarks: TLC, orchestrator, Hypothesis, PBFT, EigenTrust, check-params, conformance (JSON in bench/results/)
 	$(PY) bench/run.py
+
+.PHONY: vectors
+vectors: $(STAMP) ## regenerate the reference's conformance vectors and vectors/MANIFEST.json (deterministic)
+	$(OSTROM) vectors
 
 docs: $(STAMP) ## regenerate generated docs (state diagram from the transition table)
 	@command -v dot >/dev/null || bash scripts/setup.sh --graphviz
