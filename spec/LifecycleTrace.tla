@@ -1,0 +1,346 @@
+---------------------------- MODULE LifecycleTrace ----------------------------
+(***************************************************************************)
+(* Trace validation of the lifecycle (docs/conformance.md "Trace          *)
+(* validation"; Python side: reference/ostrom/conformance/trace.py,        *)
+(* `ostrom validate-trace`). In the style of the EWD998 and CCF trace      *)
+(* specs: a log of an implementation, compiled into the module TraceLog as *)
+(* a sequence constant, is walked with a cursor, and every logged command  *)
+(* must be a step of spec/Lifecycle.tla with the logged arguments.         *)
+(*                                                                         *)
+(* Both modules this one EXTENDS are written by trace.py for each run:     *)
+(*  - LifecycleRegVar is spec/Lifecycle.tla with ONE mechanical edit       *)
+(*    (trace.py: registry_variable_spec): the registry constants Tier,     *)
+(*    Weight, Barred, Subscriptions and RepOK become VARIABLES (so that a  *)
+(*    logged `set_agent` can change them between steps), and each ASSUME  *)
+(*    becomes a definition LifecycleAssumption<k> (an ASSUME cannot read a *)
+(*    variable); TraceInit requires LifecycleAssumptions. Every action,    *)
+(*    guard and helper is Lifecycle.tla's text, unchanged. Agents stays a  *)
+(*    constant: every id the log names. An id not registered (yet) is, in *)
+(*    the registry variables, a barred tier-0 agent: such an agent is      *)
+(*    never recruited, never counted by the forget quorum or the           *)
+(*    population floor and cannot act, so it is invisible to the spec.     *)
+(*    `registered` says who is registered (for unknown_agent).             *)
+(*  - TraceLog holds TLLogs, one record per log (a batch of logs with the  *)
+(*    same parameters runs in one TLC run): the initial registry and the   *)
+(*    steps. A step is [op, code, check, agent, artifact, slot, vote,      *)
+(*    outcome, tier, weight, barred, subs, repok, now, delta]: the command *)
+(*    with its arguments mapped onto the spec's (weights divided by their  *)
+(*    common unit, see trace.py), the logged result, and `delta`, the      *)
+(*    projection (View below) of the artifacts whose logged public state   *)
+(*    changed in this step.                                                *)
+(*                                                                         *)
+(* One log step is several TLC steps, through `phase`:                     *)
+(*  - a command (result ok): "idle" --Act--> "check" --CheckStep--> "idle" *)
+(*    with cursor + 1; Act is the spec action of the command (Propose,     *)
+(*    Recruit, Object, CommitVote, RevealVote, Arbitrate, Dispute,         *)
+(*    UrgentReport, Resubmit, ForgetVote) with the logged arguments;       *)
+(*  - `tick`: the due Recruit steps ("recruit"), Tick ("due"), the due     *)
+(*    Timeout and Forget steps in any order, and, once nothing is due,     *)
+(*    "check": exactly the reference's atomic tick (Lifecycle.tla header); *)
+(*  - a refused command (result not ok): the spec state is left as it is,  *)
+(*    and the spec action must NOT be enabled (~ENABLED Act), unless the   *)
+(*    refusal's reason is one the spec abstracts (e.check = FALSE: rate    *)
+(*    limits, a resubmission that is not revised, a reveal whose vote is   *)
+(*    the committed one but whose salt or reason is not, a malformed       *)
+(*    command); unknown_agent / unknown_artifact require the agent to be   *)
+(*    unregistered / the artifact not to exist;                            *)
+(*  - `set_agent` (ok): the registry variables change (not a Lifecycle     *)
+(*    action: the reference's stand-in for the reputation and sanction     *)
+(*    layers); nothing else.                                               *)
+(* "check" requires the spec's view of every artifact (View) and the       *)
+(* clock to equal the logged public state after the step (`expected`).     *)
+(*                                                                         *)
+(* Nondeterminism of the spec is resolved by the log, not enumerated:      *)
+(* reviewer recruitment (Picks) is overridden in the cfg by TracePicks, the *)
+(* reviewer sets that the logged state after the step holds (if one of     *)
+(* them is a valid pick), else one valid pick (FirstK), so that a wrong    *)
+(* pick shows as a state difference. That is Picks restricted to values   *)
+(* the log can match: every behaviour that matches the log is kept. The    *)
+(* committed vote of a commit_vote is the one its reveal opens (trace.py   *)
+(* resolves the commitment). Timeouts and forgets inside a tick: any order *)
+(* (as in the spec), up to a partial-order reduction that keeps every      *)
+(* final state (TickDue).                                                  *)
+(*                                                                         *)
+(* Verdict: TLC explores every behaviour that follows the log (BFS, no     *)
+(* deadlock check). Watch, the only invariant, prints <<"ostrom-cursor",   *)
+(* log, k>> each time a log gets further than before, and at a dead end at *)
+(* the deepest cursor so far <<"ostrom-deadend", log, k, phase, Why>>. A   *)
+(* log is accepted iff some behaviour consumes it (cursor = Len); else the *)
+(* first step no behaviour gets past is the deepest cursor, and Why says   *)
+(* which: the action is not enabled, a refused command is enabled, or     *)
+(* which artifact fields differ after the step.                            *)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets, TLC, LifecycleRegVar, TraceLog
+
+VARIABLES
+    which,       \* the log of the batch this behaviour follows (index into TLLogs)
+    cursor,      \* log steps consumed
+    phase,       \* "idle", "recruit", "due" (inside a tick), "check"
+    now,         \* the reference's clock: ticks consumed
+    expected,    \* the logged view of the artifacts after step `cursor`
+    registered   \* agents in the registry (unknown_agent otherwise)
+
+regvars == <<Tier, Weight, Barred, Subscriptions, RepOK, registered>>
+specvars == <<art, ticking, lastEvent, unguarded>>
+
+Steps == TLLogs[which].steps
+E == Steps[cursor + 1]
+
+\* The workload of the log: anything (the log decides what is proposed).
+TLProposals == Agents \X Artifacts \X Slots
+TLForgetVotes == Agents \X Artifacts
+
+-----------------------------------------------------------------------------
+(* The view: what of an artifact the spec and the public state both say   *)
+(* (trace.py: project_artifact computes the same from a logged state).     *)
+
+NoView == "-"
+BallotView(r) ==
+    CASE r.st \in {"commit", "reveal"} -> <<"review", r.st>>
+      [] r.st = "arbitration" -> <<"review", "closed">>
+      [] r.st = "disputed" -> <<"dispute", r.dphase>>
+      [] r.st \in {"proposed", "fast_track", "deliberation"} -> <<"none", "none">>
+      [] OTHER -> <<NoView, NoView>>   \* a stable state keeps no open ballot here
+\* Only an active artifact's decision is kept by the spec (LC-SAFE-1); its tally
+\* only for the paths decided by a tally.
+DecisionView(r) ==
+    IF r.st # "active" THEN <<NoView, 0, 0, 0, 0>>
+    ELSE IF r.decision.how \in {"tally", "dispute_kept"}
+    THEN <<r.decision.how, r.decision.acc, r.decision.rej, r.decision.nacc, r.decision.nrej>>
+    ELSE <<r.decision.how, 0, 0, 0, 0>>
+OpenRound(S, r) == {c \in S : c[2] = r.round}
+View(x) ==
+    LET r == art[x] IN
+    [state |-> r.st, slot |-> r.slot, submitter |-> r.sub, hidden |-> r.hidden,
+     dispute_count |-> r.disputes, resubmit_count |-> r.resubs, content |-> r.content,
+     deadline |-> IF r.st \in Timed THEN now + r.timer ELSE -1,
+     ballot |-> BallotView(r),
+     reviewers |-> IF r.st \in Transient \cup {"active"} THEN r.reviewers ELSE {},
+     committed |-> IF r.st \in Transient THEN {c[1] : c \in OpenRound(r.commits, r)} ELSE {},
+     revealed |-> IF r.st \in Transient
+                  THEN {<<c[1], c[3]>> : c \in OpenRound(r.reveals, r)} ELSE {},
+     forget_voters |-> IF r.st = "forgotten" THEN {} ELSE r.fvotes,
+     decision |-> DecisionView(r)]
+Existing == {x \in Artifacts : art[x].st # "none"}
+SpecView == [x \in Existing |-> View(x)]
+\* The logged view after the current step: `expected` updated by its delta.
+NextExpected ==
+    LET d == E.delta IN
+    [y \in DOMAIN expected \cup DOMAIN d |-> IF y \in DOMAIN d THEN d[y] ELSE expected[y]]
+CheckOK == now = E.now /\ SpecView = NextExpected
+
+-----------------------------------------------------------------------------
+(* The commands                                                            *)
+
+AgentOps == {"propose", "object", "commit_vote", "reveal_vote", "arbitrate", "dispute",
+             "urgent_report", "resubmit", "forget_vote"}
+CommandOps == AgentOps \cup {"recruit"}
+
+\* The spec action of a command (trace.py: SPEC_ACTIONS names it in messages;
+\* compile_log maps the arguments, resolve_commitments the vote of a commitment).
+Act(e) ==
+    CASE e.op = "propose" -> Propose(e.agent, e.artifact, e.slot)
+      [] e.op = "recruit" -> Recruit(e.artifact)
+      [] e.op = "object" -> Object(e.agent, e.artifact)
+      [] e.op = "commit_vote" ->   \* "*": a refused commitment binds no known vote
+            IF e.vote = "*" THEN \E v \in Votes : CommitVote(e.agent, e.artifact, v)
+            ELSE CommitVote(e.agent, e.artifact, e.vote)
+      [] e.op = "reveal_vote" -> RevealVote(e.agent, e.artifact, e.vote)
+      [] e.op = "arbitrate" -> Arbitrate(e.agent, e.artifact, e.outcome)
+      [] e.op = "dispute" -> Dispute(e.agent, e.artifact)
+      [] e.op = "urgent_report" -> UrgentReport(e.agent, e.artifact)
+      [] e.op = "resubmit" -> Resubmit(e.agent, e.artifact)
+      [] e.op = "forget_vote" -> ForgetVote(e.agent, e.artifact)
+
+\* The arguments are in the spec's domain (else the action cannot be evaluated).
+InDomain(e) ==
+    /\ e.op \in CommandOps
+    /\ e.op \in AgentOps => e.agent \in registered
+    /\ e.artifact \in Artifacts
+    /\ e.op # "propose" => art[e.artifact].st # "none"
+
+\* A refused command: allowed iff the spec does not allow the command either
+\* (trace.py: compile_log sets e.check = FALSE where the spec abstracts the reason).
+RefusalAllowed(e) ==
+    CASE e.op = "noop" -> TRUE   \* malformed, or set_agent: not a spec command
+      [] e.code = "unknown_agent" -> e.op \in AgentOps /\ e.agent \notin registered
+      [] e.code = "unknown_artifact" ->
+            /\ e.op \in AgentOps => e.agent \in registered
+            /\ e.artifact \in Artifacts /\ art[e.artifact].st = "none"
+      [] ~e.check -> TRUE   \* refused for a reason the spec abstracts
+      [] OTHER -> InDomain(e) /\ ~ENABLED Act(e)
+
+\* logged set_agent: the registry entry of e.agent becomes e's (trace.py: _merge_entry
+\* fills the fields the command leaves out, as Orchestrator.set_agent does).
+SetAgent(e) ==
+    /\ registered' = registered \cup {e.agent}
+    /\ Tier' = [Tier EXCEPT ![e.agent] = e.tier]
+    /\ Weight' = [Weight EXCEPT ![e.agent] = e.weight]
+    /\ Barred' = IF e.barred THEN Barred \cup {e.agent} ELSE Barred \ {e.agent}
+    /\ Subscriptions' = [Subscriptions EXCEPT ![e.agent] = e.subs]
+    /\ RepOK' = IF e.repok THEN RepOK \cup {e.agent} ELSE RepOK \ {e.agent}
+
+IsTick == E.op = "tick" /\ E.code = "ok"
+Keep == UNCHANGED <<which, cursor, now, expected>> /\ UNCHANGED regvars
+
+\* An accepted command (trace.py: compile_log; the reference: Orchestrator.apply).
+CommandStep ==
+    /\ phase = "idle" /\ E.code = "ok" /\ InDomain(E)
+    /\ Act(E)
+    /\ phase' = "check" /\ Keep
+\* An accepted tick (the reference: Orchestrator.tick): its Recruit steps, in a fixed order
+\* (TLArtRank): Recruits commute (each reads its own artifact, the registry and its
+\* slot's active set, which no Recruit changes) and stay enabled until taken, so one
+\* order reaches every state that any order reaches ...
+RecruitNext ==
+    LET P == {y \in Artifacts : art[y].st = "proposed"}
+    IN IF P = {} THEN {} ELSE {CHOOSE x \in P : \A y \in P : TLArtRank[x] <= TLArtRank[y]}
+TickRecruit ==
+    /\ phase \in {"idle", "recruit"} /\ IsTick
+    /\ \E x \in RecruitNext : Recruit(x)
+    /\ phase' = "recruit" /\ Keep
+\* ... Tick itself (now := now + 1) ...
+TickTick ==
+    /\ phase \in {"idle", "recruit"} /\ IsTick
+    /\ Tick /\ now' = now + 1
+    /\ phase' = "due" /\ UNCHANGED <<which, cursor, expected>> /\ UNCHANGED regvars
+\* ... the due timeouts and forgets, in any order. A partial-order reduction keeps
+\* this linear in the number of due artifacts: a due step is *local* when it reads and
+\* writes only its own artifact (and the registry), i.e. it is not the close of a
+\* dispute (which reads the slot's active set) and the artifact is not active before
+\* or after it (activation supersedes; forgetting an active artifact frees its slot).
+\* A local step commutes with every other step of the tick and stays due until taken,
+\* so taking it first loses no final state: while one is due, only the first local
+\* one (TLArtRank) is taken; the other due steps are taken in every order.
+DueSet == {y \in Artifacts : TimeoutDue(y) \/ ForgetDue(y)}
+\* Whether the due Timeout of x activates it: the fast track, or a review tally that
+\* accepts (the condition of Lifecycle.tla's TimeoutReveal, restated from its
+\* helpers; TickDue asserts that a step taken as local indeed does not activate).
+Activates(x) ==
+    LET r == art[x]
+        A == SumW(VotersOf(x, "accept"))
+        R == SumW(VotersOf(x, "reject"))
+    IN \/ r.st = "fast_track"
+       \/ /\ r.st = "reveal"
+          /\ Mutation = "quorum" \/ Cardinality(Counted(x)) >= Quorum
+          /\ A * 100 >= TauAccept * (A + R) /\ SideOK(Cardinality(VotersOf(x, "accept")))
+Local(x) ==
+    LET r == art[x] IN
+    /\ r.st # "active"
+    /\ ~(r.st = "disputed" /\ r.dphase = "reveal")
+    /\ ~(TimeoutDue(x) /\ Activates(x))
+LocalNext ==
+    LET L == {y \in DueSet : Local(y)}
+    IN IF L = {} THEN {} ELSE {CHOOSE x \in L : \A y \in L : TLArtRank[x] <= TLArtRank[y]}
+DueNext == IF LocalNext # {} THEN LocalNext ELSE DueSet
+TickDue ==
+    /\ phase = "due"
+    /\ \E x \in DueNext :
+          /\ Timeout(x) \/ Forget(x)
+          /\ Assert(x \in LocalNext => art'[x].st # "active",
+                    "LifecycleTrace: a step taken as local activated its artifact")
+    /\ UNCHANGED phase /\ Keep
+\* ... until nothing is due.
+TickDone ==
+    /\ phase = "due" /\ ~Due
+    /\ phase' = "check" /\ UNCHANGED specvars /\ Keep
+\* The artifact whose reviewers are being picked (TracePicks): the artifact of a
+\* dispute or an urgent report, the artifact being recruited (RecruitNext), or the
+\* re-recruited one (a re-recruitment is a local step, taken alone: DueNext).
+Focus ==
+    CASE phase = "idle" /\ E.op # "tick" -> E.artifact
+      [] phase \in {"idle", "recruit"} /\ RecruitNext # {} -> CHOOSE x \in RecruitNext : TRUE
+      [] phase = "due" /\ LocalNext # {} -> CHOOSE x \in LocalNext : TRUE
+      [] OTHER -> NoView
+
+RECURSIVE FirstK(_, _)
+FirstK(S, n) ==
+    IF n = 0 \/ S = {} THEN {} ELSE LET a == CHOOSE a \in S : TRUE IN {a} \cup FirstK(S \ {a}, n - 1)
+\* Picks(pool, k) of Lifecycle.tla restricted to the set the log shows for the
+\* artifact after the step, if that is a valid pick, else to one valid pick (so that
+\* the wrong set shows as a state difference). Either way a subset of Picks(pool, k).
+TracePicks(pool, k) ==
+    LET m == Min(k, Cardinality(pool))
+        NE == NextExpected
+        want == IF cursor < Len(Steps) /\ Focus \in DOMAIN NE THEN NE[Focus].reviewers ELSE {}
+    IN IF want \subseteq pool /\ Cardinality(want) = m THEN {want} ELSE {FirstK(pool, m)}
+
+\* An accepted set_agent (trace.py: compile_log, _merge_entry).
+SetAgentStep ==
+    /\ phase = "idle" /\ E.op = "set_agent" /\ E.code = "ok"
+    /\ SetAgent(E)
+    /\ phase' = "check" /\ UNCHANGED specvars /\ UNCHANGED <<which, cursor, now, expected>>
+\* A refusal: nothing changes (trace.py: compile_log).
+RefuseStep ==
+    /\ phase = "idle" /\ E.code # "ok"
+    /\ RefusalAllowed(E)
+    /\ phase' = "check" /\ UNCHANGED specvars /\ Keep
+\* The logged state after the step is the spec's (trace.py: _views writes the deltas).
+CheckStep ==
+    /\ phase = "check" /\ CheckOK
+    /\ cursor' = cursor + 1 /\ expected' = NextExpected /\ phase' = "idle"
+    /\ UNCHANGED specvars /\ UNCHANGED <<which, now>> /\ UNCHANGED regvars
+
+\* op "bad" (trace.py: an accepted malformed command, or a logged state that is not a
+\* public state) has no step.
+IdleStep ==
+    /\ E.op # "bad"
+    /\ CommandStep \/ TickRecruit \/ TickTick \/ SetAgentStep \/ RefuseStep
+
+TraceInit ==
+    /\ which \in DOMAIN TLLogs
+    /\ Init
+    /\ registered = TLLogs[which].registered
+    /\ Tier = TLLogs[which].tier
+    /\ Weight = TLLogs[which].weight
+    /\ Barred = TLLogs[which].barred
+    /\ Subscriptions = TLLogs[which].subs
+    /\ RepOK = TLLogs[which].repok
+    /\ LifecycleAssumptions
+    /\ cursor = 0 /\ phase = "idle" /\ now = 0 /\ expected = <<>>
+    /\ TLCSet(which, -1)
+
+TraceNext ==
+    /\ cursor < Len(Steps)
+    /\ \/ IdleStep
+       \/ TickRecruit \/ TickTick \/ TickDue \/ TickDone   \* (inside a tick)
+       \/ CheckStep
+
+-----------------------------------------------------------------------------
+(* The verdict (read by trace.py from the PrintT lines)                    *)
+
+\* Why no behaviour gets past this state (printed only at the deepest cursor;
+\* trace.py: _describe turns it into the message, _verdicts reads the prints).
+AgentView(a) ==
+    IF a \in Agents
+    THEN [registered |-> a \in registered, tier |-> Tier[a], weight |-> Weight[a],
+          barred |-> a \in Barred, subscriptions |-> Subscriptions[a], repok |-> a \in RepOK]
+    ELSE NoView
+Why ==
+    IF phase = "check"
+    THEN LET SV == SpecView
+             NE == NextExpected
+             both == DOMAIN SV \cap DOMAIN NE
+         IN [kind |-> "state", now |-> <<now, E.now>>,
+             spec_only |-> DOMAIN SV \ DOMAIN NE, log_only |-> DOMAIN NE \ DOMAIN SV,
+             diff |-> [x \in {y \in both : SV[y] # NE[y]} |->
+                         [f \in {g \in DOMAIN SV[x] : SV[x][g] # NE[x][g]} |->
+                            <<SV[x][f], NE[x][f]>>]]]
+    ELSE [kind |-> IF E.code = "ok" THEN "command" ELSE "refusal",
+          in_domain |-> InDomain(E),
+          enabled |-> InDomain(E) /\ ENABLED Act(E),
+          due |-> Due,
+          artifact |-> IF E.artifact \in Artifacts THEN art[E.artifact] ELSE NoView,
+          agent |-> AgentView(E.agent)]
+
+Watch ==
+    LET top == TLCGet(which) IN
+    /\ IF cursor > top THEN TLCSet(which, cursor) /\ PrintT(<<"ostrom-cursor", which, cursor>>)
+                       ELSE TRUE
+    /\ \/ cursor < top                   \* a shallower branch: not the first failing step
+       \/ cursor = Len(Steps)            \* the whole log is a behaviour of the spec
+       \/ phase \in {"recruit", "due"}   \* inside a tick: a Timeout/Forget or TickDone follows
+       \/ phase = "check" /\ CheckOK
+       \/ phase = "idle" /\ ENABLED IdleStep
+       \/ PrintT(<<"ostrom-deadend", which, cursor, phase, Why>>)
+=============================================================================
