@@ -10,7 +10,12 @@ replica for N = 4, 7, 10, 13 with no faulty replica, a silent backup and a silen
 (view change); messages and bytes per request against the normal-case O(N^2) count; the
 share of Ed25519 signing and verification (stubbed-crypto runs and a cProfile run).
 
-Usage: python bench/run.py [--only tlc|orchestrator|hypothesis|pbft|reputation|thresholds]
+``conformance`` (``bench/conformance.py``, about a minute): vectors/s of the reference
+driver through the conformance runner, a full ``ostrom conform`` run, the kill matrix, and
+``validate-trace`` of a 1,000-step lifecycle log.
+
+Usage: python bench/run.py
+       [--only tlc|orchestrator|hypothesis|pbft|reputation|thresholds|conformance]
        [--artifacts N]
 """
 
@@ -228,13 +233,29 @@ def bench_thresholds() -> None:
     print(json.dumps(data, indent=2))
 
 
+def bench_conformance() -> None:
+    """The conformance suite: runner, conform, kill matrix, validate-trace (see
+    ``bench/conformance.py``)."""
+    import conformance
+
+    _save("conformance", conformance.bench_conformance())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
         "--only",
-        choices=["tlc", "orchestrator", "hypothesis", "pbft", "reputation", "thresholds"],
+        choices=[
+            "tlc",
+            "orchestrator",
+            "hypothesis",
+            "pbft",
+            "reputation",
+            "thresholds",
+            "conformance",
+        ],
     )
     parser.add_argument(
         "--artifacts", type=int, default=10_000, help="artifacts for the throughput run"
@@ -250,6 +271,8 @@ def main() -> None:
         bench_reputation()
     if args.only in (None, "thresholds"):
         bench_thresholds()
+    if args.only in (None, "conformance"):
+        bench_conformance()
     if args.only in (None, "tlc"):
         bench_tlc()
 

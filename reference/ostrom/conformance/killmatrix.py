@@ -1,0 +1,521 @@
+"""The kill matrix: every mutant of ``ostrom.conformance.mutants`` against the suite.
+
+For each mutant (a reference driver with one deliberate bug, ``python -m ostrom.driver
+--mutant NAME``):
+
+* **conform** — the vectors of the mutant's layer are run through the driver protocol by
+  ``runner.run_suite`` (exactly what ``ostrom conform --layer L -- python -m ostrom.driver
+  --mutant NAME`` does): how many of them fail, and the first failing vector with its
+  diverging step.  A mutant that fails no vector *survives*: the suite has a gap.
+* **validate-trace** — for the layers whose steps are TLA+ actions (``lifecycle``,
+  ``community``): the mutant driver replays the first failing vectors with ``--log`` and
+  each log is checked against the spec by ``ostrom validate-trace``; the mutant is killed
+  if the spec rejects one of them (the first step the spec does not allow is reported).
+  The other layers have no trace spec: the column says ``n/a`` and why.
+
+``python -m ostrom.conformance.killmatrix`` prints the matrix (``--markdown`` the table kept
+in docs/conformance.md, ``--update-docs`` rewrites it there, ``--json`` the data);
+``property_tests/test_kill_matrix.py`` runs it and fails if any mutant survives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from ostrom.conformance import DRIVER_PROTOCOL, LAYERS, runner
+from ostrom.conformance.mutants import MUTANTS
+from ostrom.conformance.vectors import Suite, Vector
+
+#: Layers whose driver steps are actions of spec/Lifecycle.tla (the driver's ``--log``).
+TRACED_LAYERS: Final = ("lifecycle", "community")
+
+#: Why validate-trace does not apply to a layer's mutants.
+NOT_TRACED: Final[dict[str, str]] = {
+    "voting": "pure functions with no state to trace; no TLA+ spec of their own (the "
+    "lifecycle spec uses their results)",
+    "reputation": "no TLA+ spec of the reputation layer (REP-1, REP-2 are Z3 theorems and "
+    "Hypothesis checks)",
+    "sanctions": "spec/Sanctions.tla specifies this book, so a trace check would apply, but "
+    "there is no sanctions trace spec and --log records lifecycle/community steps only",
+    "forgetting": "a stateless decision function: no trace (FG-1 is a Z3 theorem)",
+    "pbft": "spec/PBFT.tla abstracts messages and signatures; one replica's signed messages "
+    "have no trace spec",
+}
+
+#: The docs page holding the generated table, and its markers.
+DOCS: Final = Path(__file__).resolve().parents[3] / "docs" / "conformance.md"
+BEGIN: Final = "<!-- kill-matrix:begin (python -m ostrom.conformance.killmatrix --update-docs) -->"
+END: Final = "<!-- kill-matrix:end -->"
+
+#: Mutants of the traced layers whose bug spec/Lifecycle.tla cannot see, and why: the
+#: spec accepts their logs (as it accepts the reference's), by construction.  The test
+#: requires exactly these to be accepted, so the list cannot go stale silently.
+OUTSIDE_SPEC: Final[dict[str, str]] = {
+    "lifecycle-rate-limit-ignored": "rate limits are not modelled by spec/Lifecycle.tla (they "
+    "only refuse commands: its header, ABSTRACTED)",
+    "lifecycle-refusal-counts": "the per-round rate counters are not modelled by "
+    "spec/Lifecycle.tla (rate limits only refuse commands: its header, ABSTRACTED)",
+    "community-sanction-not-enforced": "spec/Lifecycle.tla takes the registry (tier, weight, "
+    "barred) as input; when the community derives it from the sanction book is specified "
+    "by no TLA+ module, so a late registry update is a registry like any other",
+    "community-join-at-tier-one": "spec/Lifecycle.tla takes the registry as input; how the "
+    "community derives tiers from the reputation book is specified by no TLA+ module",
+    "community-stale-tiers": "spec/Lifecycle.tla takes the registry as input; how the "
+    "community derives tiers from the reputation book is specified by no TLA+ module",
+}
+
+TraceStatus = Literal["rejected", "refused", "outside", "accepted", "n/a", "unavailable", "error"]
+
+
+@dataclass
+class ConformCell:
+    """What ``conform`` did to one mutant."""
+
+    failed: int
+    ran: int
+    first: str | None = None  # the first failing vector's id
+    step: int | None = None  # its diverging step (0-based, as conform prints it; None: reset)
+    steps: int = 0  # the vector's number of steps
+    failing: list[str] = field(default_factory=list)  # every failing vector, in run order
+    seconds: float = 0.0
+
+    @property
+    def killed(self) -> bool:
+        return self.failed > 0
+
+
+@dataclass
+class TraceCell:
+    """What ``validate-trace`` did to one mutant's logs."""
+
+    status: TraceStatus
+    detail: str = ""
+    log: str | None = None  # the vector whose log was rejected
+    step: int | None = None  # the first logged step the spec does not allow (0-based)
+    steps: int | None = None  # steps in that log
+    logs: int = 0  # logs checked
+    seconds: float = 0.0
+
+    @property
+    def killed(self) -> bool:
+        return self.status in ("rejected", "refused")
+
+
+@dataclass
+class Row:
+    name: str
+    layer: str
+    description: str
+    conform: ConformCell
+    trace: TraceCell
+
+    @property
+    def survives(self) -> bool:
+        """Not caught: no vector failed, or (where a trace check applies and is available)
+        no log was rejected."""
+        return not self.conform.killed or self.trace.status in ("accepted", "error")
+
+
+# --------------------------------------------------------------------------- conform
+
+
+def driver_command(name: str) -> list[str]:
+    """The command that starts the mutant's driver."""
+    return [sys.executable, "-m", "ostrom.driver", "--mutant", name]
+
+
+def conform_mutant(name: str, suite: Suite, *, timeout: float = 30.0) -> ConformCell:
+    """Run the vectors of the mutant's layer against its driver (``runner.run_suite``)."""
+    layer = MUTANTS[name].layer
+    report = runner.run_suite(suite, driver_command(name), layers=[layer], timeout=timeout)
+    failing = [r for r in report.results if r.failing]
+    cell = ConformCell(
+        failed=len(failing),
+        ran=report.ran,
+        failing=[r.vector.id for r in failing],
+        seconds=report.seconds,
+    )
+    if failing:
+        first = failing[0]
+        cell.first, cell.step, cell.steps = first.vector.id, first.step, len(first.vector.steps)
+    return cell
+
+
+# --------------------------------------------------------------------------- validate-trace
+
+
+def trace_available() -> bool:
+    """Whether ``ostrom validate-trace`` (``ostrom.conformance.trace``) is in this tree."""
+    return importlib.util.find_spec("ostrom.conformance.trace") is not None
+
+
+def session(vectors: Iterable[Vector]) -> str:
+    """The driver-protocol lines that replay ``vectors`` (all their steps), one reset each."""
+    lines = [json.dumps({"type": "hello", "protocol": DRIVER_PROTOCOL})]
+    for v in vectors:
+        reset = {"type": "reset", "layer": v.layer, "params": v.doc["params"]}
+        reset["setup"] = v.doc["setup"]
+        lines.append(json.dumps(reset))
+        lines += [json.dumps({"type": "step", "command": s["command"]}) for s in v.steps]
+    lines.append(json.dumps({"type": "bye"}))
+    return "\n".join(lines) + "\n"
+
+
+def write_logs(name: str | None, vectors: Sequence[Vector], out: Path) -> list[Path]:
+    """Run the driver (the mutant ``name``, or the reference for None) with ``--log`` over
+    ``vectors``; the log file of each vector, in order."""
+    command = [sys.executable, "-m", "ostrom.driver"] if name is None else driver_command(name)
+    log = out / f"{name or 'reference'}.jsonl"
+    subprocess.run(
+        [*command, "--log", str(log)],
+        input=session(vectors),
+        text=True,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    later = (log.with_name(f"{log.stem}.{k}{log.suffix}") for k in range(2, 1 + len(vectors)))
+    return [p for p in (log, *later) if p.exists()]
+
+
+def lifecycle_log(path: Path) -> Any:
+    """The log at ``path`` as a lifecycle ``trace.TraceLog``.
+
+    A ``community`` log is projected onto the lifecycle: the community's registry is
+    derived from its reputation and sanction layers, which spec/Lifecycle.tla takes as
+    input (the trace spec's registry variables, changed by ``set_agent``).  So the
+    projection makes every registry change the log shows explicit: the registry before the
+    first step (the first logged registry, less an agent that step joins) is the header's
+    ``setup.agents``; an accepted ``join`` becomes ``set_agent`` of the new entry; after
+    each step, every entry that changed becomes a ``set_agent`` step (state unchanged);
+    refused ``join``/``set_agent`` steps (they change nothing) are left out.  Reputation is
+    not in the public state: every entry gets reputation 1 (resubmission allowed), which is
+    why the kill matrix validates the reference's log of the same vector as a control.
+    """
+    from ostrom.conformance import TRACE_FORMAT
+    from ostrom.conformance.trace import parse_log, read_log
+
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    header, steps = lines[0], lines[1:]
+    if header.get("layer") != "community":
+        return read_log(path)
+    subs = {m["id"]: m.get("subscriptions", []) for m in header["setup"].get("members", [])}
+
+    def entry(agent: str, a: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "tier": a["tier"],
+            "weight": a["weight"],
+            "reputation": 1.0,
+            "sanction": a["sanction"],
+            "subscriptions": subs.get(agent, []),
+        }
+
+    def view(state: dict[str, Any]) -> dict[str, Any]:
+        return {"now": state["now"], "artifacts": state["artifacts"]}
+
+    first = steps[0] if steps else None
+    registry: dict[str, dict[str, Any]] = {}
+    if first is not None:
+        joined = first["command"].get("agent") if _is_join(first) else None
+        registry = {a: entry(a, e) for a, e in first["state"]["agents"].items() if a != joined}
+    setup = {"agents": [{"id": a, **e} for a, e in sorted(registry.items())]}
+    out: list[dict[str, Any]] = []
+    where: list[int] = []  # the line of the logged step each projected step comes from
+    for line, step in enumerate(steps, 2):
+        cmd, result, state = step["command"], step["result"], step["state"]
+        if _is_join(step) or (isinstance(cmd, dict) and cmd.get("op") == "set_agent"):
+            if result == "ok" and _is_join(step):
+                subs[cmd["agent"]] = cmd.get("subscriptions", [])
+            elif result != "ok":
+                continue
+        else:
+            out.append({"command": cmd, "result": result, "state": view(state)})
+            where.append(line)
+        for agent, a in sorted(state["agents"].items()):
+            e = entry(agent, a)
+            if registry.get(agent) != e:
+                registry[agent] = e
+                change = {"op": "set_agent", "agent": agent, **e}
+                out.append({"command": change, "result": "ok", "state": view(state)})
+                where.append(line)
+    lifecycle = {**header, "format": TRACE_FORMAT, "layer": "lifecycle", "setup": setup}
+    return parse_log(f"{path} (as a lifecycle log)", lifecycle, out, where)
+
+
+def _is_join(step: dict[str, Any]) -> bool:
+    cmd = step["command"]
+    return isinstance(cmd, dict) and cmd.get("op") == "join"
+
+
+def trace_mutant(
+    name: str,
+    suite: Suite,
+    conform: ConformCell,
+    *,
+    max_logs: int = 3,
+    timeout: float = 120.0,
+) -> TraceCell:
+    """Validate the mutant's logs of the first ``max_logs`` vectors ``conform`` found
+    failing (they exercise the bug), next to the reference's logs of the same vectors (the
+    control: the spec must accept those, or the vector says nothing about the mutant)."""
+    layer = MUTANTS[name].layer
+    if layer not in TRACED_LAYERS:
+        return TraceCell("n/a", NOT_TRACED.get(layer, "no trace spec for this layer"))
+    if not trace_available():
+        return TraceCell("unavailable", "ostrom validate-trace is not in this tree yet")
+    from ostrom.conformance.trace import UnusableLog, validate_logs
+
+    by_id = {v.id: v for v in suite.vectors}
+    chosen = [by_id[i] for i in conform.failing[:max_logs]]
+    if not chosen:
+        return TraceCell("accepted", "no failing vector to log")
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ostrom-killmatrix-") as tmp:
+        try:
+            paths = write_logs(name, chosen, Path(tmp))
+            controls = write_logs(None, chosen, Path(tmp))
+            logs = [lifecycle_log(p) for p in (*paths, *controls)]
+        except (subprocess.SubprocessError, OSError, ValueError, KeyError, UnusableLog) as exc:
+            return TraceCell("error", f"cannot build the logs: {exc}")
+        verdicts = validate_logs(logs, timeout=timeout)
+    seconds = time.monotonic() - t0
+    n = len(paths)
+    if len(controls) != n or n != len(chosen):
+        return TraceCell(
+            "error", f"{n} mutant logs, {len(controls)} reference logs", seconds=seconds
+        )
+    notes: list[str] = []
+    pairs = zip(chosen, verdicts[:n], verdicts[n:], strict=True)
+    for k, (vector, mine, ref) in enumerate(pairs, 1):
+        if ref.status != "accepted":
+            notes.append(f"{vector.id}: the reference's log is {ref.status} ({ref.message})")
+            continue
+        if mine.status == "rejected" and mine.failure is not None:
+            return TraceCell(
+                "rejected",
+                mine.failure.message,
+                log=vector.id,
+                step=mine.failure.line - 2,  # the logged step (the line after the header)
+                steps=len(vector.steps),
+                logs=k,
+                seconds=seconds,
+            )
+        if mine.status == "unusable":  # not even a public state: refused, exit status 2
+            line = re.search(r"\.jsonl:(\d+):", mine.message)
+            return TraceCell(
+                "refused",
+                mine.message.split(": ", 1)[-1],
+                log=vector.id,
+                step=int(line.group(1)) - 2 if line else None,
+                steps=len(vector.steps),
+                logs=k,
+                seconds=seconds,
+            )
+        if mine.status != "accepted":
+            notes.append(f"{vector.id}: {mine.status}: {mine.message}")
+    if any(v.status == "error" for v in verdicts):
+        return TraceCell("error", "; ".join(notes), logs=n, seconds=seconds)
+    accepted = n - len(notes)
+    detail = f"the spec accepts {accepted} of {n} logs" + (f"; {'; '.join(notes)}" if notes else "")
+    if name in OUTSIDE_SPEC and accepted == n:
+        return TraceCell("outside", f"{OUTSIDE_SPEC[name]} ({detail})", logs=n, seconds=seconds)
+    return TraceCell("accepted", detail, logs=n, seconds=seconds)
+
+
+# --------------------------------------------------------------------------- the matrix
+
+
+def build(
+    names: Sequence[str] | None = None,
+    *,
+    suite: Suite | None = None,
+    trace: bool = True,
+    max_logs: int = 3,
+    jobs: int = 2,
+) -> list[Row]:
+    """The kill matrix of ``names`` (default: every mutant), in registration order."""
+    names = list(MUTANTS) if names is None else list(names)
+    suite = runner.load_suite(runner.default_vectors_dir()) if suite is None else suite
+
+    def one(name: str) -> Row:
+        m = MUTANTS[name]
+        cell = conform_mutant(name, suite)
+        if trace:
+            tcell = trace_mutant(name, suite, cell, max_logs=max_logs)
+        elif m.layer in TRACED_LAYERS:
+            tcell = TraceCell("unavailable", "--no-trace")
+        else:
+            tcell = TraceCell("n/a", NOT_TRACED.get(m.layer, ""))
+        return Row(name, m.layer, m.description, cell, tcell)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, names))
+
+
+def conform_text(c: ConformCell) -> str:
+    return f"{c.failed}/{c.ran}"
+
+
+def first_text(c: ConformCell) -> str:
+    if c.first is None:
+        return "— (survives)"
+    where = "at reset" if c.step is None else f"step {c.step} of {c.steps}"
+    return f"`{c.first}` ({where})"
+
+
+def trace_text(t: TraceCell, first: str | None = None) -> str:
+    """The validate-trace cell; ``first`` is conform's first failing vector (named once)."""
+    at = f"step {t.step} of {t.steps}" if t.step is not None else "a step"
+    of = "the same vector" if t.log == first else f"`{t.log}`"
+    if t.status == "rejected":
+        return f"rejected at {at} of {of}"
+    if t.status == "refused":
+        return f"refused at {at} of {of}: not a public state"
+    if t.status == "outside":
+        return "accepted: outside spec/Lifecycle.tla (below)"
+    if t.status == "n/a":
+        return "n/a (below)"
+    if t.status == "unavailable":
+        return f"not run: {t.detail}"
+    if t.status == "error":
+        return f"error: {t.detail}"
+    return f"**accepted** ({t.detail})"
+
+
+def markdown(rows: Sequence[Row]) -> str:
+    """The matrix as a Markdown table, with the reasons for n/a and outside under it."""
+    out = [
+        "| mutant | layer | the bug (property) | conform: vectors failed | first failing vector "
+        "(diverging step) | validate-trace |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        out.append(
+            f"| `{r.name}` | {r.layer} | {r.description} | {conform_text(r.conform)} | "
+            f"{first_text(r.conform)} | {trace_text(r.trace, r.conform.first)} |"
+        )
+    outside = [r for r in rows if r.trace.status == "outside"]
+    if outside:
+        out += ["", "validate-trace accepts the logs of these mutants (and the reference's):", ""]
+        out += [f"- `{r.name}`: {OUTSIDE_SPEC[r.name]}." for r in outside]
+    na = sorted({r.layer for r in rows if r.trace.status == "n/a"}, key=LAYERS.index)
+    if na:
+        out += ["", "validate-trace is n/a for the mutants of these layers:", ""]
+        out += [f"- `{layer}`: {NOT_TRACED[layer]}." for layer in na]
+    out += ["", summary(rows)]
+    return "\n".join(out)
+
+
+def summary(rows: Sequence[Row]) -> str:
+    """One line: how many mutants each check kills."""
+    conform = sum(r.conform.killed for r in rows)
+    traced = [r for r in rows if r.layer in TRACED_LAYERS]
+    trace = sum(r.trace.killed for r in traced)
+    outside = sum(r.trace.status == "outside" for r in traced)
+    pending = sum(r.trace.status == "unavailable" for r in traced)  # --no-trace, or no engine
+    line = (
+        f"conform kills {conform} of {len(rows)} mutants; validate-trace kills {trace} of the "
+        f"{len(traced)} lifecycle and community mutants"
+    )
+    if outside:
+        line += f" ({outside} are outside spec/Lifecycle.tla)"
+    if pending:
+        line += f" ({pending} not run)"
+    return line + "."
+
+
+def plain(rows: Sequence[Row]) -> str:
+    """The matrix for a terminal (or a test's output)."""
+    w = max(len(r.name) for r in rows)
+    lines = [f"{'mutant':<{w}}  {'conform':>8}  first failing vector / validate-trace"]
+    for r in rows:
+        mark = "SURVIVES" if r.survives else "killed"
+        lines.append(
+            f"{r.name:<{w}}  {conform_text(r.conform):>8}  {first_text(r.conform)}  [{mark}]"
+        )
+        trace = trace_text(r.trace, r.conform.first)
+        lines.append(f"{'':<{w}}  {'':>8}  validate-trace: {trace}")
+    lines.append(summary(rows))
+    return "\n".join(lines)
+
+
+def update_docs(rows: Sequence[Row], path: Path = DOCS) -> bool:
+    """Rewrite the table between the markers of ``path``; True if it changed."""
+    text = path.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{path}: the kill-matrix markers are missing")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = f"{head}{BEGIN}\n{markdown(rows)}\n{END}{tail}"
+    if new == text:
+        return False
+    path.write_text(new, encoding="utf-8")
+    return True
+
+
+def to_json(rows: Sequence[Row]) -> dict[str, Any]:
+    return {
+        "format": "ostrom-kill-matrix/1",
+        "mutants": [
+            {
+                "name": r.name,
+                "layer": r.layer,
+                "description": r.description,
+                "killed": not r.survives,
+                "conform": asdict(r.conform),
+                "validate_trace": asdict(r.trace),
+            }
+            for r in rows
+        ],
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m ostrom.conformance.killmatrix",
+        description="Run every mutant driver through ostrom conform (and validate-trace) "
+        "and print the kill matrix; exit 1 if a mutant survives.",
+    )
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--markdown", action="store_true", help="print the Markdown table")
+    out.add_argument("--json", action="store_true", help="print the matrix as JSON")
+    out.add_argument("--update-docs", action="store_true", help=f"rewrite the table in {DOCS.name}")
+    parser.add_argument("--mutant", action="append", metavar="NAME", help="only these mutants")
+    parser.add_argument("--no-trace", action="store_true", help="skip validate-trace")
+    parser.add_argument(
+        "--max-logs", type=int, default=3, help="logs validated per mutant (default 3)"
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="mutants run in parallel (2)")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.mutant or () if n not in MUTANTS]
+    if unknown:
+        parser.error(f"unknown mutant(s) {', '.join(unknown)}")
+    rows = build(args.mutant, trace=not args.no_trace, max_logs=args.max_logs, jobs=args.jobs)
+    if args.json:
+        print(json.dumps(to_json(rows), indent=2))
+    elif args.markdown:
+        print(markdown(rows))
+    elif args.update_docs:
+        changed = update_docs(rows)
+        print(f"{DOCS}: {'updated' if changed else 'unchanged'}", file=sys.stderr)
+        print(plain(rows))
+    else:
+        print(plain(rows))
+    return 1 if any(r.survives for r in rows) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
