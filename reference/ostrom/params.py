@@ -243,8 +243,8 @@ def _range_problems(p: Params) -> list[str]:
         lo, hi = f.metadata["lo"], f.metadata["hi"]
         value = getattr(p, f.name)
         for v in value if isinstance(value, tuple) else (value,):
-            if isinstance(v, float) and not math.isfinite(v):  # NaN compares false with all
-                out.append(f"{f.name}={value!r} is not a finite number")
+            if isinstance(v, float) and math.isnan(v):  # NaN compares false with every bound
+                out.append(f"{f.name}={value!r} is not a number")
                 break
             if (lo is not None and v < lo) or (hi is not None and v > hi):
                 out.append(f"{f.name}={value!r} outside [{lo}, {hi if hi is not None else '∞'}]")
