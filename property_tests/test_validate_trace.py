@@ -309,3 +309,23 @@ def test_itf_traces_carry_the_vectors_commands() -> None:
         commands = [s["#meta"]["command"] for s in itf["states"] if "command" in s["#meta"]]
         assert commands == [s["command"] for s in vector["steps"]], path.name
         assert vector["source"] == "tlc:simulate"
+
+
+def test_every_community_vector_is_accepted_by_the_lifecycle_spec(tmp_path: Path) -> None:
+    """The community layer is the lifecycle with a derived registry: the reference
+    driver's log of each community vector, projected onto the lifecycle (every registry
+    change the layers make becomes an explicit ``set_agent``, ``killmatrix.lifecycle_log``),
+    must be a behaviour of spec/Lifecycle.tla."""
+    from ostrom.conformance import killmatrix
+
+    vectors = load_suite().by_layer("community")
+    assert len(vectors) >= 40
+    paths = killmatrix.write_logs(None, vectors, tmp_path)
+    assert len(paths) == len(vectors)
+    verdicts = trace.validate_logs([killmatrix.lifecycle_log(p) for p in paths])
+    bad = {
+        v.id: verdict.message
+        for v, verdict in zip(vectors, verdicts, strict=True)
+        if verdict.status != "accepted"
+    }
+    assert bad == {}
