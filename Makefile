@@ -43,7 +43,7 @@ bench: $(STAMP) ## benchmarks: TLC, orchestrator, Hypothesis, PBFT, EigenTrust, 
 	$(PY) bench/run.py
 
 .PHONY: vectors
-vectors: $(STAMP) ## regenerate the reference's conformance vectors and vectors/MANIFEST.json (deterministic)
+vectors: $(STAMP) ## regenerate the conformance vectors (reference, PBFT recordings, TLC runs) and the manifest (deterministic)
 	$(OSTROM) vectors
 
 docs: $(STAMP) ## regenerate generated docs (state diagram from the transition table)
