@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import mutants
 from ostrom.agents import MAX_TIER
 from ostrom.community import Community
-from ostrom.forgetting import ForgetRule
-from ostrom.lifecycle import DISPUTED, FORGOTTEN
 from ostrom.orchestrator import Event, Orchestrator
 
 
@@ -56,25 +55,12 @@ class StaleTiers(Community):
         super().__init__(*args, **kwargs)
 
 
-class _DisputedForgettable(ForgetRule):
-    def blocker(self, state: str, hidden: bool) -> str | None:
-        return None if state == DISPUTED else super().blocker(state, hidden)
-
-
-class _ForgetWhileDisputedOrch(Orchestrator):
-    forget_rule = _DisputedForgettable()
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._machine.add_transition("forget", DISPUTED, FORGOTTEN)
-
-
 class ForgetWhileDisputed(Community):
     """LC-SAFE-6: the forget decision does not wait for the dispute (and a careless edit
     of the table allows the row)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, orchestrator_cls=_ForgetWhileDisputedOrch, **kwargs)
+        super().__init__(*args, orchestrator_cls=mutants.ForgetWhileDisputed, **kwargs)
 
 
 class _NoPopulationGuardOrch(Orchestrator):

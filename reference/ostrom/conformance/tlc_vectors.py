@@ -55,6 +55,7 @@ from ostrom.conformance.trace import (
     run_java_tlc,
 )
 from ostrom.conformance.vectors import wire
+from ostrom.errors import ErrorCode
 from ostrom.tlc.output import parse_state_body
 from ostrom.tlc.values import TlaRecord, TlaSet, Value, to_itf
 from ostrom.voting import commitment, select_reviewers
@@ -145,19 +146,8 @@ ACTION_OPS: Final = {
     "Timeout": "tick",
     "Forget": "tick",
 }
-ERROR_CODES: Final = (
-    "invalid_input",
-    "unknown_agent",
-    "unknown_artifact",
-    "sanctioned",
-    "not_eligible",
-    "wrong_phase",
-    "duplicate",
-    "bad_reveal",
-    "rate_limited",
-    "limit_reached",
-    "cooldown",
-)
+#: Every error code of docs/rules.md, in the enum's (the check list's) order.
+ERROR_CODES: Final = tuple(code.value for code in ErrorCode)
 #: Property ids a vector exercises, by the transition rows and error codes it contains.
 _ROW_PROPERTIES: Final = {
     "active": "LC-SAFE-1",
