@@ -57,6 +57,7 @@ from ostrom.orchestrator import SCHEMAS
 from ostrom.params import ParamError, Params
 from ostrom.tlc.jar import TlcSetupError, find_jar, find_java
 from ostrom.tlc.output import TlcOutcome, ToolOutputParser
+from ostrom.tlc.runner import tlc_command
 from ostrom.tlc.values import (
     ModelValue,
     Opaque,
@@ -970,25 +971,7 @@ def run_java_tlc(
     run_dir = run_dir.resolve()  # java runs in it: a relative path would resolve twice
     (run_dir / "meta").mkdir(exist_ok=True)
     (run_dir / "tmp").mkdir(exist_ok=True)
-    cmd = [
-        str(java),
-        "-XX:+UseParallelGC",
-        f"-Djava.io.tmpdir={run_dir / 'tmp'}",
-        "-cp",
-        str(jar),
-        "tlc2.TLC",
-        "-tool",
-        "-workers",
-        "1",
-        "-fp",
-        "0",
-        *extra,
-        "-metadir",
-        str(run_dir / "meta"),
-        "-config",
-        cfg,
-        f"{module}.tla",
-    ]
+    cmd = tlc_command(java, jar, run_dir, module, cfg, workers=1, fp=0, extra=extra)
     parser = ToolOutputParser()
     prints: list[Value] = []
     lines: list[str] = []

@@ -240,6 +240,39 @@ def _progress_text(msg: Message) -> str | None:
     return f"depth {depth} · {distinct} distinct · {generated} generated · {queue} on queue"
 
 
+def tlc_command(
+    java: Path | str,
+    jar: Path | str,
+    run_dir: Path,
+    module: str,
+    cfg: str,
+    *,
+    workers: int,
+    fp: int | None,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The java command line of one TLC run in ``run_dir`` (its own ``-metadir`` and
+    ``java.io.tmpdir``: two runs started in the same second would collide otherwise)."""
+    return [
+        str(java),
+        "-XX:+UseParallelGC",
+        f"-Djava.io.tmpdir={run_dir / 'tmp'}",
+        "-cp",
+        str(jar),
+        "tlc2.TLC",
+        "-tool",
+        "-workers",
+        str(workers),
+        *(["-fp", str(fp)] if fp is not None else []),
+        *extra,
+        "-metadir",
+        str(run_dir / "meta"),
+        "-config",
+        cfg,
+        f"{module}.tla",
+    ]
+
+
 def run_tlc(
     root: Path,
     module: str,
@@ -272,23 +305,7 @@ def run_tlc(
     run_dir = _new_run_dir(root, label)
     cfg_name = cfg_path.name
     _stage(root, module, cfg_name, cfg_text, run_dir)
-    cmd = [
-        str(java),
-        "-XX:+UseParallelGC",
-        f"-Djava.io.tmpdir={run_dir / 'tmp'}",
-        "-cp",
-        str(jar),
-        "tlc2.TLC",
-        "-tool",
-        "-workers",
-        str(workers),
-        *(["-fp", str(fp)] if fp is not None else []),
-        "-metadir",
-        str(run_dir / "meta"),
-        "-config",
-        cfg_name,
-        f"{module}.tla",
-    ]
+    cmd = tlc_command(java, jar, run_dir, module, cfg_name, workers=workers, fp=fp)
 
     def on_message(msg: Message) -> None:
         if on_progress is not None and msg.code == 2200:
