@@ -32,8 +32,9 @@ from ostrom import __version__
 from ostrom.conformance import DRIVER_PROTOCOL, LAYERS, TRACE_FORMAT
 from ostrom.conformance.layer import Layer, LayerFactory
 
-#: Layers whose steps ``--log`` writes (ostrom-trace/1 is a lifecycle-level log).
-LOGGED_LAYERS: Final = frozenset({"lifecycle", "community"})
+#: Layers whose steps ``--log`` writes: every layer with a trace spec (ostrom validate-trace
+#: dispatches on the log header's ``layer``).
+LOGGED_LAYERS: Final = frozenset({"lifecycle", "community", "sanctions", "pbft"})
 
 IMPLEMENTATION: Final = f"ostrom-reference {__version__}"
 
@@ -57,7 +58,7 @@ examples:
 
 
 class TraceLog:
-    """``--log FILE``: an ostrom-trace/1 log of every lifecycle/community step.
+    """``--log FILE``: an ostrom-trace/1 log of every step of a logged layer.
 
     The first reset of a logged layer writes ``FILE``; the k-th (k ≥ 2) writes
     ``FILE``'s name with ``.k`` before its suffix (``run.jsonl`` -> ``run.2.jsonl``), so
@@ -81,9 +82,12 @@ class TraceLog:
         header = {"format": TRACE_FORMAT, "layer": layer, "params": params, "setup": setup}
         self._write(header)
 
-    def step(self, command: Any, result: str, state: Any) -> None:
+    def step(self, command: Any, result: str, state: Any, events: Any = None) -> None:
         if self._fh is not None:
-            self._write({"command": command, "result": result, "state": state})
+            line = {"command": command, "result": result, "state": state}
+            if events is not None:
+                line["events"] = events
+            self._write(line)
 
     def stop(self) -> None:
         """The current trace ends (a reset of a layer that is not logged)."""
@@ -196,7 +200,7 @@ class Driver:
             return _error("a step needs a command")
         obs = self._layer.step(msg["command"])
         if self._logging and self.log is not None:
-            self.log.step(msg["command"], obs["result"], obs["state"])
+            self.log.step(msg["command"], obs["result"], obs["state"], obs.get("events"))
         return {"type": "observation", **obs}
 
 

@@ -36,6 +36,7 @@ other than ``lifecycle``.  docs/conformance.md "Trace validation" is the user's 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import re
@@ -1091,6 +1092,7 @@ class Verdict:
     failure: Failure | None = None
     seconds: float = 0.0
     distinct_states: int | None = None
+    spec: str = "spec/Lifecycle.tla"  # the spec the log was checked against
 
     @property
     def exit_code(self) -> int:
@@ -1102,6 +1104,7 @@ class Verdict:
         return {
             "format": "ostrom-validate-trace/1",
             "file": self.name,
+            "spec": self.spec,
             "status": self.status,
             "accepted": self.status == "accepted",
             "steps": self.steps,
@@ -1414,6 +1417,42 @@ def _verdicts(batch: Batch, res: TlcResult) -> dict[int, Verdict]:
     return out
 
 
+#: layer -> the module that validates its logs.  Each has ``validate_file(path, *, keep,
+#: timeout, progress) -> Verdict`` and ``validate_paths(paths, *, timeout) -> list[Verdict]``.
+LAYER_TRACES: Final[dict[str, str]] = {
+    "lifecycle": __name__,
+    "sanctions": "ostrom.conformance.sanctions_trace",
+    "pbft": "ostrom.conformance.pbft_trace",
+}
+
+
+def header_layer(path: Path) -> str | None:
+    """The ``layer`` of a log's header line (None if it cannot be read)."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    header = json.loads(line)
+                    layer = header.get("layer") if isinstance(header, dict) else None
+                    return layer if isinstance(layer, str) else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return None
+
+
+def validate_paths(paths: Sequence[Path], *, timeout: float | None = None) -> list[Verdict]:
+    """Validate lifecycle log files (batched); a verdict each (``LAYER_TRACES`` interface)."""
+    logs: list[TraceLog] = []
+    verdicts: dict[int, Verdict] = {}
+    for i, p in enumerate(paths):
+        try:
+            logs.append(read_log(p))
+        except UnusableLog as exc:
+            verdicts[i] = Verdict(str(p), "unusable", 0, 0, str(exc))
+    ok = iter(validate_logs(logs, timeout=timeout))
+    return [verdicts[i] if i in verdicts else next(ok) for i in range(len(paths))]
+
+
 def validate_file(
     path: Path,
     *,
@@ -1421,8 +1460,14 @@ def validate_file(
     timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Verdict:
-    """Validate one log file (``ostrom validate-trace FILE``)."""
+    """Validate one log file (``ostrom validate-trace FILE``) against the trace spec of
+    the layer its header names (``LAYER_TRACES``)."""
     started = time.monotonic()
+    layer = header_layer(path)
+    if layer in LAYER_TRACES and LAYER_TRACES[layer] != __name__:
+        other = importlib.import_module(LAYER_TRACES[layer])
+        verdict: Verdict = other.validate_file(path, keep=keep, timeout=timeout, progress=progress)
+        return verdict
     try:
         log = read_log(path)
     except UnusableLog as exc:
@@ -1441,7 +1486,7 @@ def format_verdict(v: Verdict) -> str:
     """The human report of one verdict."""
     if v.status == "accepted":
         return (
-            f"ACCEPTED {v.name}: all {v.steps} steps are a behaviour of spec/Lifecycle.tla "
+            f"ACCEPTED {v.name}: all {v.steps} steps are a behaviour of {v.spec} "
             f"({v.seconds:.1f} s)"
         )
     if v.status != "rejected" or v.failure is None:
@@ -1449,7 +1494,7 @@ def format_verdict(v: Verdict) -> str:
     f = v.failure
     lines = [
         f"REJECTED {v.name}: step {f.step + 1} of {v.steps} (line {f.line}) is not allowed "
-        f"by spec/Lifecycle.tla"
+        f"by {v.spec}"
         + (f"; steps 1-{f.step} are allowed" if f.step else "")
         + f" ({v.seconds:.1f} s)",
         f"  command: {json.dumps(f.command, sort_keys=True)}",
