@@ -196,8 +196,9 @@ def test_log_writes_one_trace_per_logged_reset(tmp_path: Path) -> None:
     }
     assert len(lines) == 1 + len(v.steps)
     for entry, step in zip(lines[1:], v.steps, strict=True):
-        assert set(entry) == {"command", "result", "state"}
+        assert set(entry) == {"command", "result", "state", "events"}
         assert entry["command"] == step["command"]
+        assert entry["events"] == step["expect"]["events"]
         assert entry["result"] == step["expect"]["result"]
         assert entry["state"] == step["expect"]["state"]
     second = [json.loads(x) for x in (tmp_path / "run.2.jsonl").read_text().splitlines()]
