@@ -1,0 +1,21 @@
+"""The evaluation model (DESIGN §10): agents of seven archetypes curating a knowledge base.
+
+The protocol runs on the real core (``ostrom.community.Community``: the orchestrator,
+reputation and sanctions); baselines are the simpler mechanisms the paper compares it to.
+Modules, one job each:
+
+* ``config``     — what a run is: population mix, workload, governance, ablations;
+* ``archetypes`` — how each kind of agent judges, votes, objects and disputes;
+* ``world``      — the artifact pool and the population, drawn from a seed;
+* ``protocol``   — a run of the protocol (and its ablations) on ``Community``;
+* ``baselines``  — majority vote, single curator, ungoverned;
+* ``metrics``    — precision, recall, reputation Gini, sanction false-positive rate;
+* ``experiments``— many runs in parallel, statistics, tables and plots.
+
+Everything is deterministic per seed: the same config and seed give the same numbers.
+"""
+
+from ostrom.simulation.config import SimConfig
+from ostrom.simulation.run import RunResult, simulate
+
+__all__ = ["RunResult", "SimConfig", "simulate"]

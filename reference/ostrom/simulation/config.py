@@ -1,0 +1,294 @@
+"""What one simulation run is: the population, the workload, the governance mechanism.
+
+Defaults are the paper's §5.2 setup (DESIGN §10): 100 agents, 1,000 artifacts (50% good,
+30% mediocre, 20% bad), 500 rounds, two proposals per round, 5 reviewers, quorum 3,
+5 deliberation rounds, 15% feedback noise.  The archetype parameters (how noisy an
+honest judgment is, how often a lazy agent shows up, ...) are ours: the paper does not
+give them.  They were fixed from the written design before any result was looked at, and
+docs/evaluation.md lists them with the reason for each.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Final
+
+#: The seven archetypes of the paper, plus ``bloc`` (experiment (b): a coordinated
+#: adversary).  docs/evaluation.md describes each one's behaviour.
+ARCHETYPES: Final = (
+    "honest",
+    "sycophant",
+    "malicious",
+    "strategic",
+    "adaptive",
+    "broken",
+    "lazy",
+    "bloc",
+)
+
+#: Archetypes that are not honest by intent (used for "adversarial" counts).
+ADVERSARIAL: Final = frozenset({"malicious", "strategic", "adaptive", "bloc"})
+
+#: Population mixes (shares of agents).  The paper gives only the honest share (40% /
+#: 25%); the rest is split as docs/evaluation.md explains.
+MIXES: Final[dict[str, dict[str, float]]] = {
+    "moderate": {
+        "honest": 0.40,
+        "sycophant": 0.15,
+        "malicious": 0.10,
+        "strategic": 0.10,
+        "adaptive": 0.05,
+        "broken": 0.10,
+        "lazy": 0.10,
+    },
+    "high": {
+        "honest": 0.25,
+        "sycophant": 0.15,
+        "malicious": 0.20,
+        "strategic": 0.10,
+        "adaptive": 0.10,
+        "broken": 0.10,
+        "lazy": 0.10,
+    },
+    # experiment (b): the same adversity as "moderate", but the malicious, strategic and
+    # adaptive agents are one coordinated bloc
+    "bloc": {
+        "honest": 0.40,
+        "sycophant": 0.15,
+        "bloc": 0.25,
+        "broken": 0.10,
+        "lazy": 0.10,
+    },
+}
+
+#: Governance mechanisms: the protocol and the paper's four baselines.
+GOVERNANCE: Final = (
+    "protocol",
+    "majority",
+    "single_curator",
+    "ungoverned",
+    "weighted_no_deliberation",
+)
+
+#: Ablations of the protocol (each removes one component).
+ABLATIONS: Final = ("no_commit_reveal", "no_reputation", "no_sanctions", "no_farming_cap")
+
+#: Artifact quality classes and their latent quality ranges [lo, hi).
+QUALITY_RANGES: Final[dict[str, tuple[float, float]]] = {
+    "good": (0.7, 1.0),
+    "mediocre": (0.4, 0.7),
+    "bad": (0.0, 0.4),
+}
+#: A perceived quality at or above this is "should be accepted": only good artifacts are
+#: (precision counts good artifacts only).
+ACCEPT_THRESHOLD: Final = 0.7
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be run (the message says which field and why)."""
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """One run's configuration (everything but the seed).  Units in the comments."""
+
+    # --- population and workload (paper §5.2)
+    scenario: str = "moderate"  # a MIXES key, or "custom" with ``mix``
+    mix: tuple[tuple[str, float], ...] = ()  # custom shares (archetype, share); sums to 1
+    agents: int = 100
+    artifacts: int = 1000
+    quality_mix: tuple[float, float, float] = (0.5, 0.3, 0.2)  # good, mediocre, bad
+    rounds: int = 500
+    proposals_per_round: int = 2
+    reviewers: int = 5
+    quorum: int = 3
+    deliberation_rounds: int = 5
+    feedback_noise: float = 0.15  # probability that one piece of vote feedback is flipped
+    # --- governance
+    governance: str = "protocol"
+    ablations: tuple[str, ...] = ()
+    feedback: str = "decision"  # "decision" (the paper's rule) or "truth" (experiment (a))
+    # --- archetype behaviour (ours; docs/evaluation.md)
+    perception_noise: float = 0.10  # sd of an agent's reading of an artifact's quality
+    deliberation_noise: float = 0.07  # the same after deliberation (the paper's "binary
+    #                                   accuracy improvement")
+    sycophant_noise: float = 0.25  # a sycophant's own reading, when it has nothing to copy
+    strategic_attack: float = 0.30  # share of ballots a strategic agent votes against
+    adaptive_switch: int = 150  # round from which an adaptive agent exploits (rounds)
+    bloc_target: float = 0.50  # share of artifacts the bloc votes against the truth
+    broken_malfunction: float = 0.30  # probability that a broken agent's message is garbage
+    lazy_participation: float = 0.50  # probability that a lazy reviewer commits at all
+    lazy_reveal: float = 0.70  # probability that a lazy reviewer who committed reveals
+    dispute_scans: int = 2  # (agent, active artifact) pairs considered for a dispute per round
+    founder_reputation: float = 0.60  # every agent's prior mean (tier 1 at the start)
+    founder_evidence: float = 2.0  # the prior's weight (pseudo-observations)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+    @property
+    def shares(self) -> dict[str, float]:
+        """Archetype -> share of agents."""
+        if self.scenario == "custom":
+            return dict(self.mix)
+        return dict(MIXES[self.scenario])
+
+    @property
+    def label(self) -> str:
+        """The configuration's name in tables: governance, then ablations."""
+        return "+".join((self.governance, *self.ablations)) if self.ablations else self.governance
+
+    def with_(self, **changes: Any) -> SimConfig:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "mix":
+                v = dict(v)
+            elif isinstance(v, tuple):
+                v = list(v)
+            out[f.name] = v
+        return out
+
+
+def check(c: SimConfig) -> None:
+    """Refuse a configuration that cannot be run, naming the field."""
+    if c.scenario != "custom" and c.scenario not in MIXES:
+        raise ConfigError(f"scenario: {c.scenario!r} is not one of {[*MIXES, 'custom']}")
+    if c.scenario == "custom":
+        if not c.mix:
+            raise ConfigError("scenario 'custom' needs a mix (archetype -> share)")
+        for name, share in c.mix:
+            if name not in ARCHETYPES:
+                raise ConfigError(f"mix: unknown archetype {name!r} (one of {ARCHETYPES})")
+            if not 0.0 <= share <= 1.0:
+                raise ConfigError(f"mix: share of {name} must be in [0, 1], got {share}")
+        if abs(sum(s for _, s in c.mix) - 1.0) > 1e-9:
+            raise ConfigError(f"mix: shares must sum to 1, got {sum(s for _, s in c.mix)}")
+    ints = {
+        "agents": (c.agents, 2),
+        "artifacts": (c.artifacts, 1),
+        "rounds": (c.rounds, 1),
+        "proposals_per_round": (c.proposals_per_round, 0),
+        "reviewers": (c.reviewers, 1),
+        "quorum": (c.quorum, 1),
+        "deliberation_rounds": (c.deliberation_rounds, 1),
+        "adaptive_switch": (c.adaptive_switch, 0),
+        "dispute_scans": (c.dispute_scans, 0),
+    }
+    for name, (v, lo) in ints.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+            raise ConfigError(f"{name}: must be an integer >= {lo}, got {v!r}")
+    if c.quorum > c.reviewers:
+        raise ConfigError(f"quorum ({c.quorum}) cannot exceed reviewers ({c.reviewers})")
+    if c.reviewers >= c.agents:
+        raise ConfigError(f"reviewers ({c.reviewers}) must be fewer than agents ({c.agents})")
+    probs = (
+        "feedback_noise",
+        "strategic_attack",
+        "bloc_target",
+        "broken_malfunction",
+        "lazy_participation",
+        "lazy_reveal",
+        "founder_reputation",
+    )
+    for name in probs:
+        v = getattr(c, name)
+        if not isinstance(v, int | float) or not 0.0 <= v <= 1.0:
+            raise ConfigError(f"{name}: must be a probability in [0, 1], got {v!r}")
+    for name in ("perception_noise", "deliberation_noise", "sycophant_noise"):
+        v = getattr(c, name)
+        if not isinstance(v, int | float) or v < 0:
+            raise ConfigError(f"{name}: must be a standard deviation >= 0, got {v!r}")
+    if c.founder_evidence < 2.0:
+        raise ConfigError(
+            f"founder_evidence: at least 2 (the uniform prior), got {c.founder_evidence}"
+        )
+    if len(c.quality_mix) != 3 or abs(sum(c.quality_mix) - 1.0) > 1e-9 or min(c.quality_mix) < 0:
+        raise ConfigError(
+            f"quality_mix: three shares (good, mediocre, bad) summing to 1, got {c.quality_mix}"
+        )
+    if c.governance not in GOVERNANCE:
+        raise ConfigError(f"governance: {c.governance!r} is not one of {GOVERNANCE}")
+    for a in c.ablations:
+        if a not in ABLATIONS:
+            raise ConfigError(f"ablations: {a!r} is not one of {ABLATIONS}")
+    if c.ablations and c.governance != "protocol":
+        raise ConfigError("ablations apply to the protocol only")
+    if c.feedback not in ("decision", "truth"):
+        raise ConfigError(f"feedback: {c.feedback!r} is not 'decision' or 'truth'")
+    needed = c.rounds * c.proposals_per_round
+    if c.artifacts < needed:
+        raise ConfigError(
+            f"artifacts ({c.artifacts}) must cover rounds x proposals_per_round ({needed})"
+        )
+
+
+def load_config(path: Path, base: SimConfig | None = None) -> SimConfig:
+    """A config from a TOML file: top-level fields of ``SimConfig``, and a ``[mix]`` table
+    (archetype = share) which makes the scenario ``custom``.  Unknown keys are refused."""
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not TOML: {exc}") from None
+    return from_mapping(doc, base, where=str(path))
+
+
+def from_mapping(
+    doc: Mapping[str, Any], base: SimConfig | None = None, where: str = "config"
+) -> SimConfig:
+    """``SimConfig`` fields from a mapping (a ``mix`` table makes the scenario custom)."""
+    base = base or SimConfig()
+    names = {f.name for f in fields(SimConfig)}
+    changes: dict[str, Any] = {}
+    for key, value in doc.items():
+        if key == "mix":
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"{where}: mix must be a table of archetype = share")
+            changes["mix"] = tuple(sorted((str(k), float(v)) for k, v in value.items()))
+            changes.setdefault("scenario", "custom")
+        elif key not in names:
+            raise ConfigError(f"{where}: unknown field {key!r} (fields: {sorted(names)})")
+        elif isinstance(value, list):
+            changes[key] = tuple(value)
+        else:
+            changes[key] = value
+    try:
+        return replace(base, **changes)
+    except TypeError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def population(c: SimConfig) -> list[str]:
+    """The archetype of each of ``c.agents`` agents, in a fixed order (largest remainder:
+    the counts are the shares of ``c.agents``, rounded so they sum to it)."""
+    shares = c.shares
+    exact = {a: shares[a] * c.agents for a in ARCHETYPES if shares.get(a, 0) > 0}
+    counts = {a: int(v) for a, v in exact.items()}
+    rest = c.agents - sum(counts.values())
+    for a in sorted(exact, key=lambda a: (-(exact[a] - counts[a]), ARCHETYPES.index(a)))[:rest]:
+        counts[a] += 1
+    return [a for a in ARCHETYPES for _ in range(counts.get(a, 0))]
+
+
+__all__ = [
+    "ABLATIONS",
+    "ACCEPT_THRESHOLD",
+    "ADVERSARIAL",
+    "ARCHETYPES",
+    "GOVERNANCE",
+    "MIXES",
+    "QUALITY_RANGES",
+    "ConfigError",
+    "SimConfig",
+    "from_mapping",
+    "load_config",
+    "population",
+]
