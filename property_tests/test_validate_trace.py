@@ -191,9 +191,14 @@ def _header(**params: Any) -> dict[str, Any]:
     [
         (["not json"], "not JSON"),
         ([{"format": "ostrom-trace/0"}], "not an ostrom-trace/1 header"),
-        ([{**_header(), "layer": "community"}], "only lifecycle logs"),
+        ([{**_header(), "layer": "voting"}], "only lifecycle and community logs"),
+        ([{**_header(), "layer": "community"}], "setup: unknown key(s) agents"),
         ([_header(quorum=9)], "bad params"),
         ([_header(tau_accept=0.655)], "not a whole percentage"),
+        (
+            [{**_header(urgent_penalty=2.5), "layer": "community", "setup": {}}],
+            "urgent_penalty = 2.5 is not an integer",
+        ),
         ([_header(), {"command": {"op": "tick"}}], "a step needs a command and a result"),
         (
             [
@@ -311,21 +316,44 @@ def test_itf_traces_carry_the_vectors_commands() -> None:
         assert vector["source"] == "tlc:simulate"
 
 
-def test_every_community_vector_is_accepted_by_the_lifecycle_spec(tmp_path: Path) -> None:
-    """The community layer is the lifecycle with a derived registry: the reference
-    driver's log of each community vector, projected onto the lifecycle (every registry
-    change the layers make becomes an explicit ``set_agent``, ``killmatrix.lifecycle_log``),
-    must be a behaviour of spec/Lifecycle.tla."""
+def test_every_community_vector_is_accepted_by_the_community_spec(tmp_path: Path) -> None:
+    """The reference driver's log of each community vector is a behaviour of
+    spec/CommunityTrace.tla: the lifecycle with the registry derived by the spec (join at
+    tier 0, the sanction level of spec/Sanctions.tla, the tier rule over the logged E)."""
     from ostrom.conformance import killmatrix
 
     vectors = load_suite().by_layer("community")
     assert len(vectors) >= 40
     paths = killmatrix.write_logs(None, vectors, tmp_path)
     assert len(paths) == len(vectors)
-    verdicts = trace.validate_logs([killmatrix.lifecycle_log(p) for p in paths])
+    verdicts = trace.validate_logs([trace.read_log(p) for p in paths])
     bad = {
         v.id: verdict.message
         for v, verdict in zip(vectors, verdicts, strict=True)
         if verdict.status != "accepted"
     }
     assert bad == {}
+    assert {v.spec for v in verdicts} == {trace.TRACE_SPECS["community"]}
+
+
+def test_community_registry_is_derived_not_given(tmp_path: Path) -> None:
+    """A community log whose registry is not the derived one is rejected at that step:
+    a newcomer at tier 1, a violation whose sanction level is not applied at once."""
+    (log,) = killmatrix_logs(tmp_path, "community/join/newcomer-at-w-min")
+    good = _lines(log)
+    k = next(i for i, x in enumerate(good) if x.get("command", {}).get("op") == "join")
+    agent = good[k]["command"]["agent"]
+    tier_one = copy.deepcopy(good)
+    for x in tier_one[k:]:
+        x["state"]["agents"][agent]["tier"] = 1
+    verdict = trace.validate_file(_write(tmp_path / "tier-one.jsonl", tier_one))
+    assert verdict.status == "rejected" and verdict.failure is not None
+    assert verdict.failure.step == k - 1
+    assert f"agents.{agent}.tier: spec 0, log 1" in trace.format_verdict(verdict)
+
+
+def killmatrix_logs(tmp: Path, *ids: str) -> list[Path]:
+    from ostrom.conformance import killmatrix
+
+    by_id = {v.id: v for v in load_suite().by_layer("community")}
+    return killmatrix.write_logs(None, [by_id[i] for i in ids], tmp)

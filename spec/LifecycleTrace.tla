@@ -20,10 +20,13 @@
 (*    never recruited, never counted by the forget quorum or the           *)
 (*    population floor and cannot act, so it is invisible to the spec.     *)
 (*    `registered` says who is registered (for unknown_agent).             *)
+(*    `rateLimited`, the agents whose sanction is rate_limited (sigma2),   *)
+(*    is registry state too, read only by the rate limits below.           *)
 (*  - TraceLog holds TLLogs, one record per log (a batch of logs with the  *)
 (*    same parameters runs in one TLC run): the initial registry and the   *)
 (*    steps. A step is [op, code, check, agent, artifact, slot, vote,      *)
-(*    outcome, tier, weight, barred, subs, repok, now, delta]: the command *)
+(*    outcome, tier, weight, barred, ratelim, subs, repok, now, delta]:    *)
+(*    the command                                                          *)
 (*    with its arguments mapped onto the spec's (weights divided by their  *)
 (*    common unit, see trace.py), the logged result, and `delta`, the      *)
 (*    projection (View below) of the artifacts whose logged public state   *)
@@ -39,14 +42,32 @@
 (*    "check": exactly the reference's atomic tick (Lifecycle.tla header); *)
 (*  - a refused command (result not ok): the spec state is left as it is,  *)
 (*    and the spec action must NOT be enabled (~ENABLED Act), unless the   *)
-(*    refusal's reason is one the spec abstracts (e.check = FALSE: rate    *)
-(*    limits, a resubmission that is not revised, a reveal whose vote is   *)
-(*    the committed one but whose salt or reason is not, a malformed       *)
+(*    refusal's reason is one the spec abstracts (e.check = FALSE: a       *)
+(*    resubmission that is not revised, a reveal whose vote is the         *)
+(*    committed one but whose salt or reason is not, a malformed           *)
 (*    command); unknown_agent / unknown_artifact require the agent to be   *)
-(*    unregistered / the artifact not to exist;                            *)
+(*    unregistered / the artifact not to exist; rate_limited requires the  *)
+(*    action to be enabled and the agent's counter to be at its limit      *)
+(*    (below);                                                             *)
 (*  - `set_agent` (ok): the registry variables change (not a Lifecycle     *)
 (*    action: the reference's stand-in for the reputation and sanction     *)
 (*    layers); nothing else.                                               *)
+(*                                                                         *)
+(* RATE LIMITS (trace-level; Lifecycle.tla abstracts them, its header,    *)
+(* ABSTRACTED: they only refuse commands, so Lifecycle.tla + the limits    *)
+(* below is a refinement of Lifecycle.tla: every behaviour of this trace   *)
+(* spec is, projected on Lifecycle.tla's variables, one of Lifecycle.tla). *)
+(* As the reference (orchestrator.py: _proposals, _disputes): pcount[a]   *)
+(* counts a's accepted propose and resubmit commands in the current round, *)
+(* dcount[a] its accepted dispute and urgent_report commands; TickTick    *)
+(* resets both. An accepted command of these needs its counter below the   *)
+(* limit: ProposeRate (ProposeRateLimited when a \in rateLimited, the     *)
+(* agent's registry sanction is sigma2) or DisputeRate. A refusal          *)
+(* rate_limited needs the counter AT the limit and the action otherwise    *)
+(* enabled (the reference checks the rate last); a refused command never   *)
+(* counts. The limits are constants of the trace run (trace.py:           *)
+(* spec_constants).                                                        *)
+(*                                                                         *)
 (* "check" requires the spec's view of every artifact (View) and the       *)
 (* clock to equal the logged public state after the step (`expected`).     *)
 (*                                                                         *)
@@ -72,15 +93,24 @@
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets, TLC, LifecycleRegVar, TraceLog
 
+CONSTANTS
+    ProposeRate,         \* propose_rate: proposals + resubmissions per agent per round
+    ProposeRateLimited,  \* propose_rate_limited: the same under sanction rate_limited
+    DisputeRate          \* dispute_rate: disputes + urgent reports per agent per round
+
 VARIABLES
     which,       \* the log of the batch this behaviour follows (index into TLLogs)
     cursor,      \* log steps consumed
     phase,       \* "idle", "recruit", "due" (inside a tick), "check"
     now,         \* the reference's clock: ticks consumed
     expected,    \* the logged view of the artifacts after step `cursor`
-    registered   \* agents in the registry (unknown_agent otherwise)
+    registered,  \* agents in the registry (unknown_agent otherwise)
+    rateLimited, \* registered agents whose sanction is rate_limited (sigma2)
+    pcount,      \* [Agents -> Nat]: accepted propose + resubmit in this round
+    dcount       \* [Agents -> Nat]: accepted dispute + urgent_report in this round
 
-regvars == <<Tier, Weight, Barred, Subscriptions, RepOK, registered>>
+regvars == <<Tier, Weight, Barred, Subscriptions, RepOK, registered, rateLimited>>
+ratevars == <<pcount, dcount>>
 specvars == <<art, ticking, lastEvent, unguarded>>
 
 Steps == TLLogs[which].steps
@@ -152,6 +182,22 @@ Act(e) ==
       [] e.op = "resubmit" -> Resubmit(e.agent, e.artifact)
       [] e.op = "forget_vote" -> ForgetVote(e.agent, e.artifact)
 
+\* The rate limits (header, RATE LIMITS; orchestrator.py: _op_propose, _open_dispute,
+\* _op_resubmit).
+ProposeOps == {"propose", "resubmit"}
+DisputeOps == {"dispute", "urgent_report"}
+Rated(e) == e.op \in ProposeOps \cup DisputeOps /\ e.agent \in Agents
+RateLimit(e) ==
+    IF e.op \in ProposeOps
+    THEN IF e.agent \in rateLimited THEN ProposeRateLimited ELSE ProposeRate
+    ELSE DisputeRate
+RateCount(e) == IF e.op \in ProposeOps THEN pcount[e.agent] ELSE dcount[e.agent]
+UnderLimit(e) == Rated(e) => RateCount(e) < RateLimit(e)
+\* An accepted command uses one of its agent's per-round allowance.
+RateUse(e) ==
+    /\ pcount' = IF e.op \in ProposeOps THEN [pcount EXCEPT ![e.agent] = @ + 1] ELSE pcount
+    /\ dcount' = IF e.op \in DisputeOps THEN [dcount EXCEPT ![e.agent] = @ + 1] ELSE dcount
+
 \* The arguments are in the spec's domain (else the action cannot be evaluated).
 InDomain(e) ==
     /\ e.op \in CommandOps
@@ -167,6 +213,8 @@ RefusalAllowed(e) ==
       [] e.code = "unknown_artifact" ->
             /\ e.op \in AgentOps => e.agent \in registered
             /\ e.artifact \in Artifacts /\ art[e.artifact].st = "none"
+      [] e.code = "rate_limited" ->   \* checked last by the reference: all else passes
+            Rated(e) /\ InDomain(e) /\ ENABLED Act(e) /\ ~UnderLimit(e)
       [] ~e.check -> TRUE   \* refused for a reason the spec abstracts
       [] OTHER -> InDomain(e) /\ ~ENABLED Act(e)
 
@@ -179,15 +227,16 @@ SetAgent(e) ==
     /\ Barred' = IF e.barred THEN Barred \cup {e.agent} ELSE Barred \ {e.agent}
     /\ Subscriptions' = [Subscriptions EXCEPT ![e.agent] = e.subs]
     /\ RepOK' = IF e.repok THEN RepOK \cup {e.agent} ELSE RepOK \ {e.agent}
+    /\ rateLimited' = IF e.ratelim THEN rateLimited \cup {e.agent} ELSE rateLimited \ {e.agent}
 
 IsTick == E.op = "tick" /\ E.code = "ok"
-Keep == UNCHANGED <<which, cursor, now, expected>> /\ UNCHANGED regvars
+Keep == UNCHANGED <<which, cursor, now, expected>> /\ UNCHANGED regvars /\ UNCHANGED ratevars
 
 \* An accepted command (trace.py: compile_log; the reference: Orchestrator.apply).
 CommandStep ==
     /\ phase = "idle" /\ E.code = "ok" /\ InDomain(E)
-    /\ Act(E)
-    /\ phase' = "check" /\ Keep
+    /\ Act(E) /\ UnderLimit(E) /\ RateUse(E)
+    /\ phase' = "check" /\ UNCHANGED <<which, cursor, now, expected>> /\ UNCHANGED regvars
 \* An accepted tick (the reference: Orchestrator.tick): its Recruit steps, in a fixed order
 \* (TLArtRank): Recruits commute (each reads its own artifact, the registry and its
 \* slot's active set, which no Recruit changes) and stay enabled until taken, so one
@@ -203,6 +252,7 @@ TickRecruit ==
 TickTick ==
     /\ phase \in {"idle", "recruit"} /\ IsTick
     /\ Tick /\ now' = now + 1
+    /\ pcount' = [a \in Agents |-> 0] /\ dcount' = [a \in Agents |-> 0]   \* a new round
     /\ phase' = "due" /\ UNCHANGED <<which, cursor, expected>> /\ UNCHANGED regvars
 \* ... the due timeouts and forgets, in any order. A partial-order reduction keeps
 \* this linear in the number of due artifacts: a due step is *local* when it reads and
@@ -270,6 +320,7 @@ SetAgentStep ==
     /\ phase = "idle" /\ E.op = "set_agent" /\ E.code = "ok"
     /\ SetAgent(E)
     /\ phase' = "check" /\ UNCHANGED specvars /\ UNCHANGED <<which, cursor, now, expected>>
+    /\ UNCHANGED ratevars
 \* A refusal: nothing changes (trace.py: compile_log).
 RefuseStep ==
     /\ phase = "idle" /\ E.code # "ok"
@@ -280,6 +331,7 @@ CheckStep ==
     /\ phase = "check" /\ CheckOK
     /\ cursor' = cursor + 1 /\ expected' = NextExpected /\ phase' = "idle"
     /\ UNCHANGED specvars /\ UNCHANGED <<which, now>> /\ UNCHANGED regvars
+    /\ UNCHANGED ratevars
 
 \* op "bad" (trace.py: an accepted malformed command, or a logged state that is not a
 \* public state) has no step.
@@ -296,6 +348,8 @@ TraceInit ==
     /\ Barred = TLLogs[which].barred
     /\ Subscriptions = TLLogs[which].subs
     /\ RepOK = TLLogs[which].repok
+    /\ rateLimited = TLLogs[which].ratelim
+    /\ pcount = [a \in Agents |-> 0] /\ dcount = [a \in Agents |-> 0]
     /\ LifecycleAssumptions
     /\ cursor = 0 /\ phase = "idle" /\ now = 0 /\ expected = <<>>
     /\ TLCSet(which, -1)
@@ -314,7 +368,8 @@ TraceNext ==
 AgentView(a) ==
     IF a \in Agents
     THEN [registered |-> a \in registered, tier |-> Tier[a], weight |-> Weight[a],
-          barred |-> a \in Barred, subscriptions |-> Subscriptions[a], repok |-> a \in RepOK]
+          barred |-> a \in Barred, subscriptions |-> Subscriptions[a], repok |-> a \in RepOK,
+          rate_limited |-> a \in rateLimited]
     ELSE NoView
 Why ==
     IF phase = "check"
@@ -330,6 +385,7 @@ Why ==
           in_domain |-> InDomain(E),
           enabled |-> InDomain(E) /\ ENABLED Act(E),
           due |-> Due,
+          rate |-> IF Rated(E) THEN <<RateCount(E), RateLimit(E)>> ELSE <<0, 0>>,
           artifact |-> IF E.artifact \in Artifacts THEN art[E.artifact] ELSE NoView,
           agent |-> AgentView(E.agent)]
 

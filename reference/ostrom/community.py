@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ostrom.agents import MAX_TIER, Agent, Sanction
+from ostrom.agents import MAX_TIER, Agent, Sanction, micro
 from ostrom.orchestrator import Event, Observation, Orchestrator
 from ostrom.params import DEFAULTS, Params
 from ostrom.reputation import Beta, ReputationBook
@@ -274,9 +274,13 @@ class Community:
 
 
 def _public_agent(a: Agent) -> dict[str, Any]:
+    """An agent's public registry entry.  ``reputation_micro`` is the expected reputation E
+    the tier was derived from, in micro-units (spec/CommunityTrace.tla checks the tier
+    against the tier rule over it)."""
     return {
         "agent": a.id,
         "tier": a.tier,
         "weight": a.weight,
         "sanction": a.sanction.value if isinstance(a.sanction, Sanction) else a.sanction,
+        "reputation_micro": micro(a.reputation),
     }

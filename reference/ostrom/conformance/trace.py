@@ -79,6 +79,13 @@ REGVAR_MODULE: Final = "LifecycleRegVar"
 #: stays a constant: every id of the log; an unregistered id is a barred tier-0 agent).
 REGISTRY_CONSTANTS: Final = ("Tier", "Weight", "Barred", "Subscriptions", "RepOK")
 TRACE_MODULE: Final = "LifecycleTrace"
+#: The trace spec of community logs (EXTENDS LifecycleTrace, INSTANCE Sanctions).
+COMMUNITY_MODULE: Final = "CommunityTrace"
+#: The layers whose logs this module validates, and the spec each is checked against.
+TRACE_SPECS: Final = {
+    "lifecycle": "spec/Lifecycle.tla",
+    "community": "spec/CommunityTrace.tla (spec/Lifecycle.tla, spec/Sanctions.tla, tier rule)",
+}
 LOG_MODULE: Final = "TraceLog"
 
 EXIT_ACCEPTED: Final = 0
@@ -107,6 +114,7 @@ SPEC_ACTIONS: Final = {
     "forget_vote": "ForgetVote",
     "tick": "Tick (with the due Recruit, Timeout and Forget steps)",
     "set_agent": "set_agent (the registry variables)",
+    "join": "Join",  # CommunityTrace.tla
 }
 NONE: Final = "-"  # Lifecycle.tla's NoAgent / NoSlot; LifecycleTrace.tla's NoView
 
@@ -222,6 +230,7 @@ class LogStep:
     command: Any
     result: str
     state: Mapping[str, Any]
+    events: Sequence[Any] = ()
 
 
 @dataclass
@@ -232,6 +241,7 @@ class TraceLog:
     params: dict[str, Any]
     setup: dict[str, Any]
     steps: list[LogStep]
+    layer: str = "lifecycle"  # or "community" (spec/CommunityTrace.tla)
 
 
 def read_log(path: Path) -> TraceLog:
@@ -259,10 +269,11 @@ def parse_log(
     """A log from its parsed header and step objects (``lines``: their line numbers)."""
     if not isinstance(header, dict) or header.get("format") != TRACE_FORMAT:
         raise UnusableLog(f"{name}:1: not an {TRACE_FORMAT} header (format field)")
-    if header.get("layer") != "lifecycle":
+    layer = header.get("layer")
+    if layer not in TRACE_SPECS:
         raise UnusableLog(
-            f"{name}:1: layer {header.get('layer')!r}: only lifecycle logs can be validated "
-            "(spec/Lifecycle.tla)"
+            f"{name}:1: layer {layer!r}: only lifecycle and community logs are validated "
+            "here (spec/LifecycleTrace.tla, spec/CommunityTrace.tla)"
         )
     params, setup = header.get("params", {}), header.get("setup", {})
     if not isinstance(params, dict) or not isinstance(setup, dict):
@@ -277,14 +288,22 @@ def parse_log(
         state = doc.get("state")
         if not isinstance(state, dict) or not isinstance(state.get("artifacts"), dict):
             raise UnusableLog(f"{name}:{n}: the state must be a public state (now, artifacts)")
-        out.append(LogStep(n, doc["command"], doc["result"], state))
-    return TraceLog(name, dict(params), dict(setup), out)
+        events = doc.get("events") or []
+        if not isinstance(events, list):
+            raise UnusableLog(f"{name}:{n}: events must be a list")
+        out.append(LogStep(n, doc["command"], doc["result"], state, events))
+    return TraceLog(name, dict(params), dict(setup), out, str(layer))
 
 
 def log_from_vector(doc: Mapping[str, Any]) -> TraceLog:
     """The trace log of a lifecycle vector: its commands, results and expected states."""
     steps = [
-        {"command": s["command"], "result": s["expect"]["result"], "state": s["expect"]["state"]}
+        {
+            "command": s["command"],
+            "result": s["expect"]["result"],
+            "state": s["expect"]["state"],
+            "events": s["expect"].get("events", []),
+        }
         for s in doc["steps"]
     ]
     header = {
@@ -300,13 +319,15 @@ def log_lines(log: TraceLog) -> list[str]:
     """``log`` as the JSON lines of a trace file (header first)."""
     header = {
         "format": TRACE_FORMAT,
-        "layer": "lifecycle",
+        "layer": log.layer,
         "params": log.params,
         "setup": log.setup,
     }
     out = [json.dumps(header, separators=(",", ":"))]
     for s in log.steps:
         step = {"command": s.command, "result": s.result, "state": s.state}
+        if s.events:
+            step["events"] = list(s.events)
         out.append(json.dumps(step, separators=(",", ":")))
     return out
 
@@ -352,7 +373,8 @@ def _percent(name: str, value: float) -> int:
 
 
 def spec_constants(params: Params) -> dict[str, int]:
-    """The numeric constants of Lifecycle.tla for ``params`` (WMin is added per batch)."""
+    """The numeric constants of Lifecycle.tla and LifecycleTrace.tla (the rate limits)
+    for ``params`` (WMin is added per batch)."""
     return {
         "Reviewers": params.reviewers,
         "Quorum": params.quorum,
@@ -372,6 +394,37 @@ def spec_constants(params: Params) -> dict[str, int]:
         "MaxDisputes": params.max_disputes,
         "MaxResubmit": params.max_resubmit,
         "Cooldown": params.cooldown,
+        # LifecycleTrace.tla's own constants (RATE LIMITS in its header): Lifecycle.tla
+        # abstracts the per-round rate limits, the trace spec checks them
+        "ProposeRate": params.propose_rate,
+        "ProposeRateLimited": params.propose_rate_limited,
+        "DisputeRate": params.dispute_rate,
+    }
+
+
+def community_constants(params: Params) -> dict[str, int]:
+    """CommunityTrace.tla's constants: spec/Sanctions.tla's (through its INSTANCE) and the
+    tier rule's (reputation.py: tier_thresholds, step_tier; thresholds in micro-units)."""
+    penalty = micro(params.urgent_penalty)
+    if penalty % MICRO:
+        raise UnusableLog(
+            f"urgent_penalty = {params.urgent_penalty} is not an integer: spec/Sanctions.tla "
+            "weighs violations in whole units"
+        )
+    return {
+        "SWindow": params.sanction_window,
+        "SSigma1": params.sigma1,
+        "SSigma2": params.sigma2,
+        "SSigma3": params.sigma3,
+        "SSigma4": params.sigma4,
+        "SUrgentPenalty": penalty // MICRO,
+        "STSusp": params.T_susp,
+        "STQuar": params.T_quarantine,
+        "Tier1Rep": micro(params.tier1_rep),
+        "Tier2Rep": micro(params.tier2_rep),
+        "Tier3Rep": micro(params.tier3_rep),
+        "Tier1Rounds": params.tier1_rounds,
+        "RResubmit": micro(params.r_resubmit),
     }
 
 
@@ -422,14 +475,19 @@ class Entry:
     tier: int = 0
     weight: int = 1
     barred: bool = False
+    ratelim: bool = False  # sanction rate_limited (LifecycleTrace.tla: rateLimited)
     subs: frozenset[str] = frozenset()
     repok: bool = False
     now: int = 0
     delta: tuple[tuple[str, Rec], ...] = ()
     why: str = ""  # for op "bad": what makes the step impossible
+    # community logs only (CommunityTrace.tla): the violations the step's events report,
+    # in order, and the logged registry after the step (None: a lifecycle log)
+    viol: tuple[tuple[str, str], ...] = ()
+    reg: Fn | None = None
 
     def record(self) -> Rec:
-        return Rec.of(
+        base = Rec.of(
             op=self.op,
             code=self.code,
             check=self.check,
@@ -441,11 +499,15 @@ class Entry:
             tier=self.tier,
             weight=self.weight,
             barred=self.barred,
+            ratelim=self.ratelim,
             subs=self.subs,
             repok=self.repok,
             now=self.now,
             delta=Fn(self.delta),
         )
+        if self.reg is None:
+            return base
+        return Rec((*base.fields, ("viol", self.viol), ("reg", self.reg)))
 
 
 @dataclass
@@ -479,7 +541,79 @@ def _merge_entry(old: RegEntry | None, fields: Mapping[str, Any], params: Params
     )
 
 
+def _community_setup(log: TraceLog, params: Params) -> dict[str, RegEntry]:
+    """The registry a community starts with (community.py: Community.__init__): each
+    member at its tier, weight w_min (the first tick computes weights), no sanction, E the
+    founder's prior mean (0.5, the uniform prior, for a tier-0 member)."""
+    extra = set(log.setup) - {"members"}
+    if extra:
+        raise UnusableLog(f"{log.name}: setup: unknown key(s) {', '.join(sorted(extra))}")
+    members = log.setup.get("members", [])
+    if not isinstance(members, list):
+        raise UnusableLog(f"{log.name}: setup.members must be a list")
+    reg: dict[str, RegEntry] = {}
+    for m in members:
+        ok = isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"] not in reg
+        tier = m.get("tier", 0) if isinstance(m, dict) else None
+        rep = m.get("reputation", 0.5) if isinstance(m, dict) else None
+        subs = m.get("subscriptions", []) if isinstance(m, dict) else None
+        if (
+            not ok
+            or not isinstance(tier, int)
+            or not 0 <= tier <= 3
+            or not isinstance(rep, int | float)
+            or not isinstance(subs, list)
+            or not all(isinstance(x, str) for x in subs)
+        ):
+            raise UnusableLog(f"{log.name}: setup: bad member {m!r}")
+        assert isinstance(m, dict)
+        reg[m["id"]] = RegEntry(
+            tier=tier,
+            weight=micro(params.w_min),
+            reputation=micro(rep) if tier > 0 else micro(0.5),
+            sanction="none",
+            subscriptions=frozenset(subs),
+        )
+    return reg
+
+
+def _join_fields(command: Any) -> tuple[str, list[str]] | None:
+    """(agent, subscriptions) of a well-formed ``join`` (community.py: Community._join)."""
+    if not isinstance(command, dict) or command.get("op") != "join":
+        return None
+    subs = command.get("subscriptions", [])
+    agent = command.get("agent")
+    if (
+        set(command) - {"op", "agent", "subscriptions"}
+        or not isinstance(agent, str)
+        or not 0 < len(agent) <= 256
+        or not isinstance(subs, list)
+        or not all(isinstance(x, str) and 0 < len(x) <= 256 for x in subs)
+    ):
+        return None
+    return agent, subs
+
+
+def _violations(events: Sequence[Any], names: Names) -> tuple[tuple[str, str], ...]:
+    """The violations a step's events report, in order (sanctions.py: record_events):
+    ``violation`` and ``penalty`` events, their kind as spec/Sanctions.tla names it."""
+    from ostrom.sanctions import ORCHESTRATOR_KINDS
+
+    out: list[tuple[str, str]] = []
+    for ev in events:
+        if (
+            isinstance(ev, dict)
+            and ev.get("event") in ("violation", "penalty")
+            and ev.get("kind") in ORCHESTRATOR_KINDS
+            and isinstance(ev.get("agent"), str)
+        ):
+            out.append((names(ev["agent"]), ORCHESTRATOR_KINDS[ev["kind"]].value))
+    return tuple(out)
+
+
 def _setup_entries(log: TraceLog, params: Params) -> dict[str, RegEntry]:
+    if log.layer == "community":
+        return _community_setup(log, params)
     setup = log.setup
     extra = set(setup) - {"agents"}
     if extra:
@@ -577,6 +711,32 @@ def _decision_view(st: str, d: Any, unit: int) -> tuple[Any, ...]:
     return (path, w(win), w(lose), int(t[f"{win}_voters"]), int(t[f"{lose}_voters"]))
 
 
+def _registry_view(reg: Any, names: Names, unit: int) -> Fn:
+    """The logged registry of a community state (CommunityTrace.tla: E.reg): per agent
+    its tier, weight (in ``unit``), sanction and E (``reputation_micro``)."""
+    if not isinstance(reg, dict):
+        raise ValueError("a community state needs an agents object")
+    out: list[tuple[str, Rec]] = []
+    for a, g in sorted(reg.items()):
+        tier, weight, sanction, rep = g["tier"], g["weight"], g["sanction"], g["reputation_micro"]
+        if not isinstance(tier, int) or isinstance(tier, bool) or not isinstance(sanction, str):
+            raise ValueError(f"agent {a!r}: tier {tier!r}, sanction {sanction!r}")
+        if not isinstance(rep, int) or isinstance(rep, bool):
+            raise ValueError(f"agent {a!r}: reputation_micro {rep!r} is not an integer")
+        if not isinstance(weight, int | float) or isinstance(weight, bool):
+            raise ValueError(f"agent {a!r}: weight {weight!r}")
+        w = micro(weight)
+        out.append(
+            (
+                names(a),
+                Rec.of(
+                    tier=tier, weight=w // unit if w % unit == 0 else -1, sanction=sanction, rep=rep
+                ),
+            )
+        )
+    return Fn(tuple(out))
+
+
 # --- commitments ------------------------------------------------------------------------------
 
 
@@ -633,8 +793,9 @@ def resolve_commitments(log: TraceLog, names: Names) -> tuple[dict[int, str], se
 
 # --- compiling --------------------------------------------------------------------------------
 
-#: Results the spec cannot judge: the command was refused for a reason it abstracts.
-_ABSTRACT_CODES: Final = frozenset({"rate_limited"})
+#: Results the spec cannot judge: the command was refused for a reason it abstracts
+#: (none since LifecycleTrace.tla checks the rate limits: ``rate_limited`` is checked).
+_ABSTRACT_CODES: Final[frozenset[str]] = frozenset()
 
 
 @dataclass
@@ -651,13 +812,21 @@ class CompiledLog:
     slots: set[str]
     agents: set[str]
     raw_states: list[dict[str, Any]] = field(default_factory=list)
+    #: community logs: the largest logged weight (micro) of each agent
+    reg_weights: dict[str, int] = field(default_factory=dict)
 
 
 def compile_log(log: TraceLog, names: Names) -> CompiledLog:
     """The entries of ``log`` (LifecycleTrace.tla reads them as TLLogs[i].steps); the views
     are filled by ``_views`` once the weight unit of the batch is known."""
     params = _params(log)
-    constants = spec_constants(params)
+    community = log.layer == "community"
+    try:
+        constants = spec_constants(params)
+        if community:
+            constants |= community_constants(params)
+    except UnusableLog as exc:
+        raise UnusableLog(f"{log.name}: {exc}") from None
     initial = _setup_entries(log, params)
     registry = dict(initial)
     bound, abstracted = resolve_commitments(log, names)
@@ -670,6 +839,19 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
         parsed = well_formed(step.command)
         code = step.result
         where = f"{log.name}:{step.line}"
+        joined = _join_fields(step.command) if community else None
+        if joined is not None:
+            agents.add(joined[0])
+            e = Entry("join", code, agent=names(joined[0]))
+            e.subs = frozenset(names(x) for x in joined[1])
+            if code not in ("ok", "duplicate"):
+                e.op, e.check = "noop", False
+            entries.append(e)
+            continue
+        if community and parsed is not None and parsed[0] == "set_agent" and code == "ok":
+            why = "the community derives its registry: set_agent must be refused"
+            entries.append(Entry("bad", code, why=why))
+            continue
         if parsed is None:
             if code == "ok":
                 entries.append(
@@ -721,6 +903,7 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
                 registry[agent] = new
                 e.agent = names(agent)
                 e.tier, e.barred = new.tier, new.sanction in BARRED_SANCTIONS
+                e.ratelim = new.sanction == "rate_limited"
                 e.subs = frozenset(names(s) for s in new.subscriptions)
                 e.repok = new.reputation >= micro(params.r_resubmit)
                 set_weights[i] = new.weight
@@ -731,7 +914,15 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
         if code == "invalid_input" and op == "set_agent":
             e.op, e.check = "noop", False
         entries.append(e)
-    return CompiledLog(log, params, constants, initial, entries, set_weights, arts, slots, agents)
+    out = CompiledLog(log, params, constants, initial, entries, set_weights, arts, slots, agents)
+    if community:
+        for step in log.steps:
+            reg = step.state.get("agents")
+            for a, g in reg.items() if isinstance(reg, dict) else ():
+                w = g.get("weight") if isinstance(g, dict) else None
+                if isinstance(w, int | float) and not isinstance(w, bool) and micro(w) > 0:
+                    out.reg_weights[a] = max(out.reg_weights.get(a, 0), micro(w))
+    return out
 
 
 def _unit(compiled: Sequence[CompiledLog]) -> int:
@@ -741,6 +932,7 @@ def _unit(compiled: Sequence[CompiledLog]) -> int:
         weights.append(micro(c.params.w_min))
         weights += [e.weight for e in c.initial.values()]
         weights += list(c.set_weights.values())
+        weights += list(c.reg_weights.values())
     if any(w <= 0 for w in weights):
         raise UnusableLog("a weight (or w_min) of 0: spec/Lifecycle.tla assumes positive weights")
     return math.gcd(*weights)
@@ -761,6 +953,13 @@ def _views(c: CompiledLog, names: Names, unit: int) -> None:
             else (f"state.now is {now!r}, not an integer")
         )
         delta: list[tuple[str, Rec]] = []
+        if problem is None and c.log.layer == "community":
+            e.viol = _violations(step.events, names)
+            c.agents.update(names.orig(a) for a, _ in e.viol)
+            try:
+                e.reg = _registry_view(step.state.get("agents"), names, unit)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                problem = f"agents: {type(exc).__name__} {exc}"
         for x, a in step.state["artifacts"].items():
             if problem is not None:
                 break
@@ -801,20 +1000,29 @@ class Batch:
     unit: int
     constants: dict[str, int]
 
+    @property
+    def layer(self) -> str:
+        return self.logs[0].log.layer
+
+    @property
+    def module(self) -> str:
+        """The trace spec this batch runs (its INIT/NEXT/INVARIANT: ``trace_cfg``)."""
+        return COMMUNITY_MODULE if self.layer == "community" else TRACE_MODULE
+
 
 def make_batches(logs: Sequence[TraceLog]) -> tuple[list[Batch], dict[int, str]]:
     """Compile ``logs`` and group them by constants; unusable logs are returned by index
     with their message instead."""
     names = Names()
     unusable: dict[int, str] = {}
-    groups: dict[tuple[int, ...], list[tuple[int, CompiledLog]]] = {}
+    groups: dict[tuple[Any, ...], list[tuple[int, CompiledLog]]] = {}
     for i, log in enumerate(logs):
         try:
             c = compile_log(log, names)
         except UnusableLog as exc:
             unusable[i] = str(exc)
             continue
-        key = (*c.constants.values(), micro(c.params.w_min))
+        key = (log.layer, *c.constants.values(), micro(c.params.w_min))
         groups.setdefault(key, []).append((i, c))
     batches: list[Batch] = []
     for members in groups.values():
@@ -844,6 +1052,8 @@ def make_batches(logs: Sequence[TraceLog]) -> tuple[list[Batch], dict[int, str]]
 def _check_range(c: CompiledLog, unit: int) -> None:
     """Every product the spec computes (A*100, tau*(A+R), alpha*ΣW) must fit TLC's ints."""
     top: dict[str, int] = {a: e.weight for a, e in c.initial.items()}
+    for a, w in c.reg_weights.items():
+        top[a] = max(top.get(a, 0), w)
     for i, w in c.set_weights.items():
         raw = c.log.steps[i].command.get("agent")
         top[raw] = max(top.get(raw, 0), w)
@@ -898,14 +1108,19 @@ def log_module(batch: Batch) -> str:
         )
         rep = micro(c.params.r_resubmit)
         repok = frozenset(a for a in agents if a in reg and reg[a].reputation >= rep)
+        ratelim = frozenset(a for a in agents if a in reg and reg[a].sanction == "rate_limited")
         for i, w in c.set_weights.items():
             c.entries[i].weight = w // unit
             c.entries[i].subs = frozenset(s for s in c.entries[i].subs if s in slotset)
+        for e in c.entries:
+            if e.op == "join":
+                e.subs = frozenset(s for s in e.subs if s in slotset)
         head = Rec.of(
             registered=frozenset(reg),
             tier=tier,
             weight=weight,
             barred=barred,
+            ratelim=ratelim,
             subs=subs,
             repok=repok,
         )
@@ -923,10 +1138,11 @@ def trace_cfg(batch: Batch) -> str:
     """The TLC configuration of a trace run."""
     consts = dict(batch.constants)
     consts["WMin"] = micro(batch.logs[0].params.w_min) // batch.unit
+    community = batch.module == COMMUNITY_MODULE
     lines = [
         "\\* Generated by ostrom validate-trace",
-        "INIT TraceInit",
-        "NEXT TraceNext",
+        "INIT CTraceInit" if community else "INIT TraceInit",
+        "NEXT CTraceNext" if community else "NEXT TraceNext",
         "CONSTANTS",
         "    Agents <- TLAgents",
         "    Artifacts <- TLArtifacts",
@@ -937,7 +1153,7 @@ def trace_cfg(batch: Batch) -> str:
         '    Mutation = "none"',
     ]
     lines += [f"    {k} = {v}" for k, v in consts.items()]
-    lines += ["INVARIANT Watch", ""]
+    lines += ["INVARIANT CWatch" if community else "INVARIANT Watch", ""]
     return "\n".join(lines)
 
 
@@ -954,6 +1170,9 @@ class TlcResult:
     distinct_states: int | None
     run_dir: Path
     outcome: TlcOutcome
+
+
+_OSTROM_PRINT: Final = re.compile(r'<<\s*"ostrom-')
 
 
 def run_java_tlc(
@@ -976,6 +1195,7 @@ def run_java_tlc(
     parser = ToolOutputParser()
     prints: list[Value] = []
     lines: list[str] = []
+    pending: list[str] | None = None  # the lines so far of a multi-line ostrom print
     started = time.monotonic()
     proc = subprocess.Popen(
         cmd,
@@ -1003,14 +1223,23 @@ def run_java_tlc(
             before = len(parser.print_lines)
             parser.feed(line)
             for text in parser.print_lines[before:]:
-                if text.startswith('<<"ostrom-'):
-                    try:
-                        value = parse_value(text)
-                    except ValueParseError:
-                        continue
-                    prints.append(value)
-                    if on_print is not None:
-                        on_print(value)
+                # a long value is printed over several lines ("<< " first): join them
+                if pending is not None:
+                    pending.append(text)
+                elif _OSTROM_PRINT.match(text):
+                    pending = [text]
+                else:
+                    continue
+                try:
+                    value = parse_value(" ".join(pending))
+                except ValueParseError:
+                    if len(pending) > 10_000:
+                        pending = None
+                    continue
+                pending = None
+                prints.append(value)
+                if on_print is not None:
+                    on_print(value)
         exit_code = proc.wait()
     except BaseException:
         proc.kill()
@@ -1045,10 +1274,13 @@ def stage_trace_run(run_dir: Path, batch: Batch) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     spec = (SPEC_DIR / "Lifecycle.tla").read_text(encoding="utf-8")
     (run_dir / f"{REGVAR_MODULE}.tla").write_text(registry_variable_spec(spec), encoding="utf-8")
-    for name in ("LifecycleTable.tla", f"{TRACE_MODULE}.tla"):
+    copied = ["LifecycleTable.tla", f"{TRACE_MODULE}.tla"]
+    if batch.module == COMMUNITY_MODULE:
+        copied += ["Sanctions.tla", f"{COMMUNITY_MODULE}.tla"]
+    for name in copied:
         shutil.copyfile(SPEC_DIR / name, run_dir / name)
     (run_dir / f"{LOG_MODULE}.tla").write_text(log_module(batch), encoding="utf-8")
-    (run_dir / f"{TRACE_MODULE}.cfg").write_text(trace_cfg(batch), encoding="utf-8")
+    (run_dir / f"{batch.module}.cfg").write_text(trace_cfg(batch), encoding="utf-8")
 
 
 # --- verdicts -------------------------------------------------------------------------------------
@@ -1163,6 +1395,12 @@ def _describe(
     action = _action_text(e, names)
     if e.op == "bad":
         return "not-a-spec-command", e.why, []
+    if isinstance(w, dict) and w.get("kind") == "registry":
+        return _registry_failure(e, w, action)
+    if e.op == "join" and isinstance(w, dict):
+        if e.code == "ok":
+            return "command", f"{action}: the agent is already registered", []
+        return "refusal", f"refused as {e.code}, but the agent is not registered", []
     if isinstance(w, dict) and w.get("kind") == "state":
         diffs: list[dict[str, Any]] = []
         spec_now, log_now = w["now"]
@@ -1198,6 +1436,7 @@ def _describe(
     if not isinstance(w, dict):
         return "command", f"no behaviour of the spec takes {action} here", []
     view = _spec_view_text(w)
+    rate = _rate_text(e, w)
     if w.get("kind") == "command":
         if not w.get("in_domain"):
             if (
@@ -1207,6 +1446,13 @@ def _describe(
             ):
                 return "command", f"{action}: the artifact does not exist in the spec", []
             return "command", f"{action}: the agent is not in the registry", []
+        if w.get("enabled") and rate is not None and rate[0] >= rate[1]:
+            return (
+                "command",
+                f"{action} exceeds the per-round rate limit: the agent has {rate[2]} "
+                f"{rate[0]} time(s) this round, the limit is {rate[1]}{view}",
+                [],
+            )
         return "command", f"the spec does not allow {action} here{view}", []
     # a refusal
     if e.op == "tick":
@@ -1222,7 +1468,63 @@ def _describe(
         elif isinstance(w.get("artifact"), dict) and w["artifact"].get("st") == "none":
             msg += " (the artifact does not exist: unknown_artifact comes first)"
         return "refusal", msg, []
+    if e.code == "rate_limited" and w.get("enabled") and rate is not None:
+        return (
+            "refusal",
+            f"refused as rate_limited, but the agent has {rate[2]} only {rate[0]} time(s) "
+            f"this round, below its limit {rate[1]} (a refused command must not count){view}",
+            [],
+        )
     return "refusal", f"refused as {e.code}, but the spec allows {action} here{view}", []
+
+
+def _rate_text(e: Entry, w: Mapping[str, Any]) -> tuple[int, int, str] | None:
+    """(count, limit, what) of the rate limit ``e`` is under (Why's ``rate``), or None."""
+    rate = w.get("rate")
+    if e.op not in ("propose", "resubmit", "dispute", "urgent_report") or not isinstance(
+        rate, list
+    ):
+        return None
+    what = "proposed or resubmitted" if e.op in ("propose", "resubmit") else "disputed or reported"
+    return int(rate[0]), int(rate[1]), what
+
+
+def _registry_failure(
+    e: Entry, w: Mapping[str, Any], action: str
+) -> tuple[str, str, list[dict[str, Any]]]:
+    """A community step after which the logged registry is not the derived one
+    (CommunityTrace.tla: CWhy, kind "registry")."""
+    diffs: list[dict[str, Any]] = []
+    for a in sorted(set(w["logged"]) ^ set(w["registered"])):
+        diffs.append(
+            {
+                "artifact": None,
+                "field": f"agents.{a}",
+                "spec": a in w["registered"],
+                "log": a in w["logged"],
+            }
+        )
+    for a, fields in sorted(w["diff"].items()):
+        for f, (spec, log) in sorted(fields.items()):
+            diffs.append({"artifact": None, "field": f"agents.{a}.{f}", "spec": spec, "log": log})
+    parts = [
+        f"{d['field']}: spec {json.dumps(d['spec'])}, log {json.dumps(d['log'])}" for d in diffs
+    ]
+    head = "the step" if e.op in ("noop", "bad") else action
+    why = {
+        "sanction": "the level spec/Sanctions.tla gives for the violations the events report",
+        "tier": "the tier rule over the logged reputation",
+        "weight": "weights change only at a tick",
+    }
+    reasons = sorted(
+        {why[d["field"].rsplit(".", 1)[-1]] for d in diffs if d["field"].count(".") == 2}
+    )
+    return (
+        "state",
+        f"after {head} the logged registry differs from the derived one "
+        f"({'; '.join(reasons) or 'registered agents'}): " + "; ".join(parts),
+        diffs,
+    )
 
 
 def _spec_view_text(w: Mapping[str, Any]) -> str:
@@ -1317,8 +1619,8 @@ def _run_batch(
     try:
         res = run_java_tlc(
             run_dir,
-            TRACE_MODULE,
-            f"{TRACE_MODULE}.cfg",
+            batch.module,
+            f"{batch.module}.cfg",
             ["-deadlock"],
             timeout=timeout,
             on_print=on_print,
@@ -1356,6 +1658,7 @@ def _verdicts(batch: Batch, res: TlcResult) -> dict[int, Verdict]:
             dead.setdefault(k, []).append((cur, str(v[3]), v[4]))
     out: dict[int, Verdict] = {}
     share = res.seconds / max(1, len(batch.logs))
+    spec = TRACE_SPECS[batch.layer]
     for k, c in enumerate(batch.logs):
         n = len(c.log.steps)
         if res.error is not None and top.get(k, -1) < n:
@@ -1379,9 +1682,10 @@ def _verdicts(batch: Batch, res: TlcResult) -> dict[int, Verdict]:
                 "accepted",
                 n,
                 n,
-                f"accepted: all {n} steps are a behaviour of spec/Lifecycle.tla",
+                f"accepted: all {n} steps are a behaviour of {spec}",
                 seconds=share,
                 distinct_states=res.distinct_states,
+                spec=spec,
             )
             continue
         ends = [d for d in dead.get(k, []) if d[0] == reached]
@@ -1413,6 +1717,7 @@ def _verdicts(batch: Batch, res: TlcResult) -> dict[int, Verdict]:
             failure,
             share,
             res.distinct_states,
+            spec,
         )
     return out
 
@@ -1423,6 +1728,7 @@ LAYER_TRACES: Final[dict[str, str]] = {
     "lifecycle": __name__,
     "sanctions": "ostrom.conformance.sanctions_trace",
     "pbft": "ostrom.conformance.pbft_trace",
+    "community": __name__,  # spec/CommunityTrace.tla, compiled here too
 }
 
 
