@@ -6,10 +6,11 @@ Each mutant of ``ostrom.conformance.mutants`` is a reference driver with one del
 * ``ostrom conform`` in-process (``runner.run_suite``) on the vectors of the mutant's layer
   — at least one vector must fail;
 * ``ostrom validate-trace`` on the ``--log`` logs of the mutant replaying its first failing
-  vectors, for the layers whose steps are lifecycle actions — at least one log must be
-  rejected by the spec, while the reference's logs of the same vectors are accepted; the
-  mutants whose bug spec/Lifecycle.tla cannot see (``killmatrix.OUTSIDE_SPEC``, each with
-  its reason) must be exactly those it accepts.  The other layers have no trace spec:
+  vectors, for the layers with a trace spec (lifecycle, community, sanctions, pbft) — at
+  least one log must be rejected by the spec, while the reference's logs of the same
+  vectors are accepted; the mutants whose bug their spec cannot see
+  (``killmatrix.OUTSIDE_SPEC``, each with its reason; none at present) must be exactly
+  those it accepts.  The other layers (voting, reputation, forgetting) have no TLA+ spec:
   ``n/a``, with the reason.
 
 It prints the kill matrix and fails if any mutant survives; it also checks that the table
@@ -59,6 +60,7 @@ def test_registry() -> None:
     layers = {m.layer for m in MUTANTS.values()}
     assert layers >= {"lifecycle", "community", "voting", "reputation", "sanctions"}
     assert layers >= {"forgetting", "pbft"}
+    assert set(killmatrix.TRACED_LAYERS) == {"lifecycle", "community", "sanctions", "pbft"}
     for name, m in MUTANTS.items():
         assert name.startswith(f"{m.layer}-"), name
         named = set(TOKEN.findall(m.description)) & known

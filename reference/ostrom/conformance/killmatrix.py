@@ -7,11 +7,12 @@ For each mutant (a reference driver with one deliberate bug, ``python -m ostrom.
   ``runner.run_suite`` (exactly what ``ostrom conform --layer L -- python -m ostrom.driver
   --mutant NAME`` does): how many of them fail, and the first failing vector with its
   diverging step.  A mutant that fails no vector *survives*: the suite has a gap.
-* **validate-trace** — for the layers whose steps are TLA+ actions (``lifecycle``,
-  ``community``): the mutant driver replays the first failing vectors with ``--log`` and
-  each log is checked against the spec by ``ostrom validate-trace``; the mutant is killed
-  if the spec rejects one of them (the first step the spec does not allow is reported).
-  The other layers have no trace spec: the column says ``n/a`` and why.
+* **validate-trace** — for the layers with a trace spec (``lifecycle``, ``community``,
+  ``sanctions``, ``pbft``): the mutant driver replays the first failing vectors with
+  ``--log`` and each log is checked against the spec by ``ostrom validate-trace``; the
+  mutant is killed if the spec rejects one of them (the first step the spec does not
+  allow is reported).  The other layers have no trace spec: the column says ``n/a`` and
+  why.
 
 ``python -m ostrom.conformance.killmatrix`` prints the matrix (``--markdown`` the table kept
 in docs/conformance.md, ``--update-docs`` rewrites it there, ``--json`` the data);
@@ -39,8 +40,10 @@ from ostrom.conformance import DRIVER_PROTOCOL, LAYERS, runner
 from ostrom.conformance.mutants import MUTANTS
 from ostrom.conformance.vectors import Suite, Vector
 
-#: Layers whose driver steps are actions of spec/Lifecycle.tla (the driver's ``--log``).
-TRACED_LAYERS: Final = ("lifecycle", "community")
+#: Layers whose driver steps are checked by a trace spec (the driver's ``--log``):
+#: spec/LifecycleTrace.tla, spec/CommunityTrace.tla, spec/SanctionsTrace.tla and
+#: spec/PBFTReplicaTrace.tla (``trace.LAYER_TRACES`` names the module of each).
+TRACED_LAYERS: Final = ("lifecycle", "community", "sanctions", "pbft")
 
 #: Why validate-trace does not apply to a layer's mutants.
 NOT_TRACED: Final[dict[str, str]] = {
@@ -48,11 +51,7 @@ NOT_TRACED: Final[dict[str, str]] = {
     "lifecycle spec uses their results)",
     "reputation": "no TLA+ spec of the reputation layer (REP-1, REP-2 are Z3 theorems and "
     "Hypothesis checks)",
-    "sanctions": "spec/Sanctions.tla specifies this book, so a trace check would apply, but "
-    "there is no sanctions trace spec and --log records lifecycle/community steps only",
     "forgetting": "a stateless decision function: no trace (FG-1 is a Z3 theorem)",
-    "pbft": "spec/PBFT.tla abstracts messages and signatures; one replica's signed messages "
-    "have no trace spec",
 }
 
 #: The docs page holding the generated table, and its markers.
@@ -60,22 +59,12 @@ DOCS: Final = Path(__file__).resolve().parents[3] / "docs" / "conformance.md"
 BEGIN: Final = "<!-- kill-matrix:begin (python -m ostrom.conformance.killmatrix --update-docs) -->"
 END: Final = "<!-- kill-matrix:end -->"
 
-#: Mutants of the traced layers whose bug spec/Lifecycle.tla cannot see, and why: the
-#: spec accepts their logs (as it accepts the reference's), by construction.  The test
-#: requires exactly these to be accepted, so the list cannot go stale silently.
-OUTSIDE_SPEC: Final[dict[str, str]] = {
-    "lifecycle-rate-limit-ignored": "rate limits are not modelled by spec/Lifecycle.tla (they "
-    "only refuse commands: its header, ABSTRACTED)",
-    "lifecycle-refusal-counts": "the per-round rate counters are not modelled by "
-    "spec/Lifecycle.tla (rate limits only refuse commands: its header, ABSTRACTED)",
-    "community-sanction-not-enforced": "spec/Lifecycle.tla takes the registry (tier, weight, "
-    "barred) as input; when the community derives it from the sanction book is specified "
-    "by no TLA+ module, so a late registry update is a registry like any other",
-    "community-join-at-tier-one": "spec/Lifecycle.tla takes the registry as input; how the "
-    "community derives tiers from the reputation book is specified by no TLA+ module",
-    "community-stale-tiers": "spec/Lifecycle.tla takes the registry as input; how the "
-    "community derives tiers from the reputation book is specified by no TLA+ module",
-}
+#: Mutants of the traced layers whose bug the trace specs cannot see, and why: the spec
+#: accepts their logs (as it accepts the reference's), by construction.  The test
+#: requires exactly these to be accepted, so the list cannot go stale silently.  Empty:
+#: spec/LifecycleTrace.tla checks the rate limits, spec/CommunityTrace.tla derives the
+#: community's registry (join, spec/Sanctions.tla, the tier rule).
+OUTSIDE_SPEC: Final[dict[str, str]] = {}
 
 TraceStatus = Literal["rejected", "refused", "outside", "accepted", "n/a", "unavailable", "error"]
 
@@ -191,75 +180,6 @@ def write_logs(name: str | None, vectors: Sequence[Vector], out: Path) -> list[P
     return [p for p in (log, *later) if p.exists()]
 
 
-def lifecycle_log(path: Path) -> Any:
-    """The log at ``path`` as a lifecycle ``trace.TraceLog``.
-
-    A ``community`` log is projected onto the lifecycle: the community's registry is
-    derived from its reputation and sanction layers, which spec/Lifecycle.tla takes as
-    input (the trace spec's registry variables, changed by ``set_agent``).  So the
-    projection makes every registry change the log shows explicit: the registry before the
-    first step (the first logged registry, less an agent that step joins) is the header's
-    ``setup.agents``; an accepted ``join`` becomes ``set_agent`` of the new entry; after
-    each step, every entry that changed becomes a ``set_agent`` step (state unchanged);
-    refused ``join``/``set_agent`` steps (they change nothing) are left out.  Reputation is
-    not in the public state: every entry gets reputation 1 (resubmission allowed), which is
-    why the kill matrix validates the reference's log of the same vector as a control.
-    """
-    from ostrom.conformance import TRACE_FORMAT
-    from ostrom.conformance.trace import parse_log, read_log
-
-    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-    header, steps = lines[0], lines[1:]
-    if header.get("layer") != "community":
-        return read_log(path)
-    subs = {m["id"]: m.get("subscriptions", []) for m in header["setup"].get("members", [])}
-
-    def entry(agent: str, a: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "tier": a["tier"],
-            "weight": a["weight"],
-            "reputation": 1.0,
-            "sanction": a["sanction"],
-            "subscriptions": subs.get(agent, []),
-        }
-
-    def view(state: dict[str, Any]) -> dict[str, Any]:
-        return {"now": state["now"], "artifacts": state["artifacts"]}
-
-    first = steps[0] if steps else None
-    registry: dict[str, dict[str, Any]] = {}
-    if first is not None:
-        joined = first["command"].get("agent") if _is_join(first) else None
-        registry = {a: entry(a, e) for a, e in first["state"]["agents"].items() if a != joined}
-    setup = {"agents": [{"id": a, **e} for a, e in sorted(registry.items())]}
-    out: list[dict[str, Any]] = []
-    where: list[int] = []  # the line of the logged step each projected step comes from
-    for line, step in enumerate(steps, 2):
-        cmd, result, state = step["command"], step["result"], step["state"]
-        if _is_join(step) or (isinstance(cmd, dict) and cmd.get("op") == "set_agent"):
-            if result == "ok" and _is_join(step):
-                subs[cmd["agent"]] = cmd.get("subscriptions", [])
-            elif result != "ok":
-                continue
-        else:
-            out.append({"command": cmd, "result": result, "state": view(state)})
-            where.append(line)
-        for agent, a in sorted(state["agents"].items()):
-            e = entry(agent, a)
-            if registry.get(agent) != e:
-                registry[agent] = e
-                change = {"op": "set_agent", "agent": agent, **e}
-                out.append({"command": change, "result": "ok", "state": view(state)})
-                where.append(line)
-    lifecycle = {**header, "format": TRACE_FORMAT, "layer": "lifecycle", "setup": setup}
-    return parse_log(f"{path} (as a lifecycle log)", lifecycle, out, where)
-
-
-def _is_join(step: dict[str, Any]) -> bool:
-    cmd = step["command"]
-    return isinstance(cmd, dict) and cmd.get("op") == "join"
-
-
 def trace_mutant(
     name: str,
     suite: Suite,
@@ -276,7 +196,9 @@ def trace_mutant(
         return TraceCell("n/a", NOT_TRACED.get(layer, "no trace spec for this layer"))
     if not trace_available():
         return TraceCell("unavailable", "ostrom validate-trace is not in this tree yet")
-    from ostrom.conformance.trace import UnusableLog, validate_logs
+    from ostrom.conformance.trace import LAYER_TRACES, UnusableLog
+
+    validate_paths = importlib.import_module(LAYER_TRACES[layer]).validate_paths
 
     by_id = {v.id: v for v in suite.vectors}
     chosen = [by_id[i] for i in conform.failing[:max_logs]]
@@ -287,10 +209,9 @@ def trace_mutant(
         try:
             paths = write_logs(name, chosen, Path(tmp))
             controls = write_logs(None, chosen, Path(tmp))
-            logs = [lifecycle_log(p) for p in (*paths, *controls)]
         except (subprocess.SubprocessError, OSError, ValueError, KeyError, UnusableLog) as exc:
             return TraceCell("error", f"cannot build the logs: {exc}")
-        verdicts = validate_logs(logs, timeout=timeout)
+        verdicts = validate_paths([*paths, *controls], timeout=timeout)
     seconds = time.monotonic() - t0
     n = len(paths)
     if len(controls) != n or n != len(chosen):
@@ -428,10 +349,10 @@ def summary(rows: Sequence[Row]) -> str:
     pending = sum(r.trace.status == "unavailable" for r in traced)  # --no-trace, or no engine
     line = (
         f"conform kills {conform} of {len(rows)} mutants; validate-trace kills {trace} of the "
-        f"{len(traced)} lifecycle and community mutants"
+        f"{len(traced)} mutants of the layers with a trace spec ({', '.join(TRACED_LAYERS)})"
     )
     if outside:
-        line += f" ({outside} are outside spec/Lifecycle.tla)"
+        line += f" ({outside} are outside their spec)"
     if pending:
         line += f" ({pending} not run)"
     return line + "."
