@@ -12,8 +12,8 @@ rule the bug breaks.  The bugs are those the Hypothesis tests already catch in c
 (``property_tests/*mutants.py``), now caught from the outside, through the driver protocol,
 by the conformance vectors: ``property_tests/test_kill_matrix.py`` requires every mutant to
 fail at least one vector of its layer (and, for the layers with a trace spec — lifecycle,
-community, sanctions, pbft — its trace logs to be rejected by ``ostrom validate-trace``); ``python -m
-ostrom.conformance.killmatrix`` prints the matrix (docs/conformance.md keeps it).
+community, sanctions, pbft — its trace logs to be rejected by ``ostrom validate-trace``);
+``python -m ostrom.conformance.killmatrix`` prints the matrix (docs/conformance.md keeps it).
 
 Register one with ``@mutant(name, layer, description)`` on a zero-argument factory that
 returns a ``Layer``.  Names are kebab-case and start with their layer.
