@@ -106,7 +106,8 @@ class SimConfig:
     reviewers: int = 5
     quorum: int = 3
     deliberation_rounds: int = 5
-    feedback_noise: float = 0.15  # probability that one piece of vote feedback is flipped
+    feedback_noise: float = 0.15  # probability that one piece of reputation evidence (a
+    #                              vote's or a submitter's) is flipped
     # --- governance
     governance: str = "protocol"
     ablations: tuple[str, ...] = ()
@@ -156,8 +157,36 @@ class SimConfig:
         return out
 
 
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
 def check(c: SimConfig) -> None:
     """Refuse a configuration that cannot be run, naming the field."""
+    for name in ("scenario", "governance", "feedback"):
+        if not isinstance(getattr(c, name), str):
+            raise ConfigError(f"{name}: must be a string, got {getattr(c, name)!r}")
+    if not isinstance(c.mix, tuple) or not all(
+        isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and _is_number(e[1])
+        for e in c.mix
+    ):
+        raise ConfigError(
+            f"mix: must be archetype = share pairs with numeric shares, got {c.mix!r}"
+        )
+    if c.mix and c.scenario != "custom":
+        raise ConfigError(
+            f"mix: a custom mix needs scenario 'custom' (scenario is {c.scenario!r}); "
+            "leave scenario out of a config file that has a [mix] table"
+        )
+    if not isinstance(c.quality_mix, tuple) or not all(_is_number(v) for v in c.quality_mix):
+        raise ConfigError(
+            f"quality_mix: three numbers (good, mediocre, bad), got {c.quality_mix!r}"
+        )
+    if not isinstance(c.ablations, tuple) or not all(isinstance(a, str) for a in c.ablations):
+        raise ConfigError(f"ablations: a list of names, got {c.ablations!r}")
+    for f in fields(c):
+        if f.type in ("float", "int") and not _is_number(getattr(c, f.name)):
+            raise ConfigError(f"{f.name}: must be a number, got {getattr(c, f.name)!r}")
     if c.scenario != "custom" and c.scenario not in MIXES:
         raise ConfigError(f"scenario: {c.scenario!r} is not one of {[*MIXES, 'custom']}")
     if c.scenario == "custom":
@@ -249,11 +278,23 @@ def from_mapping(
     names = {f.name for f in fields(SimConfig)}
     changes: dict[str, Any] = {}
     for key, value in doc.items():
+        if key == "mix" and isinstance(value, Mapping) and not value:
+            continue  # an empty mix table: no custom mix
         if key == "mix":
             if not isinstance(value, Mapping):
                 raise ConfigError(f"{where}: mix must be a table of archetype = share")
-            changes["mix"] = tuple(sorted((str(k), float(v)) for k, v in value.items()))
-            changes.setdefault("scenario", "custom")
+            mix = []
+            for k, v in value.items():
+                if not _is_number(v):
+                    raise ConfigError(f"{where}: mix: share of {k} must be a number, got {v!r}")
+                mix.append((str(k), float(v)))
+            changes["mix"] = tuple(sorted(mix))
+            if doc.get("scenario", "custom") != "custom":
+                raise ConfigError(
+                    f"{where}: a [mix] table makes the scenario custom; scenario = "
+                    f"{doc['scenario']!r} contradicts it"
+                )
+            changes["scenario"] = "custom"
         elif key not in names:
             raise ConfigError(f"{where}: unknown field {key!r} (fields: {sorted(names)})")
         elif isinstance(value, list):
@@ -262,6 +303,8 @@ def from_mapping(
             changes[key] = value
     try:
         return replace(base, **changes)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from None
 

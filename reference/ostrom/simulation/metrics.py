@@ -49,10 +49,10 @@ def gini(values: Iterable[float]) -> float:
     if np.any(x < 0):
         raise ValueError("gini: values must be non-negative")
     total = x.sum()
-    if total == 0:
-        return 0.0
+    if total == 0 or x[0] == x[-1]:
+        return 0.0  # all equal: exactly 0 (the formula leaves a rounding residue)
     ranks = np.arange(1, n + 1)
-    return float((2 * np.sum(ranks * x) / (n * total)) - (n + 1) / n)
+    return max(0.0, float((2 * np.sum(ranks * x) / (n * total)) - (n + 1) / n))
 
 
 def false_positive_rate(
