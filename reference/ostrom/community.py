@@ -256,7 +256,7 @@ class Community:
         tier = self.reputation.tier(agent, MAX_TIER if cap is None else cap)
         weight = self.reputation.weight(agent)
         rep = self.reputation.expected(agent)
-        old = self.agents.get(agent)
+        old = self.orchestrator.agent(agent)  # not self.agents: that copies the registry
         new = Agent(agent, tier, weight, rep, level, self._subscriptions.get(agent, frozenset()))
         if old == new:
             return []

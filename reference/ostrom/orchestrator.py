@@ -909,6 +909,10 @@ class Orchestrator:
     def agents(self) -> Mapping[str, Agent]:
         return dict(self._agents)
 
+    def agent(self, agent: str) -> Agent | None:
+        """One registry entry (``agents`` copies the whole registry: O(n) per call)."""
+        return self._agents.get(agent)
+
     def state_of(self, artifact: str) -> str | None:
         art = self._artifacts.get(artifact)
         return None if art is None else art.state
