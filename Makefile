@@ -39,7 +39,7 @@ lint: $(STAMP) ## ruff and mypy
 test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci)
 	$(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci}
 
-bench: $(STAMP) ## benchmarks: TLC, orchestrator, Hypothesis, PBFT, EigenTrust, check-params, conformance (JSON in bench/results/)
+bench: $(STAMP) ## benchmarks: TLC, orchestrator, Hypothesis, PBFT, EigenTrust, check-params, conformance, the simulation's full paper experiment (JSON in bench/results/)
 	$(PY) bench/run.py
 
 .PHONY: vectors

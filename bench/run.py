@@ -15,7 +15,7 @@ driver through the conformance runner, a full ``ostrom conform`` run, the kill m
 ``validate-trace`` of a 1,000-step lifecycle log.
 
 Usage: python bench/run.py
-       [--only tlc|orchestrator|hypothesis|pbft|reputation|thresholds|conformance]
+       [--only tlc|orchestrator|hypothesis|pbft|reputation|thresholds|conformance|simulation]
        [--artifacts N]
 """
 
@@ -241,6 +241,14 @@ def bench_conformance() -> None:
     _save("conformance", conformance.bench_conformance())
 
 
+def bench_simulation() -> None:
+    """The evaluation model: the full ``paper`` experiment (540 runs) and the per-round
+    cost at 100, 300 and 1,000 agents (see ``bench/simulation.py``)."""
+    import simulation
+
+    _save("simulation", simulation.bench_simulation(full=True))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -255,6 +263,7 @@ def main() -> None:
             "reputation",
             "thresholds",
             "conformance",
+            "simulation",
         ],
     )
     parser.add_argument(
@@ -273,6 +282,8 @@ def main() -> None:
         bench_thresholds()
     if args.only in (None, "conformance"):
         bench_conformance()
+    if args.only in (None, "simulation"):
+        bench_simulation()
     if args.only in (None, "tlc"):
         bench_tlc()
 

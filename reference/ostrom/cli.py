@@ -32,6 +32,15 @@ main.add_command(check)
 main.add_command(explain)
 
 
+def _simulate_command() -> click.Command:
+    from ostrom.simulation.experiments import simulate_command
+
+    return simulate_command
+
+
+main.add_command(_simulate_command(), name="simulate")
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the registry as JSON on stdout.")
 @click.option(
