@@ -63,7 +63,8 @@ SimNext ==
           \/ Object(a, x) /\ hist' = <<"Object", a, x>>
           \/ Dispute(a, x) /\ hist' = <<"Dispute", a, x>>
           \/ UrgentReport(a, x) /\ hist' = <<"UrgentReport", a, x>>
-          \/ ForgetVote(a, x) /\ hist' = <<"ForgetVote", a, x>>
+          \/ \E c \in ForgetConfidences :
+                ForgetVote(a, x, c) /\ hist' = <<"ForgetVote", a, x, c>>
           \/ \E v \in Votes :
                 \/ CommitVote(a, x, v) /\ hist' = <<"CommitVote", a, x, v>>
                 \/ RevealVote(a, x, v) /\ hist' = <<"RevealVote", a, x, v>>

@@ -5,10 +5,13 @@
 * hand-broken logs are rejected at the step that breaks them, for the right reason: a
   wrong state after a tick, a command the spec does not allow, a refusal of a command the
   spec allows, a refusal that changes the state, a wrong ``unknown_agent``;
-* unusable input exits 2 with a message and never reaches TLC;
+* a forget decision is checked against the confidence-weighted rule: a log that forgets
+  at S = Q exactly (a vote of confidence 0.25) is accepted, the same log with confidence
+  0.24 (S < Q) is rejected at the tick that forgets;
+* unusable input exits 2 with a message and never reaches TLC (confidences whose common
+  unit would overflow TLC's integers included);
 * every lifecycle vector of the suite is accepted by the spec (one TLC run per parameter
-  set, about 20 s), except the one the spec cannot express (a forget vote of confidence
-  0.5), which is refused as such;
+  set and confidence unit, about 20 s), forget votes of confidence below 1 included;
 * the tlc:* vectors are current (``generate_tlc_vectors`` writes the committed bytes: the
   generation is deterministic), cover every action, table row and error code, and their
   ITF traces carry the vectors' commands.
@@ -33,8 +36,6 @@ from ostrom.conformance.vectors import VECTORS_DIR, load_suite
 from ostrom.tlc.itf import read_itf
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Lifecycle vectors the spec cannot express, with the reason validate-trace gives.
-INEXPRESSIBLE = {"lifecycle/forget_vote/below-quorum-kept": "confidence 0.5"}
 
 
 def _vector(rel: str) -> dict[str, Any]:
@@ -163,6 +164,33 @@ def test_broken_logs_are_rejected_at_the_right_step(tmp_path: Path) -> None:
     assert "REJECTED" in text and "x.deadline: spec 2, log 5" in text
 
 
+def test_forget_decision_weighs_the_votes_confidence() -> None:
+    """Votes of ana 1.0, ben 0.9, kim 0.9 and cat 0.8 (weights) against Q = 0.5 x 6.0 = 3.0
+    (the vector forgets with every confidence at 1).  With cat's confidence at 0.25,
+    S = 2.8 + 0.2 = Q exactly: forgotten (ConfUnit 4); at 0.24, S = 2.992 < Q
+    (ConfUnit 25), so the logged forgetting contradicts the rule and the log is rejected
+    at the tick that forgets, the spec keeping the artifact active."""
+    doc = _vector("lifecycle/forget_vote/quorum-reached-forgotten.json")
+
+    def with_confidence(c: float) -> trace.TraceLog:
+        d = copy.deepcopy(doc)
+        d["id"] += f"-cat-{c}"
+        cmd = d["steps"][6]["command"]
+        assert (cmd["op"], cmd["agent"]) == ("forget_vote", "cat")
+        cmd["confidence"] = c
+        return trace.log_from_vector(d)
+
+    at_q, below = trace.validate_logs([with_confidence(0.25), with_confidence(0.24)])
+    assert at_q.status == "accepted", at_q.message
+    assert below.status == "rejected" and below.exit_code == 1, below.message
+    f = below.failure
+    assert f is not None and (f.step, f.kind) == (7, "state")
+    assert f.action.startswith("Tick")
+    assert {"artifact": "x", "field": "state", "spec": "active", "log": "forgotten"} in (
+        f.differences
+    )
+
+
 def test_a_malformed_state_is_rejected_not_unusable(tmp_path: Path) -> None:
     """A logged state that is no public state is the implementation's error (exit 1)."""
     (log,) = _driver_logs(tmp_path, "lifecycle/dispute/retracted-by-two-of-three.json")
@@ -200,21 +228,21 @@ def _header(**params: Any) -> dict[str, Any]:
             "urgent_penalty = 2.5 is not an integer",
         ),
         ([_header(), {"command": {"op": "tick"}}], "a step needs a command and a result"),
-        (
+        (  # confidence in units of 10^-6, weights of 0.01 summing to 103: 100 x 10^6 x 103
             [
-                _header(),
+                _header(w_min=0.01),
                 {
                     "command": {
                         "op": "forget_vote",
                         "agent": "b",
                         "artifact": "x",
-                        "confidence": 0.5,
+                        "confidence": 0.123457,
                     },
                     "result": "ok",
                     "state": {"now": 0, "artifacts": {}},
                 },
             ],
-            "confidence 0.5",
+            "need the unit 1/1000000",
         ),
     ],
 )
@@ -246,14 +274,16 @@ def test_registry_variable_spec_only_moves_declarations() -> None:
     old, new = text.splitlines(), derived.splitlines()
     dropped = [x for x in old if x not in new]
     added = [x for x in new if x not in old]
-    assert len(dropped) == len(trace.REGISTRY_CONSTANTS) + 3  # MODULE line, two ASSUMEs
+    assert len(dropped) == len(trace.REGISTRY_CONSTANTS) + 4  # MODULE line, three ASSUMEs
     assert all(x.lstrip().startswith(trace.REGISTRY_CONSTANTS) for x in dropped[1:6])
-    assert sum(x.startswith("ASSUME") for x in dropped) == 2
+    assert sum(x.startswith("ASSUME") for x in dropped) == 3
     assert any(x.startswith("VARIABLES Tier, Weight, Barred, Subscriptions, RepOK") for x in added)
     assert [x for x in added if x.startswith("LifecycleAssumption")] == [
         "LifecycleAssumption1 ==",
         "LifecycleAssumption2 ==",
-        "LifecycleAssumptions == LifecycleAssumption1 /\\ LifecycleAssumption2",
+        "LifecycleAssumption3 ==",
+        "LifecycleAssumptions == LifecycleAssumption1 /\\ LifecycleAssumption2"
+        " /\\ LifecycleAssumption3",
     ]
 
 
@@ -266,14 +296,18 @@ def test_every_lifecycle_vector_is_accepted_by_the_spec() -> None:
     assert len(vectors) >= 150
     logs = [trace.log_from_vector(v.doc) for v in vectors]
     verdicts = trace.validate_logs(logs)
-    bad = {}
-    for v, verdict in zip(vectors, verdicts, strict=True):
-        if v.id in INEXPRESSIBLE:
-            assert verdict.status == "unusable", (v.id, verdict.message)
-            assert INEXPRESSIBLE[v.id] in verdict.message
-        elif verdict.status != "accepted":
-            bad[v.id] = verdict.message
+    bad = {
+        v.id: verdict.message
+        for v, verdict in zip(vectors, verdicts, strict=True)
+        if verdict.status != "accepted"
+    }
     assert bad == {}
+    # forget votes of confidence below 1 are in the suite and accepted (ConfUnit > 1)
+    assert any(
+        s["command"].get("op") == "forget_vote" and s["command"].get("confidence", 1) < 1
+        for v in vectors
+        for s in v.doc["steps"]
+    )
 
 
 # --- TLC-sourced vectors -----------------------------------------------------------------------

@@ -26,12 +26,15 @@
 (*    and cleared when the dispute fails; a failed dispute returns to      *)
 (*    active or to superseded; bounded resubmission with cooldown by the   *)
 (*    submitter with reputation >= r_resubmit; forget votes (any tier,     *)
-(*    once per artifact) and the collective Forget decision at a tick      *)
-(*    (docs/rules.md forget_vote):                                         *)
-(*    score > 0 and score >= alpha * total weight of the agents that are   *)
-(*    not barred, at least MinActive (min_active_agents, FG-1) agents not  *)
-(*    barred, never while disputed or hidden under review; a forgotten     *)
-(*    artifact keeps a tombstone (id, slot, submitter) and loses content.  *)
+(*    once per artifact, each with its confidence c = k / ConfUnit, k in   *)
+(*    ForgetConfidences, kept per voter) and the collective Forget         *)
+(*    decision at a tick (docs/rules.md forget_vote, forgetting.decide):   *)
+(*    score S = sum of w_i * c_i over the voters that are not barred,      *)
+(*    S > 0 and S >= alpha * total weight of the agents that are not       *)
+(*    barred (both sides scaled by 100 * ConfUnit: exact in integers), at  *)
+(*    least MinActive (min_active_agents, FG-1) agents not barred, never   *)
+(*    while disputed or hidden under review; a forgotten artifact keeps a  *)
+(*    tombstone (id, slot, submitter) and loses content.                   *)
 (*  - time: docs/rules.md "Time". The reference's atomic `tick` is         *)
 (*    modelled as Tick followed by the due Recruit, Timeout and Forget     *)
 (*    steps in any order; agents' actions are disabled while any Timeout  *)
@@ -59,8 +62,13 @@
 (*  - weights, thresholds: small integers; tau_* and alpha are integer     *)
 (*    percentages, compared exactly as A*100 >= tau*(A+R) (the reference   *)
 (*    compares micro-units in the same form). Tier-0 agents count at WMin. *)
-(*  - forget confidence is 1 (a vote of confidence c is a vote of weight   *)
-(*    w*c; the weight constants can express such contributions).          *)
+(*  - forget confidences in the models: ConfUnit = 1 and                   *)
+(*    ForgetConfidences = {1}, every model votes with confidence 1 (a vote *)
+(*    of confidence c is, for the score, a vote of weight w*c, which the   *)
+(*    weight constants can express). The rule itself weighs confidences:   *)
+(*    trace validation overrides both operators with a log's confidences  *)
+(*    in a common unit (LifecycleTrace.tla, trace.py), so that c =         *)
+(*    k / ConfUnit is exactly the reference's micro(c) / 10^6.             *)
 (*  - the population floor: the registry is constant, so "at least        *)
 (*    MinActive agents are not barred" is a constant of a model; it blocks *)
 (*    every forget decision or none. The models set MinActive to their     *)
@@ -211,6 +219,14 @@ NoAgent == "-"
 NoSlot == "-"
 ASSUME NoAgent \notin Agents /\ NoSlot \notin Slots
 
+\* Forget confidence (docs/rules.md forget_vote; orchestrator.py: _op_forget_vote keeps
+\* micro(confidence) per voter): a forget vote carries k \in ForgetConfidences, the
+\* confidence k / ConfUnit in [0, 1]. The models vote with confidence 1 (header,
+\* ABSTRACTED); trace validation overrides both (ConfUnit <- TLConfUnit).
+ConfUnit == 1
+ForgetConfidences == {ConfUnit}
+ASSUME ConfUnit \in Nat \ {0} /\ ForgetConfidences \subseteq 0..ConfUnit
+
 Paths == {"none", "fast_track", "tally", "arbiter", "dispute_kept"}
 \* acc/rej: the weights of the side that won (accept; keep for dispute_kept) and of
 \* the other side; nacc/nrej: their voter counts (the side rule of TALLY-1).
@@ -224,6 +240,7 @@ Blank == [st |-> "none", slot |-> NoSlot, sub |-> NoAgent, content |-> FALSE,
           reviewers |-> {}, reviewed |-> {}, rerecruited |-> FALSE,
           revoted |-> FALSE, objected |-> FALSE, commits |-> {}, reveals |-> {},
           fvotes |-> {}, decision |-> NoDecision]
+\* fvotes: the <<voter, k>> pairs of the forget votes, one per voter (confidence k / ConfUnit).
 
 VARIABLES
     art,        \* [Artifacts -> record], see Blank
@@ -254,11 +271,19 @@ ActiveIn(s) == {y \in Artifacts : art[y].st = "active" /\ art[y].slot = s}
 Counted(x) == {v \in art[x].reveals : v[2] = art[x].round}
 VotersOf(x, val) == {v[1] : v \in {c \in Counted(x) : c[3] = val}}
 
-\* Forget score and quorum (docs/rules.md forget_vote), scaled by 100. The score
-\* counts the voters that are not barred, as the quorum counts the agents that are
-\* not barred. (Barred agents cannot vote here, so `\ Barred` only restates the rule.)
-ForgetScore(x) == SumW(art[x].fvotes \ Barred) * 100
-ForgetQuorum == Alpha * SumW(Agents \ Barred)
+\* Forget score and quorum (docs/rules.md forget_vote; forgetting.py: decide, forget_score,
+\* forget_quorum, ForgetRule.tally, called by Orchestrator._forget_due):
+\* S = sum of w_i * k_i / ConfUnit over the voters, Q = Alpha / 100 * sum of w_j over the
+\* agents; ForgetScore is ConfUnit * S and ForgetQuorum is 100 * ConfUnit * Q, so S >= Q
+\* iff ForgetScore * 100 >= ForgetQuorum, in integers (the reference compares micro^2
+\* integers in the same form: sum of W_i * C_i >= A * sum of W_j). The score counts the
+\* voters that are not barred, as the quorum counts the agents that are not barred.
+\* (Barred agents cannot vote here, so excluding them only restates the rule.)
+FVoters(r) == {v[1] : v \in r.fvotes}
+RECURSIVE SumWC(_)
+SumWC(V) == IF V = {} THEN 0 ELSE LET v == CHOOSE v \in V : TRUE IN EffW(v[1]) * v[2] + SumWC(V \ {v})
+ForgetScore(r) == SumWC({v \in r.fvotes : v[1] \notin Barred})
+ForgetQuorum == Alpha * ConfUnit * SumW(Agents \ Barred)
 \* FG-1: no forget decision while fewer than MinActive agents are not barred.
 EnoughActive == Cardinality(Agents \ Barred) >= MinActive
 ForgetReadyIn(r) ==
@@ -269,8 +294,8 @@ ForgetReadyIn(r) ==
     \* `hidden` after the review (HiddenInv), so without a mutant the clause excludes
     \* no reachable state; it restates the reference's rule.
     /\ ~(r.hidden /\ r.st # "retracted")
-    /\ SumW(r.fvotes \ Barred) > 0
-    /\ SumW(r.fvotes \ Barred) * 100 >= ForgetQuorum
+    /\ ForgetScore(r) > 0
+    /\ ForgetScore(r) * 100 >= ForgetQuorum
     /\ EnoughActive
 ForgetReady(x) == ForgetReadyIn(art[x])
 
@@ -553,15 +578,16 @@ UrgentReport(a, x) ==
     /\ Tier[a] >= 1
     /\ OpenDispute(a, x, "urgent_report", TRUE)
 
-\* ostrom/orchestrator.py: Orchestrator.forget_vote
-ForgetVote(a, x) ==
+\* ostrom/orchestrator.py: Orchestrator.forget_vote (_op_forget_vote), confidence c / ConfUnit
+ForgetVote(a, x, c) ==
     LET r == art[x] IN
     /\ AgentStep("forget_vote", a)
     /\ Tier[a] >= 0
     /\ <<a, x>> \in ForgetVotes
+    /\ c \in ForgetConfidences
     /\ r.st \in ForgetVotable
-    /\ a \notin r.fvotes
-    /\ Set(x, [r EXCEPT !.fvotes = @ \cup {a}])
+    /\ a \notin FVoters(r)
+    /\ Set(x, [r EXCEPT !.fvotes = @ \cup {<<a, c>>}])
     /\ lastEvent' = {<<"forget_vote", r.st, r.st>>}
 
 \* ostrom/orchestrator.py: Orchestrator._forget (fired by Orchestrator.tick)
@@ -593,7 +619,8 @@ Next ==
     \/ \E a \in Agents, x \in Artifacts :
           \/ \E s \in Slots : Propose(a, x, s)
           \/ Resubmit(a, x) \/ Object(a, x) \/ Dispute(a, x)
-          \/ UrgentReport(a, x) \/ ForgetVote(a, x)
+          \/ UrgentReport(a, x)
+          \/ \E c \in ForgetConfidences : ForgetVote(a, x, c)
           \/ \E v \in Votes : CommitVote(a, x, v) \/ RevealVote(a, x, v)
           \/ \E o \in {"accept", "reject", "revote"} : Arbitrate(a, x, o)
 
@@ -630,8 +657,9 @@ TypeOK ==
                               objected : BOOLEAN,
                               commits : SUBSET (Agents \X (1..MaxRound) \X Votes),
                               reveals : SUBSET (Agents \X (1..MaxRound) \X Votes),
-                              fvotes : SUBSET Agents,
+                              fvotes : SUBSET (Agents \X ForgetConfidences),
                               decision : Decisions]]
+    /\ \A x \in Artifacts : Cardinality(FVoters(art[x])) = Cardinality(art[x].fvotes)
     /\ ticking \in BOOLEAN
     /\ lastEvent \subseteq Triples
     /\ unguarded \subseteq (AgentEvents \X Agents)

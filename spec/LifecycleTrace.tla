@@ -25,10 +25,12 @@
 (*  - TraceLog holds TLLogs, one record per log (a batch of logs with the  *)
 (*    same parameters runs in one TLC run): the initial registry and the   *)
 (*    steps. A step is [op, code, check, agent, artifact, slot, vote,      *)
-(*    outcome, tier, weight, barred, ratelim, subs, repok, now, delta]:    *)
-(*    the command                                                          *)
+(*    outcome, conf, tier, weight, barred, ratelim, subs, repok, now,      *)
+(*    delta]: the command                                                  *)
 (*    with its arguments mapped onto the spec's (weights divided by their  *)
-(*    common unit, see trace.py), the logged result, and `delta`, the      *)
+(*    common unit; a forget vote's confidence as `conf` in units of        *)
+(*    1/TLConfUnit, the batch's common unit, exact: see trace.py), the     *)
+(*    logged result, and `delta`, the                                      *)
 (*    projection (View below) of the artifacts whose logged public state   *)
 (*    changed in this step.                                                *)
 (*                                                                         *)
@@ -78,9 +80,12 @@
 (* pick shows as a state difference. That is Picks restricted to values   *)
 (* the log can match: every behaviour that matches the log is kept. The    *)
 (* committed vote of a commit_vote is the one its reveal opens (trace.py   *)
-(* resolves the commitment). Timeouts and forgets inside a tick: any order *)
-(* (as in the spec), up to a partial-order reduction that keeps every      *)
-(* final state (TickDue).                                                  *)
+(* resolves the commitment); a forget vote's confidence is the logged     *)
+(* one, exact in the batch's unit (the cfg overrides ConfUnit <-          *)
+(* TLConfUnit and ForgetConfidences <- TLForgetConfidences, any of        *)
+(* 0..TLConfUnit). Timeouts and forgets inside a tick: any order (as in   *)
+(* the spec), up to a partial-order reduction that keeps every final      *)
+(* state (TickDue).                                                        *)
 (*                                                                         *)
 (* Verdict: TLC explores every behaviour that follows the log (BFS, no     *)
 (* deadlock check). Watch, the only invariant, prints <<"ostrom-cursor",   *)
@@ -119,6 +124,9 @@ E == Steps[cursor + 1]
 \* The workload of the log: anything (the log decides what is proposed).
 TLProposals == Agents \X Artifacts \X Slots
 TLForgetVotes == Agents \X Artifacts
+\* Forget confidences: any, in the log's unit TLConfUnit (TraceLog; the cfg overrides
+\* Lifecycle.tla's ConfUnit <- TLConfUnit, ForgetConfidences <- TLForgetConfidences).
+TLForgetConfidences == 0..TLConfUnit
 
 -----------------------------------------------------------------------------
 (* The view: what of an artifact the spec and the public state both say   *)
@@ -149,7 +157,7 @@ View(x) ==
      committed |-> IF r.st \in Transient THEN {c[1] : c \in OpenRound(r.commits, r)} ELSE {},
      revealed |-> IF r.st \in Transient
                   THEN {<<c[1], c[3]>> : c \in OpenRound(r.reveals, r)} ELSE {},
-     forget_voters |-> IF r.st = "forgotten" THEN {} ELSE r.fvotes,
+     forget_voters |-> IF r.st = "forgotten" THEN {} ELSE FVoters(r),
      decision |-> DecisionView(r)]
 Existing == {x \in Artifacts : art[x].st # "none"}
 SpecView == [x \in Existing |-> View(x)]
@@ -180,7 +188,7 @@ Act(e) ==
       [] e.op = "dispute" -> Dispute(e.agent, e.artifact)
       [] e.op = "urgent_report" -> UrgentReport(e.agent, e.artifact)
       [] e.op = "resubmit" -> Resubmit(e.agent, e.artifact)
-      [] e.op = "forget_vote" -> ForgetVote(e.agent, e.artifact)
+      [] e.op = "forget_vote" -> ForgetVote(e.agent, e.artifact, e.conf)
 
 \* The rate limits (header, RATE LIMITS; orchestrator.py: _op_propose, _open_dispute,
 \* _op_resubmit).

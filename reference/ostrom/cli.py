@@ -558,17 +558,20 @@ def vectors_cmd(out: Path | None, check_only: bool) -> None:
     help="Give up (exit 2) if TLC runs longer than this many seconds.",
 )
 def validate_trace(file: Path, as_json: bool, keep: Path | None, timeout: float | None) -> None:
-    """Check an ostrom-trace/1 log of the lifecycle layer against spec/Lifecycle.tla.
+    """Check an ostrom-trace/1 log against the TLA+ spec of its layer.
 
-    The log (a header, then {command, result, state} per line: python -m ostrom.driver
-    --log FILE writes one) is compiled into a TLA+ module that spec/LifecycleTrace.tla
-    walks with a cursor; TLC looks for a behaviour of the spec that takes every logged
+    The header's layer picks the trace spec: lifecycle (spec/LifecycleTrace.tla over
+    Lifecycle.tla), community (spec/CommunityTrace.tla), sanctions
+    (spec/SanctionsTrace.tla over Sanctions.tla) or pbft (spec/PBFTReplicaTrace.tla).
+    The log (a header, then {command, result, state, events?} per line: python -m
+    ostrom.driver --log FILE writes one) is compiled into a TLA+ module that the trace
+    spec walks with a cursor; TLC looks for a behaviour of the spec that takes every logged
     command with its logged arguments and result and reaches every logged state.  The
     first step no behaviour gets past is reported with the spec step expected and, for a
     state mismatch, the fields that differ.  Progress goes to stderr.
 
     Exit status: 0 accepted, 1 rejected, 2 unusable input (unreadable log, parameters the
-    spec cannot express, e.g. a forget vote of confidence other than 1) or TLC failure.
+    spec cannot express, e.g. numbers that would overflow TLC's integers) or TLC failure.
 
     \b
     Examples:

@@ -66,6 +66,8 @@ SIM_MODULE: Final = "MCLifecycleSim"
 SIM_SEED: Final = 20261
 SIM_DEPTH: Final = 40
 SIM_NUM: Final = 160
+#: Lifecycle.tla's ConfUnit, which models/MCLifecycleSim*.cfg do not override.
+SIM_CONF_UNIT: Final = 1
 #: How many of the simulated behaviours become tlc:simulate vectors (and ITF traces).
 SIM_VECTORS: Final = 12
 #: The largest reference seed tried for a behaviour's reviewer draws.
@@ -379,7 +381,9 @@ def spec_view(r: TlaRecord, now: int) -> Rec:
         revealed=frozenset((str(c[0]), str(c[2])) for c in triples(g("reveals")) if c[1] == rnd)
         if transient
         else frozenset(),
-        forget_voters=frozenset() if st == "forgotten" else ids(g("fvotes")),
+        forget_voters=frozenset()
+        if st == "forgotten"
+        else frozenset(str(v[0]) for v in triples(g("fvotes"))),  # <<voter, confidence>>
         decision=decision,
     )
 
@@ -458,8 +462,14 @@ class _Replay:
         if name == "Resubmit":
             n = arts[x]["resubmit_count"] + 2
             return {"op": "resubmit", "agent": a, "artifact": x, "digest": f"{x}-v{n}"}
-        if name in ("Object", "ForgetVote"):
-            return {"op": ACTION_OPS[name], "agent": a, "artifact": x}
+        if name == "Object":
+            return {"op": "object", "agent": a, "artifact": x}
+        if name == "ForgetVote":
+            # confidence k / ConfUnit; the sim models keep Lifecycle.tla's ConfUnit = 1 and
+            # vote with k = 1, the reference's default (so the command leaves it out)
+            k = int(h[3])
+            fv: dict[str, Any] = {"op": "forget_vote", "agent": a, "artifact": x}
+            return fv if k == SIM_CONF_UNIT else {**fv, "confidence": k / SIM_CONF_UNIT}
         if name in ("Dispute", "UrgentReport"):
             return {"op": ACTION_OPS[name], "agent": a, "artifact": x, "reason": f"{a} doubts {x}"}
         if name == "Arbitrate":

@@ -16,6 +16,13 @@ What the compiler does (each function names the TLA+ it feeds):
   weights as integers: micro-units divided by their greatest common divisor (every
   comparison of the spec is homogeneous in the weights, so the scaling is exact), checked
   against TLC's 32-bit integers;
+* forget confidences become integers ``k`` in units of ``1/ConfUnit``: the reference keeps
+  ``micro(c)`` (``Orchestrator._op_forget_vote``), so ``c = micro(c)/10⁶`` exactly, and
+  ``ConfUnit = 10⁶ / gcd(10⁶, micro(c) of every accepted vote)`` is the coarsest unit in
+  which each is an integer (``_conf_unit``; 1 when every vote has confidence 1 or 0).  The
+  cfg overrides Lifecycle.tla's ``ConfUnit`` and ``ForgetConfidences`` (``trace_cfg``);
+  the spec compares ``100·ΣW·k ≥ α·ConfUnit·ΣW``, the reference ``ΣW·C ≥ A·ΣW`` in
+  micro², the same inequality;
 * the registry (header ``setup.agents`` and every ``set_agent`` the log accepts) becomes
   the registry *variables* of ``LifecycleRegVar``, a copy of Lifecycle.tla whose only
   edit is that (``registry_variable_spec``);
@@ -27,10 +34,10 @@ What the compiler does (each function names the TLA+ it feeds):
   the spec and the public state both say about an artifact; only the artifacts whose view
   changed are written per step (``delta``).
 
-Refused as inexpressible (exit 2, with the reason): a ``forget_vote`` accepted with a
-confidence other than 1 (the spec's forget votes weigh the voter's weight), thresholds that
-are not whole percentages, a zero weight, weights too fine for 32-bit integers, a layer
-other than ``lifecycle``.  docs/conformance.md "Trace validation" is the user's guide.
+Refused as inexpressible (exit 2, with the reason): thresholds that are not whole
+percentages, a zero weight, weights (or weights times the confidence unit) too large for
+TLC's 32-bit integers, a layer other than ``lifecycle`` or ``community``.
+docs/conformance.md "Trace validation" is the user's guide.
 """
 
 from __future__ import annotations
@@ -472,6 +479,7 @@ class Entry:
     slot: str = NONE
     vote: str = NONE
     outcome: str = NONE
+    conf: int = 0  # forget_vote: the confidence in units of 1/ConfUnit (set by log_module)
     tier: int = 0
     weight: int = 1
     barred: bool = False
@@ -496,6 +504,7 @@ class Entry:
             slot=self.slot,
             vote=self.vote,
             outcome=self.outcome,
+            conf=self.conf,
             tier=self.tier,
             weight=self.weight,
             barred=self.barred,
@@ -814,6 +823,10 @@ class CompiledLog:
     raw_states: list[dict[str, Any]] = field(default_factory=list)
     #: community logs: the largest logged weight (micro) of each agent
     reg_weights: dict[str, int] = field(default_factory=dict)
+    #: forget_vote entry index -> (confidence in micro, accepted)
+    confs: dict[int, tuple[int, bool]] = field(default_factory=dict)
+    #: Lifecycle.tla's ConfUnit for the accepted confidences (``_conf_unit``)
+    conf_unit: int = 1
 
 
 def compile_log(log: TraceLog, names: Names) -> CompiledLog:
@@ -832,13 +845,13 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
     bound, abstracted = resolve_commitments(log, names)
     entries: list[Entry] = []
     set_weights: dict[int, int] = {}
+    confs: dict[int, tuple[int, bool]] = {}
     arts: set[str] = set()
     slots: set[str] = set()
     agents: set[str] = set(initial)
     for i, step in enumerate(log.steps):
         parsed = well_formed(step.command)
         code = step.result
-        where = f"{log.name}:{step.line}"
         joined = _join_fields(step.command) if community else None
         if joined is not None:
             agents.add(joined[0])
@@ -887,13 +900,8 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
         elif op == "arbitrate":
             e.outcome = f["outcome"]
         elif op == "forget_vote":
-            conf = f.get("confidence", 1)
-            if code == "ok" and micro(conf) != MICRO:
-                raise UnusableLog(
-                    f"{where}: forget_vote with confidence {conf}: spec/Lifecycle.tla "
-                    "models forget votes of confidence 1 only (a vote weighs its voter's "
-                    "weight), so this log cannot be expressed"
-                )
+            # the reference keeps micro(confidence) (Orchestrator._op_forget_vote)
+            confs[i] = (micro(f.get("confidence", 1)), code == "ok")
         elif op == "resubmit" and code == "duplicate":
             e.check = False  # content (digest, evidence) is abstracted: revised by assumption
         elif op == "set_agent":
@@ -915,6 +923,8 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
             e.op, e.check = "noop", False
         entries.append(e)
     out = CompiledLog(log, params, constants, initial, entries, set_weights, arts, slots, agents)
+    out.confs = confs
+    out.conf_unit = _conf_unit(cm for cm, accepted in confs.values() if accepted)
     if community:
         for step in log.steps:
             reg = step.state.get("agents")
@@ -923,6 +933,12 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
                 if isinstance(w, int | float) and not isinstance(w, bool) and micro(w) > 0:
                     out.reg_weights[a] = max(out.reg_weights.get(a, 0), micro(w))
     return out
+
+
+def _conf_unit(confs: Iterable[int]) -> int:
+    """ConfUnit of Lifecycle.tla for these confidences (micro): the smallest unit ``1/u``
+    in which each is an integer, ``u = 10⁶ / gcd(10⁶, c…)`` (exact: ``c/10⁶ = k/u``)."""
+    return MICRO // math.gcd(MICRO, *confs)
 
 
 def _unit(compiled: Sequence[CompiledLog]) -> int:
@@ -986,6 +1002,7 @@ def _views(c: CompiledLog, names: Names, unit: int) -> None:
                 )
             ]
             c.set_weights = {i: w for i, w in c.set_weights.items() if i < k}
+            c.confs = {i: v for i, v in c.confs.items() if i < k}
             return
         e.now = int(now)  # type: ignore[arg-type]
         e.delta = tuple(delta)
@@ -999,6 +1016,7 @@ class Batch:
     names: Names
     unit: int
     constants: dict[str, int]
+    conf_unit: int = 1  # Lifecycle.tla's ConfUnit (the same for every log: make_batches)
 
     @property
     def layer(self) -> str:
@@ -1022,7 +1040,7 @@ def make_batches(logs: Sequence[TraceLog]) -> tuple[list[Batch], dict[int, str]]
         except UnusableLog as exc:
             unusable[i] = str(exc)
             continue
-        key = (log.layer, *c.constants.values(), micro(c.params.w_min))
+        key = (log.layer, *c.constants.values(), micro(c.params.w_min), c.conf_unit)
         groups.setdefault(key, []).append((i, c))
     batches: list[Batch] = []
     for members in groups.values():
@@ -1045,12 +1063,13 @@ def make_batches(logs: Sequence[TraceLog]) -> tuple[list[Batch], dict[int, str]]
             except UnusableLog as exc:
                 unusable[logs.index(c.log)] = str(exc)
         if ok:
-            batches.append(Batch(ok, names, unit, dict(ok[0].constants)))
+            batches.append(Batch(ok, names, unit, dict(ok[0].constants), ok[0].conf_unit))
     return batches, unusable
 
 
 def _check_range(c: CompiledLog, unit: int) -> None:
-    """Every product the spec computes (A*100, tau*(A+R), alpha*ΣW) must fit TLC's ints."""
+    """Every product the spec computes (A*100, tau*(A+R), and the forget rule's
+    100·ΣW·k and alpha·ConfUnit·ΣW) must fit TLC's ints."""
     top: dict[str, int] = {a: e.weight for a, e in c.initial.items()}
     for a, w in c.reg_weights.items():
         top[a] = max(top.get(a, 0), w)
@@ -1062,6 +1081,15 @@ def _check_range(c: CompiledLog, unit: int) -> None:
         raise UnusableLog(
             f"{c.log.name}: the weights in units of {unit / MICRO:g} sum to {total}: "
             "too large for TLC's 32-bit integers (100 x total must stay below 2^31)"
+        )
+    cu = c.conf_unit
+    if 100 * cu * total > TLC_MAX_INT:
+        raise UnusableLog(
+            f"{c.log.name}: the forget votes' confidences need the unit 1/{cu} to be exact "
+            f"(spec/Lifecycle.tla: ConfUnit), and with the weights in units of "
+            f"{unit / MICRO:g} summing to {total} the forget rule's products "
+            f"(100 x ConfUnit x total = {100 * cu * total}) are too large for TLC's 32-bit "
+            "integers (below 2^31)"
         )
 
 
@@ -1086,6 +1114,7 @@ def log_module(batch: Batch) -> str:
         f"TLArtifacts == {tla(frozenset(arts))}",
         f"TLSlots == {tla(frozenset(slots))}",
         f"TLWMin == {wmin}",
+        f"TLConfUnit == {batch.conf_unit}",
         "TLArtRank == " + tla(Fn(tuple((x, i + 1) for i, x in enumerate(arts)))),
         "TLLogs == <<",
     ]
@@ -1115,6 +1144,12 @@ def log_module(batch: Batch) -> str:
         for e in c.entries:
             if e.op == "join":
                 e.subs = frozenset(s for s in e.subs if s in slotset)
+        # the confidences in units of 1/ConfUnit: exact for every accepted vote (the unit
+        # divides them: _conf_unit); a refused vote's is rounded down (ForgetVote's
+        # enabledness does not depend on it, only on its range 0..ConfUnit)
+        per = MICRO // batch.conf_unit
+        for i, (cm, _accepted) in c.confs.items():
+            c.entries[i].conf = cm // per
         head = Rec.of(
             registered=frozenset(reg),
             tier=tier,
@@ -1149,6 +1184,8 @@ def trace_cfg(batch: Batch) -> str:
         "    Slots <- TLSlots",
         "    Proposals <- TLProposals",
         "    ForgetVotes <- TLForgetVotes",
+        "    ConfUnit <- TLConfUnit",
+        "    ForgetConfidences <- TLForgetConfidences",
         "    Picks <- TracePicks",
         '    Mutation = "none"',
     ]
@@ -1383,6 +1420,8 @@ def _action_text(e: Entry, names: Names) -> str:
     if e.op == "arbitrate":
         args.append(e.outcome)
     shown = ", ".join(str(names.orig(a)) for a in args)
+    if e.op == "forget_vote":
+        shown += f", {e.conf}"  # the confidence in units of 1/ConfUnit
     return f"{SPEC_ACTIONS[e.op]}({shown})"
 
 
