@@ -159,7 +159,9 @@ CellDef = tuple[str, dict[str, Any], tuple[str, ...]]
 def _paper_cells(base: SimConfig, rounds: int | None) -> list[CellDef]:
     cells: list[CellDef] = [("protocol", {}, (REFERENCE,))]
     for g in GOVERNANCE[1:]:
-        cells.append((g, {"governance": g}, () if g == REFERENCE else (REFERENCE,)))
+        # weighted-without-deliberation is also the deliberation ablation: vs the protocol
+        refs = (REFERENCE, "protocol") if g == "weighted_no_deliberation" else (REFERENCE,)
+        cells.append((g, {"governance": g}, () if g == REFERENCE else refs))
     for a in ABLATIONS:
         cells.append((f"protocol+{a}", {"ablations": (a,)}, (REFERENCE, "protocol")))
     return cells
