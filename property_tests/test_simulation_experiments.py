@@ -155,8 +155,14 @@ def test_other_experiments() -> None:
     assert truth.cell("protocol+no_commit_reveal [truth]").config.ablations == ("no_commit_reveal",)
     assert truth.total == 6 * 2 * 30
     bloc = ex.build_experiment("bloc")
-    assert bloc.scenarios == ("moderate", "bloc")
-    assert bloc.labels == ("protocol", "majority", "protocol+no_reputation")
+    assert bloc.scenarios == ("moderate", "bloc", "bloc_high")
+    assert bloc.labels == (
+        "protocol",
+        "majority",
+        "protocol+no_reputation",
+        "protocol+no_commit_reveal",
+        "protocol [truth]",
+    )
     sanctions = ex.build_experiment("sanctions")
     assert len(sanctions.cells) == 2 * 4 * 2
     assert {c.config.rounds for c in sanctions.cells} == {500, 2000}

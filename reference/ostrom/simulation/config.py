@@ -62,6 +62,14 @@ MIXES: Final[dict[str, dict[str, float]]] = {
         "broken": 0.10,
         "lazy": 0.10,
     },
+    # experiment (b), under stress: the "high" mix's adversaries as one bloc of 40%
+    "bloc_high": {
+        "honest": 0.25,
+        "sycophant": 0.15,
+        "bloc": 0.40,
+        "broken": 0.10,
+        "lazy": 0.10,
+    },
 }
 
 #: Governance mechanisms: the protocol and the paper's four baselines.

@@ -190,6 +190,12 @@ def _bloc_cells(base: SimConfig, rounds: int | None) -> list[CellDef]:
         ("protocol", {}, (REFERENCE,)),
         (REFERENCE, {"governance": REFERENCE}, ()),
         ("protocol+no_reputation", {"ablations": ("no_reputation",)}, (REFERENCE, "protocol")),
+        (
+            "protocol+no_commit_reveal",
+            {"ablations": ("no_commit_reveal",)},
+            (REFERENCE, "protocol"),
+        ),
+        ("protocol [truth]", {"feedback": "truth"}, (REFERENCE, "protocol")),
     ]
 
 
@@ -253,7 +259,7 @@ EXPERIMENTS: dict[str, ExperimentDef] = {
     "bloc": ExperimentDef(
         "(b) a coordinated adversary: does reputation still separate honest agents?",
         _bloc_cells,
-        ("moderate", "bloc"),
+        ("moderate", "bloc", "bloc_high"),
         30,
     ),
     "sanctions": ExperimentDef(
