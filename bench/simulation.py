@@ -16,9 +16,7 @@ Usage: python bench/simulation.py [--full]   (writes bench/results/simulation.js
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import time
 from pathlib import Path
 from typing import Any
@@ -103,19 +101,6 @@ def bench_simulation(full: bool = False) -> dict[str, Any]:
     }
 
 
-def _save(name: str, data: dict[str, Any]) -> None:
-    """As ``bench/run.py`` writes its results."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    data = {
-        "benchmark": name,
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        **data,
-    }
-    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(data, indent=2))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -124,6 +109,8 @@ def main() -> None:
         "--full", action="store_true", help="the paper's 540 runs (default: reduced)"
     )
     args = parser.parse_args()
+    from run import _save  # bench/run.py writes every benchmark's JSON the same way
+
     _save("simulation", bench_simulation(args.full))
 
 

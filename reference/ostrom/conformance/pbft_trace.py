@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +52,12 @@ from ostrom.conformance.trace import (
     UnusableLog,
     Verdict,
     header_layer,
+    read_jsonl,
+    run_directory,
     run_java_tlc,
     tla,
+    validate_file_with,
+    validate_paths_with,
 )
 from ostrom.consensus.crypto import KeyRing, make_keys
 from ostrom.consensus.messages import (
@@ -74,12 +76,11 @@ from ostrom.consensus.messages import (
     StateTransfer,
     ViewChange,
     canonical,
-    replica_name,
     request_digest,
     sha256_hex,
     signed_from_tree,
 )
-from ostrom.consensus.replica import GENESIS_CHAIN, chain_step, state_digest
+from ostrom.consensus.replica import GENESIS_CHAIN, chain_step, signer_matches, state_digest
 from ostrom.params import ParamError, Params
 from ostrom.tlc.jar import TlcSetupError
 from ostrom.tlc.values import ModelValue, Opaque, TlaFunction, TlaRecord, TlaSet, Value
@@ -166,20 +167,8 @@ def parse_log(
 
 def read_log(path: Path) -> PbftLog:
     """Read a pbft ostrom-trace/1 file; ``UnusableLog`` names the first problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnusableLog(f"{path}: cannot read: {exc}") from None
-    docs: list[tuple[int, Any]] = []
-    for i, ln in enumerate(text.splitlines()):
-        if ln.strip():
-            try:
-                docs.append((i + 1, json.loads(ln)))
-            except ValueError as exc:
-                raise UnusableLog(f"{path}:{i + 1}: not JSON: {exc}") from None
-    if not docs:
-        raise UnusableLog(f"{path}: empty file (a header line is required)")
-    return parse_log(str(path), docs[0][1], [d for _, d in docs[1:]], [k for k, _ in docs[1:]])
+    header, steps, lines = read_jsonl(path)
+    return parse_log(str(path), header, steps, lines)
 
 
 def log_from_vector(doc: Mapping[str, Any]) -> PbftLog:
@@ -215,10 +204,6 @@ def opaque(hexdigest: Any) -> tuple[Rec]:
     return (Rec.of(t="opaque", x=str(hexdigest)[:16]),)
 
 
-def _is_replica_name(name: str, n: int) -> bool:
-    return name.startswith("r") and name[1:].isdigit() and int(name[1:]) < n
-
-
 class Abstractor:
     """Abstract messages and digests of one log (PBFTReplica.tla's header)."""
 
@@ -232,14 +217,7 @@ class Abstractor:
         self.app: dict[str, tuple[Any, ...]] = {}
 
     def authentic(self, s: Signed) -> bool:  # Replica._authentic
-        if not self.keyring.verify(s):
-            return False
-        m = s.message
-        if isinstance(m, Request):
-            return s.sender == m.client and not _is_replica_name(m.client, self.n)
-        if isinstance(m, PreparedCert):
-            return False
-        return 0 <= m.replica < self.n and s.sender == replica_name(m.replica)
+        return self.keyring.verify(s) and signer_matches(s, self.n)
 
     # collecting requests (for the histories) --------------------------------------------
     def collect(self, obj: Any) -> None:
@@ -747,28 +725,21 @@ def validate_logs(
             verdicts[i] = Verdict(log.name, "unusable", len(log.steps), 0, str(exc), spec=SPEC)
     if compiled:
         good = [c for _, c in compiled]
-        if keep is not None:
-            run_dir = keep / "pbft-trace"
-            if run_dir.exists():
-                shutil.rmtree(run_dir)
-        else:
-            run_dir = Path(tempfile.mkdtemp(prefix="ostrom-pbft-trace-"))
-        try:
-            stage(run_dir, good)
-            if progress is not None:
-                total = sum(len(c.steps) for c in good)
-                progress(f"TLC: {len(good)} pbft log(s), {total} steps ({run_dir})")
-            res = run_java_tlc(
-                run_dir, TRACE_MODULE, f"{TRACE_MODULE}.cfg", ["-deadlock"], timeout=timeout
-            )
-            got = _verdicts(good, res.prints, res.error, res.seconds, res.distinct_states)
-        except (TlcSetupError, OSError) as exc:
-            got = [
-                Verdict(c.log.name, "error", len(c.log.steps), 0, str(exc), spec=SPEC) for c in good
-            ]
-        finally:
-            if keep is None:
-                shutil.rmtree(run_dir, ignore_errors=True)
+        with run_directory(keep, "pbft-trace", "ostrom-pbft-trace-") as run_dir:
+            try:
+                stage(run_dir, good)
+                if progress is not None:
+                    total = sum(len(c.steps) for c in good)
+                    progress(f"TLC: {len(good)} pbft log(s), {total} steps ({run_dir})")
+                res = run_java_tlc(
+                    run_dir, TRACE_MODULE, f"{TRACE_MODULE}.cfg", ["-deadlock"], timeout=timeout
+                )
+                got = _verdicts(good, res.prints, res.error, res.seconds, res.distinct_states)
+            except (TlcSetupError, OSError) as exc:
+                got = [
+                    Verdict(c.log.name, "error", len(c.log.steps), 0, str(exc), spec=SPEC)
+                    for c in good
+                ]
         for (i, _), v in zip(compiled, got, strict=True):
             verdicts[i] = v
     return [verdicts[i] for i in range(len(logs))]
@@ -776,15 +747,7 @@ def validate_logs(
 
 def validate_paths(paths: Sequence[Path], *, timeout: float | None = None) -> list[Verdict]:
     """Validate pbft log files (one TLC run); a verdict each (``LAYER_TRACES`` interface)."""
-    logs: list[PbftLog] = []
-    verdicts: dict[int, Verdict] = {}
-    for i, p in enumerate(paths):
-        try:
-            logs.append(read_log(p))
-        except UnusableLog as exc:
-            verdicts[i] = Verdict(str(p), "unusable", 0, 0, str(exc), spec=SPEC)
-    ok = iter(validate_logs(logs, timeout=timeout))
-    return [verdicts[i] if i in verdicts else next(ok) for i in range(len(paths))]
+    return validate_paths_with(read_log, validate_logs, paths, timeout, SPEC)
 
 
 def validate_file(
@@ -795,13 +758,8 @@ def validate_file(
     progress: Callable[[str], None] | None = None,
 ) -> Verdict:
     """Validate one pbft log file (``ostrom validate-trace FILE``)."""
-    started = time.monotonic()
     if header_layer(path) != "pbft":
         return Verdict(str(path), "unusable", 0, 0, f"{path}: not a pbft log", spec=SPEC)
-    try:
-        log = read_log(path)
-    except UnusableLog as exc:
-        return Verdict(str(path), "unusable", 0, 0, str(exc), spec=SPEC)
-    verdict = validate_logs([log], keep=keep, timeout=timeout, progress=progress)[0]
-    verdict.seconds = time.monotonic() - started
-    return verdict
+    return validate_file_with(
+        read_log, validate_logs, path, SPEC, keep=keep, timeout=timeout, progress=progress
+    )

@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,8 +54,12 @@ from ostrom.conformance.trace import (
     UnusableLog,
     Verdict,
     format_verdict,
+    read_jsonl,
+    run_directory,
     run_java_tlc,
     tla,
+    validate_file_with,
+    validate_paths_with,
 )
 from ostrom.params import ParamError, Params
 from ostrom.sanctions import Violation
@@ -115,20 +117,8 @@ class SanctionsLog:
 
 def read_log(path: Path) -> SanctionsLog:
     """Read an ostrom-trace/1 sanctions log; ``UnusableLog`` names the first problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnusableLog(f"{path}: cannot read: {exc}") from None
-    lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if ln.strip()]
-    if not lines:
-        raise UnusableLog(f"{path}: empty file (a header line is required)")
-    docs: list[tuple[int, Any]] = []
-    for n, ln in lines:
-        try:
-            docs.append((n, json.loads(ln)))
-        except ValueError as exc:
-            raise UnusableLog(f"{path}:{n}: not JSON: {exc}") from None
-    return parse_log(str(path), docs[0][1], [d for _, d in docs[1:]], [n for n, _ in docs[1:]])
+    header, steps, lines = read_jsonl(path)
+    return parse_log(str(path), header, steps, lines)
 
 
 def parse_log(
@@ -779,32 +769,15 @@ def validate_logs(
     index = {id(log): i for i, log in enumerate(logs)}
     for b, batch in enumerate(batches):
         label = f"batch-{b + 1}" if len(batches) > 1 else "trace"
-        if keep is not None:
-            run_dir = keep / label
-            if run_dir.exists():
-                shutil.rmtree(run_dir)
-        else:
-            run_dir = Path(tempfile.mkdtemp(prefix="ostrom-sanctions-trace-"))
-        try:
+        with run_directory(keep, label, "ostrom-sanctions-trace-") as run_dir:
             for k, v in _run_batch(run_dir, batch, timeout, progress).items():
                 verdicts[index[id(batch.logs[k].log)]] = v
-        finally:
-            if keep is None:
-                shutil.rmtree(run_dir, ignore_errors=True)
     return [verdicts[i] for i in range(len(logs))]
 
 
 def validate_paths(paths: Sequence[Path], *, timeout: float | None = None) -> list[Verdict]:
     """Validate sanctions log files (batched); a verdict each (``trace.LAYER_TRACES``)."""
-    logs: list[SanctionsLog] = []
-    verdicts: dict[int, Verdict] = {}
-    for i, p in enumerate(paths):
-        try:
-            logs.append(read_log(p))
-        except UnusableLog as exc:
-            verdicts[i] = Verdict(str(p), "unusable", 0, 0, str(exc), spec=SPEC)
-    ok = iter(validate_logs(logs, timeout=timeout))
-    return [verdicts[i] if i in verdicts else next(ok) for i in range(len(paths))]
+    return validate_paths_with(read_log, validate_logs, paths, timeout, SPEC)
 
 
 def validate_file(
@@ -815,13 +788,6 @@ def validate_file(
     progress: Callable[[str], None] | None = None,
 ) -> Verdict:
     """Validate one sanctions log file (``ostrom validate-trace FILE``)."""
-    started = time.monotonic()
-    try:
-        log = read_log(path)
-    except UnusableLog as exc:
-        return Verdict(str(path), "unusable", 0, 0, str(exc), spec=SPEC)
-    if progress is not None:
-        progress(f"compiling {len(log.steps)} steps of {path}")
-    verdict = validate_logs([log], keep=keep, timeout=timeout, progress=progress)[0]
-    verdict.seconds = time.monotonic() - started
-    return verdict
+    return validate_file_with(
+        read_log, validate_logs, path, SPEC, keep=keep, timeout=timeout, progress=progress
+    )

@@ -53,10 +53,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Any, Final, TypeVar
 
 from ostrom.agents import MICRO, micro
 from ostrom.conformance import TRACE_FORMAT
@@ -95,6 +96,9 @@ TRACE_SPECS: Final = {
 }
 LOG_MODULE: Final = "TraceLog"
 
+#: What a lifecycle verdict names (community verdicts name spec/CommunityTrace.tla).
+LIFECYCLE_SPEC: Final = "spec/Lifecycle.tla"
+
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
 EXIT_UNUSABLE: Final = 2
@@ -124,6 +128,10 @@ SPEC_ACTIONS: Final = {
     "join": "Join",  # CommunityTrace.tla
 }
 NONE: Final = "-"  # Lifecycle.tla's NoAgent / NoSlot; LifecycleTrace.tla's NoView
+
+
+#: A layer's parsed log type (TraceLog, SanctionsLog, PbftLog).
+L = TypeVar("L")
 
 
 class UnusableLog(Exception):
@@ -251,8 +259,9 @@ class TraceLog:
     layer: str = "lifecycle"  # or "community" (spec/CommunityTrace.tla)
 
 
-def read_log(path: Path) -> TraceLog:
-    """Read an ostrom-trace/1 file; ``UnusableLog`` names the first problem."""
+def read_jsonl(path: Path) -> tuple[Any, list[Any], list[int]]:
+    """A log file's header, its step objects and their line numbers (blank lines skipped);
+    ``UnusableLog`` names the first problem.  Shared by every layer's trace module."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -266,8 +275,13 @@ def read_log(path: Path) -> TraceLog:
             docs.append((n, json.loads(ln)))
         except ValueError as exc:
             raise UnusableLog(f"{path}:{n}: not JSON: {exc}") from None
-    n, header = docs[0]
-    return parse_log(str(path), header, [d for _, d in docs[1:]], [k for k, _ in docs[1:]])
+    return docs[0][1], [d for _, d in docs[1:]], [k for k, _ in docs[1:]]
+
+
+def read_log(path: Path) -> TraceLog:
+    """Read an ostrom-trace/1 file; ``UnusableLog`` names the first problem."""
+    header, steps, lines = read_jsonl(path)
+    return parse_log(str(path), header, steps, lines)
 
 
 def parse_log(
@@ -1361,7 +1375,7 @@ class Verdict:
     failure: Failure | None = None
     seconds: float = 0.0
     distinct_states: int | None = None
-    spec: str = "spec/Lifecycle.tla"  # the spec the log was checked against
+    spec: str = LIFECYCLE_SPEC  # the spec the log was checked against
 
     @property
     def exit_code(self) -> int:
@@ -1601,6 +1615,66 @@ def _spec_view_text(w: Mapping[str, Any]) -> str:
     return " (" + "; ".join(parts) + ")" if parts else ""
 
 
+@contextmanager
+def run_directory(keep: Path | None, label: str, prefix: str) -> Iterator[Path]:
+    """Where a TLC run is staged: ``keep/label`` (emptied first, kept afterwards) or a
+    temporary directory removed afterwards."""
+    if keep is not None:
+        run_dir = keep / label
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+    else:
+        run_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield run_dir
+    finally:
+        if keep is None:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def validate_paths_with(
+    read: Callable[[Path], L],
+    validate: Callable[..., list[Verdict]],
+    paths: Sequence[Path],
+    timeout: float | None,
+    spec: str,
+) -> list[Verdict]:
+    """``validate_paths`` of a layer's trace module: read each file with ``read``, validate
+    the readable ones together with ``validate``; a verdict per path, in order."""
+    logs: list[L] = []
+    verdicts: dict[int, Verdict] = {}
+    for i, p in enumerate(paths):
+        try:
+            logs.append(read(p))
+        except UnusableLog as exc:
+            verdicts[i] = Verdict(str(p), "unusable", 0, 0, str(exc), spec=spec)
+    ok = iter(validate(logs, timeout=timeout))
+    return [verdicts[i] if i in verdicts else next(ok) for i in range(len(paths))]
+
+
+def validate_file_with(
+    read: Callable[[Path], L],
+    validate: Callable[..., list[Verdict]],
+    path: Path,
+    spec: str,
+    *,
+    keep: Path | None,
+    timeout: float | None,
+    progress: Callable[[str], None] | None,
+) -> Verdict:
+    """``validate_file`` of a layer's trace module (``ostrom validate-trace FILE``)."""
+    started = time.monotonic()
+    try:
+        log = read(path)
+    except UnusableLog as exc:
+        return Verdict(str(path), "unusable", 0, 0, str(exc), spec=spec)
+    if progress is not None:
+        progress(f"compiling {len(getattr(log, 'steps', ()))} steps of {path}")
+    verdict = validate([log], keep=keep, timeout=timeout, progress=progress)[0]
+    verdict.seconds = time.monotonic() - started
+    return verdict
+
+
 def validate_logs(
     logs: Sequence[TraceLog],
     *,
@@ -1616,18 +1690,9 @@ def validate_logs(
     }
     for b, batch in enumerate(batches):
         label = f"batch-{b + 1}" if len(batches) > 1 else "trace"
-        if keep is not None:
-            run_dir = keep / label
-            if run_dir.exists():
-                shutil.rmtree(run_dir)
-        else:
-            run_dir = Path(tempfile.mkdtemp(prefix="ostrom-trace-"))
-        try:
+        with run_directory(keep, label, "ostrom-trace-") as run_dir:
             for k, v in _run_batch(run_dir, batch, timeout, progress).items():
                 verdicts[logs.index(batch.logs[k].log)] = v
-        finally:
-            if keep is None:
-                shutil.rmtree(run_dir, ignore_errors=True)
     return [verdicts[i] for i in range(len(logs))]
 
 
@@ -1787,15 +1852,7 @@ def header_layer(path: Path) -> str | None:
 
 def validate_paths(paths: Sequence[Path], *, timeout: float | None = None) -> list[Verdict]:
     """Validate lifecycle log files (batched); a verdict each (``LAYER_TRACES`` interface)."""
-    logs: list[TraceLog] = []
-    verdicts: dict[int, Verdict] = {}
-    for i, p in enumerate(paths):
-        try:
-            logs.append(read_log(p))
-        except UnusableLog as exc:
-            verdicts[i] = Verdict(str(p), "unusable", 0, 0, str(exc))
-    ok = iter(validate_logs(logs, timeout=timeout))
-    return [verdicts[i] if i in verdicts else next(ok) for i in range(len(paths))]
+    return validate_paths_with(read_log, validate_logs, paths, timeout, LIFECYCLE_SPEC)
 
 
 def validate_file(
@@ -1807,21 +1864,14 @@ def validate_file(
 ) -> Verdict:
     """Validate one log file (``ostrom validate-trace FILE``) against the trace spec of
     the layer its header names (``LAYER_TRACES``)."""
-    started = time.monotonic()
     layer = header_layer(path)
     if layer in LAYER_TRACES and LAYER_TRACES[layer] != __name__:
         other = importlib.import_module(LAYER_TRACES[layer])
         verdict: Verdict = other.validate_file(path, keep=keep, timeout=timeout, progress=progress)
         return verdict
-    try:
-        log = read_log(path)
-    except UnusableLog as exc:
-        return Verdict(str(path), "unusable", 0, 0, str(exc))
-    if progress is not None:
-        progress(f"compiling {len(log.steps)} steps of {path}")
-    verdict = validate_logs([log], keep=keep, timeout=timeout, progress=progress)[0]
-    verdict.seconds = time.monotonic() - started
-    return verdict
+    return validate_file_with(
+        read_log, validate_logs, path, LIFECYCLE_SPEC, keep=keep, timeout=timeout, progress=progress
+    )
 
 
 # --- the command line ------------------------------------------------------------------------

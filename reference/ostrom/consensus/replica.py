@@ -148,6 +148,18 @@ class Output:
 Key3 = tuple[int, int, str]  # (view, seq, digest)
 
 
+def signer_matches(signed: Signed, n: int) -> bool:
+    """The signer is who the message says it is: a request's client (not a replica name),
+    a replica's message its replica ``r<i>`` with ``0 <= i < n``; a prepared certificate is
+    never sent on its own.  The signature itself is checked separately."""
+    m = signed.message
+    if isinstance(m, Request):
+        return signed.sender == m.client and not _is_replica_name(m.client, n)
+    if isinstance(m, PreparedCert):
+        return False
+    return 0 <= m.replica < n and signed.sender == replica_name(m.replica)
+
+
 class Replica:
     """One PBFT replica; see the module docstring for the protocol it runs."""
 
@@ -271,14 +283,7 @@ class Replica:
 
     def _authentic(self, signed: Signed) -> bool:
         """Signature valid and the signer is who the message says it is."""
-        if not self._verify(signed):
-            return False
-        m = signed.message
-        if isinstance(m, Request):
-            return signed.sender == m.client and not _is_replica_name(m.client, self.n)
-        if isinstance(m, PreparedCert):
-            return False
-        return 0 <= m.replica < self.n and signed.sender == replica_name(m.replica)
+        return self._verify(signed) and signer_matches(signed, self.n)
 
     # --- entry points -------------------------------------------------------------------
 
