@@ -58,6 +58,7 @@ from ostrom.conformance.trace import (
     tla,
     validate_file_with,
     validate_paths_with,
+    vector_log,
 )
 from ostrom.consensus.crypto import KeyRing, make_keys
 from ostrom.consensus.messages import (
@@ -173,21 +174,7 @@ def read_log(path: Path) -> PbftLog:
 
 def log_from_vector(doc: Mapping[str, Any]) -> PbftLog:
     """The trace log of a pbft vector: its commands and expected results, events, states."""
-    steps = [
-        {
-            "command": s["command"],
-            "result": s["expect"]["result"],
-            "state": s["expect"]["state"],
-            "events": s["expect"].get("events", []),
-        }
-        for s in doc["steps"]
-    ]
-    header = {
-        "format": TRACE_FORMAT,
-        "layer": doc["layer"],
-        "params": doc["params"],
-        "setup": doc["setup"],
-    }
+    header, steps = vector_log(doc)
     return parse_log(str(doc.get("id", "vector")), header, steps)
 
 

@@ -53,6 +53,7 @@ from ostrom.conformance.trace import (
     TlcResult,
     UnusableLog,
     Verdict,
+    checked_fields,
     format_verdict,
     read_jsonl,
     run_directory,
@@ -60,6 +61,7 @@ from ostrom.conformance.trace import (
     tla,
     validate_file_with,
     validate_paths_with,
+    vector_log,
 )
 from ostrom.params import ParamError, Params
 from ostrom.sanctions import Violation
@@ -148,21 +150,7 @@ def parse_log(
 
 def log_from_vector(doc: Mapping[str, Any]) -> SanctionsLog:
     """The trace log of a sanctions vector: its commands, results, events and states."""
-    steps = [
-        {
-            "command": s["command"],
-            "result": s["expect"]["result"],
-            "state": s["expect"]["state"],
-            "events": s["expect"].get("events", []),
-        }
-        for s in doc["steps"]
-    ]
-    header = {
-        "format": TRACE_FORMAT,
-        "layer": doc.get("layer"),
-        "params": doc.get("params", {}),
-        "setup": doc.get("setup", {}),
-    }
+    header, steps = vector_log(doc)
     return parse_log(str(doc.get("id", "vector")), header, steps)
 
 
@@ -229,17 +217,8 @@ def well_formed(command: Any) -> tuple[str, dict[str, Any]] | None:
     optional: dict[str, Callable[[object], bool]] = {
         "round": lambda v: _is_int(v) and v >= 0  # type: ignore[operator]
     }
-    fields: dict[str, Any] = {}
-    for key, value in command.items():
-        if key == "op":
-            continue
-        check = checks.get(key) or optional.get(key)
-        if check is None or not check(value):
-            return None
-        fields[key] = value
-    if any(k not in fields for k in checks):
-        return None
-    return op, fields
+    fields = checked_fields(command, checks, optional)
+    return None if fields is None else (op, fields)
 
 
 @dataclass

@@ -316,8 +316,9 @@ def parse_log(
     return TraceLog(name, dict(params), dict(setup), out, str(layer))
 
 
-def log_from_vector(doc: Mapping[str, Any]) -> TraceLog:
-    """The trace log of a lifecycle vector: its commands, results and expected states."""
+def vector_log(doc: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A vector as a trace log's header and steps (its commands, results, events and
+    expected states): what a driver running it with ``--log`` would write."""
     steps = [
         {
             "command": s["command"],
@@ -329,10 +330,16 @@ def log_from_vector(doc: Mapping[str, Any]) -> TraceLog:
     ]
     header = {
         "format": TRACE_FORMAT,
-        "layer": doc["layer"],
-        "params": doc["params"],
-        "setup": doc["setup"],
+        "layer": doc.get("layer"),
+        "params": doc.get("params", {}),
+        "setup": doc.get("setup", {}),
     }
+    return header, steps
+
+
+def log_from_vector(doc: Mapping[str, Any]) -> TraceLog:
+    """The trace log of a lifecycle vector: its commands, results and expected states."""
+    header, steps = vector_log(doc)
     return parse_log(str(doc.get("id", "vector")), header, steps)
 
 
@@ -468,6 +475,17 @@ def well_formed(command: Any) -> tuple[str, dict[str, Any]] | None:
     if not isinstance(op, str) or op not in SCHEMAS:
         return None
     required, optional = SCHEMAS[op]
+    fields = checked_fields(command, required, optional)
+    return None if fields is None else (op, fields)
+
+
+def checked_fields(
+    command: Mapping[str, Any],
+    required: Mapping[str, Callable[[object], bool]],
+    optional: Mapping[str, Callable[[object], bool]],
+) -> dict[str, Any] | None:
+    """The command's fields but ``op`` if each passes its check and every required one is
+    there; None otherwise (a malformed command)."""
     fields: dict[str, Any] = {}
     for key, value in command.items():
         if key == "op":
@@ -478,7 +496,7 @@ def well_formed(command: Any) -> tuple[str, dict[str, Any]] | None:
         fields[key] = value
     if any(k not in fields for k in required):
         return None
-    return op, fields
+    return fields
 
 
 @dataclass
