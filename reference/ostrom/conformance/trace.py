@@ -48,10 +48,8 @@ import json
 import math
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -66,7 +64,7 @@ from ostrom.orchestrator import SCHEMAS
 from ostrom.params import ParamError, Params
 from ostrom.tlc.jar import TlcSetupError, find_jar, find_java
 from ostrom.tlc.output import TlcOutcome, ToolOutputParser
-from ostrom.tlc.runner import tlc_command
+from ostrom.tlc.runner import stream_process, tlc_command
 from ostrom.tlc.values import (
     ModelValue,
     Opaque,
@@ -1263,66 +1261,40 @@ def run_java_tlc(
     cmd = tlc_command(java, jar, run_dir, module, cfg, workers=1, fp=0, extra=extra)
     parser = ToolOutputParser()
     prints: list[Value] = []
-    lines: list[str] = []
     pending: list[str] | None = None  # the lines so far of a multi-line ostrom print
+
+    def on_line(line: str) -> None:
+        nonlocal pending
+        before = len(parser.print_lines)
+        parser.feed(line)
+        for text in parser.print_lines[before:]:
+            # a long value is printed over several lines ("<< " first): join them
+            if pending is not None:
+                pending.append(text)
+            elif _OSTROM_PRINT.match(text):
+                pending = [text]
+            else:
+                continue
+            try:
+                value = parse_value(" ".join(pending))
+            except ValueParseError:
+                if len(pending) > 10_000:
+                    pending = None
+                continue
+            pending = None
+            prints.append(value)
+            if on_print is not None:
+                on_print(value)
+
     started = time.monotonic()
-    proc = subprocess.Popen(
-        cmd,
-        cwd=run_dir,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-        bufsize=1,
-    )
-    timed_out = threading.Event()
-
-    def kill() -> None:
-        timed_out.set()
-        proc.kill()
-
-    timer = threading.Timer(timeout, kill) if timeout else None
-    if timer is not None:
-        timer.start()
-    try:
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            line = raw.rstrip("\n")
-            lines.append(line)
-            before = len(parser.print_lines)
-            parser.feed(line)
-            for text in parser.print_lines[before:]:
-                # a long value is printed over several lines ("<< " first): join them
-                if pending is not None:
-                    pending.append(text)
-                elif _OSTROM_PRINT.match(text):
-                    pending = [text]
-                else:
-                    continue
-                try:
-                    value = parse_value(" ".join(pending))
-                except ValueParseError:
-                    if len(pending) > 10_000:
-                        pending = None
-                    continue
-                pending = None
-                prints.append(value)
-                if on_print is not None:
-                    on_print(value)
-        exit_code = proc.wait()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        if timer is not None:
-            timer.cancel()
+    run = stream_process(cmd, run_dir, timeout, on_line)
+    exit_code, lines = run.exit_code, run.lines
     (run_dir / "tlc.out").write_text("\n".join(lines) + "\n", encoding="utf-8")
     shutil.rmtree(run_dir / "meta", ignore_errors=True)
     shutil.rmtree(run_dir / "tmp", ignore_errors=True)
     outcome = parser.finish(exit_code)
     error = None
-    if timed_out.is_set():
+    if run.timed_out:
         error = f"TLC timed out after {timeout:g} s"
     elif outcome.kind != "pass":
         error = outcome.error_text or outcome.got
@@ -1331,7 +1303,7 @@ def run_java_tlc(
         time.monotonic() - started,
         prints,
         error,
-        timed_out.is_set(),
+        run.timed_out,
         outcome.distinct_states,
         run_dir,
         outcome,

@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_WORKERS",
     "RowResult",
     "RunnerError",
+    "Streamed",
     "TlcRun",
     "cfg_names",
     "check_models",
@@ -39,6 +40,8 @@ __all__ = [
     "run_model",
     "run_tlc",
     "select_models",
+    "stream_process",
+    "tlc_command",
     "witness_cfg",
 ]
 
@@ -273,6 +276,59 @@ def tlc_command(
     ]
 
 
+@dataclass(frozen=True)
+class Streamed:
+    """What ``stream_process`` saw: the exit code, every output line, whether it was
+    killed for running past its timeout."""
+
+    exit_code: int
+    lines: list[str]
+    timed_out: bool
+
+
+def stream_process(
+    cmd: Sequence[str], cwd: Path, timeout: float | None, on_line: Callable[[str], None]
+) -> Streamed:
+    """Run ``cmd`` in ``cwd`` with stderr folded into stdout, hand each output line to
+    ``on_line`` as it comes (progress, prints), and kill the process after ``timeout``
+    seconds.  ``OSError`` if it cannot start.  Serves every TLC run (``run_tlc`` and
+    trace validation's ``run_java_tlc``)."""
+    proc = subprocess.Popen(
+        list(cmd),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        bufsize=1,
+    )
+    timed_out = threading.Event()
+
+    def kill() -> None:
+        timed_out.set()
+        proc.kill()
+
+    timer = threading.Timer(timeout, kill) if timeout else None
+    if timer is not None:
+        timer.start()
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            line = raw.rstrip("\n")
+            lines.append(line)
+            on_line(line)
+        exit_code = proc.wait()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        if timer is not None:
+            timer.cancel()
+    return Streamed(exit_code, lines, timed_out.is_set())
+
+
 def run_tlc(
     root: Path,
     module: str,
@@ -314,43 +370,12 @@ def run_tlc(
                 on_progress(label, text)
 
     parser = ToolOutputParser(on_message=on_message)
-    lines: list[str] = []
     started = time.monotonic()
-    timed_out = threading.Event()
     try:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=run_dir,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            bufsize=1,
-        )
+        run = stream_process(cmd, run_dir, timeout, parser.feed)
     except OSError as exc:
         raise RunnerError(f"cannot start java ({java}): {exc.strerror}") from None
-
-    def kill() -> None:
-        timed_out.set()
-        proc.kill()
-
-    timer = threading.Timer(timeout, kill) if timeout else None
-    if timer is not None:
-        timer.start()
-    try:
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            line = raw.rstrip("\n")
-            lines.append(line)
-            parser.feed(line)
-        exit_code = proc.wait()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        if timer is not None:
-            timer.cancel()
+    exit_code, lines = run.exit_code, run.lines
     seconds = time.monotonic() - started
     (run_dir / "tlc.out").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if not keep:
@@ -358,7 +383,7 @@ def run_tlc(
         shutil.rmtree(run_dir / "tmp", ignore_errors=True)
     properties = cfg_names(cfg_text, "PROPERTY", "PROPERTIES")
     outcome = parser.finish(exit_code, properties)
-    if timed_out.is_set():
+    if run.timed_out:
         outcome = TlcOutcome(
             "error",
             f"error: timed out after {timeout:g} s",
@@ -374,7 +399,7 @@ def run_tlc(
         cfg_text=cfg_text,
         output_lines=lines,
         print_lines=parser.print_lines,
-        timed_out=timed_out.is_set(),
+        timed_out=run.timed_out,
     )
 
 
