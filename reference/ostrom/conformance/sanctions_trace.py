@@ -56,9 +56,9 @@ from ostrom.conformance.trace import (
     checked_fields,
     format_verdict,
     read_jsonl,
-    run_directory,
     run_java_tlc,
     tla,
+    validate_batches,
     validate_file_with,
     validate_paths_with,
     vector_log,
@@ -741,17 +741,15 @@ def validate_logs(
 ) -> list[Verdict]:
     """Validate every log (batched by constants, one TLC run per batch); a verdict each."""
     batches, unusable = make_batches(logs)
-    verdicts: dict[int, Verdict] = {
-        i: Verdict(logs[i].name, "unusable", len(logs[i].steps), 0, msg, spec=SPEC)
-        for i, msg in unusable.items()
-    }
-    index = {id(log): i for i, log in enumerate(logs)}
-    for b, batch in enumerate(batches):
-        label = f"batch-{b + 1}" if len(batches) > 1 else "trace"
-        with run_directory(keep, label, "ostrom-sanctions-trace-") as run_dir:
-            for k, v in _run_batch(run_dir, batch, timeout, progress).items():
-                verdicts[index[id(batch.logs[k].log)]] = v
-    return [verdicts[i] for i in range(len(logs))]
+    return validate_batches(
+        logs,
+        batches,
+        unusable,
+        lambda run_dir, batch: _run_batch(run_dir, batch, timeout, progress),
+        keep=keep,
+        prefix="ostrom-sanctions-trace-",
+        spec=SPEC,
+    )
 
 
 def validate_paths(paths: Sequence[Path], *, timeout: float | None = None) -> list[Verdict]:

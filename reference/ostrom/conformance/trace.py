@@ -1622,6 +1622,32 @@ def run_directory(keep: Path | None, label: str, prefix: str) -> Iterator[Path]:
             shutil.rmtree(run_dir, ignore_errors=True)
 
 
+def validate_batches(
+    logs: Sequence[Any],
+    batches: Sequence[Any],
+    unusable: Mapping[int, str],
+    run_batch: Callable[[Path, Any], Mapping[int, Verdict]],
+    *,
+    keep: Path | None,
+    prefix: str,
+    spec: str,
+) -> list[Verdict]:
+    """A verdict for each of ``logs``: ``unusable`` ones (index -> why) as such, the rest
+    from ``run_batch(run_dir, batch)`` (one TLC run per batch; its keys index
+    ``batch.logs``, whose ``.log`` is one of ``logs``)."""
+    verdicts: dict[int, Verdict] = {
+        i: Verdict(logs[i].name, "unusable", len(logs[i].steps), 0, msg, spec=spec)
+        for i, msg in unusable.items()
+    }
+    index = {id(log): i for i, log in enumerate(logs)}  # by identity: equal logs stay apart
+    for b, batch in enumerate(batches):
+        label = f"batch-{b + 1}" if len(batches) > 1 else "trace"
+        with run_directory(keep, label, prefix) as run_dir:
+            for k, v in run_batch(run_dir, batch).items():
+                verdicts[index[id(batch.logs[k].log)]] = v
+    return [verdicts[i] for i in range(len(logs))]
+
+
 def validate_paths_with(
     read: Callable[[Path], L],
     validate: Callable[..., list[Verdict]],
@@ -1674,16 +1700,15 @@ def validate_logs(
 ) -> list[Verdict]:
     """Validate every log (batched by constants, one TLC run per batch); a verdict each."""
     batches, unusable = make_batches(logs)
-    verdicts: dict[int, Verdict] = {
-        i: Verdict(logs[i].name, "unusable", len(logs[i].steps), 0, msg)
-        for i, msg in unusable.items()
-    }
-    for b, batch in enumerate(batches):
-        label = f"batch-{b + 1}" if len(batches) > 1 else "trace"
-        with run_directory(keep, label, "ostrom-trace-") as run_dir:
-            for k, v in _run_batch(run_dir, batch, timeout, progress).items():
-                verdicts[logs.index(batch.logs[k].log)] = v
-    return [verdicts[i] for i in range(len(logs))]
+    return validate_batches(
+        logs,
+        batches,
+        unusable,
+        lambda run_dir, batch: _run_batch(run_dir, batch, timeout, progress),
+        keep=keep,
+        prefix="ostrom-trace-",
+        spec=LIFECYCLE_SPEC,
+    )
 
 
 def _run_batch(
