@@ -26,7 +26,7 @@ from ostrom.params import Params
 from ostrom.reputation import Beta, ReputationBook
 from ostrom.simulation import archetypes as arch
 from ostrom.simulation.config import SimConfig
-from ostrom.simulation.metrics import Tracker, gini
+from ostrom.simulation.metrics import Tracker, gini, separation
 from ostrom.simulation.run import SERIES, Progress, RunResult
 from ostrom.simulation.world import make_world, stream
 
@@ -95,14 +95,11 @@ def run_baseline(cfg: SimConfig, seed: int, progress: Progress | None = None) ->
     }
     if cfg.governance == "single_curator":
         extras["curator"] = {"agent": curator, "archetype": kind[curator]}
-    if shadow is not None:
-        honest = [a for a in world.agents if kind[a] == "honest"]
-        adv = [a for a in world.agents if kind[a] in ("malicious", "strategic", "adaptive", "bloc")]
-        if honest and adv:
-            final["separation"] = sum(shadow.expected(a) for a in honest) / len(honest) - sum(
-                shadow.expected(a) for a in adv
-            ) / len(adv)
-    final.setdefault("separation", math.nan)
+    final["separation"] = (
+        separation(kind, {a: shadow.expected(a) for a in world.agents})
+        if shadow is not None
+        else math.nan
+    )
     return RunResult(cfg, seed, series, final, extras)
 
 

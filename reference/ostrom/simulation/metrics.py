@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ostrom.simulation.config import ADVERSARIAL
+
 #: States in which an artifact's review has ended (DESIGN §3, "stable").
 STABLE = frozenset({"active", "superseded", "rejected", "expired", "retracted", "forgotten"})
 
@@ -64,6 +66,16 @@ def false_positive_rate(
     if not group:
         return math.nan
     return sum(1 for a in group if worst.get(a, "none") in PUNISHED) / len(group)
+
+
+def separation(archetype: Mapping[str, str], expected: Mapping[str, float]) -> float:
+    """Mean E of the honest agents minus mean E of the adversarial ones (``ADVERSARIAL``):
+    does reputation tell them apart?  NaN if either group is empty."""
+    honest = [expected[a] for a, k in archetype.items() if k == "honest"]
+    adversaries = [expected[a] for a, k in archetype.items() if k in ADVERSARIAL]
+    if not honest or not adversaries:
+        return math.nan
+    return sum(honest) / len(honest) - sum(adversaries) / len(adversaries)
 
 
 @dataclass
@@ -113,4 +125,5 @@ __all__ = [
     "gini",
     "precision",
     "recall",
+    "separation",
 ]

@@ -35,8 +35,14 @@ from ostrom.params import Params
 from ostrom.reputation import ReputationBook
 from ostrom.sanctions import SanctionBook
 from ostrom.simulation import archetypes as arch
-from ostrom.simulation.config import ADVERSARIAL, SimConfig
-from ostrom.simulation.metrics import PUNISHED, Tracker, false_positive_rate, gini
+from ostrom.simulation.config import SimConfig
+from ostrom.simulation.metrics import (
+    PUNISHED,
+    Tracker,
+    false_positive_rate,
+    gini,
+    separation,
+)
 from ostrom.simulation.run import Progress, RunResult
 from ostrom.simulation.world import World, make_world, stream
 from ostrom.voting import commitment, make_salt
@@ -424,16 +430,8 @@ class Run:
             / sum(1 for a in self.world.agents if self.kind[a] == k)
             for k in kinds
         }
-        adversaries = [a for a in self.world.agents if self.kind[a] in ADVERSARIAL]
-        honest = [a for a in self.world.agents if self.kind[a] == "honest"]
-        separation = (
-            sum(rep.expected(a) for a in honest) / len(honest)
-            - sum(rep.expected(a) for a in adversaries) / len(adversaries)
-            if honest and adversaries
-            else float("nan")
-        )
         final = {k: v[-1] for k, v in series.items()}
-        final["separation"] = separation
+        final["separation"] = separation(self.kind, {a: rep.expected(a) for a in self.world.agents})
         extras: dict[str, Any] = {
             "mean_reputation": {k: round(v, 6) for k, v in mean_e.items()},
             "sanctioned": dict(
