@@ -108,7 +108,7 @@ InitState(cfg) ==
      lastexec |-> 0, hist |-> <<>>, app |-> <<>>,
      lastts |-> [c \in cfg.clients |-> 0], lastreply |-> [c \in cfg.clients |-> NoMsg],
      stable |-> 0, ssd |-> <<>>, sapp |-> <<>>, hasapp |-> TRUE, sproof |-> <<>>, cks |-> {},
-     ownck |-> {[n |-> 0, h |-> <<>>, app |-> <<>>]}, fetching |-> FALSE,
+     ownck |-> {[n |-> 0, h |-> <<>>, app |-> <<>>]}, fetched |-> {}, answered |-> {},
      plog |-> {}, out |-> <<>>, rej |-> <<>>, exe |-> <<>>]
 
 \* the outputs of one step start empty
@@ -132,8 +132,16 @@ MkCheckpoint(s, n, sd) == [t |-> "Checkpoint", n |-> n, sd |-> sd, r |-> s.Id, s
 MkFetch(s) == [t |-> "FetchState", after |-> s.lastexec, r |-> s.Id, sok |-> TRUE]
 
 PendingDs(s) == {q.d : q \in Range(s.pending)}
+\* _add_pending: only a fresh request (timestamp above the client's last executed: an
+\* executed request must not restart the timer), at most W per client (else rate_limited)
+Fresh_(s, req) == req.t = "Request" /\ req.ts > s.lastts[req.c]
+AddsPending(s, req) ==
+    Fresh_(s, req) /\ req.d \notin PendingDs(s)
+    /\ Len(SelectSeq(s.pending, LAMBDA q : q.c = req.c)) < s.W
 AddPending(s, req) ==
-    IF req.d \in PendingDs(s) THEN s ELSE [s EXCEPT !.pending = Append(@, req)]
+    IF ~Fresh_(s, req) \/ req.d \in PendingDs(s) THEN s
+    ELSE IF Len(SelectSeq(s.pending, LAMBDA q : q.c = req.c)) >= s.W THEN Rej(s, "rate_limited")
+    ELSE [s EXCEPT !.pending = Append(@, req)]
 PPAt(s, v, n) == {x \in s.pps : x.v = v /\ x.n = n}
 PPDigest(s, v, n) == IF PPAt(s, v, n) = {} THEN "none" ELSE (CHOOSE x \in PPAt(s, v, n) : TRUE).d
 PutPP(s, pp) == [s EXCEPT !.pps = (@ \ PPAt(s, pp.v, pp.n)) \cup {pp}]
@@ -173,14 +181,15 @@ ExecuteOne(s, n, req, reply) ==
     IN [s2 EXCEPT !.hist = Append(@, req), !.lastexec = n, !.cvc = 0,
                   !.exe = Append(@, [n |-> n, d |-> req.d, res |-> res])]
 
+\* _fetch_from: one FETCH-STATE per replica per retransmission period
+FetchFrom(s, r) ==
+    IF r = s.Id \/ r \in s.fetched THEN s
+    ELSE [Send(s, Name(r), MkFetch(s)) EXCEPT !.fetched = @ \cup {r}]
 \* _fetch; spec/PBFT.tla: CatchUp (state transfer to a stable checkpoint)
 FetchTo(s) ==
-    LET s1 == [s EXCEPT !.fetching = TRUE]
-        RECURSIVE F1(_, _)
-        F1(x, q) == IF q = <<>> THEN x
-                    ELSE F1(IF Head(q).r # s.Id THEN Send(x, Name(Head(q).r), MkFetch(s)) ELSE x,
-                            Tail(q))
-    IN F1(s1, s.sproof)
+    LET RECURSIVE F1(_, _)
+        F1(x, q) == IF q = <<>> THEN x ELSE F1(FetchFrom(x, Head(q).r), Tail(q))
+    IN F1(s, s.sproof)
 
 \* _advance_stable; spec/PBFT.tla: Checkpoint (stable checkpoint, garbage collection)
 AdvanceStable(s, seq, sd, proof) ==
@@ -199,13 +208,17 @@ AdvanceStable(s, seq, sd, proof) ==
        THEN FetchTo([s1 EXCEPT !.toexec = {e \in @ : e.n > seq}])
        ELSE IF s1.active /\ IsPrim(s1) THEN SendPrePrepare(s1) ELSE s1
 
-\* _record_checkpoint
+\* _record_checkpoint: one vote per (n, sender); a second, different vote of a sender
+\* replaces its first only if it completes a certificate (q-1 matching votes of others)
 RecordCheckpoint(s, ck) ==
-    IF \E x \in s.cks : x.n = ck.n /\ x.r = ck.r THEN Rej(s, "replayed")
-    ELSE LET s1 == [s EXCEPT !.cks = @ \cup {ck}]
-             matching == {x \in s1.cks : x.n = ck.n /\ x.sd = ck.sd}
-         IN IF Cardinality(matching) >= Q(s) /\ ck.n > s.stable
-            THEN AdvanceStable(s1, ck.n, ck.sd, matching) ELSE s1
+    LET old == {x \in s.cks : x.n = ck.n /\ x.r = ck.r}
+        others == {x \in s.cks : x.n = ck.n /\ x.sd = ck.sd /\ x.r # ck.r}
+    IN IF ck \in old THEN Rej(s, "replayed")
+       ELSE IF old # {} /\ Cardinality(others) + 1 < Q(s) THEN Rej(s, "conflicting")
+       ELSE LET s1 == [s EXCEPT !.cks = (@ \ old) \cup {ck}]
+                matching == {x \in s1.cks : x.n = ck.n /\ x.sd = ck.sd}
+            IN IF Cardinality(matching) >= Q(s) /\ ck.n > s.stable
+               THEN AdvanceStable(s1, ck.n, ck.sd, matching) ELSE s1
 
 \* _make_checkpoint; spec/PBFT.tla: Checkpoint (after executing a multiple of K)
 MakeCheckpoint(s, n) ==
@@ -295,7 +308,9 @@ OnPrePrepare(s, pp) ==
     THEN LET s1 == Rej(s, "stale_view") IN
          IF InWin(s, pp.n) /\ pp.n > s.lastexec
          THEN IF ValidRequest(pp) # "ok" THEN Rej(s1, ValidRequest(pp))
-              ELSE LET s2 == IF pp.req.t # "null" THEN AddPending(s1, pp.req) ELSE s1
+              ELSE LET s1a == IF pp.v < s.view /\ PPAt(s, pp.v, pp.n) = {}
+                              THEN [s1 EXCEPT !.pps = @ \cup {pp}] ELSE s1
+                       s2 == IF pp.req.t # "null" THEN AddPending(s1a, pp.req) ELSE s1a
                    IN LateViews(s2, {c.v : c \in {x \in s2.commits : x.n = pp.n /\ x.d = pp.d}},
                                 pp.n, pp.d)
          ELSE s1
@@ -306,12 +321,17 @@ OnPrePrepare(s, pp) ==
     THEN IF PPFor(s, pp.v, pp.n) = pp THEN Rej(s, "replayed") ELSE Rej(s, "conflicting")
     ELSE AcceptPP(s, pp)
 
+\* _store_vote: one vote per (view, seq, sender): a second digest is "conflicting"
+StoreVote(s, field, m) ==
+    IF \E x \in s[field] : x.v = m.v /\ x.n = m.n /\ x.d = m.d /\ x.r = m.r
+    THEN [ok |-> FALSE, s |-> Rej(s, "replayed")]
+    ELSE IF \E x \in s[field] : x.v = m.v /\ x.n = m.n /\ x.r = m.r
+    THEN [ok |-> FALSE, s |-> Rej(s, "conflicting")]
+    ELSE [ok |-> TRUE, s |-> [s EXCEPT ![field] = @ \cup {m}]]
 \* _record_vote: inside the watermarks, one vote per sender
 RecordVote(s, field, m) ==
     IF ~InWin(s, m.n) THEN [ok |-> FALSE, s |-> Rej(s, "out_of_window")]
-    ELSE IF \E x \in s[field] : x.v = m.v /\ x.n = m.n /\ x.d = m.d /\ x.r = m.r
-    THEN [ok |-> FALSE, s |-> Rej(s, "replayed")]
-    ELSE [ok |-> TRUE, s |-> [s EXCEPT ![field] = @ \cup {m}]]
+    ELSE StoreVote(s, field, m)
 
 \* _on_prepare; spec/PBFT.tla: Prepare (a matching prepare from another backup)
 OnPrepare(s, p) ==
@@ -323,9 +343,8 @@ OnPrepare(s, p) ==
 \* _on_late_commit; spec/PBFT.tla: Commit (a committed certificate of an earlier view)
 OnLateCommit(s, c) ==
     IF ~InWin(s, c.n) \/ c.n <= s.lastexec THEN Rej(s, "stale_view")
-    ELSE IF \E x \in s.commits : x.v = c.v /\ x.n = c.n /\ x.d = c.d /\ x.r = c.r
-    THEN Rej(s, "replayed")
-    ELSE CheckLateCommitted([s EXCEPT !.commits = @ \cup {c}], c.v, c.n, c.d)
+    ELSE LET sv == StoreVote(s, "commits", c) IN
+         IF sv.ok THEN CheckLateCommitted(sv.s, c.v, c.n, c.d) ELSE sv.s
 
 \* _on_commit; spec/PBFT.tla: Commit
 OnCommit(s, c) ==
@@ -340,10 +359,10 @@ OnRequest(s, m) ==
     THEN LET s1 == Rej(s, "replayed")
              last == s.lastreply[m.c]
          IN IF last # NoMsg /\ last.ts = m.ts THEN Send(s1, m.c, last) ELSE s1
-    ELSE LET known == m.d \in PendingDs(s)
+    ELSE LET added == AddsPending(s, m)
              s1 == AddPending(s, m)
          IN IF s.active /\ IsPrim(s) THEN SendPrePrepare(s1)
-            ELSE IF s.active /\ ~known THEN Send(s1, Name(Prim(s, s.view)), m)
+            ELSE IF s.active /\ added THEN Send(s1, Name(Prim(s, s.view)), m)
             ELSE s1
 
 (* ---- checkpoints and state transfer ------------------------------------ *)
@@ -353,7 +372,7 @@ OnCheckpoint(s, ck) ==
     ELSE IF ck.n % s.K # 0 THEN Rej(s, "invalid")
     ELSE IF ck.n > s.stable + s.W
     THEN LET s1 == Rej(s, "out_of_window") IN
-         IF ck.n > s.lastexec /\ ~s.fetching THEN Send(s1, Name(ck.r), MkFetch(s)) ELSE s1
+         IF ck.n > s.lastexec THEN FetchFrom(s1, ck.r) ELSE s1
     ELSE RecordCheckpoint(s, ck)
 
 \* _valid_checkpoint_proof: 2f+1 authentic CHECKPOINTs of distinct replicas, one (n, sd)
@@ -370,7 +389,8 @@ ValidProof(s, proof) ==
 OnFetchState(s, m) ==
     IF m.after >= s.stable \/ s.lastexec < s.stable \/ ~s.hasapp
     THEN Rej(s, "stale_view")
-    ELSE Send(s, Name(m.r),
+    ELSE IF <<"fetch", m.r>> \in s.answered THEN Rej(s, "rate_limited")
+    ELSE Send([s EXCEPT !.answered = @ \cup {<<"fetch", m.r>>}], Name(m.r),
               [t |-> "StateTransfer", after |-> m.after,
                reqs |-> SubSeq(s.hist, m.after + 1, s.stable), app |-> s.sapp,
                proof |-> s.sproof, r |-> s.Id, sok |-> TRUE])
@@ -390,8 +410,7 @@ OnStateTransfer(s, m) ==
     ELSE IF SDOf(s.hist \o m.reqs, m.app) # key.sd THEN Rej(s, "tampered")
     ELSE LET s1 == InstallAll(s, m.reqs, m.after + 1)
              s2 == [s1 EXCEPT !.ownck = {o \in @ : o.n # key.n} \cup
-                                         {[n |-> key.n, h |-> s1.hist, app |-> m.app]},
-                              !.fetching = FALSE]
+                                         {[n |-> key.n, h |-> s1.hist, app |-> m.app]}]
              s3 == IF key.n > s2.stable THEN AdvanceStable(s2, key.n, key.sd, Range(m.proof))
                    ELSE [s2 EXCEPT !.sapp = m.app, !.hasapp = TRUE]
          IN Execute([s3 EXCEPT !.toexec = {e \in @ : e.n > s3.lastexec}])
@@ -472,19 +491,30 @@ SendViewChange(s, v) ==
     ELSE LET certs == SortByN({c \in s.certs : c.pp.n > s.stable})
              vc == [t |-> "ViewChange", nv |-> v, s |-> s.stable, proof |-> s.sproof,
                     P |-> certs, r |-> s.Id, sok |-> TRUE]
-             s1 == [s EXCEPT !.view = v, !.active = FALSE, !.nvmsg = NoMsg, !.cvc = @ + 1,
+             s1 == [s EXCEPT !.view = v, !.active = FALSE, !.cvc = @ + 1,
                              !.vcs = {x \in @ : x.nv >= v - 1 /\ ~(x.nv = v /\ x.r = s.Id)}
                                      \cup {vc}]
          IN SendNewView(Send(s1, Broadcast, vc))
 
 \* _on_view_change; spec/PBFT.tla: JoinViewChange (f+1 VIEW-CHANGEs for later views)
+\* _answer_late_view_change: the NEW-VIEW of the last installed view, if at least the
+\* sender's, once per sender per retransmission period
+AnswerLateVC(s, vc) ==
+    IF s.nvmsg = NoMsg \/ vc.r = s.Id \/ <<"new_view", vc.r>> \in s.answered \/ s.nvmsg.v < vc.nv
+    THEN s
+    ELSE Send([s EXCEPT !.answered = @ \cup {<<"new_view", vc.r>>}], Name(vc.r), s.nvmsg)
+\* _later_view_change: the sender's VIEW-CHANGEs held for views above s.view (at most one)
+LaterVCs(s, r) == {x \in s.vcs : x.nv > s.view /\ x.r = r}
+
 OnViewChange(s, vc) ==
     IF vc.nv < s.view \/ (vc.nv = s.view /\ s.active)
-    THEN LET s1 == Rej(s, "stale_view") IN
-         IF s.active /\ s.nvmsg # NoMsg /\ vc.r # s.Id THEN Send(s1, Name(vc.r), s.nvmsg) ELSE s1
+    THEN AnswerLateVC(Rej(s, "stale_view"), vc)
     ELSE IF \E x \in VCsFor(s, vc.nv) : x.r = vc.r THEN Rej(s, "replayed")
+    ELSE IF vc.nv > s.view /\ \E x \in LaterVCs(s, vc.r) : x.nv > vc.nv THEN Rej(s, "superseded")
     ELSE IF ~ValidVC(s, vc) THEN Rej(s, "bad_view_change")
-    ELSE LET s1 == [s EXCEPT !.vcs = @ \cup {vc}]
+    ELSE LET s0 == IF vc.nv > s.view /\ LaterVCs(s, vc.r) # {}
+                   THEN [Rej(s, "superseded") EXCEPT !.vcs = @ \ LaterVCs(s, vc.r)] ELSE s
+             s1 == [s0 EXCEPT !.vcs = @ \cup {vc}]
              key == ValidProof(s, vc.proof)
              s2 == IF vc.s > s.stable THEN AdvanceStable(s1, key.n, key.sd, Range(vc.proof)) ELSE s1
              later == {x \in s2.vcs : x.nv > s2.view}
@@ -539,9 +569,11 @@ OnTimeout(s) == IF Waiting(s) THEN SendViewChange(s, s.view + 1) ELSE s
 
 \* Replica.retransmit (PBFT assumes retransmission until delivery; not in PBFT.tla)
 Retransmit(s) ==
-    LET s1 == IF ~s.active
-              THEN SendSet(s, Broadcast, {x \in s.vcs : x.nv \in {s.view - 1, s.view}})
-              ELSE IF s.nvmsg # NoMsg THEN Send(s, Broadcast, s.nvmsg) ELSE s
+    LET s0 == [s EXCEPT !.answered = {}, !.fetched = {}]
+        s0a == IF ~s.active
+               THEN SendSet(s0, Broadcast, {x \in s.vcs : x.nv \in {s.view - 1, s.view}})
+               ELSE s0
+        s1 == IF s.nvmsg # NoMsg THEN Send(s0a, Broadcast, s.nvmsg) ELSE s0a
         s2 == SendSet(s1, Broadcast, {x \in s.pps : x.v = s.view /\ x.r = s.Id})
         s3 == SendSet(s2, Broadcast, {x \in s.prepares \cup s.commits : x.v = s.view /\ x.r = s.Id})
         s4 == SendSeq(s3, Broadcast, s.sproof)
@@ -563,13 +595,26 @@ Observed(s) ==
      high |-> s.stable + s.W, pending |-> Len(s.pending), timer |-> Waiting(s),
      timeout |-> TimeoutDuration(s)]
 
-(* ---- as a specification of one replica in an arbitrary environment ------ *)
-CONSTANTS Cfg, Inputs  \* the parameters; the messages the network may deliver
-VARIABLE st
-Init == st = InitState(Cfg)
-Deliver(m) == st' = Step(st, [op |-> "msg", m |-> m])
-Timeout == st' = Step(st, [op |-> "timeout"])
-Retransmission == st' = Step(st, [op |-> "retransmit"])
-Next == (\E m \in Inputs : Deliver(m)) \/ Timeout \/ Retransmission
-Spec == Init /\ [][Next]_st
+(* ---- crash and restart (Replica.restore) -------------------------------- *)
+\* A replica restarted from its database (reference/ostrom/consensus/storage.py)
+\* has its DURABLE state: what it promised, and what derives from its promises:
+\* its view and the NEW-VIEW that installed it, its own VIEW-CHANGEs, the
+\* PRE-PREPAREs it sent or accepted (accepted = it sent the PREPARE), its own
+\* PREPAREs, COMMITs and CHECKPOINTs, its certificates, checkpoints, stable proof
+\* and executed history. Everything else is VOLATILE and back to its initial
+\* value: what others sent it (their votes, checkpoints, VIEW-CHANGEs), the
+\* requests it was waiting for, committed requests not yet executed, the rate
+\* limits of the retransmission period and the timeout back-off. Writing the
+\* durable part before sending is what lets a restarted replica never
+\* contradict itself (docs/consensus.md, "Durability and recovery").
+Accepted(s, x) ==
+    x.r = s.Id \/ \E p \in s.prepares : p.r = s.Id /\ p.v = x.v /\ p.n = x.n /\ p.d = x.d
+Recover(s) ==
+    [s EXCEPT !.vcs = {x \in @ : x.r = s.Id},
+              !.pps = {x \in @ : Accepted(s, x)},
+              !.prepares = {x \in @ : x.r = s.Id},
+              !.commits = {x \in @ : x.r = s.Id},
+              !.cks = {x \in @ : x.r = s.Id},
+              !.toexec = {}, !.pending = <<>>, !.answered = {}, !.fetched = {}, !.cvc = 0,
+              !.out = <<>>, !.rej = <<>>, !.exe = <<>>]
 ================================================================================

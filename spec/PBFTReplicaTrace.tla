@@ -25,7 +25,7 @@
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets, TLC, PBFTReplica, PBFTTraceLog
 
-VARIABLES which, cursor
+VARIABLES st, which, cursor  \* the replica's state; the log walked; its cursor
 
 Steps == TLLogs[which].steps
 E == Steps[cursor + 1]

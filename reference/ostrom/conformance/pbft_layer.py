@@ -57,6 +57,10 @@ DEFAULT_CLIENTS: Final = ("c0",)
 ReplicaClass = type[Replica]
 
 _SETUP_KEYS: Final = frozenset({"n", "f", "id", "key_seed", "clients", "base_timeout"})
+#: The most principals (replicas, then clients) a setup may name.  A key is derived for
+#: each at reset, so without a bound one reset line (``"n": 1000000000``) stalls the
+#: driver for hours instead of getting an error.
+MAX_PRINCIPALS: Final = 1024
 
 
 def principals(n: int, clients: tuple[str, ...] | list[str]) -> list[str]:
@@ -116,6 +120,8 @@ class PBFTLayer:
             raise ValueError("setup needs natural numbers n, f, id and key_seed")
         assert isinstance(n, int) and isinstance(f, int) and isinstance(rid, int)
         assert isinstance(seed, int)
+        if n > MAX_PRINCIPALS:
+            raise ValueError(f"setup.n {n} is above {MAX_PRINCIPALS} principals")
         clients = setup.get("clients", list(DEFAULT_CLIENTS))
         if (
             not isinstance(clients, list)
@@ -124,6 +130,8 @@ class PBFTLayer:
             or set(clients) & set(principals(n, []))
         ):
             raise ValueError("setup.clients must be a list of distinct names, not r<i>")
+        if n + len(clients) > MAX_PRINCIPALS:
+            raise ValueError(f"setup names more than {MAX_PRINCIPALS} principals")
         base_timeout = setup.get("base_timeout", DEFAULT_BASE_TIMEOUT)
         if not _nat(base_timeout) or base_timeout == 0:
             raise ValueError("setup.base_timeout must be a positive integer")

@@ -512,7 +512,6 @@ def log_module(logs: Sequence[Compiled]) -> str:
         "\\* from: " + ", ".join(c.log.name.replace("\n", " ") for c in logs),
         "EXTENDS Integers, TLC",
         "TLDRank == " + _fn(ranks),
-        f"TLCfg0 == {tla(logs[0].cfg)}",
         "TLLogs == <<",
     ]
     for k, c in enumerate(logs):
@@ -537,8 +536,6 @@ def trace_cfg() -> str:
             "NEXT TraceNext",
             "CONSTANTS",
             "    DRank <- TLDRank",
-            "    Cfg <- TLCfg0",
-            "    Inputs = {}",
             "INVARIANT Watch",
             "",
         ]

@@ -26,6 +26,18 @@ class Malformed(ValueError):
     """The bytes or tree are not a well-typed message (counted as ``malformed``)."""
 
 
+#: The largest message a replica reads (bytes).  The largest honest messages are a
+#: STATE-TRANSFER (the requests since the receiver's last execution) and a NEW-VIEW
+#: (2f+1 VIEW-CHANGEs with up to a window of prepared certificates each): well below.
+MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
+#: The deepest JSON tree accepted.  An honest NEW-VIEW nests about 13 levels above its
+#: requests' operations (envelope, NEW-VIEW, VIEW-CHANGE, certificate, PRE-PREPARE,
+#: request); the rest is the operation's own depth.
+MAX_DEPTH: Final = 48
+#: Integers must fit a signed 64-bit word, so that every implementation reads the same.
+MAX_INT: Final = 2**63 - 1
+
+
 def canonical(obj: Any) -> bytes:
     """Sorted-key compact JSON: the one byte string every signer and verifier hashes."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
@@ -326,9 +338,9 @@ def _field(kind: str, v: Any) -> Any:
             raise Malformed(f"not an object: {v!r}")
         return v
     if kind == "signed":
-        return signed_from_tree(v)
+        return _signed(v)
     if kind == "signed?":
-        return None if v is None else signed_from_tree(v)
+        return None if v is None else _signed(v)
     if kind.endswith("*"):
         if not isinstance(v, list):
             raise Malformed(f"not a list: {v!r}")
@@ -340,14 +352,61 @@ def _field(kind: str, v: Any) -> Any:
 
 
 def _cert(v: Any) -> PreparedCert:
-    m = message_from_tree(v)
+    m = _message(v)
     if not isinstance(m, PreparedCert):
         raise Malformed("not a prepared certificate")
     return m
 
 
+def check_tree(tree: Any) -> None:
+    """``Malformed`` unless ``tree`` is JSON every implementation reads alike.
+
+    Iterative (no recursion, whatever the depth): at most ``MAX_DEPTH`` levels; objects
+    with string keys, lists, strings without lone surrogates (they have no UTF-8
+    encoding, so no canonical form and no signature), integers within 64 bits, finite
+    floats, booleans and null.
+    """
+    stack: list[tuple[Any, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise Malformed(f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, str):
+            _check_text(node)
+        elif isinstance(node, bool) or node is None:
+            pass
+        elif isinstance(node, int):
+            if not -MAX_INT - 1 <= node <= MAX_INT:
+                raise Malformed("an integer outside 64 bits")
+        elif isinstance(node, float):
+            if node != node or node in (float("inf"), float("-inf")):
+                raise Malformed("a float that is not finite")
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                if not isinstance(k, str):
+                    raise Malformed("an object key that is not a string")
+                _check_text(k)
+                stack.append((v, depth + 1))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+        else:
+            raise Malformed(f"not a JSON value: {type(node).__name__}")
+
+
+def _check_text(s: str) -> None:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise Malformed("a string with a lone surrogate") from exc
+
+
 def message_from_tree(tree: Any) -> AnyMessage:
     """The message a decoded JSON tree denotes; ``Malformed`` unless exactly well-typed."""
+    check_tree(tree)
+    return _message(tree)
+
+
+def _message(tree: Any) -> AnyMessage:
     if not isinstance(tree, dict) or not isinstance(tree.get("type"), str):
         raise Malformed("not a tagged object")
     tag = tree["type"]
@@ -362,6 +421,13 @@ def message_from_tree(tree: Any) -> AnyMessage:
 
 
 def signed_from_tree(tree: Any) -> Signed:
+    """The signed envelope a decoded JSON tree denotes; ``Malformed`` unless exactly
+    well-typed (``check_tree`` first: no input can exhaust the stack or fail to encode)."""
+    check_tree(tree)
+    return _signed(tree)
+
+
+def _signed(tree: Any) -> Signed:
     if not isinstance(tree, dict) or tree.get("type") != "Signed":
         raise Malformed("not a signed envelope")
     if set(tree) != {"type", "message", "sender", "signature"}:
@@ -373,7 +439,7 @@ def signed_from_tree(tree: Any) -> Signed:
         raw = bytes.fromhex(sig)
     except ValueError as exc:
         raise Malformed("signature is not hex") from exc
-    return Signed(message_from_tree(tree["message"]), sender, raw)
+    return Signed(_message(tree["message"]), sender, raw)
 
 
 def encode(signed: Signed) -> bytes:
@@ -382,12 +448,24 @@ def encode(signed: Signed) -> bytes:
 
 
 def decode(data: bytes) -> Signed:
-    """Parse wire bytes; ``Malformed`` for anything that is not a well-typed envelope."""
+    """Parse wire bytes; ``Malformed`` for anything that is not a well-typed envelope.
+
+    Every input either becomes a ``Signed`` or raises ``Malformed``: oversized input,
+    bytes that are not UTF-8, JSON that is not (``NaN``, an integer literal longer than
+    Python will convert, nesting deeper than the parser's stack) are all ``Malformed``.
+    """
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise Malformed(f"more than {MAX_MESSAGE_BYTES} bytes")
     try:
-        tree = json.loads(data.decode())
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        tree = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        # ValueError: JSONDecodeError, and the limit on integer literal length
         raise Malformed("not JSON") from exc
     return signed_from_tree(tree)
+
+
+def _no_constant(name: str) -> Any:
+    raise Malformed(f"{name} is not JSON")
 
 
 def request_digest(request: Signed | None) -> str:

@@ -9,6 +9,11 @@ The property tests drive the primitives directly (``deliver``, ``drop``, ``dupli
 ``fire_timeout``, ``partition``...); ``Simulation.run`` is the seeded random scheduler
 and ``Simulation.run_fair`` the liveness driver of BFT-LIVE-1: no loss, every message
 delivered, retransmission and timeouts when the system goes quiet.
+
+With ``stores=`` every honest replica is a ``storage.DurableReplica`` (its durable state
+in SQLite, written before its sends are released), and ``crash(i)`` / ``restart(i)``
+take one down (volatile state lost, timer stopped, messages to it dropped) and rebuild
+it from its store; ``restart(i, amnesiac=True)`` deletes the store first, a fault.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from ostrom.consensus.client import Client
 from ostrom.consensus.crypto import KeyRing, make_keys
 from ostrom.consensus.messages import Request, Signed, replica_name, request_digest
 from ostrom.consensus.replica import BROADCAST, App, Output, Replica
+from ostrom.consensus.storage import DurableReplica, StoreLocation
 
 
 class Node(Protocol):
@@ -107,6 +113,8 @@ class Network:
 
 AppFactory = Callable[[], App]
 ReplicaFactory = Callable[..., Replica]
+#: Where replica ``i``'s store lives (``storage.MemoryLocation``, ``FileLocation``...).
+StoreFactory = Callable[[int], StoreLocation]
 
 
 class Simulation:
@@ -127,7 +135,12 @@ class Simulation:
         base_timeout: int | None = None,
         client_timeout: int | None = None,
         replica_factory: ReplicaFactory = Replica,
+        stores: StoreFactory | None = None,
+        beyond_f: bool = False,
     ) -> None:
+        """``beyond_f=True`` allows more than ``f`` Byzantine replicas: only for the control
+        experiment that shows the safety checks can fail (docs/consensus.md, "The
+        adversary suite"); PBFT promises nothing then, so the default refuses."""
         self.n, self.f = n, f
         self.rng = random.Random(seed)
         self.client_names = [f"c{i}" for i in range(clients)]
@@ -135,8 +148,9 @@ class Simulation:
         self.keyring: KeyRing
         self.keyring, signers = make_keys(seed, principals)
         timeout = base_timeout if base_timeout is not None else 60 * n * n
-        self.replicas = [
-            replica_factory(
+
+        def new_replica(i: int) -> Replica:
+            return replica_factory(
                 i,
                 n,
                 f,
@@ -147,14 +161,24 @@ class Simulation:
                 watermark_window=watermark_window,
                 base_timeout=timeout,
             )
-            for i in range(n)
-        ]
+
+        self._new_replica = new_replica  # a restart builds a fresh replica the same way
+        self.replicas = [new_replica(i) for i in range(n)]
         self.byzantine: dict[int, Any] = dict(byzantine or {})
-        if len(self.byzantine) > f:
+        if len(self.byzantine) > f and not beyond_f:
             raise ValueError(f"{len(self.byzantine)} Byzantine replicas > f={f}")
         for i, strategy in sorted(self.byzantine.items()):
             strategy.attach(self.replicas[i], random.Random(self.rng.getrandbits(64)), n)
         self.honest = [i for i in range(n) if i not in self.byzantine]
+        # crash and restart: durable honest replicas (a store each), replicas that are down
+        self.stores: dict[int, StoreLocation] = {}
+        self.durable: dict[int, DurableReplica] = {}
+        self.down: set[int] = set()
+        self.restarts: Counter[str] = Counter()
+        for i in self.honest if stores is not None else ():
+            assert stores is not None
+            self.stores[i] = stores(i)
+            self.durable[i] = DurableReplica.create(self.replicas[i], self.stores[i])
         self.clients = {c: Client(c, signers[c], self.keyring, n, f) for c in self.client_names}
         self.client_timeout = client_timeout if client_timeout is not None else 2 * timeout
         self.network = Network(random.Random(self.rng.getrandbits(64)), faults)
@@ -167,7 +191,7 @@ class Simulation:
     # --- plumbing -----------------------------------------------------------------------
 
     def node(self, i: int) -> Node:
-        return self.byzantine.get(i) or self.replicas[i]  # type: ignore[no-any-return]
+        return self.byzantine.get(i) or self.durable.get(i) or self.replicas[i]  # type: ignore[no-any-return]
 
     def route(self, src: str, out: Output) -> None:
         for s in out.sends:
@@ -185,7 +209,7 @@ class Simulation:
     def _rearm(self, i: int) -> None:
         """A replica's view-change timer runs while it waits; progress restarts it."""
         r, name = self.replicas[i], replica_name(i)
-        if not r.waiting:
+        if not r.waiting or i in self.down:
             self.deadlines.pop(name, None)
         elif name not in self.deadlines or self._armed_progress.get(i) != r.progress:
             self.deadlines[name] = self.network.now + r.timeout_duration()
@@ -210,8 +234,11 @@ class Simulation:
 
     def deliver(self, index: int) -> Envelope:
         env = self.network.take(index)
-        self.network.stats["delivered"] += 1
         i = _index(env.dst)
+        if i in self.down:
+            self.network.stats["dropped_down"] += 1  # the replica is down: lost
+            return env
+        self.network.stats["delivered"] += 1
         if i is not None:
             self.route(env.dst, self.node(i).on_message(env.payload))
             self._rearm(i)
@@ -231,6 +258,8 @@ class Simulation:
 
     def fire_timeout(self, i: int) -> None:
         self.deadlines.pop(replica_name(i), None)
+        if i in self.down:
+            return
         self.route(replica_name(i), self.node(i).on_timeout())
         self._rearm(i)
 
@@ -240,6 +269,8 @@ class Simulation:
         self._rearm_client(c)
 
     def retransmit(self, i: int) -> None:
+        if i in self.down:
+            return
         self.route(replica_name(i), self.node(i).retransmit())
         self._rearm(i)
 
@@ -252,6 +283,58 @@ class Simulation:
 
     def heal(self) -> None:
         self.network.heal()
+
+    # --- crash and restart (honest replicas; docs/consensus.md, "Durability and recovery") --
+
+    def crash(self, i: int) -> None:
+        """Replica ``i`` stops: its volatile state is gone, its timer stops, and messages
+        to it are dropped until it restarts.  Its store, if it has one, survives."""
+        if i in self.byzantine:
+            raise ValueError(f"replica {i} is Byzantine: crash and restart are for honest ones")
+        if i in self.down:
+            raise ValueError(f"replica {i} is already down")
+        self.down.add(i)
+        self.deadlines.pop(replica_name(i), None)
+        durable = self.durable.pop(i, None)
+        if durable is not None:
+            durable.close()
+        self.restarts["crash"] += 1
+
+    def restart(self, i: int, *, amnesiac: bool = False) -> None:
+        """Bring replica ``i`` back: a fresh replica rebuilt from its store.
+
+        ``amnesiac=True`` deletes the store first (or there is none): the replica restarts
+        from nothing, having forgotten every promise it made.  That is a fault, not a
+        recovery: with one Byzantine replica it breaks agreement at N = 4, f = 1
+        (``test_consensus_durability.test_amnesia_breaks_agreement``).  A store that gives
+        no state to restart from raises ``storage.StoreError`` and the replica stays down.
+        """
+        if i not in self.down:
+            raise ValueError(f"replica {i} is not down")
+        replica = self._new_replica(i)
+        location = self.stores.get(i)
+        if amnesiac:
+            if location is not None:
+                location.destroy()
+                self.durable[i] = DurableReplica.create(replica, location)
+            self.restarts["amnesiac"] += 1
+        elif location is None:
+            raise ValueError(f"replica {i} has no store: only an amnesiac restart is possible")
+        else:
+            self.durable[i] = DurableReplica.recover(replica, location)
+            self.restarts["restart"] += 1
+        self.replicas[i] = replica
+        self.down.discard(i)
+        self._armed_progress.pop(i, None)
+        self._rearm(i)
+
+    def close(self) -> None:
+        """Release every store (in-memory databases are freed; files stay on disk)."""
+        for durable in self.durable.values():
+            durable.close()
+        self.durable.clear()
+        for location in self.stores.values():
+            location.dispose()
 
     # --- schedulers ---------------------------------------------------------------------
 

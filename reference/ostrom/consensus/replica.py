@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Protocol
@@ -160,6 +161,83 @@ def signer_matches(signed: Signed, n: int) -> bool:
     return 0 <= m.replica < n and signed.sender == replica_name(m.replica)
 
 
+class InvalidDurableState(ValueError):
+    """A durable state this replica cannot have written (``Replica.restore_durable``)."""
+
+
+class ReplayMismatch(InvalidDurableState):
+    """Re-executing the durable history does not reproduce a checkpoint this replica
+    signed: the application is not deterministic, or it was changed outside the log
+    (REPL-1)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DurableState:
+    """What a replica keeps across a crash: what it has promised, and what it derives
+    from its promises (``Replica.durable_state``, ``Replica.restore_durable``).
+
+    A replica that restarts must never contradict a message it sent before the crash
+    (BFT-SAFE-1 counts on every honest replica keeping its word, crashed or not).  Each
+    durable item is here because forgetting it allows one contradiction:
+
+    * ``view``, ``active``: no message of a view below one it moved to, and no vote in a
+      view it abandoned with a VIEW-CHANGE; ``new_view_msg`` (the NEW-VIEW of the last
+      view it installed): it can still hand that view's proof to a replica waiting for it;
+    * ``view_changes``: its *own* VIEW-CHANGEs by view, so that a retransmission repeats
+      the same message, with the same certificates, rather than a second, different one;
+    * ``pre_prepares``: the PRE-PREPAREs it *sent* (as primary) or *accepted* (and
+      prepared, as a backup) — a backup refuses a second one for the same (view, seq);
+      the late path's bodies for a view it has left are not promises and are volatile;
+      ``next_seq`` and ``assigned``: a primary never assigns a sequence number twice,
+      nor a request it has already assigned in this view (BFT-SAFE-1);
+    * ``prepares``, ``commits``: its *own* PREPARE and COMMIT votes (and so the
+      ``_voted`` index of its own votes), ``sent_commit``: no vote for another digest at a
+      (view, seq) where it voted; ``prepared_certs``: its next VIEW-CHANGE carries every
+      certificate it committed on (the NEW-VIEW's O keeps committed requests);
+    * ``own_checkpoints``, ``checkpoints`` (its *own* CHECKPOINT votes), ``stable_*``:
+      no second checkpoint digest for one sequence number, the low watermark (no vote
+      below it), and the certified state it serves by state transfer;
+    * ``history``: every executed request (seq i+1 at index i).  ``last_exec``, ``chain``,
+      ``executed_log``, ``last_ts``, ``last_reply`` and the application state are rebuilt
+      by executing it again on a fresh application (deterministic, REPL-1); so that the
+      replies re-sign to the very same bytes, ``reply_views`` keeps the view each client's
+      last reply was signed in (the only input of a reply not in the history; Ed25519
+      signatures are deterministic);
+    * ``prepared_log``, ``committed``, ``committed_local``: the monotone observations the
+      property tests read; kept so that the safety lemmas do not fail spuriously after a
+      restart.
+
+    Volatile (lost at a crash, rebuilt from the network by retransmission and state
+    transfer): others' votes, checkpoints and VIEW-CHANGEs, ``to_execute``, ``pending``
+    and ``pending_per_client``, ``answered``, ``fetched``, the late path's PRE-PREPAREs,
+    ``rejected``, ``progress``, and ``consecutive_view_changes`` (back to 0).  A TLA+
+    spec of crash-restart mirrors exactly this split.
+    """
+
+    view: int
+    active: bool
+    new_view_msg: Signed | None
+    view_changes: dict[int, Signed]
+    pre_prepares: dict[tuple[int, int], Signed]
+    next_seq: int
+    assigned: frozenset[str]
+    prepares: dict[Key3, Signed]
+    commits: dict[Key3, Signed]
+    sent_commit: dict[tuple[int, int], str]
+    prepared_certs: dict[int, PreparedCert]
+    own_checkpoints: dict[int, tuple[str, str]]
+    checkpoints: dict[int, Signed]
+    stable_seq: int
+    stable_digest: str
+    stable_app_digest: str | None
+    stable_proof: tuple[Signed, ...]
+    history: tuple[Signed | None, ...]
+    reply_views: dict[str, int]
+    prepared_log: frozenset[Key3]
+    committed: dict[int, frozenset[str]]
+    committed_local: frozenset[Key3]
+
+
 class Replica:
     """One PBFT replica; see the module docstring for the protocol it runs."""
 
@@ -195,16 +273,22 @@ class Replica:
         self.active = True  # False between StartViewChange and NewView
         self.consecutive_view_changes = 0
         self.view_changes: dict[int, dict[int, Signed]] = {}
-        self.new_view_msg: Signed | None = None  # the NEW-VIEW that started self.view
+        # The NEW-VIEW of the last view this replica installed.  Kept after it leaves
+        # that view: a replica still waiting for it can only enter it with this message
+        # (BFT-LIVE-1; retransmit and the answer to a late VIEW-CHANGE send it).
+        self.new_view_msg: Signed | None = None
         # normal-case log (garbage collected below the stable checkpoint)
         self.pre_prepares: dict[tuple[int, int], Signed] = {}
         self.prepares: dict[Key3, dict[int, Signed]] = {}
         self.commits: dict[Key3, dict[int, Signed]] = {}
         self.sent_commit: dict[tuple[int, int], str] = {}
+        # (kind, view, seq, sender) -> the digests it voted for (one, unless a mutant)
+        self._voted: dict[tuple[str, int, int, int], set[str]] = {}
         self.prepared_certs: dict[int, PreparedCert] = {}  # seq -> highest-view certificate
         self.to_execute: dict[int, tuple[str, Signed | None]] = {}
         self.next_seq = 1
         self.pending: dict[str, Signed] = {}  # received, not yet executed (insertion order)
+        self.pending_per_client: Counter[str] = Counter()
         self.assigned: set[str] = set()  # digests pre-prepared in this view (primary)
         # execution
         self.last_exec = 0
@@ -220,7 +304,12 @@ class Replica:
         self.stable_proof: tuple[Signed, ...] = ()
         self.checkpoints: dict[int, dict[int, Signed]] = {}
         self.own_checkpoints: dict[int, tuple[str, str]] = {}  # seq -> (chain, app digest)
-        self.fetching = False
+        # Replicas sent a FETCH-STATE this retransmission period: one each per period,
+        # so a lost one is repeated and a lying sender cannot monopolise catching up.
+        self.fetched: set[int] = set()
+        # Peers answered this retransmission period (("fetch"|"new_view", replica)): one
+        # STATE-TRANSFER and one NEW-VIEW per peer per period, whatever it sends.
+        self.answered: set[tuple[str, int]] = set()
         # observability (monotone: the property tests read them)
         self.prepared_log: set[Key3] = set()
         self.committed: dict[int, set[str]] = {}  # seq -> digests committed here
@@ -301,7 +390,14 @@ class Replica:
         if not isinstance(payload, Signed):
             self._reject("malformed")
             return self._take()
-        if not self._authentic(payload):
+        try:
+            authentic = self._authentic(payload)
+        except (ValueError, TypeError, RecursionError):
+            # an in-process envelope whose message has no canonical encoding (a lone
+            # surrogate, a value JSON cannot carry): the wire decoder refuses the same
+            self._reject("malformed")
+            return self._take()
+        if not authentic:
             self._reject("forged")
             return self._take()
         m = payload.message
@@ -339,8 +435,13 @@ class Replica:
 
         PBFT's liveness assumes that messages are retransmitted until delivered; this is
         that retransmission, bounded to the current view and window.  Duplicates are
-        harmless: receivers refuse and count them as ``replayed``.
+        harmless: receivers refuse and count them as ``replayed``.  A call also opens a
+        new retransmission period: each peer may again get one STATE-TRANSFER and one
+        NEW-VIEW from us, and a FETCH-STATE that was lost goes out again.
         """
+        # spec/PBFTReplica.tla: Retransmit
+        self.answered.clear()
+        self.fetched.clear()
         out = self._out
         if not self.active:
             # our VIEW-CHANGE, and the signed ones we hold for this view and the one we
@@ -348,7 +449,11 @@ class Replica:
             for v in (self.view - 1, self.view):
                 for _r, vc in sorted(self.view_changes.get(v, {}).items()):
                     out.sends.append(Send(BROADCAST, vc))
-        elif self.new_view_msg is not None:
+        if self.new_view_msg is not None:
+            # BFT-LIVE-1: also after leaving its view.  A replica still waiting for this
+            # NEW-VIEW (it was lost) cannot enter the view otherwise, and with fewer than
+            # 2f+1 VIEW-CHANGEs of its own it has no timer running either (issue: the
+            # view change that never completes).
             out.sends.append(Send(BROADCAST, self.new_view_msg))
         for (v, _s), pp in sorted(self.pre_prepares.items(), key=lambda kv: kv[0]):
             if v == self.view and pp.sender == self.signer.principal:
@@ -380,13 +485,34 @@ class Replica:
             if last is not None and isinstance(lm, Reply) and lm.timestamp == req.timestamp:
                 self._out.sends.append(Send(req.client, last))
             return
-        d = request_digest(signed)
-        known = d in self.pending
-        self.pending.setdefault(d, signed)
+        added = self._add_pending(signed)
         if self.active and self.is_primary:
             self._send_pre_prepare()
-        elif self.active and not known:
+        elif self.active and added:
             self._out.sends.append(Send(replica_name(self.primary()), signed))
+
+    def _add_pending(self, signed: Signed) -> bool:
+        """Keep a client request until it executes (it drives the primary's ordering, the
+        relay to the primary and the view-change timer).
+
+        Only a *fresh* request is kept: one whose timestamp is above the last executed for
+        its client.  An executed request brought back by a late PRE-PREPARE must not start
+        the timer again (it caused view changes while idle).  At most ``window`` requests
+        per client are kept (a PBFT client has one outstanding; more are counted as
+        ``rate_limited``).  True if the request is new here.
+        """
+        m = signed.message
+        if not isinstance(m, Request) or m.timestamp <= self.last_ts.get(m.client, 0):
+            return False
+        d = request_digest(signed)
+        if d in self.pending:
+            return False
+        if self.pending_per_client[m.client] >= self.window:
+            self._reject("rate_limited")
+            return False
+        self.pending[d] = signed
+        self.pending_per_client[m.client] += 1
+        return True
 
     def _send_pre_prepare(self) -> None:
         """The primary pre-prepares pending requests, in arrival order, within the window."""
@@ -439,8 +565,14 @@ class Replica:
         if self._late(pp.view):
             self._reject("stale_view")
             if self._in_window(pp.seq) and pp.seq > self.last_exec and self._valid_request(pp):
-                if pp.request is not None:  # keep the body: late commits may decide it
-                    self.pending.setdefault(pp.digest, pp.request)
+                # keep the body (late commits may decide it) in the pre-prepare log, where
+                # it starts no timer, if the view is one this replica has left (not the
+                # one it is changing to: that view's PRE-PREPAREs come again after its
+                # NEW-VIEW); the request is pending only if it is fresh
+                if pp.view < self.view:
+                    self.pre_prepares.setdefault((pp.view, pp.seq), signed)
+                if pp.request is not None:
+                    self._add_pending(pp.request)
                 for (v, s, d), votes in list(self.commits.items()):
                     if (s, d) == (pp.seq, pp.digest) and votes:
                         self._check_late_committed(v, s, d)
@@ -465,12 +597,11 @@ class Replica:
     def _accept_pre_prepare(self, signed: Signed, pp: PrePrepare) -> None:
         self.pre_prepares[(pp.view, pp.seq)] = signed
         if pp.request is not None and pp.seq > self.last_exec:
-            self.pending.setdefault(pp.digest, pp.request)
+            self._add_pending(pp.request)
         if self.id != self.primary(pp.view):
             prep = Prepare(pp.view, pp.seq, pp.digest, self.id)
-            self.prepares.setdefault((pp.view, pp.seq, pp.digest), {})[self.id] = self._send(
-                BROADCAST, prep
-            )
+            key = (pp.view, pp.seq, pp.digest)
+            self._own_vote("prepare", key, self.id, self._send(BROADCAST, prep))
         self._check_prepared(pp.view, pp.seq, pp.digest)
 
     def _on_prepare(self, signed: Signed, p: Prepare) -> None:
@@ -480,23 +611,41 @@ class Replica:
             return
         if not self._view_ok(p.view):
             return
-        if self._record_vote(self.prepares, (p.view, p.seq, p.digest), p.replica, signed):
+        if self._record_vote("prepare", (p.view, p.seq, p.digest), p.replica, signed):
             self._check_prepared(p.view, p.seq, p.digest)
 
-    def _record_vote(
-        self, table: dict[Key3, dict[int, Signed]], key: Key3, replica: int, signed: Signed
-    ) -> bool:
+    def _record_vote(self, kind: str, key: Key3, replica: int, signed: Signed) -> bool:
         """Store a prepare or commit vote: inside the watermarks, one per replica (quorums
         count distinct senders, so a repeated vote is a replay)."""
         if not self._in_window(key[1]):
             self._reject("out_of_window")
             return False
-        votes = table.setdefault(key, {})
-        if replica in votes:
+        return self._store_vote(kind, key, replica, signed)
+
+    def _votes(self, kind: str) -> dict[Key3, dict[int, Signed]]:
+        return self.prepares if kind == "prepare" else self.commits
+
+    def _store_vote(self, kind: str, key: Key3, replica: int, signed: Signed) -> bool:
+        """One vote per (view, seq, sender): an honest replica votes for one digest per
+        (view, seq), so a second digest is a Byzantine sender's, refused as
+        ``conflicting`` and not stored (otherwise one sender could fill the log with
+        votes for arbitrarily many digests)."""
+        table = self._votes(kind)
+        votes = table.get(key)
+        if votes is not None and replica in votes:
             self._reject("replayed")
             return False
-        votes[replica] = signed
+        view, seq, digest = key
+        if any(d != digest for d in self._voted.get((kind, view, seq, replica), ())):
+            self._reject("conflicting")
+            return False
+        self._own_vote(kind, key, replica, signed)
         return True
+
+    def _own_vote(self, kind: str, key: Key3, replica: int, signed: Signed) -> None:
+        """Store a vote without the checks (this replica's own, or a checked one)."""
+        self._votes(kind).setdefault(key, {})[replica] = signed
+        self._voted.setdefault((kind, key[0], key[1], replica), set()).add(key[2])
 
     def _pp_digest(self, view: int, seq: int) -> str | None:
         pp = self.pre_prepares.get((view, seq))
@@ -525,7 +674,7 @@ class Replica:
         if old is None or _cert_view(old) <= view:
             self.prepared_certs[seq] = cert
         c = Commit(view, seq, digest, self.id)
-        self.commits.setdefault((view, seq, digest), {})[self.id] = self._send(BROADCAST, c)
+        self._own_vote("commit", (view, seq, digest), self.id, self._send(BROADCAST, c))
         self._check_committed(view, seq, digest)
 
     # The two hooks below exist for the "prepares twice" mutant, which keeps every
@@ -543,7 +692,7 @@ class Replica:
             return
         if not self._view_ok(c.view):
             return
-        if self._record_vote(self.commits, (c.view, c.seq, c.digest), c.replica, signed):
+        if self._record_vote("commit", (c.view, c.seq, c.digest), c.replica, signed):
             self._check_committed(c.view, c.seq, c.digest)
 
     def _late(self, view: int) -> bool:
@@ -563,12 +712,8 @@ class Replica:
         if not self._in_window(c.seq) or c.seq <= self.last_exec:
             self._reject("stale_view")
             return
-        votes = self.commits.setdefault((c.view, c.seq, c.digest), {})
-        if c.replica in votes:
-            self._reject("replayed")
-            return
-        votes[c.replica] = signed
-        self._check_late_committed(c.view, c.seq, c.digest)
+        if self._store_vote("commit", (c.view, c.seq, c.digest), c.replica, signed):
+            self._check_late_committed(c.view, c.seq, c.digest)
 
     def _check_late_committed(self, view: int, seq: int, digest: str) -> None:
         if seq <= self.last_exec or seq in self.to_execute:
@@ -646,6 +791,7 @@ class Replica:
             m = r.message
             if isinstance(m, Request) and m.client == client and m.timestamp <= last:
                 del self.pending[d]
+                self.pending_per_client[client] -= 1
 
     # --- checkpoints and garbage collection ---------------------------------------------
 
@@ -667,17 +813,35 @@ class Replica:
             return
         if ck.seq > self.stable_seq + self.window:
             self._reject("out_of_window")
-            if ck.seq > self.last_exec and not self.fetching:
+            if ck.seq > self.last_exec:
                 # far behind: ask the sender for its certified log (StateTransfer)
-                self._send(replica_name(ck.replica), FetchState(self.last_exec, self.id))
+                self._fetch_from(ck.replica)
             return
         self._record_checkpoint(signed, ck)
 
     def _record_checkpoint(self, signed: Signed, ck: Checkpoint) -> None:
         votes = self.checkpoints.setdefault(ck.seq, {})
-        if ck.replica in votes:
-            self._reject("replayed")
-            return
+        old = votes.get(ck.replica)
+        if old is not None:
+            if old.message == ck:
+                self._reject("replayed")
+                return
+            # BFT-LIVE-1: the sender signed two digests for one sequence number.  Its
+            # first vote (a lie that arrived first) must not keep its genuine vote, relayed
+            # in another replica's stable proof, from counting: the second vote replaces
+            # the first when it completes a certificate, i.e. with q-1 matching votes of
+            # others (q signatures then prove the checkpoint, whatever this sender also
+            # signed).  Otherwise it is refused, and nothing is stored for it.
+            others = sum(
+                1
+                for r, s in votes.items()
+                if r != ck.replica
+                and isinstance(s.message, Checkpoint)
+                and s.message.state_digest == ck.state_digest
+            )
+            if others + 1 < self.q:
+                self._reject("conflicting")
+                return
         votes[ck.replica] = signed
         matching = [
             s
@@ -715,6 +879,7 @@ class Replica:
         self.pre_prepares = {k: v for k, v in self.pre_prepares.items() if k[1] > seq}
         self.prepares = {k: v for k, v in self.prepares.items() if k[1] > seq}
         self.commits = {k: v for k, v in self.commits.items() if k[1] > seq}
+        self._voted = {k: v for k, v in self._voted.items() if k[2] > seq}
         self.sent_commit = {k: v for k, v in self.sent_commit.items() if k[1] > seq}
         self.prepared_certs = {s: c for s, c in self.prepared_certs.items() if s > seq}
         self.checkpoints = {s: c for s, c in self.checkpoints.items() if s > seq}
@@ -728,10 +893,16 @@ class Replica:
 
     def _fetch(self) -> None:
         # spec/PBFT.tla: CatchUp  (state transfer to a stable checkpoint)
-        self.fetching = True
         for s in self.stable_proof:
-            if s.sender != self.signer.principal:
-                self._send(s.sender, FetchState(self.last_exec, self.id))
+            m = s.message
+            if isinstance(m, Checkpoint):
+                self._fetch_from(m.replica)
+
+    def _fetch_from(self, replica: int) -> None:
+        """Ask ``replica`` for the certified log, at most once per retransmission period."""
+        if replica != self.id and replica not in self.fetched:
+            self.fetched.add(replica)
+            self._send(replica_name(replica), FetchState(self.last_exec, self.id))
 
     def _on_fetch_state(self, m: FetchState) -> None:
         if (
@@ -741,6 +912,12 @@ class Replica:
         ):
             self._reject("stale_view")
             return
+        if ("fetch", m.replica) in self.answered:
+            # one STATE-TRANSFER per peer per retransmission period: a FETCH-STATE of a
+            # few hundred bytes must not buy a reply of the whole log every time
+            self._reject("rate_limited")
+            return
+        self.answered.add(("fetch", m.replica))
         reqs = tuple(self.history[m.after_seq : self.stable_seq])
         st = StateTransfer(m.after_seq, reqs, self.stable_app_digest, self.stable_proof, self.id)
         self._send(replica_name(m.replica), st)
@@ -774,7 +951,6 @@ class Replica:
             result = self._execute_one(s, d, r, reply=False)
             self._out.executed.append(Executed(s, r, result))
         self.own_checkpoints[seq] = (self.chain, m.app_digest)
-        self.fetching = False
         if seq > self.stable_seq:
             self._advance_stable(seq, digest, m.checkpoint_proof)
         else:
@@ -790,7 +966,6 @@ class Replica:
         if new_view < self.view or (new_view == self.view and not self.active):
             return
         self.view, self.active = new_view, False
-        self.new_view_msg = None
         self.consecutive_view_changes += 1
         self.progress += 1
         certs = tuple(c for s, c in sorted(self.prepared_certs.items()) if s > self.stable_seq)
@@ -850,18 +1025,27 @@ class Replica:
         # spec/PBFT.tla: JoinViewChange  (collect VIEW-CHANGEs; f+1 for later views: join)
         if vc.new_view < self.view or (vc.new_view == self.view and self.active):
             self._reject("stale_view")
-            if self.active and self.new_view_msg is not None and vc.replica != self.id:
-                # the sender lags behind: the signed NEW-VIEW lets it catch up
-                self._out.sends.append(Send(replica_name(vc.replica), self.new_view_msg))
+            self._answer_late_view_change(vc)
             return
-        votes = self.view_changes.setdefault(vc.new_view, {})
+        votes = self.view_changes.get(vc.new_view, {})
         if vc.replica in votes:
             self._reject("replayed")
+            return
+        held = self._later_view_change(vc.replica)
+        if vc.new_view > self.view and held is not None and held > vc.new_view:
+            # one VIEW-CHANGE per sender for views above this replica's: its highest (an
+            # honest replica's views only grow; far-future ones cannot fill the log)
+            self._reject("superseded")
             return
         if not self._valid_view_change(vc):
             self._reject("bad_view_change")
             return
-        votes[vc.replica] = signed
+        if vc.new_view > self.view and held is not None:
+            self._reject("superseded")  # the sender's lower one goes
+            del self.view_changes[held][vc.replica]
+            if not self.view_changes[held]:
+                del self.view_changes[held]
+        self.view_changes.setdefault(vc.new_view, {})[vc.replica] = signed
         if vc.last_stable_seq > self.stable_seq:
             key = self._valid_checkpoint_proof(vc.checkpoint_proof)
             assert key is not None
@@ -875,6 +1059,27 @@ class Replica:
         if len(later) >= self.f + 1:
             self._send_view_change(min(later.values()))
         self._send_new_view()
+
+    def _later_view_change(self, replica: int) -> int | None:
+        """The view of ``replica``'s VIEW-CHANGE held for a view above this replica's."""
+        for v, ms in self.view_changes.items():
+            if v > self.view and replica in ms:
+                return v
+        return None
+
+    def _answer_late_view_change(self, vc: ViewChange) -> None:
+        """A VIEW-CHANGE for a view this replica has installed (or left): its sender still
+        waits for that view's NEW-VIEW, which may have been lost.  Send it the NEW-VIEW of
+        the last view installed here if that view is at least the one the sender wants
+        (BFT-LIVE-1; one per sender per retransmission period, and also while this replica
+        is itself changing view, which is when the sender needs it most)."""
+        nv = self.new_view_msg
+        if nv is None or vc.replica == self.id or ("new_view", vc.replica) in self.answered:
+            return
+        m = nv.message
+        if isinstance(m, NewView) and m.view >= vc.new_view:
+            self.answered.add(("new_view", vc.replica))
+            self._out.sends.append(Send(replica_name(vc.replica), nv))
 
     def compute_o(self, vcs: Sequence[ViewChange], view: int) -> list[PrePrepare]:
         """O: for each seq in (min-s, max-s], the request of the highest-view prepared
@@ -976,6 +1181,251 @@ class Replica:
             for req in self.pending.values():
                 self._out.sends.append(Send(replica_name(self.primary()), req))
 
+    # --- durable state and recovery (additive: no handler calls these) ------------------
+
+    def own_view_changes(self) -> dict[int, Signed]:
+        """This replica's own VIEW-CHANGEs that it still holds, by view (durable)."""
+        return {v: ms[self.id] for v, ms in self.view_changes.items() if self.id in ms}
+
+    def durable_pre_prepares(self) -> dict[tuple[int, int], Signed]:
+        """The PRE-PREPAREs this replica sent (signed by itself: it was the primary) or
+        accepted (it holds its own PREPARE for it: ``_accept_pre_prepare`` sends one).
+
+        Those are promises: a backup refuses a second one for the same (view, seq)
+        (BFT-SAFE-1).  The bodies the late path keeps for a view this replica has left
+        carry no vote of its own, so they are volatile.
+        """
+        me = self.signer.principal
+        out: dict[tuple[int, int], Signed] = {}
+        for (v, s), pp in self.pre_prepares.items():
+            m = pp.message
+            if pp.sender == me or (
+                isinstance(m, PrePrepare) and self.id in self.prepares.get((v, s, m.digest), {})
+            ):
+                out[(v, s)] = pp
+        return out
+
+    def own_votes(self, kind: str) -> dict[Key3, Signed]:
+        """This replica's own PREPAREs (``kind="prepare"``) or COMMITs (``"commit"``)."""
+        return {k: votes[self.id] for k, votes in self._votes(kind).items() if self.id in votes}
+
+    def own_checkpoint_votes(self) -> dict[int, Signed]:
+        """This replica's own CHECKPOINT votes, by sequence number."""
+        return {s: votes[self.id] for s, votes in self.checkpoints.items() if self.id in votes}
+
+    def reply_views(self) -> dict[str, int]:
+        """The view each client's last reply was signed in (see ``DurableState``)."""
+        return {
+            c: r.message.view for c, r in self.last_reply.items() if isinstance(r.message, Reply)
+        }
+
+    def durable_state(self) -> DurableState:
+        """The durable projection of this replica, as a copy (see ``DurableState``)."""
+        return DurableState(
+            view=self.view,
+            active=self.active,
+            new_view_msg=self.new_view_msg,
+            view_changes=self.own_view_changes(),
+            pre_prepares=self.durable_pre_prepares(),
+            next_seq=self.next_seq,
+            assigned=frozenset(self.assigned),
+            prepares=self.own_votes("prepare"),
+            commits=self.own_votes("commit"),
+            sent_commit=dict(self.sent_commit),
+            prepared_certs=dict(self.prepared_certs),
+            own_checkpoints=dict(self.own_checkpoints),
+            checkpoints=self.own_checkpoint_votes(),
+            stable_seq=self.stable_seq,
+            stable_digest=self.stable_digest,
+            stable_app_digest=self.stable_app_digest,
+            stable_proof=self.stable_proof,
+            history=tuple(self.history),
+            reply_views=self.reply_views(),
+            prepared_log=frozenset(self.prepared_log),
+            committed={s: frozenset(ds) for s, ds in self.committed.items()},
+            committed_local=frozenset(self.committed_local),
+        )
+
+    def restore_durable(self, state: DurableState) -> None:
+        """Rebuild this freshly constructed replica (fresh application) from ``state``.
+
+        Everything is checked before anything changes (``InvalidDurableState``): every
+        signed message is authentic, and this replica's own where it must be; every
+        certificate and checkpoint proof is valid; the promises agree with one another.
+        The history is then executed again on the application: the checkpoints this
+        replica signed must come out again (``ReplayMismatch``: discard the replica), and
+        each client's last reply is re-signed in the view it was signed in, to the same
+        bytes.  Volatile state stays as constructed (empty, ``consecutive_view_changes``
+        0): it comes back from the network, by retransmission and state transfer.
+        """
+        self._check_durable(state)
+        for i, req in enumerate(state.history):
+            seq = i + 1
+            self._execute_one(seq, request_digest(req), req, reply=False)
+            own = state.own_checkpoints.get(seq)
+            if own is not None and own != (self.chain, self.app.digest()):
+                raise ReplayMismatch(
+                    f"replica {self.id}: executing the history again does not reproduce "
+                    f"its checkpoint at {seq} (REPL-1)"
+                )
+        for client, view in state.reply_views.items():
+            last = self.last_reply.get(client)
+            m = None if last is None else last.message
+            if not isinstance(m, Reply):
+                raise InvalidDurableState(f"replica {self.id}: a reply to {client} never sent")
+            if m.view != view:
+                self.last_reply[client] = self.signer.sign(dataclasses.replace(m, view=view))
+        self.view, self.active = state.view, state.active
+        self.new_view_msg = state.new_view_msg
+        self.view_changes = {v: {self.id: s} for v, s in state.view_changes.items()}
+        self.pre_prepares = dict(state.pre_prepares)
+        self.next_seq = state.next_seq
+        self.assigned = set(state.assigned)
+        self.prepares = {k: {self.id: s} for k, s in state.prepares.items()}
+        self.commits = {k: {self.id: s} for k, s in state.commits.items()}
+        self._voted = {}
+        for kind, table in (("prepare", state.prepares), ("commit", state.commits)):
+            for v, s, d in table:
+                self._voted.setdefault((kind, v, s, self.id), set()).add(d)
+        self.sent_commit = dict(state.sent_commit)
+        self.prepared_certs = dict(state.prepared_certs)
+        self.own_checkpoints = dict(state.own_checkpoints)
+        self.checkpoints = {s: {self.id: c} for s, c in state.checkpoints.items()}
+        self.stable_seq, self.stable_digest = state.stable_seq, state.stable_digest
+        self.stable_app_digest = state.stable_app_digest
+        self.stable_proof = state.stable_proof
+        self.prepared_log = set(state.prepared_log)
+        self.committed = {s: set(ds) for s, ds in state.committed.items()}
+        self.committed_local = set(state.committed_local)
+        self.consecutive_view_changes = 0
+        if self.durable_state() != state:
+            raise InvalidDurableState(f"replica {self.id}: the state does not restore exactly")
+
+    def _check_durable(self, st: DurableState) -> None:
+        """``InvalidDurableState`` unless ``st`` is a state this replica could have kept."""
+        if self.history or self.view or self.stable_seq or self.pre_prepares or self.view_changes:
+            raise InvalidDurableState("restore_durable needs a freshly constructed replica")
+        me = self.signer.principal
+
+        def bad(what: str) -> InvalidDurableState:
+            return InvalidDurableState(f"replica {self.id}: {what}")
+
+        def authentic(s: Signed) -> bool:
+            try:
+                return self._authentic(s)
+            except (ValueError, TypeError, RecursionError):
+                return False
+
+        def client_request(r: Signed | None) -> bool:
+            return r is None or (isinstance(r.message, Request) and authentic(r))
+
+        if st.view < 0 or st.next_seq < st.stable_seq + 1 or len(st.history) > 2**62:
+            raise bad("counters out of range")
+        # the low watermark and the certified state it serves
+        if st.stable_seq == 0:
+            if st.stable_proof or (st.stable_digest, st.stable_app_digest) != (
+                self.stable_digest,
+                self.stable_app_digest,
+            ):
+                raise bad("a stable checkpoint at 0 that is not the initial state")
+        elif self._valid_checkpoint_proof(st.stable_proof) != (st.stable_seq, st.stable_digest):
+            raise bad(f"stable checkpoint {st.stable_seq} without a valid proof")
+        # the view: never a message of a view below it
+        nv = st.new_view_msg
+        if nv is not None:
+            m = nv.message
+            if not (
+                isinstance(m, NewView)
+                and authentic(nv)
+                and m.replica == self.primary(m.view)
+                and 0 < m.view <= st.view
+                and all(isinstance(s.message, ViewChange) and authentic(s) for s in m.view_changes)
+                and all(isinstance(s.message, PrePrepare) and authentic(s) for s in m.pre_prepares)
+            ):
+                raise bad("its NEW-VIEW is not a primary's, or of a later view")
+        if st.active and st.view > 0:
+            installed = None if nv is None else nv.message
+            if not isinstance(installed, NewView) or installed.view != st.view:
+                raise bad(f"active in view {st.view} without that view's NEW-VIEW")
+        for v, s in st.view_changes.items():
+            vc = s.message
+            if not (
+                isinstance(vc, ViewChange)
+                and s.sender == me
+                and authentic(s)
+                and vc.new_view == v <= st.view
+                and self._valid_view_change(vc)
+            ):
+                raise bad(f"the VIEW-CHANGE for view {v} is not its own valid one")
+        # pre-prepares: one per (view, seq), never a sequence number twice (BFT-SAFE-1)
+        for (v, seq), s in st.pre_prepares.items():
+            pp = s.message
+            if not (
+                isinstance(pp, PrePrepare)
+                and authentic(s)
+                and (pp.view, pp.seq) == (v, seq)
+                and pp.replica == self.primary(v)
+                and pp.digest == request_digest(pp.request)
+                and client_request(pp.request)
+                and v <= st.view
+                and seq > st.stable_seq
+            ):
+                raise bad(f"the PRE-PREPARE at {(v, seq)} is not a valid primary's")
+            if s.sender != me and (v, seq, pp.digest) not in st.prepares:
+                raise bad(f"the PRE-PREPARE at {(v, seq)} was neither sent nor prepared by it")
+            if s.sender == me and v == st.view and seq >= st.next_seq:
+                raise bad(f"next_seq {st.next_seq} is not above its PRE-PREPARE at {seq}")
+        # its votes: one digest per (view, seq) (BFT-SAFE-1)
+        for table, cls in ((st.prepares, Prepare), (st.commits, Commit)):
+            for (v, seq, d), s in table.items():
+                vote = s.message
+                if not (
+                    isinstance(vote, cls)
+                    and isinstance(vote, Prepare | Commit)
+                    and s.sender == me
+                    and authentic(s)
+                    and (vote.view, vote.seq, vote.digest) == (v, seq, d)
+                    and v <= st.view
+                    and seq > st.stable_seq
+                ):
+                    raise bad(f"the {cls.__name__} at {(v, seq)} is not its own")
+        for (v, seq), d in st.sent_commit.items():
+            if (v, seq, d) not in st.commits:
+                raise bad(f"sent_commit at {(v, seq)} without its COMMIT")
+        for seq, cert in st.prepared_certs.items():
+            pp = cert.pre_prepare.message if isinstance(cert, PreparedCert) else None
+            if not (
+                isinstance(cert, PreparedCert)
+                and isinstance(pp, PrePrepare)
+                and pp.seq == seq
+                and self._valid_cert(cert, st.view + 1, st.stable_seq) is not None
+            ):
+                raise bad(f"the prepared certificate for {seq} is not valid")
+        # checkpoints: one digest per sequence number
+        for seq in st.own_checkpoints:
+            # (below stable_seq too: a state transfer to an older checkpoint than the stable
+            # one, while this replica is behind, records the state it reached)
+            if not 0 < seq <= len(st.history):
+                raise bad(f"a checkpoint at {seq} outside what it executed")
+        for seq, s in st.checkpoints.items():
+            ck, own = s.message, st.own_checkpoints.get(seq)
+            if not (
+                isinstance(ck, Checkpoint)
+                and s.sender == me
+                and authentic(s)
+                and ck.seq == seq > st.stable_seq
+                and own is not None
+                and ck.state_digest == state_digest(*own)
+            ):
+                raise bad(f"the CHECKPOINT at {seq} is not its own")
+        # execution: only client requests (BFT-SAFE-2)
+        for i, r in enumerate(st.history):
+            if not client_request(r):
+                raise bad(f"executed request {i + 1} is not a client's signed request")
+        for client, view in st.reply_views.items():
+            if not 0 <= view <= st.view:
+                raise bad(f"the last reply to {client} is of a view it has not reached")
+
 
 def _cert_view(cert: PreparedCert) -> int:
     pp = cert.pre_prepare.message
@@ -990,7 +1440,23 @@ def _vc(signed: Signed) -> ViewChange:
 
 
 def _is_replica_name(name: str, n: int) -> bool:
-    return name.startswith("r") and name[1:].isdigit() and int(name[1:]) < n
+    """``r`` then a decimal number below ``n`` (``r3``, also ``r03``): never a client's name.
+
+    Digit by digit, not ``int(name[1:])``: a client's name is a principal's choice, and
+    ``int`` raises on digits ``isdigit`` accepts (``r²``) and on more than 4300 of them,
+    which made an authentic request raise out of the handlers that check it (inside a
+    PRE-PREPARE, a prepared certificate, a STATE-TRANSFER).  ``isdecimal`` is exactly the
+    set of digits ``int`` reads, so every name ``int`` could read is classified as before.
+    """
+    digits = name[1:]
+    if not (name.startswith("r") and digits.isdecimal()):
+        return False
+    value = 0
+    for c in digits:
+        value = value * 10 + unicodedata.decimal(c)
+        if value >= n:
+            return False
+    return True
 
 
 def digest_of(obj: Any) -> str:
