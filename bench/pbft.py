@@ -21,7 +21,13 @@ the protocol tests' ``CounterApp`` (the orchestrator is benchmarked on its own).
   broadcast is verified once, not once per receiver) and with memoisation switched off
   (what a deployment pays: every receiver verifies); plus one cProfile run for N=4
   giving the share of each layer.  The patches are applied to the running process only
-  and undone afterwards; the reference code is not changed.
+  and undone afterwards; the reference code is not changed;
+* **durability** — the same N = 4 workload (``DURABILITY_REQUESTS``, no faults) with the
+  replicas durable (``storage.DurableReplica``: each step's durable state committed to
+  its own SQLite file before its sends are released) with ``synchronous=FULL`` (an
+  fsync per transaction), with ``synchronous=OFF`` (the OS writes when it likes), and
+  without a store; the files live in a temporary directory, on the disk the benchmark
+  runs on, and are deleted afterwards.
 """
 
 from __future__ import annotations
@@ -29,16 +35,19 @@ from __future__ import annotations
 import cProfile
 import os
 import pstats
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ostrom.consensus import crypto
 from ostrom.consensus.byzantine import Silent
 from ostrom.consensus.messages import AnyMessage, Signed
-from ostrom.consensus.network import Simulation
+from ostrom.consensus.network import Simulation, StoreFactory
+from ostrom.consensus.storage import FileLocation
 
 SEED = 1
 CLIENTS = 4
@@ -49,6 +58,8 @@ REQUESTS = {4: 1000, 7: 1000, 10: 500, 13: 300}
 SCENARIOS = ("none", "silent-backup", "silent-primary")
 CRYPTO_RUNS = {4: 1000, 13: 200}  # N -> requests for the signing-cost comparison
 PROFILE_REQUESTS = 300
+DURABILITY_REQUESTS = 200  # an fsync costs milliseconds: a few hundred transactions/s
+DURABILITY_MODES = ("none", "synchronous=OFF", "synchronous=FULL")
 
 
 def faulty_replicas(n: int, scenario: str) -> dict[int, Silent]:
@@ -124,8 +135,10 @@ def run_once(
     requests: int,
     *,
     profile: cProfile.Profile | None = None,
+    stores: StoreFactory | None = None,
 ) -> dict[str, Any]:
-    """Submit ``requests`` operations, run until every honest replica executed them all."""
+    """Submit ``requests`` operations, run until every honest replica executed them all
+    (durable replicas if ``stores`` says where their databases live)."""
     f = (n - 1) // 3
     sim = Simulation(
         n,
@@ -134,6 +147,7 @@ def run_once(
         byzantine=faulty_replicas(n, scenario),
         clients=CLIENTS,
         checkpoint_k=CHECKPOINT_K,
+        stores=stores,
     )
     sent: list[Signed | bytes] = []
     network_send = sim.network.send
@@ -165,6 +179,8 @@ def run_once(
     shortest = min(len(log) for log in logs)
     if any(log[:shortest] != logs[0][:shortest] for log in logs):
         raise SystemExit(f"pbft benchmark N={n} {scenario}: honest logs disagree (BFT-SAFE-2)")
+    transactions = sum(d.store.transactions for d in sim.durable.values())
+    sim.close()
 
     by_type: Counter[str] = Counter()
     wire_bytes = 0
@@ -182,7 +198,7 @@ def run_once(
     rejected: Counter[str] = Counter()
     for r in honest:
         rejected.update(r.rejected)
-    return {
+    row: dict[str, Any] = {
         "n": n,
         "f": f,
         "faulty": scenario,
@@ -211,6 +227,10 @@ def run_once(
         "null_requests_executed": sum(x is None for x in honest[0].history),
         "rejected_at_honest_replicas": dict(sorted(rejected.items())),
     }
+    if stores is not None:
+        row["store_transactions"] = transactions
+        row["store_transactions_per_request"] = round(transactions / requests, 2)
+    return row
 
 
 def throughput() -> list[dict[str, Any]]:
@@ -292,6 +312,41 @@ def profile_shares() -> dict[str, Any]:
     }
 
 
+def _file_stores(directory: Path, synchronous: str) -> StoreFactory:
+    return lambda i: FileLocation(directory / f"r{i}.sqlite3", synchronous=synchronous)
+
+
+def durability(requests: int = DURABILITY_REQUESTS) -> list[dict[str, Any]]:
+    """Requests per second at N = 4 without a store, and with every replica durable
+    (SQLite files, one transaction per step that changes the durable state, written
+    before the step's sends are released) with fsync off and on.  Wall-clock seconds
+    include the waits for the disk, which CPU seconds do not."""
+    rows: list[dict[str, Any]] = []
+    for mode in DURABILITY_MODES:
+        with tempfile.TemporaryDirectory(prefix="ostrom-pbft-bench-") as d:
+            directory = Path(d)
+            stores = None if mode == "none" else _file_stores(directory, mode.split("=")[1])
+            with crypto_mode("ed25519"):
+                r = run_once(4, "none", requests, stores=stores)
+            size = sum(p.stat().st_size for p in directory.iterdir())
+        row = {
+            "n": 4,
+            "store": mode,
+            "requests": requests,
+            "seconds": r["seconds"],
+            "cpu_seconds": r["cpu_seconds"],
+            "requests_per_s": r["requests_per_s"],
+            "requests_per_cpu_s": r["requests_per_cpu_s"],
+        }
+        if mode != "none":
+            row["transactions_per_request"] = r["store_transactions_per_request"]
+            row["database_bytes_per_request"] = round(size / requests)
+        rows.append(row)
+    for row in rows:
+        row["throughput_vs_no_store"] = round(row["requests_per_s"] / rows[0]["requests_per_s"], 3)
+    return rows
+
+
 def measure(log: Callable[[str], None] = print) -> dict[str, Any]:
     t0 = time.perf_counter()
     load_before = os.getloadavg()[0]
@@ -301,6 +356,8 @@ def measure(log: Callable[[str], None] = print) -> dict[str, Any]:
     crypto_rows = signing_cost()
     log("pbft: profile ...")
     prof = profile_shares()
+    log("pbft: durability (SQLite, fsync on and off) ...")
+    durable_rows = durability()
     return {
         "seed": SEED,
         "clients": CLIENTS,
@@ -310,6 +367,7 @@ def measure(log: Callable[[str], None] = print) -> dict[str, Any]:
         "throughput": rows,
         "signing_cost": crypto_rows,
         "profile": prof,
+        "durability": durable_rows,
         "benchmark_seconds": round(time.perf_counter() - t0, 1),
         # other work on the machine inflates wall-clock seconds; CPU seconds are given too
         "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
@@ -364,6 +422,20 @@ def print_tables(data: dict[str, Any]) -> None:
     pt.add_column("share", justify="right")
     for k, v in p["share_of_time"].items():
         pt.add_row(k, f"{v:.0%}")
+    dt = Table(title="Durability, N=4: each step's durable state in SQLite before its sends")
+    for col in ("store", "req", "wall s", "req/s", "cpu s", "req/cpu-s", "txn/req", "vs none"):
+        dt.add_column(col, justify="left" if col == "store" else "right")
+    for r in data.get("durability", []):
+        dt.add_row(
+            r["store"],
+            str(r["requests"]),
+            f"{r['seconds']:.2f}",
+            f"{r['requests_per_s']:.0f}",
+            f"{r['cpu_seconds']:.2f}",
+            f"{r['requests_per_cpu_s']:.0f}",
+            f"{r.get('transactions_per_request', 0):.1f}",
+            f"{r['throughput_vs_no_store']:.2f}",
+        )
     console = Console(width=max(Console().width, 120))  # piped output defaults to 80
-    for table in (t, c, pt):
+    for table in (t, c, pt, dt):
         console.print(table)

@@ -7,7 +7,11 @@ to ``f`` Byzantine replicas and their strategy (silent, equivocating primary,
 conflicting voter, delayed, garbage).  Clients submit orchestrator commands; every
 replica applies its committed log to its own ``Orchestrator``.  Checkpoints are every 2
 requests with a window of 4, so garbage collection, watermarks and state transfer are
-exercised in short runs.
+exercised in short runs.  In half of the runs the honest replicas are durable (an
+in-memory SQLite store each) and the adversary also crashes them, the primary included,
+and restarts them from their stores (up to ``f`` down at once besides the Byzantine ones;
+docs/consensus.md, "Durability and recovery"); a restarted replica must come back with
+exactly the durable state it crashed with.
 
 Every assertion message starts with the property id it checks; ``test_consensus_mutants``
 relies on that to tell which property caught a mutant:
@@ -45,8 +49,9 @@ from mutant_check import run_machine
 from ostrom.consensus.byzantine import STRATEGIES
 from ostrom.consensus.messages import replica_name, request_digest
 from ostrom.consensus.network import Faults, Simulation
-from ostrom.consensus.replica import Replica
+from ostrom.consensus.replica import DurableState, ReplayMismatch, Replica
 from ostrom.consensus.replicated import OrchestratorApp, committed_operations, reference_state
+from ostrom.consensus.storage import MemoryLocation, StoreCorrupt
 from test_orchestrator_stateful import AGENTS, PARAMS
 
 OPS: list[dict[str, Any]] = [
@@ -78,15 +83,23 @@ class PBFTMachine(RuleBasedStateMachine):
         super().__init__()
         self.sim: Simulation | None = None
         self._repl_checked: dict[int, tuple[int, dict[str, Any]]] = {}
+        self._crashed: dict[int, DurableState] = {}  # down replica -> its state at the crash
+        self._restarted_at: dict[int, int] = {}  # restarted replica -> last_exec then
 
     @initialize(
-        # replica 0, the first primary, is faulty more often: equivocation needs it
-        faulty=st.lists(st.one_of(st.just(0), st.integers(0, 6)), max_size=2, unique=True),
+        # replica 0, the first primary, is faulty more often: equivocation needs it; so is
+        # replica 1, the primary of view 1: the NEW-VIEW attack (bad-new-view) needs it
+        faulty=st.lists(
+            st.one_of(st.just(0), st.just(1), st.integers(0, 6)), max_size=2, unique=True
+        ),
         kinds=st.lists(st.sampled_from(STRATEGY_NAMES), min_size=2, max_size=2),
         seed=st.integers(0, 2**16),
         ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=4),
+        durable=st.booleans(),
     )
-    def setup(self, faulty: list[int], kinds: list[str], seed: int, ops: list[Any]) -> None:
+    def setup(
+        self, faulty: list[int], kinds: list[str], seed: int, ops: list[Any], durable: bool
+    ) -> None:
         ids = [x for x in faulty if x < self.N][: self.F]
         byz = {i: STRATEGIES[kinds[k]]() for k, i in enumerate(ids)}
         for i, s in byz.items():
@@ -104,6 +117,11 @@ class PBFTMachine(RuleBasedStateMachine):
             base_timeout=10**9,  # timers fire only when the adversary says so
             client_timeout=10**9,
             replica_factory=self.REPLICA,
+            # in half of the runs every honest replica is durable, so that any may crash
+            # and restart: in-memory SQLite (the same SQL, transactions and validation as
+            # a file, without fsync; torn files are test_consensus_durability's).  The
+            # other half runs at the old cost, without stores.
+            stores=(lambda i: MemoryLocation()) if durable else None,
         )
         for k, op in enumerate(ops):
             self.sim.submit(f"c{k % self.CLIENTS}", dict(op))
@@ -160,6 +178,44 @@ class PBFTMachine(RuleBasedStateMachine):
     def heal(self) -> None:
         self.s.heal()
 
+    # A crash with the store intact is not a Byzantine fault: safety must hold however many
+    # honest replicas crash (here up to F at once, besides the Byzantine ones: with one of
+    # each at N = 4 nothing can commit until a restart), and every down replica is restarted
+    # before the liveness check.  One rule for both, and a crash for one draw in four, so
+    # that replicas are up most of the time: the runs must still commit, checkpoint and
+    # change views between crashes (the other witnesses of MUST_REACH).
+    @precondition(lambda self: self.sim is not None and bool(self.sim.stores))
+    @rule(pick=st.integers(0, 10**6), restart=st.booleans())
+    def crash_or_restart(self, pick: int, restart: bool) -> None:
+        down = sorted(self.s.down)
+        if down and (restart or len(down) >= self.F):
+            self._restart(down[pick % len(down)])
+            return
+        if pick % 4:
+            return
+        up = [i for i in self.s.honest if i not in self.s.down]
+        i = up[pick % len(up)]
+        r = self.s.replicas[i]
+        REACHED["crashed:primary" if r.is_primary else "crashed"] += 1
+        self._crashed[i] = r.durable_state()
+        self.s.crash(i)
+
+    def _restart(self, i: int) -> None:
+        """Rebuild replica ``i`` from its store; it must come back with exactly the durable
+        state it crashed with (or it could contradict what it sent)."""
+        try:
+            self.s.restart(i)
+        except StoreCorrupt as exc:
+            if isinstance(exc.__cause__, ReplayMismatch):
+                raise AssertionError(f"REPL-1: {exc}") from exc
+            raise
+        r = self.s.replicas[i]
+        assert r.durable_state() == self._crashed.pop(i), (
+            f"BFT-SAFE-1: replica {i} restarted with another durable state than it crashed with"
+        )
+        REACHED["restarted:primary" if r.is_primary else "restarted"] += 1
+        self._restarted_at[i] = r.last_exec
+
     # --- the checks -----------------------------------------------------------------------
 
     @invariant()
@@ -199,17 +255,25 @@ class PBFTMachine(RuleBasedStateMachine):
         if self.sim is None:
             return
         s = self.s
-        note_reached(s)
-        rounds = s.run_fair(LIVE_ROUNDS)
-        check_safety_1(s)
-        check_safety_2(s)
-        self._check_repl1()  # before BFT-LIVE-1: a diverged replica can stall checkpoints
-        assert rounds is not None, (
-            f"BFT-LIVE-1: requests not executed at every honest replica after "
-            f"{LIVE_ROUNDS} fair rounds (views {[r.view for r in s.replicas]}, "
-            f"executed {[r.last_exec for r in s.replicas]}, byzantine {s.byzantine})"
-        )
-        REACHED["live"] += 1
+        try:
+            for i in sorted(s.down):  # BFT-LIVE-1 is about replicas that are up
+                self._restart(i)
+            note_reached(s)
+            rounds = s.run_fair(LIVE_ROUNDS)
+            check_safety_1(s)
+            check_safety_2(s)
+            self._check_repl1()  # before BFT-LIVE-1: a diverged replica can stall checkpoints
+            assert rounds is not None, (
+                f"BFT-LIVE-1: requests not executed at every honest replica after "
+                f"{LIVE_ROUNDS} fair rounds (views {[r.view for r in s.replicas]}, "
+                f"executed {[r.last_exec for r in s.replicas]}, byzantine {s.byzantine})"
+            )
+            REACHED["live"] += 1
+            for i, at in self._restarted_at.items():
+                if s.replicas[i].last_exec > at:
+                    REACHED["restarted_then_executed"] += 1
+        finally:
+            s.close()
 
 
 def check_safety_1(s: Simulation) -> None:
@@ -296,6 +360,16 @@ MUST_REACH = (
     "rejected:stale_view",
     "rejected:replayed",
     "rejected:out_of_window",
+    # the adversary suite (byzantine.py).  Here only what every run reaches; the attacks
+    # that need their attacker in place and a few deliveries (bad_view_change,
+    # bad_new_view, bad_state_transfer) have their witnesses in test_consensus_attacks.py,
+    # which runs one machine per attack: this one's draws of a strategy are too lumpy
+    "rejected:superseded",  # view-change-flood
+    "rejected:tampered",  # tamper (and garbage) as primary
+    "crashed:primary",
+    "restarted",
+    "restarted:primary",
+    "restarted_then_executed",
 )
 
 
