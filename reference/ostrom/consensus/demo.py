@@ -83,6 +83,19 @@ from the value the client proposed (PBFT's validity: none may).
 Everything is deterministic per ``seed``, apart from the wall-clock.  The network loses
 no message here (the scheduler only reorders), so retransmission when quiet is all the
 liveness machinery these scenarios need besides the view change.
+
+**Attacks** (``ostrom consensus-demo --attack NAME``, :func:`run_attack`).  The same
+workload and metrics on PBFT alone, with one replica running a strategy of
+:data:`~ostrom.consensus.byzantine.STRATEGIES` (the adversary suite, docs/consensus.md)
+from the item phase on, placed where it can do harm (:data:`PLACEMENT`): a backup, the
+primary of view 0, or the primary of view 1.  The attacks on the view change need one to
+happen, and at f = 1 the attacker is the only Byzantine replica, so for them the network
+cuts the (honest) primary of view 0 off at the start of the item phase and heals as soon
+as every other honest replica has left view 0: a network fault, which PBFT must survive
+on top of f Byzantine replicas.  Besides the metrics above, an attack reports its effect:
+the rejections it caused at honest replicas, by reason, counted by
+:class:`~ostrom.consensus.byzantine.RejectionLedger` from the envelopes it sent, and
+whether each reason the strategy must cause (``refused_as``) occurred.
 """
 
 from __future__ import annotations
@@ -98,7 +111,14 @@ from rich.table import Table
 
 from ostrom.agents import Agent
 from ostrom.consensus import alg1
-from ostrom.consensus.byzantine import ConflictingVoter, Silent, Strategy
+from ostrom.consensus.byzantine import (
+    STRATEGIES,
+    ConflictingVoter,
+    RejectionLedger,
+    Silent,
+    Strategy,
+)
+from ostrom.consensus.messages import replica_name
 from ostrom.consensus.replica import Output, Replica
 from ostrom.consensus.replicated import ReplicatedOrchestrator
 from ostrom.lifecycle import ACTIVE, FORGOTTEN
@@ -259,6 +279,8 @@ class PbftRun:
     decisions: tuple[tuple[Decision, ...], ...]
     setup_requests: int
     setup_seconds: float
+    #: rejections at honest replicas caused by the faulty replica's envelopes (item phase)
+    refused: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 class _Armed(Strategy):
@@ -273,6 +295,18 @@ class _Armed(Strategy):
     def attach(self, replica: Replica, rng: random.Random, n: int) -> None:
         super().attach(replica, rng, n)
         self.inner.attach(replica, rng, n)
+
+    # Armed, every entry point is the inner strategy's: some attacks act on what they
+    # receive (they answer a FETCH-STATE, keep messages to replay), not only on what
+    # their replica sends.
+    def on_message(self, payload: object) -> Output:
+        return self.inner.on_message(payload) if self.armed else self.replica.on_message(payload)
+
+    def on_timeout(self) -> Output:
+        return self.inner.on_timeout() if self.armed else self.replica.on_timeout()
+
+    def retransmit(self) -> Output:
+        return self.inner.retransmit() if self.armed else self.replica.retransmit()
 
     def transform(self, out: Output) -> Output:
         return self.inner.transform(out) if self.armed else out
@@ -362,6 +396,34 @@ def run_pbft(
     max_steps: int | None = None,
 ) -> PbftRun:
     """The PBFT side of :func:`run_demo`."""
+    return _run_items(
+        STRATEGY[scenario](),
+        faulty_replica(scenario, n),
+        scenario,
+        items,
+        seed,
+        n,
+        f,
+        progress=progress,
+        max_steps=max_steps,
+    )
+
+
+def _run_items(
+    strategy: Strategy,
+    bad: int,
+    label: str,
+    items: int,
+    seed: int,
+    n: int,
+    f: int,
+    *,
+    cut_primary: bool = False,
+    progress: Progress | None = None,
+    max_steps: int | None = None,
+) -> PbftRun:
+    """Setup (all honest), then the item phase with replica ``bad`` running ``strategy``
+    (and, if ``cut_primary``, the view-0 primary cut off until the others left view 0)."""
     start = time.perf_counter()
     # One curator takes every forget decision the client asks for: the demo is about the
     # replicas agreeing on the log, not about who may forget.  FG-1's population floor
@@ -369,12 +431,12 @@ def run_pbft(
     # lifts it; docs/consensus.md says so.
     params = DEMO_PARAMS
     agents = (Agent(CURATOR, tier=1, weight=1.0),)
-    bad = faulty_replica(scenario, n)
-    armed = _Armed(STRATEGY[scenario]())
+    armed = _Armed(strategy)
     ro = ReplicatedOrchestrator(
         n, f, seed, params=params, agents=agents, byzantine={bad: armed}, clients=1
     )
     sim = ro.sim
+    ledger = RejectionLedger(sim)
     setup = setup_commands(items, params, agents)
     budget = max_steps if max_steps is not None else 1000 * (len(setup) + items + 10)
     for cmd in setup:
@@ -389,8 +451,15 @@ def run_pbft(
     rng = random.Random(seed)
     values: list[alg1.Value] = [rng.choice(alg1.VALUES) for _ in range(items)]
     armed.armed = True
+    ledger.reset()
     sent0 = sim.network.stats["sent"]
     view0 = max(sim.replicas[i].view for i in sim.honest)
+    primary = view0 % n
+    if cut_primary:
+        if primary == bad:
+            raise ValueError("cut_primary cuts off the honest primary: not the attacker")
+        rest = [replica_name(i) for i in range(n) if i != primary] + list(sim.clients)
+        sim.partition([[replica_name(primary)], rest])
     base_exec = {i: sim.replicas[i].last_exec for i in sim.honest}
     installed: set[int] = set()
     reported = [-1]
@@ -407,13 +476,18 @@ def run_pbft(
             done = min(done, total)  # a view change may add null requests
             if done // step > reported[0]:
                 reported[0] = done // step
-                progress(
-                    f"pbft {scenario}: {done}/{total} requests executed at every honest replica"
-                )
+                progress(f"pbft {label}: {done}/{total} requests executed at every honest replica")
         return sim.all_executed()
+
+    def others_left() -> bool:
+        observe()
+        return all(sim.replicas[i].view > view0 for i in sim.honest if i != primary)
 
     for cmd in item_commands(values):
         ro.submit(CLIENT, cmd)
+    if cut_primary:
+        sim.run(budget, until=others_left)
+        sim.heal()
     sim.run(budget, until=observe)
     observe()
 
@@ -450,6 +524,7 @@ def run_pbft(
         decisions=decisions,
         setup_requests=len(setup),
         setup_seconds=setup_seconds,
+        refused=dict(sorted(ledger.caused(replica_name(bad)).items())),
     )
 
 
@@ -510,13 +585,215 @@ def run_demo(
     )
 
 
-def to_json(results: Sequence[DemoResult]) -> dict[str, Any]:
+# --- consensus-demo --attack: the adversary suite on the replicated orchestrator ----------
+
+Role = Literal["backup", "primary-0", "primary-1"]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where an attack runs: its replica's role, and whether the network cuts the honest
+    view-0 primary off at the start of the item phase (so that the view changes)."""
+
+    role: Role
+    cut_primary: bool = False
+
+    def replica(self, n: int) -> int:
+        """A backup is n-1 (a backup in views 0 and 1); the primary of view v is v."""
+        return {"backup": n - 1, "primary-0": 0, "primary-1": 1}[self.role]
+
+    def describe(self) -> str:
+        where = {
+            "backup": "a backup",
+            "primary-0": "the primary of view 0",
+            "primary-1": "the primary of view 1",
+        }[self.role]
+        return where + ("; view-0 primary cut off" if self.cut_primary else "")
+
+
+#: Where each strategy of ``STRATEGIES`` runs in ``consensus-demo --attack``.  The attacks
+#: on the view change (fabricated certificates, a lying NEW-VIEW, old views replayed) need
+#: one, hence the cut; a lying NEW-VIEW needs its author to be the next primary.
+PLACEMENT: Final[dict[str, Placement]] = {
+    "silent": Placement("backup"),
+    "equivocate": Placement("primary-0"),
+    "conflict": Placement("backup"),
+    "delay": Placement("backup"),
+    "garbage": Placement("primary-0"),
+    "checkpoint-lie": Placement("backup"),
+    "fake-certificate": Placement("backup", cut_primary=True),
+    "bad-new-view": Placement("primary-1", cut_primary=True),
+    "replay": Placement("backup", cut_primary=True),
+    "tamper": Placement("primary-0"),
+    "view-change-flood": Placement("backup"),
+}
+#: The attacks ``consensus-demo --attack`` accepts: every strategy, in registry order.
+ATTACKS: Final[tuple[str, ...]] = tuple(STRATEGIES)
+
+
+@dataclass(frozen=True)
+class AttackResult:
+    """One attack on PBFT: the demo's metrics and what the attacker caused."""
+
+    attack: str
+    n: int
+    f: int
+    seed: int
+    attacker: int
+    placement: Placement
+    pbft: Metrics
+    repl1: bool
+    repl1_error: str | None
+    logs_identical: bool
+    invalid_decisions: int
+    final_views: tuple[int, ...]  # per honest replica
+    refused: dict[str, int]  # rejections at honest replicas caused by the attacker
+    expected: tuple[str, ...]  # the reasons the strategy must cause (``refused_as``)
+    setup_requests: int
+
+    @property
+    def pbft_ok(self) -> bool:
+        """Everything PBFT guarantees held (as :attr:`DemoResult.pbft_ok`): a False here is
+        a bug in the replica, not a success of the attack."""
+        p = self.pbft
+        return (
+            p.decided_items == p.items
+            and p.disagreements == 0
+            and self.repl1
+            and self.logs_identical
+            and self.invalid_decisions == 0
+        )
+
+    @property
+    def refused_as_expected(self) -> bool:
+        """Every reason the strategy must cause was seen at an honest replica."""
+        return all(self.refused.get(r, 0) > 0 for r in self.expected)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "attack": self.attack,
+            "n": self.n,
+            "f": self.f,
+            "seed": self.seed,
+            "attacker": self.attacker,
+            "role": self.placement.role,
+            "cut_primary": self.placement.cut_primary,
+            "pbft": {
+                **self.pbft.to_json(),
+                "repl1": self.repl1,
+                "repl1_error": self.repl1_error,
+                "logs_identical": self.logs_identical,
+                "invalid_decisions": self.invalid_decisions,
+                "final_views": list(self.final_views),
+                "setup_requests": self.setup_requests,
+                "ok": self.pbft_ok,
+            },
+            "refused": dict(self.refused),
+            "expected_refusals": list(self.expected),
+            "refused_as_expected": self.refused_as_expected,
+        }
+
+
+def run_attack(
+    attack: str,
+    items: int = 100,
+    seed: int = 0,
+    n: int = 4,
+    f: int = 1,
+    *,
+    progress: Progress | None = None,
+) -> AttackResult:
+    """Run the demo's workload on PBFT with one replica running the strategy ``attack``
+    (placed by :data:`PLACEMENT`) from the item phase on."""
+    if attack not in STRATEGIES:
+        raise ValueError(f"unknown attack {attack!r}: one of {', '.join(ATTACKS)}")
+    if items < 1:
+        raise ValueError("items must be >= 1")
+    if f < 1 or n < 3 * f + 1:
+        raise ValueError("the demo needs f >= 1 and n >= 3f+1")
+    strategy = STRATEGIES[attack]()
+    where = PLACEMENT[attack]
+    bad = where.replica(n)
+    pb = _run_items(
+        strategy, bad, attack, items, seed, n, f, cut_primary=where.cut_primary, progress=progress
+    )
+    return AttackResult(
+        attack=attack,
+        n=n,
+        f=f,
+        seed=seed,
+        attacker=bad,
+        placement=where,
+        pbft=pb.metrics,
+        repl1=pb.repl1_error is None,
+        repl1_error=pb.repl1_error,
+        logs_identical=pb.logs_identical,
+        invalid_decisions=pb.invalid_decisions,
+        final_views=pb.final_views,
+        refused=pb.refused,
+        expected=strategy.refused_as,
+        setup_requests=pb.setup_requests,
+    )
+
+
+def to_json(results: Sequence[DemoResult], attacks: Sequence[AttackResult] = ()) -> dict[str, Any]:
     """The JSON document of ``ostrom consensus-demo --json``."""
-    return {
+    doc: dict[str, Any] = {
         "demo": "co-forgetting reviewers' concrete test (issue 3, item 7)",
-        "ok": all(r.pbft_ok for r in results),
+        "ok": all(r.pbft_ok for r in results) and all(a.pbft_ok for a in attacks),
         "scenarios": [r.to_json() for r in results],
     }
+    if attacks:
+        doc["attacks"] = [a.to_json() for a in attacks]
+    return doc
+
+
+def _refusals(refused: dict[str, int]) -> str:
+    """``reason count`` pairs, most frequent first."""
+    pairs = sorted(refused.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{r} {c}" for r, c in pairs) or "none"
+
+
+def render_attack_table(results: Sequence[AttackResult]) -> Table:
+    """One block per attack: PBFT's metrics and the refusals the attacker caused."""
+    first = results[0] if results else None
+    title = "The adversary suite: one Byzantine replica against PBFT"
+    if first is not None:
+        title += (
+            f"\nN={first.n}, f={first.f}, {first.pbft.items} forget decisions, seed {first.seed}"
+        )
+    table = Table(
+        title=title,
+        caption="refused: rejections at honest replicas caused by the attacker's messages "
+        "(* = a reason the attack must cause). Red: a PBFT failure (a bug).",
+    )
+    table.add_column("attack (attacker)", overflow="fold")
+    table.add_column("metric")
+    table.add_column("PBFT", overflow="fold")
+    for r in results:
+        p = r.pbft
+        label = f"{r.attack}\nreplica {r.attacker}:\n{r.placement.describe()}"
+        marked = {(f"{k}*" if k in r.expected else k): v for k, v in r.refused.items()}
+        rows: list[tuple[str, str]] = [
+            ("decided %", _bad(f"{p.decided_pct:.1f}", p.decided_items < p.items)),
+            ("disagreements", _bad(str(p.disagreements), p.disagreements > 0)),
+            (
+                "view changes / item",
+                f"{p.view_changes_per_item:.2f} ({p.view_changes}); final views "
+                + ",".join(str(v) for v in r.final_views),
+            ),
+            ("messages / item", f"{p.messages_per_item:.1f}"),
+            (
+                "REPL-1, identical logs",
+                _bad("ok" if r.repl1 and r.logs_identical else "FAILED", not r.pbft_ok),
+            ),
+            ("refused", _refusals(marked)),
+            ("wall-clock", f"{p.seconds:.2f} s"),
+        ]
+        for j, (metric, value) in enumerate(rows):
+            table.add_row(label if j == 0 else "", metric, value)
+        table.add_section()
+    return table
 
 
 def _bad(text: str, bad: bool) -> str:
