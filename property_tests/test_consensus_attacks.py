@@ -589,47 +589,40 @@ def test_a_flood_plus_one_honest_timeout_joins_the_smallest_view() -> None:
     check_safety_2(sim)
 
 
-# --- a finding: a primary that leaves one backup out ---------------------------------------
+# --- a finding, fixed: a primary that leaves one backup out --------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="FINDING (BFT-LIVE-1, f = 1): a primary that sends its PRE-PREPAREs to every "
-    "backup but one leaves that honest backup unable to execute until a later checkpoint "
-    "is stable; with no further requests, never. It has the 2f prepares and 2f+1 commits "
-    "but no pre-prepare, no pending request (no timer), and nobody else wants a view "
-    "change. replica.py is not this suite's to change: see docs/consensus.md.",
-)
-def test_finding_primary_leaving_one_backup_out() -> None:
-    """The smallest reproduction: N = 4, one request, replica 0 Byzantine (honest but for
-    whom its PRE-PREPAREs go to).  Safety holds throughout; BFT-LIVE-1 does not."""
+def test_primary_leaving_one_backup_out_is_relayed_the_pre_prepare() -> None:
+    """BFT-LIVE-1 within f.  N = 4, one request, replica 0 Byzantine only in whom its
+    PRE-PREPAREs go to: backup 3 gets 2f prepares and 2f+1 commits but no pre-prepare,
+    no pending request (no timer), and nobody wants a view change.  Found by this suite;
+    fixed by relaying every accepted PRE-PREPARE of the view on retransmission (the
+    primary's signature travels with it).  Before the fix replica 3 stayed at 0."""
     sim = Simulation(4, 1, 0, byzantine={0: LeavesOneOut()}, faults=Faults(reorder=False))
     sim.submit("c0", {"op": 0})
     rounds = sim.run_fair(12)
     check_safety_1(sim)
     check_safety_2(sim)
     r3 = sim.replicas[3]
-    assert [r.last_exec for r in sim.replicas[:3]] == [1, 1, 1]
-    assert r3.commits and not r3.pre_prepares and not r3.waiting  # stuck, and silent
     assert rounds is not None, (
         f"BFT-LIVE-1: replica 3 executed {r3.last_exec} of 1 request after 12 fair rounds"
     )
+    assert [r.last_exec for r in sim.replicas] == [1, 1, 1, 1]
+    assert {r.view for r in sim.replicas[1:]} == {0}  # no view change was needed
 
 
-def test_finding_boundary_the_left_out_backup_catches_up_at_a_checkpoint() -> None:
-    """What the finding is not: with K more requests a checkpoint becomes stable and the
-    left-out backup fetches the state up to it; only the requests after the last stable
-    checkpoint stay unexecuted there."""
+def test_left_out_backup_executes_everything_with_checkpoints() -> None:
+    """With K = 4 and six requests the left-out backup executes all six (before the fix it
+    fetched the state up to the stable checkpoint at 4 and stayed there)."""
     sim = Simulation(
         4, 1, 0, byzantine={0: LeavesOneOut()}, faults=Faults(reorder=False), checkpoint_k=4
     )
     for k in range(6):
         sim.submit("c0", {"op": k})
-    assert sim.run_fair(12) is None
+    assert sim.run_fair(12) is not None
     check_safety_1(sim)
     check_safety_2(sim)
-    assert [r.last_exec for r in sim.replicas] == [6, 6, 6, 4]
+    assert [r.last_exec for r in sim.replicas] == [6, 6, 6, 6]
 
 
 # --- the ledger ----------------------------------------------------------------------------

@@ -173,7 +173,7 @@ ATTACKS: dict[str, Callable[[], dict[int, Strategy]]] = {
 @pytest.mark.parametrize("seed", range(5))
 def test_crash_and_restart_keep_agreement(attack: str, seed: int, store_dir: Path) -> None:
     """BFT-SAFE-1/2 after every step and BFT-LIVE-1 after heal, with random crashes and
-    restarts of any honest replica (the primary of the current view half of the time),
+    restarts of any honest replica (the primary of the current view three times in four),
     several per run, while a Byzantine replica attacks.  A crash with the store intact is
     no Byzantine fault: safety holds although a crashed and a Byzantine replica are two
     faulty ones at f = 1.  Every restart must give back the state of the crash, and no
@@ -192,6 +192,15 @@ def test_crash_and_restart_keep_agreement(attack: str, seed: int, store_dir: Pat
     rng = random.Random(seed)
     crashed: dict[int, DurableState] = {}
     submitted = primary_crashes = 0
+
+    def replaced(i: int) -> bool:
+        """A crashed primary stays down until the others have left its view (or nothing
+        is left to happen): the run must show primaries being replaced, not only
+        restarted before anyone noticed (since backups relay PRE-PREPAREs, a short
+        outage of the primary often goes unnoticed)."""
+        up = [j for j in sim.honest if j not in sim.down]
+        return all(sim.replicas[j].view % sim.n != i for j in up)
+
     try:
         for _step in range(3000):
             if submitted < 14 and rng.random() < 0.03:
@@ -201,11 +210,11 @@ def test_crash_and_restart_keep_agreement(attack: str, seed: int, store_dir: Pat
                 views = [sim.replicas[i].view for i in sim.honest]
                 primary = max(views) % sim.n
                 up = [i for i in sim.honest if i not in sim.down]
-                i = primary if primary in up and rng.random() < 0.5 else rng.choice(up)
+                i = primary if primary in up and rng.random() < 0.75 else rng.choice(up)
                 primary_crashes += i == primary
                 crashed[i] = sim.replicas[i].durable_state()
                 sim.crash(i)
-            elif sim.down and rng.random() < 0.03:
+            elif sim.down and rng.random() < 0.03 and replaced(min(sim.down)):
                 i = min(sim.down)
                 sim.restart(i)
                 assert sim.replicas[i].durable_state() == crashed.pop(i)
@@ -226,7 +235,12 @@ def test_crash_and_restart_keep_agreement(attack: str, seed: int, store_dir: Pat
             f"BFT-LIVE-1: views {[r.view for r in sim.replicas]}, "
             f"executed {[r.last_exec for r in sim.replicas]}"
         )
-        assert sim.restarts["restart"] >= 10 and primary_crashes >= 5, sim.restarts
+        # at least the three honest primaries crashed while primary (a Byzantine primary,
+        # which cannot crash here, ends the rotation once the view reaches it)
+        assert sim.restarts["restart"] >= 10 and primary_crashes >= 3, (
+            sim.restarts,
+            [r.view for r in sim.replicas],
+        )
         assert max(r.view for r in sim.replicas) >= 1  # crashed primaries were replaced
         for i in sim.honest:
             assert released.contradictions(i) == [], f"replica {i} contradicted itself"

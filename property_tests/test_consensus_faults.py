@@ -371,3 +371,33 @@ def test_stale_pre_prepare_of_an_executed_request_starts_no_timer() -> None:
     replica.on_message(signers["r0"].sign(PrePrepare(0, 2, d, req, 0)))
     assert not replica.pending
     assert not replica.waiting
+
+
+def test_installing_an_older_certified_state_does_not_claim_the_stable_one() -> None:
+    """Found by test_consensus_fuzz.py: a STATE-TRANSFER to a certified checkpoint older
+    than the replica's stable one set ``stable_app_digest`` to the *older* application
+    state's digest, which the replica would then serve as the stable state's (every
+    STATE-TRANSFER it sent would fail the digest check).  Now only a transfer to the
+    stable checkpoint itself sets it."""
+    sim = _stable_cluster()  # seed 1, K = 2, stable at 2
+    _ring, signers = make_keys(1, ["r0", "r1", "r2", "r3", "c0"])
+    old = sim.replicas[0].on_message(signers["r3"].sign(FetchState(0, 3)))
+    (old_transfer,) = [s.payload for s in old.sends if isinstance(s.payload, Signed)]
+    for k in range(2, 4):
+        sim.submit("c0", {"op": k})
+    sim.run(100_000)
+    assert all(r.stable_seq == 4 for r in sim.replicas)
+    fresh = Replica(3, 4, 1, sim.keyring, signers["r3"], checkpoint_k=2, watermark_window=4)
+    for proof in sim.replicas[0].stable_proof:  # checkpoint 4 becomes stable; nothing run
+        fresh.on_message(proof)
+    assert (fresh.stable_seq, fresh.last_exec) == (4, 0)
+    fresh.on_message(old_transfer)  # the certified state at 2
+    assert fresh.last_exec == 2
+    assert fresh.stable_app_digest is None  # was the digest of the state at 2
+    new = sim.replicas[0]
+    new.retransmit()
+    out = new.on_message(signers["r3"].sign(FetchState(2, 3)))
+    (transfer,) = [s.payload for s in out.sends if isinstance(s.payload, Signed)]
+    fresh.on_message(transfer)
+    assert fresh.last_exec == 4
+    assert fresh.stable_app_digest == new.stable_app_digest == new.app.digest()

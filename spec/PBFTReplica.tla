@@ -412,7 +412,8 @@ OnStateTransfer(s, m) ==
              s2 == [s1 EXCEPT !.ownck = {o \in @ : o.n # key.n} \cup
                                          {[n |-> key.n, h |-> s1.hist, app |-> m.app]}]
              s3 == IF key.n > s2.stable THEN AdvanceStable(s2, key.n, key.sd, Range(m.proof))
-                   ELSE [s2 EXCEPT !.sapp = m.app, !.hasapp = TRUE]
+                   ELSE IF key.n = s2.stable THEN [s2 EXCEPT !.sapp = m.app, !.hasapp = TRUE]
+                   ELSE s2
          IN Execute([s3 EXCEPT !.toexec = {e \in @ : e.n > s3.lastexec}])
 
 (* ---- view change ------------------------------------------------------- *)
@@ -574,7 +575,8 @@ Retransmit(s) ==
                THEN SendSet(s0, Broadcast, {x \in s.vcs : x.nv \in {s.view - 1, s.view}})
                ELSE s0
         s1 == IF s.nvmsg # NoMsg THEN Send(s0a, Broadcast, s.nvmsg) ELSE s0a
-        s2 == SendSet(s1, Broadcast, {x \in s.pps : x.v = s.view /\ x.r = s.Id})
+        \* BFT-LIVE-1: every accepted PRE-PREPARE of the view, relayed with its signature
+        s2 == SendSet(s1, Broadcast, {x \in s.pps : x.v = s.view})
         s3 == SendSet(s2, Broadcast, {x \in s.prepares \cup s.commits : x.v = s.view /\ x.r = s.Id})
         s4 == SendSeq(s3, Broadcast, s.sproof)
         s5 == SendSet(s4, Broadcast, {x \in s.cks : x.r = s.Id})

@@ -1029,15 +1029,14 @@ class EquivocatingColluder(DoubleVoter):
 
 
 class LeavesOneOut(Strategy):
-    """FINDING (not in ``STRATEGIES``: the replica does not survive it yet).  A primary
-    that is honest except that its PRE-PREPAREs (and their retransmissions) go to every
-    backup but one.  The other backups and the primary prepare and commit (2f+1), the
-    client gets f+1 replies; the left-out backup holds the prepares and the commits but
-    no pre-prepare, so it never prepares, and it has no pending request, so no timer
-    runs and nobody wants a view change.  It executes the requests only when a later
-    checkpoint becomes stable (K more requests) and it fetches the state; if the clients
-    stop before that, never.  Probes BFT-LIVE-1, which fails
-    (``test_consensus_attacks.test_finding_primary_leaving_one_backup_out``)."""
+    """A primary that is honest except that its PRE-PREPAREs (and their retransmissions)
+    go to every backup but one.  The other backups and the primary prepare and commit
+    (2f+1), the client gets f+1 replies; the left-out backup holds the prepares and the
+    commits but no pre-prepare, and it has no pending request, so no timer runs and
+    nobody wants a view change.  Found by the adversary suite: before the fix it executed
+    the requests only when a later checkpoint became stable and it fetched the state.
+    Defeated by the relay of accepted PRE-PREPAREs in ``Replica.retransmit``.  Probes
+    BFT-LIVE-1 (test_consensus_attacks.py, "a finding, fixed")."""
 
     name = "leaves-one-out"
 
@@ -1096,6 +1095,7 @@ STRATEGIES: dict[str, type[Strategy]] = {
         Replayer,
         Tamperer,
         ViewChangeFlood,
+        LeavesOneOut,
     )
 }
 """Every strategy a run may give to at most ``f`` replicas (the stateful test samples it;

@@ -626,6 +626,7 @@ PLACEMENT: Final[dict[str, Placement]] = {
     "replay": Placement("backup", cut_primary=True),
     "tamper": Placement("primary-0"),
     "view-change-flood": Placement("backup"),
+    "leaves-one-out": Placement("primary-0"),
 }
 #: The attacks ``consensus-demo --attack`` accepts: every strategy, in registry order.
 ATTACKS: Final[tuple[str, ...]] = tuple(STRATEGIES)

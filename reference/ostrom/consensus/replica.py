@@ -456,7 +456,11 @@ class Replica:
             # view change that never completes).
             out.sends.append(Send(BROADCAST, self.new_view_msg))
         for (v, _s), pp in sorted(self.pre_prepares.items(), key=lambda kv: kv[0]):
-            if v == self.view and pp.sender == self.signer.principal:
+            # BFT-LIVE-1: every PRE-PREPARE of this view we accepted, not only our own.
+            # A primary that leaves one backup out would otherwise leave it without the
+            # request body while the others commit; the relayed message keeps the
+            # primary's signature, so the relay cannot change it.
+            if v == self.view:
                 out.sends.append(Send(BROADCAST, pp))
         for log in (self.prepares, self.commits):
             for (v, _s, _d), votes in sorted(log.items(), key=lambda kv: kv[0]):
@@ -953,7 +957,10 @@ class Replica:
         self.own_checkpoints[seq] = (self.chain, m.app_digest)
         if seq > self.stable_seq:
             self._advance_stable(seq, digest, m.checkpoint_proof)
-        else:
+        elif seq == self.stable_seq:
+            # the stable checkpoint's application state is now ours to serve; an older
+            # certified state (seq < stable_seq) is not the stable one, and serving its
+            # digest as the stable state's would make every STATE-TRANSFER we send fail
             self.stable_app_digest = m.app_digest
         self.to_execute = {s: e for s, e in self.to_execute.items() if s > self.last_exec}
         self._execute()
