@@ -42,6 +42,7 @@ from ostrom.consensus.messages import (
 )
 from ostrom.consensus.network import Envelope, Faults, Simulation
 from ostrom.consensus.replica import Output, Replica, Send
+from ostrom.consensus.storage import MemoryLocation
 from test_consensus_stateful import check_safety_1, check_safety_2
 
 NEVER = 10**9  # timers fire only when a test fires them
@@ -114,6 +115,50 @@ def test_view_change_completes_after_its_new_view_is_lost(n: int, f: int) -> Non
     )
     check_safety_1(sim)
     check_safety_2(sim)
+
+
+def test_restarted_replica_gets_the_commits_of_a_view_the_others_left() -> None:
+    """BFT-LIVE-1, found by TLC on the code-level spec (pbft-replica-faults).  N = 4,
+    replica 3 silent.  The primary sends its PRE-PREPARE, commits, and times out into
+    view 1 alone; replica 1 collects three commits and executes; the commits to replica
+    2 are lost and replica 2 crashes and restarts from its database, which keeps what
+    it promised but not what it received, nor the pending request (so no timer).
+    Replica 1 re-sends its view-0 commit; the primary, in view 1, re-sent only the
+    messages of its current view, so replica 2 never got its commit again and never
+    executed.  Now a replica re-sends its own votes of every view its log holds."""
+    sim = Simulation(
+        4,
+        1,
+        0,
+        byzantine={3: Silent()},
+        faults=Faults(reorder=False),
+        base_timeout=NEVER,
+        client_timeout=NEVER,
+        stores=lambda i: MemoryLocation(),
+    )
+    try:
+        sim.submit("c0", {"op": "x"})
+        sim.fire_client_timeout("c0")  # the request reaches every replica
+        _pump(sim, deliver=lambda e: not _is(Commit)(e))
+        primary = sim.replicas[0]
+        assert primary.sent_commit, "the primary has sent its commit"
+        sim.fire_timeout(0)  # the primary leaves view 0 alone
+        assert (primary.view, primary.active) == (1, False)
+        _pump(sim, deliver=lambda e: e.dst != "r2", drop=lambda e: e.dst == "r2")
+        assert [r.last_exec for r in sim.replicas[:3]] == [1, 1, 0]
+        sim.crash(2)
+        sim.restart(2)
+        r2 = sim.replicas[2]
+        assert (r2.view, r2.last_exec, r2.waiting) == (0, 0, False)
+        rounds = sim.run_fair(12)
+        check_safety_1(sim)
+        check_safety_2(sim)
+        assert rounds is not None, (
+            f"BFT-LIVE-1: views {[r.view for r in sim.replicas]}, "
+            f"executed {[r.last_exec for r in sim.replicas]}"
+        )
+    finally:
+        sim.close()
 
 
 # --- 2. checkpoint-vote poisoning ----------------------------------------------------------

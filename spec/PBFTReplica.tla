@@ -575,9 +575,10 @@ Retransmit(s) ==
                THEN SendSet(s0, Broadcast, {x \in s.vcs : x.nv \in {s.view - 1, s.view}})
                ELSE s0
         s1 == IF s.nvmsg # NoMsg THEN Send(s0a, Broadcast, s.nvmsg) ELSE s0a
-        \* BFT-LIVE-1: every accepted PRE-PREPARE of the view, relayed with its signature
-        s2 == SendSet(s1, Broadcast, {x \in s.pps : x.v = s.view})
-        s3 == SendSet(s2, Broadcast, {x \in s.prepares \cup s.commits : x.v = s.view /\ x.r = s.Id})
+        \* BFT-LIVE-1: every accepted PRE-PREPARE (relayed with its signature) and our
+        \* own votes, of every view the log holds, not only the current one
+        s2 == SendSet(s1, Broadcast, s.pps)
+        s3 == SendSet(s2, Broadcast, {x \in s.prepares \cup s.commits : x.r = s.Id})
         s4 == SendSeq(s3, Broadcast, s.sproof)
         s5 == SendSet(s4, Broadcast, {x \in s.cks : x.r = s.Id})
         s6 == IF s.active /\ ~IsPrim(s) THEN SendSeq(s5, Name(Prim(s, s.view)), s.pending) ELSE s5

@@ -455,16 +455,20 @@ class Replica:
             # 2f+1 VIEW-CHANGEs of its own it has no timer running either (issue: the
             # view change that never completes).
             out.sends.append(Send(BROADCAST, self.new_view_msg))
-        for (v, _s), pp in sorted(self.pre_prepares.items(), key=lambda kv: kv[0]):
-            # BFT-LIVE-1: every PRE-PREPARE of this view we accepted, not only our own.
-            # A primary that leaves one backup out would otherwise leave it without the
-            # request body while the others commit; the relayed message keeps the
-            # primary's signature, so the relay cannot change it.
-            if v == self.view:
-                out.sends.append(Send(BROADCAST, pp))
+        # BFT-LIVE-1: every PRE-PREPARE we accepted, not only our own, and our own votes,
+        # of every view the log still holds (above the stable checkpoint, inside the
+        # window), not only the current one.  A primary that leaves one backup out would
+        # otherwise leave it without the request body while the others commit (the
+        # relayed message keeps the primary's signature, so the relay cannot change
+        # it); and a replica that committed in view v and moved on alone to v+1 would
+        # withhold the commit a peer still in view v needs, a peer that lost its log in
+        # a restart (found by TLC: models/MCPBFTReplicaSystem_faults.cfg).  Votes are
+        # signed for their view, so re-sending an old one promises nothing new.
+        for _k, pp in sorted(self.pre_prepares.items(), key=lambda kv: kv[0]):
+            out.sends.append(Send(BROADCAST, pp))
         for log in (self.prepares, self.commits):
-            for (v, _s, _d), votes in sorted(log.items(), key=lambda kv: kv[0]):
-                if v == self.view and self.id in votes:
+            for (_v, _s, _d), votes in sorted(log.items(), key=lambda kv: kv[0]):
+                if self.id in votes:
                     out.sends.append(Send(BROADCAST, votes[self.id]))
         for proof in self.stable_proof:
             out.sends.append(Send(BROADCAST, proof))

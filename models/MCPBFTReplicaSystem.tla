@@ -1,0 +1,145 @@
+--------------------------- MODULE MCPBFTReplicaSystem ---------------------------
+(* TLC models of spec/PBFTReplicaSystem.tla: the workloads, the narrowing of the   *)
+(* adversary each model uses, the reachability witnesses, and the replica BEFORE    *)
+(* the fixes of the "PBFT under real faults" work as definition overrides (the      *)
+(* models that must find the old defects as counterexamples). The configurations   *)
+(* models/MCPBFTReplicaSystem_*.cfg pick among them.                               *)
+EXTENDS PBFTReplicaSystem
+
+\* --- workloads ------------------------------------------------------------------
+\* one client, one request (digest id "a"); DRank orders the ids as the hex digests
+\* would (only ties in O read it)
+ReqA == [t |-> "Request", c |-> "c0", ts |-> 1, d |-> "a", sok |-> TRUE]
+ReqB == [t |-> "Request", c |-> "c0", ts |-> 2, d |-> "b", sok |-> TRUE]
+OneRequest == {ReqA}
+TwoRequests == {ReqA, ReqB}
+MCDRank == ("null" :> 0) @@ ("a" :> 1) @@ ("b" :> 2)
+
+\* The Byzantine replica 3 lies about checkpoint 1 to replica 2 (a digest of no
+\* history) and also sends its genuine vote and the votes a quorum needs while
+\* replica 2 is cut off: its PREPARE and COMMIT of "a" at (0, 1) to replicas 0 and
+\* 1, its genuine CHECKPOINT to everyone.
+Lie == <<[t |-> "inconsistent"]>>
+ByzVote(t, to) == [to |-> to, m |-> [t |-> t, v |-> 0, n |-> 1, d |-> "a", r |-> 3, sok |-> TRUE]]
+ByzCk(sd, to) == [to |-> to, m |-> [t |-> "Checkpoint", n |-> 1, sd |-> sd, r |-> 3, sok |-> TRUE]]
+CheckpointLiar ==
+    {ByzCk(Lie, 2)} \cup {ByzCk(<<ReqA>>, j) : j \in {0, 1, 2}}
+    \cup {ByzVote(t, j) : t \in {"Prepare", "Commit"}, j \in {0, 1}}
+
+\* --- narrowing the adversary (CI models) ---------------------------------------
+\* Before the heal a timer fires only when nothing is in flight to its replica:
+\* everything sent to it before has arrived or been dropped. What is lost is a
+\* message overtaken by the receiver's own timeout; messages sent after it still
+\* arrive late (the late pre-prepare and commit paths are exercised), and the deep
+\* model keeps the timers free.
+InboxEmpty(i) == \A l \in Links : l[2] = i => chan[l] = <<>>
+\* The view-change models: as InboxEmpty, and replica 1 (the primary of view 1)
+\* times out only once it has left view 0 (it joins view 1 when f+1 others want it,
+\* the shape of defect 1; its own view-0 timeout only adds interleavings).
+ViewChangeTimer(i) == InboxEmpty(i) /\ (i = 1 => rs[1].view >= 1)
+
+\* Delivery in one fixed fair order: the first nonempty link, senders then
+\* receivers by number, as Simulation.drain delivers in one order.
+LinkRank(l) == l[1] * (N + 1) + l[2]
+FirstLinkFirst(l) ==
+    \A m \in Links : chan[m] # <<>> => LinkRank(l) <= LinkRank(m)
+\* The deep models: any order before the heal, the fixed order after it. BFT-LIVE-1
+\* is then checked for that schedule from every state the faults can reach, not for
+\* every order of delivery after the heal; safety loses nothing, since every
+\* delivery after the heal is also a step the model can take before it.
+HealedInOrder(l) == healed => FirstLinkFirst(l)
+\* The CI models: the fixed order throughout. The adversary keeps its drops,
+\* omissions, duplicates, out-of-order deliveries (ReorderBudget), partitions,
+\* restarts and timeouts; what it loses is racing whole links against each other.
+
+\* The Byzantine replica sends a message again only while its receiver does not
+\* hold it: a copy the receiver stored is refused as a replay and changes nothing,
+\* while a copy it refused (or dropped with its state at a restart) may matter.
+ByzNotHeld(e) ==
+    LET s == rs[e.to] IN e.m \notin s.cks \cup s.prepares \cup s.commits
+\* ... and only when nothing else is in flight to the receiver (as InboxEmpty for
+\* timers): the lie still arrives before or after any message already delivered.
+ByzNotHeldInboxEmpty(e) == ByzNotHeld(e) /\ InboxEmpty(e.to)
+
+\* --- reachability witnesses (each must be VIOLATED) ------------------------------
+\* some honest replica executes a request
+NeverExecutedInv == \A x \in execd : x[3] = "null"
+\* every request is executed by every honest replica
+NeverAllExecutedInv == ~AllExecuted
+\* a view change completes after the heal (a replica becomes active in a new view)
+NeverViewChangeAfterHealInv == "view-installed-after-heal" \notin events
+\* a lagging replica catches up by state transfer
+NeverStateTransferInv == "transfer" \notin events
+\* a replica restarted from its database executes afterwards
+NeverRestartedExecutesInv == "restarted-executes" \notin events
+\* a checkpoint becomes stable at every honest replica
+NeverStableEverywhereInv == \E i \in Honest : rs[i].stable = 0
+\* the premise of LivenessInv is reached (the run stops, not at the view bound) ...
+NeverStuckInv == ~(Stuck /\ ~BoundStop)
+\* ... also after a view change
+NeverStuckAfterViewChangeInv == ~(Stuck /\ ~BoundStop /\ \A i \in Honest : rs[i].view >= 1)
+\* ... also with a replica restarted before the heal
+NeverStuckAfterRestartInv == ~(Stuck /\ ~BoundStop /\ "restart" \in events)
+
+\* --- the replica before the fixes (mutants) --------------------------------------
+\* drop-own-view-change: leaving a view forgets the NEW-VIEW that installed it; it is
+\* retransmitted, and sent to a replica whose VIEW-CHANGE is late, only while active.
+PreFixSendViewChange(s, v) ==
+    IF v < s.view \/ (v = s.view /\ ~s.active) THEN s
+    ELSE LET certs == SortByN({c \in s.certs : c.pp.n > s.stable})
+             vc == [t |-> "ViewChange", nv |-> v, s |-> s.stable, proof |-> s.sproof,
+                    P |-> certs, r |-> s.Id, sok |-> TRUE]
+             s1 == [s EXCEPT !.view = v, !.active = FALSE, !.nvmsg = NoMsg, !.cvc = @ + 1,
+                             !.vcs = {x \in @ : x.nv >= v - 1 /\ ~(x.nv = v /\ x.r = s.Id)}
+                                     \cup {vc}]
+         IN SendNewView(Send(s1, Broadcast, vc))
+PreFixAnswerLateVC(s, vc) ==
+    IF s.active /\ s.nvmsg # NoMsg /\ vc.r # s.Id THEN Send(s, Name(vc.r), s.nvmsg) ELSE s
+PreFixRetransmit(s) ==
+    LET s1 == IF ~s.active
+              THEN SendSet(s, Broadcast, {x \in s.vcs : x.nv \in {s.view - 1, s.view}})
+              ELSE IF s.nvmsg # NoMsg THEN Send(s, Broadcast, s.nvmsg) ELSE s
+        s2 == SendSet(s1, Broadcast, {x \in s.pps : x.v = s.view /\ x.r = s.Id})
+        s3 == SendSet(s2, Broadcast, {x \in s.prepares \cup s.commits : x.v = s.view /\ x.r = s.Id})
+        s4 == SendSeq(s3, Broadcast, s.sproof)
+        s5 == SendSet(s4, Broadcast, {x \in s.cks : x.r = s.Id})
+        s6 == IF s.active /\ ~IsPrim(s) THEN SendSeq(s5, Name(Prim(s, s.view)), s.pending) ELSE s5
+    IN IF s.lastexec < s.stable THEN FetchTo(s6) ELSE s6
+
+\* first-checkpoint-vote-wins: the first CHECKPOINT of a sender for a sequence number
+\* is the only one ever counted; its genuine vote, relayed later, is a "replay".
+PreFixRecordCheckpoint(s, ck) ==
+    IF \E x \in s.cks : x.n = ck.n /\ x.r = ck.r THEN Rej(s, "replayed")
+    ELSE LET s1 == [s EXCEPT !.cks = @ \cup {ck}]
+             matching == {x \in s1.cks : x.n = ck.n /\ x.sd = ck.sd}
+         IN IF Cardinality(matching) >= Q(s) /\ ck.n > s.stable
+            THEN AdvanceStable(s1, ck.n, ck.sd, matching) ELSE s1
+
+\* current-view-votes: the view-change fixes kept, but a replica re-sends only the
+\* PRE-PREPAREs and its own votes of its current view (found by TLC on
+\* MCPBFTReplicaSystem_faults.cfg: a replica that committed and moved on alone
+\* withholds the commit a restarted peer still in the old view needs).
+CurrentViewRetransmit(s) ==
+    LET s0 == [s EXCEPT !.answered = {}, !.fetched = {}]
+        s0a == IF ~s.active
+               THEN SendSet(s0, Broadcast, {x \in s.vcs : x.nv \in {s.view - 1, s.view}})
+               ELSE s0
+        s1 == IF s.nvmsg # NoMsg THEN Send(s0a, Broadcast, s.nvmsg) ELSE s0a
+        s2 == SendSet(s1, Broadcast, {x \in s.pps : x.v = s.view})
+        s3 == SendSet(s2, Broadcast, {x \in s.prepares \cup s.commits : x.v = s.view /\ x.r = s.Id})
+        s4 == SendSeq(s3, Broadcast, s.sproof)
+        s5 == SendSet(s4, Broadcast, {x \in s.cks : x.r = s.Id})
+        s6 == IF s.active /\ ~IsPrim(s) THEN SendSeq(s5, Name(Prim(s, s.view)), s.pending) ELSE s5
+    IN IF s.lastexec < s.stable THEN FetchTo(s6) ELSE s6
+
+\* amnesia: a replica restarted without its database (Recover forgets everything)
+AmnesiacRecover(s) ==
+    InitState([n |-> s.N, f |-> s.F, id |-> s.Id, k |-> s.K, w |-> s.W, base |-> s.Base,
+               clients |-> s.Clients])
+
+\* The state TLC fingerprints: the back-off counter is read by no step of this
+\* untimed model (TimeoutDuration is only observed), so states differing only in it
+\* are merged.
+MCView == <<[i \in Honest |-> [rs[i] EXCEPT !.cvc = 0]], chan, faults, healed, rt, changed,
+            rounds, retried, acks, execd, promises, events>>
+=============================================================================
