@@ -27,7 +27,16 @@ the protocol tests' ``CounterApp`` (the orchestrator is benchmarked on its own).
   its own SQLite file before its sends are released) with ``synchronous=FULL`` (an
   fsync per transaction), with ``synchronous=OFF`` (the OS writes when it likes), and
   without a store; the files live in a temporary directory, on the disk the benchmark
-  runs on, and are deleted afterwards.
+  runs on, and are deleted afterwards.  Next to them, from the same run, the **Ed25519
+  bound**: the requests per second this machine could reach if signing and verifying
+  were the only work (Ed25519 signatures and verifications per request, counted in the
+  run without a store, times their cost measured here);
+* **retransmission** — view changes per 1,000 requests with 0, 5 and 20% of the messages
+  lost (no faulty replica, random delivery order, ``RETRANSMISSION_SEEDS``), for the
+  earlier scheduler (``retransmission="quiet"``: every replica retransmits when nothing
+  is in flight) and the timer-driven one (a timer per message with back-off; docs/
+  consensus.md, "Retransmission"), from the same seeds; with the messages, the
+  retransmissions and the logical ticks per request that recovering costs.
 """
 
 from __future__ import annotations
@@ -45,8 +54,9 @@ from typing import Any
 
 from ostrom.consensus import crypto
 from ostrom.consensus.byzantine import Silent
-from ostrom.consensus.messages import AnyMessage, Signed
-from ostrom.consensus.network import Simulation, StoreFactory
+from ostrom.consensus.crypto import make_keys
+from ostrom.consensus.messages import NULL_DIGEST, AnyMessage, Commit, Signed, ViewChange
+from ostrom.consensus.network import Faults, Retransmission, Simulation, StoreFactory
 from ostrom.consensus.storage import FileLocation
 
 SEED = 1
@@ -60,6 +70,13 @@ CRYPTO_RUNS = {4: 1000, 13: 200}  # N -> requests for the signing-cost compariso
 PROFILE_REQUESTS = 300
 DURABILITY_REQUESTS = 200  # an fsync costs milliseconds: a few hundred transactions/s
 DURABILITY_MODES = ("none", "synchronous=OFF", "synchronous=FULL")
+ED25519_SAMPLES = 3000  # signatures and verifications timed for the Ed25519 bound
+LOSS_RATES = (0.0, 0.05, 0.20)
+SCHEDULERS: tuple[Retransmission, ...] = ("quiet", "timer")
+RETRANSMISSION_SEEDS = (1, 2, 3)
+# requests per run: 1,000 at N = 4 (3,000 per point); N = 7 costs about 3 times as much
+RETRANSMISSION_REQUESTS = {4: 1000, 7: 500}
+RETRANSMISSION_MAX_STEPS = 3_000_000  # a run that stalls stops at quiescence, long before
 
 
 def faulty_replicas(n: int, scenario: str) -> dict[int, Silent]:
@@ -136,18 +153,27 @@ def run_once(
     *,
     profile: cProfile.Profile | None = None,
     stores: StoreFactory | None = None,
+    seed: int = SEED,
+    loss: float = 0.0,
+    retransmission: Retransmission = "timer",
+    must_finish: bool = True,
 ) -> dict[str, Any]:
     """Submit ``requests`` operations, run until every honest replica executed them all
-    (durable replicas if ``stores`` says where their databases live)."""
+    (durable replicas if ``stores`` says where their databases live; ``loss`` of the
+    messages dropped, retransmitted by the ``retransmission`` scheduler).  A run that
+    does not finish is an error unless ``must_finish`` is False (the earlier scheduler
+    can stall: see ``retransmission_view_changes``)."""
     f = (n - 1) // 3
     sim = Simulation(
         n,
         f,
-        SEED,
+        seed,
         byzantine=faulty_replicas(n, scenario),
+        faults=Faults(drop=loss) if loss else None,
         clients=CLIENTS,
         checkpoint_k=CHECKPOINT_K,
         stores=stores,
+        retransmission=retransmission,
     )
     sent: list[Signed | bytes] = []
     network_send = sim.network.send
@@ -169,11 +195,12 @@ def run_once(
     t0, c0 = time.perf_counter(), time.process_time()
     for k in range(requests):
         sim.submit(names[k % len(names)], {"op": "bench", "k": k})
-    steps = sim.run(50_000_000, until=done)
+    steps = sim.run(50_000_000 if must_finish else RETRANSMISSION_MAX_STEPS, until=done)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     if profile is not None:
         profile.disable()
-    if not done():
+    finished = done()
+    if not finished and must_finish:
         raise SystemExit(f"pbft benchmark N={n} {scenario}: not every request executed")
     logs = [r.executed_log for r in honest]
     shortest = min(len(log) for log in logs)
@@ -198,6 +225,13 @@ def run_once(
     rejected: Counter[str] = Counter()
     for r in honest:
         rejected.update(r.rejected)
+    honest_names = {f"r{i}" for i in sim.honest}
+    timeouts = {  # a VIEW-CHANGE signed by an honest replica: its view-change timer expired
+        (p.sender, p.message.new_view)
+        for p in sent
+        if isinstance(p, Signed) and isinstance(p.message, ViewChange) and p.sender in honest_names
+    }
+    stats = sim.network.stats
     row: dict[str, Any] = {
         "n": n,
         "f": f,
@@ -226,6 +260,16 @@ def run_once(
         "state_transfer_messages": by_type["StateTransfer"],
         "null_requests_executed": sum(x is None for x in honest[0].history),
         "rejected_at_honest_replicas": dict(sorted(rejected.items())),
+        "finished": finished,
+        # requests executed at every honest replica (the workload's, not null requests)
+        "executed_everywhere": min(sum(r.last_ts.get(c, 0) for c in per_client) for r in honest),
+        "client_results": sum(len(c.results) for c in sim.clients.values()),
+        # views installed: the highest view an honest replica is active in
+        "view_changes": max((r.view for r in honest if r.active), default=0),
+        "timeouts": len(timeouts),
+        "dropped": stats["dropped"],
+        "retransmitted": stats["retransmitted"],
+        "periodic_retransmissions": stats["periodic_retransmissions"],
     }
     if stores is not None:
         row["store_transactions"] = transactions
@@ -316,18 +360,70 @@ def _file_stores(directory: Path, synchronous: str) -> StoreFactory:
     return lambda i: FileLocation(directory / f"r{i}.sqlite3", synchronous=synchronous)
 
 
-def durability(requests: int = DURABILITY_REQUESTS) -> list[dict[str, Any]]:
+def ed25519_costs(samples: int = ED25519_SAMPLES) -> dict[str, float]:
+    """CPU microseconds of one Ed25519 signature and one verification (no memoisation)
+    of a COMMIT, the most common message; Ed25519's cost hardly depends on the length
+    of a message this short."""
+    _ring, signers = make_keys(SEED, ["r0"])
+    signer = signers["r0"]
+    message = Commit(0, 1, NULL_DIGEST, 0)
+    data = message.encoded
+    public = crypto.public_bytes(signer._key)
+    c0 = time.process_time()
+    for _ in range(samples):
+        signed = signer.sign(message)
+    sign_s = (time.process_time() - c0) / samples
+    verify = crypto._verify.__wrapped__  # the primitive, not the memoised cache
+    c0 = time.process_time()
+    for _ in range(samples):
+        assert verify(public, data, signed.signature)
+    verify_s = (time.process_time() - c0) / samples
+    return {"sign_us": round(sign_s * 1e6, 1), "verify_us": round(verify_s * 1e6, 1)}
+
+
+@contextmanager
+def counting_signatures(counter: Counter[str]) -> Iterator[None]:
+    """Count ``Signer.sign`` calls into ``counter["signatures"]`` (undone on exit)."""
+    original = crypto.Signer.sign
+
+    def sign(self: crypto.Signer, message: AnyMessage) -> Signed:
+        counter["signatures"] += 1
+        return original(self, message)
+
+    crypto.Signer.sign = sign  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        crypto.Signer.sign = original  # type: ignore[method-assign]
+
+
+def durability(requests: int = DURABILITY_REQUESTS) -> dict[str, Any]:
     """Requests per second at N = 4 without a store, and with every replica durable
     (SQLite files, one transaction per step that changes the durable state, written
-    before the step's sends are released) with fsync off and on.  Wall-clock seconds
-    include the waits for the disk, which CPU seconds do not."""
+    before the step's sends are released) with fsync off and on; and, from the same
+    run, the Ed25519 bound.  Wall-clock seconds include the waits for the disk, which
+    CPU seconds do not.
+
+    The bound is 1 / (signatures per request x the cost of one + verifications per
+    request x the cost of one): the requests per CPU-second if signing and verifying were
+    the only work.  ``memoised`` counts the Ed25519 verifications the simulation makes
+    (one per distinct message, as shipped); ``every_receipt`` one per message received,
+    what replicas on separate machines pay."""
     rows: list[dict[str, Any]] = []
+    counts: Counter[str] = Counter()
     for mode in DURABILITY_MODES:
         with tempfile.TemporaryDirectory(prefix="ostrom-pbft-bench-") as d:
             directory = Path(d)
             stores = None if mode == "none" else _file_stores(directory, mode.split("=")[1])
             with crypto_mode("ed25519"):
-                r = run_once(4, "none", requests, stores=stores)
+                if mode == "none":
+                    with counting_signatures(counts):
+                        r = run_once(4, "none", requests, stores=stores)
+                    cache = crypto._verify.cache_info()
+                    counts["verifications"] = cache.misses
+                    counts["verify_calls"] = cache.hits + cache.misses
+                else:
+                    r = run_once(4, "none", requests, stores=stores)
             size = sum(p.stat().st_size for p in directory.iterdir())
         row = {
             "n": 4,
@@ -344,7 +440,112 @@ def durability(requests: int = DURABILITY_REQUESTS) -> list[dict[str, Any]]:
         rows.append(row)
     for row in rows:
         row["throughput_vs_no_store"] = round(row["requests_per_s"] / rows[0]["requests_per_s"], 3)
-    return rows
+    cost = ed25519_costs()
+    per_request = {k: counts[k] / requests for k in ("signatures", "verifications", "verify_calls")}
+    sign_s, verify_s = cost["sign_us"] / 1e6, cost["verify_us"] / 1e6
+
+    def bound(verifications: float) -> float:
+        return round(1 / (per_request["signatures"] * sign_s + verifications * verify_s), 1)
+
+    return {
+        "rows": rows,
+        "ed25519": {
+            **cost,
+            "signatures_per_request": round(per_request["signatures"], 2),
+            "verifications_per_request": round(per_request["verifications"], 2),
+            "verify_calls_per_request": round(per_request["verify_calls"], 2),
+            "bound_requests_per_cpu_s": {
+                "memoised": bound(per_request["verifications"]),
+                "every_receipt": bound(per_request["verify_calls"]),
+            },
+        },
+    }
+
+
+def retransmission_view_changes() -> dict[str, Any]:
+    """View changes per 1,000 requests with 0, 5 and 20% of the messages lost and no
+    faulty replica, for each retransmission scheduler, from the same seeds.
+
+    ``view_changes`` counts views installed (the highest view an honest replica is
+    active in); ``timeouts`` counts VIEW-CHANGEs signed by honest replicas (a replica
+    whose timer expired, whether or not a view change followed: one that times out
+    alone leaves the others without it).  Both are per 1,000 requests submitted; a run
+    that stalls (``finished`` False) stops at quiescence and is reported as it stands,
+    its costs (messages, retransmissions, ticks, CPU) per request it executed at every
+    honest replica."""
+    runs: list[dict[str, Any]] = []
+    for n, requests in RETRANSMISSION_REQUESTS.items():
+        for loss in LOSS_RATES:
+            for scheduler in SCHEDULERS:
+                for seed in RETRANSMISSION_SEEDS:
+                    with crypto_mode("ed25519"):
+                        r = run_once(
+                            n,
+                            "none",
+                            requests,
+                            seed=seed,
+                            loss=loss,
+                            retransmission=scheduler,
+                            must_finish=False,
+                        )
+                    done = max(1, r["executed_everywhere"])  # a stalled run: what it did
+                    runs.append(
+                        {
+                            "n": n,
+                            "loss": loss,
+                            "scheduler": scheduler,
+                            "seed": seed,
+                            "requests": requests,
+                            "finished": r["finished"],
+                            "executed_everywhere": r["executed_everywhere"],
+                            "view_changes": r["view_changes"],
+                            "timeouts": r["timeouts"],
+                            "view_changes_per_1000": round(1000 * r["view_changes"] / requests, 1),
+                            "timeouts_per_1000": round(1000 * r["timeouts"] / requests, 1),
+                            # per request executed at every honest replica
+                            "messages_per_request": round(r["messages"] / done, 1),
+                            "dropped_per_request": round(r["dropped"] / done, 2),
+                            "retransmitted_per_request": round(r["retransmitted"] / done, 2),
+                            "logical_ticks_per_request": round(r["logical_ticks"] / done, 1),
+                            "cpu_seconds": r["cpu_seconds"],
+                            "requests_per_cpu_s": round(done / r["cpu_seconds"], 1),
+                        }
+                    )
+    summary: list[dict[str, Any]] = []
+    for n in RETRANSMISSION_REQUESTS:
+        for loss in LOSS_RATES:
+            for scheduler in SCHEDULERS:
+                group = [
+                    r for r in runs if (r["n"], r["loss"], r["scheduler"]) == (n, loss, scheduler)
+                ]
+                summary.append(
+                    {
+                        "n": n,
+                        "loss": loss,
+                        "scheduler": scheduler,
+                        "runs": len(group),
+                        "finished": sum(r["finished"] for r in group),
+                        **{
+                            f"{k}_mean": round(sum(r[k] for r in group) / len(group), 2)
+                            for k in (
+                                "view_changes_per_1000",
+                                "timeouts_per_1000",
+                                "messages_per_request",
+                                "retransmitted_per_request",
+                                "logical_ticks_per_request",
+                                "requests_per_cpu_s",
+                            )
+                        },
+                        "view_changes_per_1000": [r["view_changes_per_1000"] for r in group],
+                        "timeouts_per_1000": [r["timeouts_per_1000"] for r in group],
+                    }
+                )
+    return {
+        "seeds": list(RETRANSMISSION_SEEDS),
+        "requests": {str(n): k for n, k in RETRANSMISSION_REQUESTS.items()},
+        "summary": summary,
+        "runs": runs,
+    }
 
 
 def measure(log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -356,18 +557,23 @@ def measure(log: Callable[[str], None] = print) -> dict[str, Any]:
     crypto_rows = signing_cost()
     log("pbft: profile ...")
     prof = profile_shares()
-    log("pbft: durability (SQLite, fsync on and off) ...")
-    durable_rows = durability()
+    log("pbft: durability (SQLite, fsync on and off) and the Ed25519 bound ...")
+    durable = durability()
+    log("pbft: view changes under loss, per retransmission scheduler ...")
+    loss = retransmission_view_changes()
     return {
         "seed": SEED,
         "clients": CLIENTS,
         "checkpoint_k": CHECKPOINT_K,
         "app": "CounterApp",
-        "network": "Simulation, random delivery order, no loss",
+        "network": "Simulation, random delivery order, no loss (but in retransmission), "
+        "timer-driven retransmission",
         "throughput": rows,
         "signing_cost": crypto_rows,
         "profile": prof,
-        "durability": durable_rows,
+        "durability": durable["rows"],
+        "ed25519_bound": durable["ed25519"],
+        "retransmission": loss,
         "benchmark_seconds": round(time.perf_counter() - t0, 1),
         # other work on the machine inflates wall-clock seconds; CPU seconds are given too
         "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
@@ -436,6 +642,42 @@ def print_tables(data: dict[str, Any]) -> None:
             f"{r.get('transactions_per_request', 0):.1f}",
             f"{r['throughput_vs_no_store']:.2f}",
         )
+    tables = [t, c, pt, dt]
+    bound = data.get("ed25519_bound")
+    if bound is not None:
+        bt = Table(title="Ed25519 bound, N=4, same run: requests/CPU-s if signatures were all")
+        for col in ("sign µs", "verify µs", "sig/req", "verif/req", "memoised", "every receipt"):
+            bt.add_column(col, justify="right")
+        b = bound["bound_requests_per_cpu_s"]
+        bt.add_row(
+            f"{bound['sign_us']:.0f}",
+            f"{bound['verify_us']:.0f}",
+            f"{bound['signatures_per_request']:.1f}",
+            f"{bound['verifications_per_request']:.1f}",
+            f"{b['memoised']:.0f}",
+            f"{b['every_receipt']:.0f}",
+        )
+        tables.append(bt)
+    loss = data.get("retransmission")
+    if loss is not None:
+        lt = Table(title="View changes per 1,000 requests under loss (no faulty replica)")
+        heads = ("N", "loss", "scheduler", "finished", "views/1000", "timeouts/1000")
+        for col in (*heads, "msg/req", "retx/req", "ticks/req", "req/cpu-s"):
+            lt.add_column(col, justify="left" if col == "scheduler" else "right")
+        for r in loss["summary"]:
+            lt.add_row(
+                str(r["n"]),
+                f"{r['loss']:.0%}",
+                r["scheduler"],
+                f"{r['finished']}/{r['runs']}",
+                f"{r['view_changes_per_1000_mean']:.1f} {r['view_changes_per_1000']}",
+                f"{r['timeouts_per_1000_mean']:.1f} {r['timeouts_per_1000']}",
+                f"{r['messages_per_request_mean']:.1f}",
+                f"{r['retransmitted_per_request_mean']:.2f}",
+                f"{r['logical_ticks_per_request_mean']:.0f}",
+                f"{r['requests_per_cpu_s_mean']:.0f}",
+            )
+        tables.append(lt)
     console = Console(width=max(Console().width, 120))  # piped output defaults to 80
-    for table in (t, c, pt, dt):
+    for table in tables:
         console.print(table)

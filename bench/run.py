@@ -5,10 +5,13 @@ Results are printed and written to ``bench/results/<name>.json`` (kept in the re
 change in a figure shows in review).  Timing targets live here, not in timed tests: the
 orchestrator target is >= 10,000 commands/s on one core with 10,000 artifacts.
 
-``pbft`` (``bench/pbft.py``, about a minute): requests executed per second at every honest
-replica for N = 4, 7, 10, 13 with no faulty replica, a silent backup and a silent primary
-(view change); messages and bytes per request against the normal-case O(N^2) count; the
-share of Ed25519 signing and verification (stubbed-crypto runs and a cProfile run).
+``pbft`` (``bench/pbft.py``, about six minutes on a busy 2-core machine): requests executed
+per second at every honest replica for N = 4, 7, 10, 13 with no faulty replica, a silent
+backup and a silent primary (view change); messages and bytes per request against the
+normal-case O(N^2) count; the share of Ed25519 signing and verification (stubbed-crypto
+runs and a cProfile run); N = 4 with durable replicas (SQLite, fsync on and off) next to
+the in-process figure and the Ed25519 bound; and view changes per 1,000 requests at 0, 5
+and 20% message loss for the earlier (``quiet``) and the timer-driven retransmission.
 
 ``conformance`` (``bench/conformance.py``, about a minute): vectors/s of the reference
 driver through the conformance runner, a full ``ostrom conform`` run, the kill matrix, and
@@ -207,7 +210,8 @@ def bench_hypothesis() -> None:
 
 
 def bench_pbft() -> None:
-    """PBFT throughput, messages per request and signing cost (see ``bench/pbft.py``)."""
+    """PBFT throughput, messages per request, signing cost, durability and view changes
+    under loss per retransmission scheduler (see ``bench/pbft.py``)."""
     import pbft
 
     data = pbft.measure()

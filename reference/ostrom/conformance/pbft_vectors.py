@@ -9,7 +9,8 @@ Two kinds of vectors:
 * **recorded** (the description starts with ``recorded:``; ``source`` is
   ``RECORDED_SOURCE``, ``reference:examples`` until the vector format gains a source for
   simulations): a seeded ``Simulation`` of N = 4, f = 1
-  replicas runs with a recording replica class; the commands of a vector are exactly the
+  replicas runs with a recording replica class (and the ``"quiet"`` retransmission
+  scheduler they were first recorded with); the commands of a vector are exactly the
   inputs the network (and the timer) gave one replica, in order — a prefix of its history
   cut at the step that exercises the vector's action, or the whole history.  Scenarios:
   the normal case with checkpoints, a full window, a silent primary (view change), an
@@ -287,6 +288,9 @@ def _simulate(
         watermark_window=params.get("watermark_window", 32),
         base_timeout=SIM_BASE_TIMEOUT,
         replica_factory=rec.factory,
+        # the scheduler these vectors were recorded (and checked against the spec) with:
+        # a replica's inputs are valid under either, but a new scheduler is a new history
+        retransmission="quiet",
     )
     script(sim)
     return _Run(
