@@ -16,6 +16,7 @@ from rich.text import Text
 from ostrom import __version__, diagram, registry
 from ostrom.consensus import demo
 from ostrom.params import ParamError, Params
+from ostrom.tlc import sequence
 from ostrom.tlc.commands import check, explain
 
 if TYPE_CHECKING:
@@ -134,9 +135,14 @@ def diagram_cmd(fmt: str, output: Path | None) -> None:
     help="Repository root.",
 )
 def docs(no_svg: bool, root: Path) -> None:
-    """Regenerate every generated file and docs block from the tables (make docs)."""
+    """Regenerate every generated file and docs block (make docs).
+
+    From the tables: the lifecycle diagrams and docs tables. From the TLC counterexamples
+    committed in docs/counterexamples/: their message-sequence charts (text and Mermaid).
+    """
     try:
         changed = diagram.update_generated(root, svg=not no_svg)
+        changed += sequence.update_docs(root)
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from exc
     for path in changed:

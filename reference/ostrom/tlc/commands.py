@@ -30,6 +30,7 @@ from ostrom.tlc.runner import (
     record_counts,
     select_models,
 )
+from ostrom.tlc.sequence import FORMATS, SequenceError, chart_from_itf, render
 
 __all__ = ["check", "explain"]
 
@@ -215,11 +216,46 @@ def check(
 @click.command()
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--full", is_flag=True, help="Show every variable of the first state in full.")
-def explain(file: Path, full: bool) -> None:
-    """Print a saved ITF counterexample: one row per step with the variables that changed."""
+@click.option(
+    "--sequence",
+    is_flag=True,
+    help="Draw a PBFTReplicaSystem trace as a message-sequence chart instead.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Chart format (implies --sequence): monospace text (default) or a Mermaid "
+    "sequenceDiagram, which GitHub renders.",
+)
+def explain(file: Path, full: bool, sequence: bool, fmt: str | None) -> None:
+    """Print a saved ITF counterexample: one row per step with the variables that changed.
+
+    FILE is an ITF trace written by `ostrom check` (.itf.json, or gzip-compressed
+    .itf.json.gz).
+
+    With --sequence (for traces of spec/PBFTReplicaSystem.tla, e.g. the pbft-replica-* models)
+    it is drawn as a message-sequence chart instead: a lifeline for the client (c) and for each
+    replica (r0, r1, ...; a Byzantine one dotted), and per step the messages sent (an arrow
+    with a head at each receiver), delivered (what the receiver did: view entered, prepared,
+    executed, votes collected), lost (dropped, a send omission, a partition: inferred from the
+    sender's state, since they never reach a link), timer expiries, restarts, the heal and
+    client retries; then why the final state is stuck. docs/counterexamples/ has examples.
+    """
+    if fmt is not None:
+        sequence = True
+    if sequence and full:
+        _fail("--full shows variables of the change list; it does not apply to --sequence")
     try:
         data = read_itf(file)
-        lines = explain_itf(data, full=full)
+        if sequence:
+            text = render(chart_from_itf(data), fmt or "text")
+            lines = text.rstrip("\n").split("\n")
+        else:
+            lines = explain_itf(data, full=full)
+    except SequenceError as exc:
+        _fail(f"{file}: {exc}")
     except (ItfError, ValueError) as exc:
         _fail(str(exc))
     for line in lines:

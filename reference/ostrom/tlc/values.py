@@ -369,7 +369,13 @@ def from_itf(data: Any) -> Value:
         return tuple(from_itf(v) for v in data)
     if isinstance(data, dict):
         if "#bigint" in data:
-            return int(data["#bigint"])
+            text = data["#bigint"]
+            if not isinstance(text, str | int) or isinstance(text, bool):
+                raise ValueError(f"malformed #bigint: {text!r}")
+            return int(text)
+        for tag in ("#set", "#tup", "#map"):
+            if tag in data and not isinstance(data[tag], list):
+                raise ValueError(f"malformed {tag}: {data[tag]!r} is not a list")
         if "#set" in data:
             return TlaSet(tuple(from_itf(v) for v in data["#set"]))
         if "#tup" in data:
