@@ -53,7 +53,7 @@ from ostrom.consensus.messages import (
     replica_name,
     request_digest,
 )
-from ostrom.consensus.network import Envelope, Faults, Simulation, StoreFactory
+from ostrom.consensus.network import Faults, Simulation, StoreFactory
 from ostrom.consensus.replica import BROADCAST, DurableState, Output, Replica, Send
 from ostrom.consensus.storage import (
     DurableReplica,
@@ -476,24 +476,6 @@ class DoubleVoter(Strategy):
         return out
 
 
-def _pump(
-    sim: Simulation,
-    deliver: Callable[[Envelope], bool],
-    drop: Callable[[Envelope], bool] = lambda e: False,
-) -> None:
-    """Deliver (or drop) the selected envelopes in FIFO order until none is selected."""
-    while True:
-        for k, e in enumerate(sim.network.queue):
-            if drop(e):
-                sim.drop(k)
-                break
-            if deliver(e):
-                sim.deliver(k)
-                break
-        else:
-            return
-
-
 def amnesia_schedule(*, amnesiac: bool) -> tuple[Simulation, Released]:
     """N = 4, f = 1: replica 0 is the honest primary of view 0, replica 3 is Byzantine
     (``DoubleVoter``), replicas 1 and 2 are honest.
@@ -516,12 +498,12 @@ def amnesia_schedule(*, amnesiac: bool) -> tuple[Simulation, Released]:
     )
     released = Released(sim)
     sim.submit("c0", {"op": "A"})
-    _pump(sim, deliver=lambda e: e.dst != "r2", drop=lambda e: e.dst == "r2")
+    sim.deliver_where(deliver=lambda e: e.dst != "r2", drop=lambda e: e.dst == "r2")
     assert [sim.replicas[i].last_exec for i in (0, 1, 2)] == [1, 1, 0]
     sim.crash(0)
     sim.restart(0, amnesiac=amnesiac)
     sim.submit("c1", {"op": "B"})
-    _pump(sim, deliver=lambda e: True)
+    sim.deliver_where(deliver=lambda e: True)
     return sim, released
 
 

@@ -48,25 +48,6 @@ from test_consensus_stateful import check_safety_1, check_safety_2
 NEVER = 10**9  # timers fire only when a test fires them
 
 
-def _pump(
-    sim: Simulation,
-    deliver: Callable[[Envelope], bool],
-    drop: Callable[[Envelope], bool] = lambda e: False,
-) -> None:
-    """Deliver the envelopes ``deliver`` selects and drop those ``drop`` selects, in FIFO
-    order, until no queued envelope is selected by either."""
-    while True:
-        for k, e in enumerate(sim.network.queue):
-            if drop(e):
-                sim.drop(k)
-                break
-            if deliver(e):
-                sim.deliver(k)
-                break
-        else:
-            return
-
-
 def _is(kind: type) -> Callable[[Envelope], bool]:
     return lambda e: isinstance(e.payload, Signed) and isinstance(e.payload.message, kind)
 
@@ -95,13 +76,13 @@ def test_view_change_completes_after_its_new_view_is_lost(n: int, f: int) -> Non
     )
     sim.submit("c0", {"op": "x"})
     sim.fire_client_timeout("c0")  # the request reaches every replica
-    _pump(sim, deliver=_is(Request), drop=_is(PrePrepare))
+    sim.deliver_where(deliver=_is(Request), drop=_is(PrePrepare))
     new_primary = 1
     for i in sim.honest:
         if i != new_primary:
             sim.fire_timeout(i)
     # the new primary hears the VIEW-CHANGEs; everything it sends is lost
-    _pump(sim, deliver=lambda e: e.dst == "r1", drop=lambda e: e.src == "r1")
+    sim.deliver_where(deliver=lambda e: e.dst == "r1", drop=lambda e: e.src == "r1")
     r1 = sim.replicas[new_primary]
     assert (r1.view, r1.active) == (1, True)
     sim.fire_timeout(new_primary)
@@ -139,12 +120,12 @@ def test_restarted_replica_gets_the_commits_of_a_view_the_others_left() -> None:
     try:
         sim.submit("c0", {"op": "x"})
         sim.fire_client_timeout("c0")  # the request reaches every replica
-        _pump(sim, deliver=lambda e: not _is(Commit)(e))
+        sim.deliver_where(deliver=lambda e: not _is(Commit)(e))
         primary = sim.replicas[0]
         assert primary.sent_commit, "the primary has sent its commit"
         sim.fire_timeout(0)  # the primary leaves view 0 alone
         assert (primary.view, primary.active) == (1, False)
-        _pump(sim, deliver=lambda e: e.dst != "r2", drop=lambda e: e.dst == "r2")
+        sim.deliver_where(deliver=lambda e: e.dst != "r2", drop=lambda e: e.dst == "r2")
         assert [r.last_exec for r in sim.replicas[:3]] == [1, 1, 0]
         sim.crash(2)
         sim.restart(2)

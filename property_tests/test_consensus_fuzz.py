@@ -159,22 +159,6 @@ class _Recording(Simulation):
         return env
 
 
-def _pump(
-    sim: Simulation, deliver: Callable[[Envelope], bool], drop: Callable[[Envelope], bool]
-) -> None:
-    """Deliver or drop queued envelopes in FIFO order until none is selected by either."""
-    while True:
-        for k, e in enumerate(sim.network.queue):
-            if drop(e):
-                sim.drop(k)
-                break
-            if deliver(e):
-                sim.deliver(k)
-                break
-        else:
-            return
-
-
 def _kind(e: Envelope) -> str:
     return type(e.payload.message).__name__ if isinstance(e.payload, Signed) else "bytes"
 
@@ -222,14 +206,16 @@ def _scenario() -> tuple[_Recording, dict[str, Replica]]:
     sim.run(100_000)
     snaps["stable"] = _clone(sim.replicas[2])
     sim.submit("c0", {"op": "add", "k": 3})
-    _pump(sim, deliver=lambda e: True, drop=lambda e: _kind(e) == "Commit")
+    sim.deliver_where(deliver=lambda e: True, drop=lambda e: _kind(e) == "Commit")
     for i in range(3):
         sim.fire_timeout(i)
     snaps["view_change"] = _clone(sim.replicas[2])
-    _pump(sim, deliver=lambda e: "r3" not in (e.src, e.dst), drop=lambda e: False)
+    sim.deliver_where(deliver=lambda e: "r3" not in (e.src, e.dst), drop=lambda e: False)
     sim.heal()
     sim.retransmit(1)
-    _pump(sim, deliver=lambda e: e.dst == "r3" and _kind(e) == "Checkpoint", drop=lambda e: False)
+    sim.deliver_where(
+        deliver=lambda e: e.dst == "r3" and _kind(e) == "Checkpoint", drop=lambda e: False
+    )
     snaps["lagging"] = _clone(sim.replicas[3])
     assert sim.run_fair() is not None
     sim.submit("c1", {"op": "add", "k": 4})

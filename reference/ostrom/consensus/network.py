@@ -779,6 +779,25 @@ class Simulation:
             steps += 1
         return steps
 
+    def deliver_where(
+        self,
+        deliver: Callable[[Envelope], bool],
+        drop: Callable[[Envelope], bool] = lambda e: False,
+    ) -> None:
+        """A scripted schedule: deliver the queued envelopes ``deliver`` selects and drop
+        those ``drop`` selects (``drop`` first), in FIFO order, until neither selects one.
+        What a test uses to replay the exact interleaving of a counterexample."""
+        while True:
+            for k, e in enumerate(self.network.queue):
+                if drop(e):
+                    self.drop(k)
+                    break
+                if deliver(e):
+                    self.deliver(k)
+                    break
+            else:
+                return
+
     def drain(self, max_steps: int = 200_000) -> int:
         """Deliver every message in FIFO order (advancing time over delays); no loss."""
         steps = 0
