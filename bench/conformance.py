@@ -1,17 +1,17 @@
 """Conformance-suite benchmark: the reference driver through the runner, and trace validation.
 
 * **vectors/s** — ``runner.run_suite`` over every vector of the suite against
-  ``python -m ostrom.driver`` (a subprocess speaking the driver protocol, as any
+  ``python -m ostrom.conformance.driver`` (a subprocess speaking the driver protocol, as any
   implementation under test): vectors and steps per second, overall and per layer (the
   runner's own per-vector clock), best of ``RUNS``;
-* **a full conform run** — ``ostrom conform -- python -m ostrom.driver`` end to end in a
+* **a full conform run** — ``ostrom conform -- python -m ostrom.conformance.driver`` end to end in a
   fresh process (interpreter start, imports, the suite check: manifest, sha256 and JSON
   Schema of every file, both driver handshakes, the report), median of ``RUNS``;
 * **the kill matrix** — every mutant through conform (and validate-trace where it
   applies), as ``property_tests/test_kill_matrix.py`` runs it;
 * **validate-trace of a 1,000-step log** — ``random_lifecycle_log(1000)`` of
-  ``ostrom.conformance.random_log`` (seeded: mostly commands an honest agent sends, some
-  refused ones, ticks; what ``python -m ostrom.driver --log`` writes for them), checked
+  ``ostrom.conformance.generators.random_log`` (seeded: mostly commands an honest agent sends, some
+  refused ones, ticks; what ``python -m ostrom.conformance.driver --log`` writes for them), checked
   against spec/Lifecycle.tla as ``ostrom validate-trace FILE`` does, median of ``RUNS``.
 
 ``bench_conformance()`` returns the figures as a dict; ``python bench/conformance.py``
@@ -37,7 +37,7 @@ RUNS = 3
 LOG_STEPS = 1_000
 SEED = 0
 TRACE_TIMEOUT = 600.0  # seconds: a validate-trace run that takes longer is reported as such
-DRIVER = [sys.executable, "-m", "ostrom.driver"]
+DRIVER = [sys.executable, "-m", "ostrom.conformance.driver"]
 
 
 # --- vectors through the reference driver ---------------------------------------------------
@@ -76,7 +76,7 @@ def bench_vectors() -> dict[str, Any]:
 
 
 def bench_full_run() -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "ostrom.cli", "conform", "--", *DRIVER]
+    cmd = [sys.executable, "-m", "ostrom", "conform", "--", *DRIVER]
     times = []
     for _ in range(RUNS):
         t0 = time.perf_counter()
@@ -86,7 +86,7 @@ def bench_full_run() -> dict[str, Any]:
             raise SystemExit(f"ostrom conform failed ({done.returncode}):\n{done.stdout[-2000:]}")
     last = done.stdout.strip().splitlines()[-1]
     return {
-        "command": "ostrom conform -- python -m ostrom.driver",
+        "command": "ostrom conform -- python -m ostrom.conformance.driver",
         "seconds_median": round(statistics.median(times), 3),
         "seconds_all": [round(t, 3) for t in times],
         "summary": last,
@@ -115,12 +115,12 @@ def bench_kill_matrix() -> dict[str, Any]:
 
 def bench_trace(out: Path) -> dict[str, Any]:
     """``ostrom validate-trace`` on the trace engineer's seeded 1,000-step random log
-    (``ostrom.conformance.random_log``), written to a file and validated as the command
+    (``ostrom.conformance.generators.random_log``), written to a file and validated as the command
     does (``trace.validate_file``)."""
     if not killmatrix.trace_available():
         return {"validate_trace": "TODO: ostrom validate-trace is not in this tree yet"}
-    from ostrom.conformance import trace
-    from ostrom.conformance.random_log import random_lifecycle_log
+    from ostrom.conformance.generators.random_log import random_lifecycle_log
+    from ostrom.verify.trace import lifecycle as trace
 
     log = random_lifecycle_log(LOG_STEPS, seed=SEED)
     path = out / "random-1000.jsonl"

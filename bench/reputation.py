@@ -1,6 +1,6 @@
 """Reputation benchmark: EigenTrust for 100, 1,000 and 10,000 agents, and a book's tick.
 
-* **eigentrust** — ``ostrom.reputation.eigentrust`` on a random sparse agreement graph in
+* **eigentrust** — ``ostrom.protocol.reputation.eigentrust`` on a random sparse agreement graph in
   which every agent picks ``PARTNERS`` distinct others; agreement is symmetric, so each
   agent ends up with about 2 × PARTNERS ≈ 20 neighbours and the graph has about
   20·N directed edges, kept as three numpy arrays (no n×n matrix: 10,000 agents dense
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ostrom.params import DEFAULTS
-from ostrom.reputation import ReputationBook, eigentrust, eigentrust_iteration_bound
+from ostrom.protocol.params import DEFAULTS
+from ostrom.protocol.reputation import ReputationBook, eigentrust, eigentrust_iteration_bound
 
 SEED = 1
 SIZES = (100, 1_000, 10_000)

@@ -33,10 +33,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ostrom.agents import Agent
-from ostrom.orchestrator import Orchestrator
-from ostrom.params import Params
-from ostrom.voting import commitment, make_salt
+from ostrom.protocol.agents import Agent
+from ostrom.protocol.orchestrator import Orchestrator
+from ostrom.protocol.params import Params
+from ostrom.protocol.voting import commitment, make_salt
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -58,7 +58,7 @@ def _save(name: str, data: dict[str, Any]) -> None:
 
 def bench_tlc() -> None:
     """TLC on lifecycle-ci exactly as the manifest pins it (workers, fingerprint seed)."""
-    from ostrom.tlc.runner import run_model
+    from ostrom.verify.tlc.runner import run_model
 
     run = run_model(ROOT, "lifecycle-ci")
     out = run.outcome

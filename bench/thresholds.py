@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ostrom import thresholds
-from ostrom.params import DEFAULTS
+from ostrom.protocol.params import DEFAULTS
+from ostrom.verify import thresholds
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = 5
@@ -43,7 +43,7 @@ def _cli_seconds(*args: str) -> tuple[float, int]:
     for _ in range(CLI_RUNS):
         t0 = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "ostrom.cli", "check-params", *args, "--json"],
+            [sys.executable, "-m", "ostrom", "check-params", *args, "--json"],
             cwd=ROOT,
             capture_output=True,
             text=True,

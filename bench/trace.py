@@ -1,6 +1,6 @@
 """Benchmark of ``ostrom validate-trace``: logs of 250, 500 and 1,000 steps of the reference.
 
-Each log is ``random_lifecycle_log(n, seed=0)`` (``ostrom.conformance.random_log``: ten
+Each log is ``random_lifecycle_log(n, seed=0)`` (``ostrom.conformance.generators.random_log``: ten
 agents, three slots, every command kind, refusals included), written as the driver's
 ``--log`` writes it and checked exactly as ``ostrom validate-trace FILE`` does
 (``trace.validate_file``: compile, one TLC run with one worker, verdict).  The figure of
@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ostrom.conformance import trace
-from ostrom.conformance.random_log import random_lifecycle_log
+from ostrom.conformance.generators.random_log import random_lifecycle_log
+from ostrom.verify.trace import lifecycle as trace
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"

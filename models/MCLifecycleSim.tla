@@ -1,6 +1,6 @@
 ----------------------------- MODULE MCLifecycleSim -----------------------------
 (* Random simulation of spec/Lifecycle.tla for the conformance vectors of source   *)
-(* tlc:simulate and tlc:cover (reference/ostrom/conformance/tlc_vectors.py runs    *)
+(* tlc:simulate and tlc:cover (reference/ostrom/conformance/generators/tlc_vectors.py runs    *)
 (* TLC -simulate num=N -depth D -seed S on models/MCLifecycleSim.cfg).             *)
 (*                                                                                 *)
 (* SimNext is Lifecycle.tla's Next, disjunct by disjunct, with one history         *)

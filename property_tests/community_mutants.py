@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import mutants
-from ostrom.agents import MAX_TIER
-from ostrom.community import Community
-from ostrom.orchestrator import Event, Orchestrator
+from ostrom.protocol.agents import MAX_TIER
+from ostrom.protocol.community import Community
+from ostrom.protocol.orchestrator import Event, Orchestrator
 
 
 class SanctionsNotEnforced(Community):

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ostrom.agents import MICRO
-from ostrom.forgetting import ForgetRule, blocker
-from ostrom.lifecycle import FORGET_VOTABLE, RETRACTED
+from ostrom.protocol.agents import MICRO
+from ostrom.protocol.forgetting import ForgetRule, blocker
+from ostrom.protocol.lifecycle import FORGET_VOTABLE, RETRACTED
 
 
 class QuorumOverVoters(ForgetRule):

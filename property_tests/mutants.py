@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ostrom.errors import ErrorCode, Refused
-from ostrom.forgetting import ForgetRule
-from ostrom.lifecycle import ARBITRATION, DISPUTED, FORGOTTEN
-from ostrom.orchestrator import Artifact, Event, Orchestrator
-from ostrom.params import DEFAULTS, Params
-from ostrom.voting import Ballot, commitment
+from ostrom.protocol.errors import ErrorCode, Refused
+from ostrom.protocol.forgetting import ForgetRule
+from ostrom.protocol.lifecycle import ARBITRATION, DISPUTED, FORGOTTEN
+from ostrom.protocol.orchestrator import Artifact, Event, Orchestrator
+from ostrom.protocol.params import DEFAULTS, Params
+from ostrom.protocol.voting import Ballot, commitment
 
 
 class ObjectionIgnored(Orchestrator):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from ostrom.reputation import Beta, ReputationBook, TierState, plain_decay, step_tier
+from ostrom.protocol.reputation import Beta, ReputationBook, TierState, plain_decay, step_tier
 
 
 class PlainDecayBook(ReputationBook):

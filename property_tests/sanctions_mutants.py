@@ -10,7 +10,7 @@ rules (docs/sanctions.md).
 
 from __future__ import annotations
 
-from ostrom.sanctions import BANNED, AgentRecord, Event, SanctionBook, Violation
+from ostrom.protocol.sanctions import BANNED, AgentRecord, Event, SanctionBook, Violation
 
 
 class QuarantineEscalates(SanctionBook):

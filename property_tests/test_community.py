@@ -37,12 +37,12 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from community_mutants import MUTANTS
 from mutant_check import assert_mutant_caught, run_machine
-from ostrom.agents import BARRING, MAX_TIER, Agent
-from ostrom.community import Community, Member
-from ostrom.forgetting import fg1_min_active
-from ostrom.lifecycle import DISPUTED, EVENTS, RETRACTED
-from ostrom.params import Params
-from ostrom.voting import commitment, make_salt
+from ostrom.protocol.agents import BARRING, MAX_TIER, Agent
+from ostrom.protocol.community import Community, Member
+from ostrom.protocol.forgetting import fg1_min_active
+from ostrom.protocol.lifecycle import DISPUTED, EVENTS, RETRACTED
+from ostrom.protocol.params import Params
+from ostrom.protocol.voting import commitment, make_salt
 
 PARAMS = Params(
     reviewers=3,

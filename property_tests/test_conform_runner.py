@@ -394,13 +394,13 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
 
 def test_reference_driver_passes_the_lifecycle_layer(capsys: pytest.CaptureFixture[str]) -> None:
     vectors = REPO / "vectors"
-    if importlib.util.find_spec("ostrom.driver") is None:
-        pytest.skip("the reference driver (python -m ostrom.driver) does not exist yet")
+    if importlib.util.find_spec("ostrom.conformance.driver") is None:
+        pytest.skip("the reference driver (python -m ostrom.conformance.driver) does not exist yet")
     if not (vectors / "MANIFEST.json").is_file():
         pytest.skip("the vector suite (vectors/MANIFEST.json) does not exist yet")
     doc = report_of(
         capsys,
-        [sys.executable, "-m", "ostrom.driver"],
+        [sys.executable, "-m", "ostrom.conformance.driver"],
         "--vectors",
         str(vectors),
         "--layer",
@@ -418,7 +418,7 @@ def test_a_reference_mutant_is_caught(capsys: pytest.CaptureFixture[str]) -> Non
     if not (REPO / "vectors" / "MANIFEST.json").is_file():
         pytest.skip("the vector suite (vectors/MANIFEST.json) does not exist yet")
     listed = subprocess.run(
-        [sys.executable, "-m", "ostrom.driver", "--list-mutants"],
+        [sys.executable, "-m", "ostrom.conformance.driver", "--list-mutants"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -428,7 +428,7 @@ def test_a_reference_mutant_is_caught(capsys: pytest.CaptureFixture[str]) -> Non
         pytest.skip(f"the reference driver has no mutant {mutant}")
     doc = report_of(
         capsys,
-        [sys.executable, "-m", "ostrom.driver", "--mutant", mutant],
+        [sys.executable, "-m", "ostrom.conformance.driver", "--mutant", mutant],
         "--vectors",
         str(REPO / "vectors"),
         "--layer",

@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ostrom.cli import main
+from ostrom.cli.main import main
 from ostrom.conformance import LAYERS, VECTOR_FORMAT
-from ostrom.conformance.generate import OWNED_LAYERS, dump
+from ostrom.conformance.generators.generate import OWNED_LAYERS, dump
 from ostrom.conformance.layers import ADAPTER_CLASSES, ADAPTERS, clean
 from ostrom.conformance.vectors import (
     VECTORS_DIR,
@@ -99,7 +99,7 @@ def test_every_layer_but_pbft_has_both_sources(suite: Any) -> None:
 
 
 def test_properties_are_design_ids(suite: Any) -> None:
-    from ostrom import registry
+    from ostrom.verify import registry
 
     known = {p.id for p in registry.load()}
     for v in suite.vectors:

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from mutant_check import run_machine
-from ostrom.cli import main
+from ostrom.cli.main import main
 from ostrom.consensus import demo
 from ostrom.consensus.byzantine import (
     FAKE_CERTIFICATES,

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ostrom.cli import main
+from ostrom.cli.main import main
 from ostrom.consensus import demo
 
 ITEMS = 100

@@ -38,7 +38,7 @@ protocol verdict, that many different verdicts occur, and (4) that hostile input
 executed and views entered.
 
 The conformance driver is fuzzed last: any command to the pbft layer gives ``ok`` or
-``invalid_input``, and any line to ``python -m ostrom.driver`` one JSON reply, quickly.
+``invalid_input``, and any line to ``python -m ostrom.conformance.driver`` one JSON reply, quickly.
 
 Examples per test come from the Hypothesis profile (conftest: ``ci`` 300, ``deep`` 3000),
 scaled by ``_examples``.  The defects found are regression tests in
@@ -63,6 +63,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ostrom.conformance.driver import Driver, serve
 from ostrom.conformance.layers import ADAPTERS
 from ostrom.conformance.pbft_layer import PBFTLayer
 from ostrom.consensus.client import Client
@@ -101,7 +102,6 @@ from ostrom.consensus.replica import (
     quorum,
     state_digest,
 )
-from ostrom.driver import Driver, serve
 
 N: Final = 4
 F: Final = 1
@@ -1645,8 +1645,8 @@ def driver_lines(draw: st.DrawFn) -> str:
 @settings(max_examples=_examples())
 @given(st.lists(driver_lines(), min_size=1, max_size=6))
 def test_driver_answers_every_line_with_json(lines: list[str]) -> None:
-    """``python -m ostrom.driver`` after a handshake and a pbft reset: every line gets one
-    JSON reply (blank lines and ``bye`` aside), never a traceback nor the catch-all
+    """``python -m ostrom.conformance.driver`` after a handshake and a pbft reset: every line gets
+    one JSON reply (blank lines and ``bye`` aside), never a traceback nor the catch-all
     error, and within seconds (a reset naming 10**9 replicas used to derive 10**9 keys);
     a step with a command, once a layer is ready, is an observation."""
     driver = Driver({"pbft": ADAPTERS["pbft"]})

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ostrom import diagram
-from ostrom.lifecycle import STATES, TRANSITIONS
+from ostrom.figures import diagram
+from ostrom.protocol.lifecycle import STATES, TRANSITIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 

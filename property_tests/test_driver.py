@@ -1,4 +1,5 @@
-"""The reference driver over a real subprocess: `python -m ostrom.driver` (docs/conformance.md).
+"""The reference driver over a real subprocess: `python -m ostrom.conformance.driver`
+(docs/conformance.md).
 
 Handshake, reset, steps, refusals (observations, not errors), malformed lines (errors,
 and the driver keeps going), `--layers`, the `--mutant` hook (a mutant fails a vector the
@@ -30,7 +31,7 @@ class Driver:
 
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ostrom.driver", *args],
+            [sys.executable, "-m", "ostrom.conformance.driver", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -144,7 +145,7 @@ def test_layers_option_announces_a_subset() -> None:
     finally:
         d.close()
     bad = subprocess.run(
-        [sys.executable, "-m", "ostrom.driver", "--layers", "tarot"],
+        [sys.executable, "-m", "ostrom.conformance.driver", "--layers", "tarot"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -166,7 +167,7 @@ def test_mutant_hook() -> None:
     finally:
         d.close()
     bad = subprocess.run(
-        [sys.executable, "-m", "ostrom.driver", "--mutant", "no-such-mutant"],
+        [sys.executable, "-m", "ostrom.conformance.driver", "--mutant", "no-such-mutant"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -208,7 +209,7 @@ def test_log_writes_one_trace_per_logged_reset(tmp_path: Path) -> None:
 
 def test_help_and_list_mutants() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "ostrom.driver", "--help"],
+        [sys.executable, "-m", "ostrom.conformance.driver", "--help"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -217,7 +218,7 @@ def test_help_and_list_mutants() -> None:
     for word in ("ostrom-driver/1", "--layers", "--mutant", "--log", "hello", "observation"):
         assert word in out.stdout
     listed = subprocess.run(
-        [sys.executable, "-m", "ostrom.driver", "--list-mutants"],
+        [sys.executable, "-m", "ostrom.conformance.driver", "--list-mutants"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -227,8 +228,8 @@ def test_help_and_list_mutants() -> None:
 
 @pytest.mark.parametrize("bad", ["{", '{"type": "step", "command": {"op": "tick"}}'])
 def test_in_process_driver_never_raises(bad: str) -> None:
+    from ostrom.conformance.driver import Driver as InProcess
     from ostrom.conformance.layers import ADAPTERS
-    from ostrom.driver import Driver as InProcess
 
     drv = InProcess(ADAPTERS)
     drv.handle(json.dumps(HELLO))

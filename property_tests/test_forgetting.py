@@ -1,4 +1,4 @@
-"""Property tests of ``ostrom.forgetting`` (DESIGN §5; FG-1, LC-SAFE-6) and its mutants.
+"""Property tests of ``ostrom.protocol.forgetting`` (DESIGN §5; FG-1, LC-SAFE-6) and its mutants.
 
 The checks of FG-1, LC-SAFE-6 and FG-EXACT (the threshold decided exactly) are built by
 factories that take a ``ForgetRule``: the tests run them on the real rule, and
@@ -23,8 +23,8 @@ from hypothesis import Phase, assume, given, settings
 from hypothesis import strategies as st
 
 from forgetting_mutants import MUTANTS
-from ostrom.agents import BARRING, MICRO, Agent, Sanction, micro
-from ostrom.forgetting import (
+from ostrom.protocol.agents import BARRING, MICRO, Agent, Sanction, micro
+from ostrom.protocol.forgetting import (
     BLOCK_DISPUTED,
     BLOCK_HIDDEN,
     BLOCK_POPULATION,
@@ -47,9 +47,9 @@ from ostrom.forgetting import (
     keep_score,
     tokens,
 )
-from ostrom.lifecycle import ACTIVE, DISPUTED, FORGETTABLE, RETRACTED, STATES
-from ostrom.orchestrator import Orchestrator
-from ostrom.params import DEFAULTS, Params
+from ostrom.protocol.lifecycle import ACTIVE, DISPUTED, FORGETTABLE, RETRACTED, STATES
+from ostrom.protocol.orchestrator import Orchestrator
+from ostrom.protocol.params import DEFAULTS, Params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -227,7 +227,7 @@ _CASES = [
 def test_lexical_scorer_does_not_depend_on_the_hash_seed() -> None:
     """Bit-identical results in fresh interpreters with different ``PYTHONHASHSEED``."""
     script = (
-        "from ostrom.forgetting import LEXICAL\n"
+        "from ostrom.protocol.forgetting import LEXICAL\n"
         f"for t, c in {_CASES!r}: print(repr(LEXICAL(t, c)))\n"
     )
     here = "\n".join(repr(LEXICAL(t, c)) for t, c in _CASES)

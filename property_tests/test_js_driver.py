@@ -5,12 +5,12 @@ layer (docs/implementers.md, "A driver in JavaScript").  These tests drive it an
 reference with the *same* seeded random walks — every op, valid and invalid inputs, several
 hundred steps per walk under several parameter sets — and require every observation
 (result, events, public state) to be identical.  The reference is ``python -m
-ostrom.driver`` when it is installed, otherwise an in-process ``Orchestrator`` with the same
-reset semantics (setup agents entered as ``set_agent``).
+ostrom.conformance.driver`` when it is installed, otherwise an in-process ``Orchestrator`` with the
+same reset semantics (setup agents entered as ``set_agent``).
 
 The walk generator reads only the *reference's* observations (never the JS driver's), so a
 bug in the driver cannot steer the walk around itself.  Commitments are computed with
-``ostrom.voting.commitment``, so the driver's canonical encoding is checked against the
+``ostrom.protocol.voting.commitment``, so the driver's canonical encoding is checked against the
 reference's bytes (non-ASCII, quotes, control characters, astral code points).
 
 When the vector suite exists (``vectors/`` and ``ostrom conform``), the driver must also
@@ -36,10 +36,10 @@ from typing import Any
 
 import pytest
 
-from ostrom.lifecycle import EVENTS, TRANSITIONS
-from ostrom.orchestrator import Orchestrator
-from ostrom.params import Params
-from ostrom.voting import commitment
+from ostrom.protocol.lifecycle import EVENTS, TRANSITIONS
+from ostrom.protocol.orchestrator import Orchestrator
+from ostrom.protocol.params import Params
+from ostrom.protocol.voting import commitment
 
 ROOT = Path(__file__).resolve().parents[1]
 #: OSTROM_JS_DRIVER points the tests at another copy (e.g. a deliberately broken one)
@@ -116,7 +116,8 @@ def _line(msg: Mapping[str, Any], ascii_only: bool) -> bytes:
 
 
 class InProcessReference:
-    """The reference without ``ostrom.driver``: an Orchestrator, setup entered as set_agent."""
+    """The reference without ``ostrom.conformance.driver``: an Orchestrator, setup entered as
+    set_agent."""
 
     def __init__(self) -> None:
         self.orch: Orchestrator | None = None
@@ -141,8 +142,8 @@ class InProcessReference:
 
 
 def reference() -> Proc | InProcessReference:
-    if importlib.util.find_spec("ostrom.driver") is not None:
-        return Proc([sys.executable, "-m", "ostrom.driver", "--layers", "lifecycle"])
+    if importlib.util.find_spec("ostrom.conformance.driver") is not None:
+        return Proc([sys.executable, "-m", "ostrom.conformance.driver", "--layers", "lifecycle"])
     return InProcessReference()
 
 
@@ -876,7 +877,7 @@ def _session(js: Proc, params: dict[str, Any], agents: list[dict[str, Any]]) -> 
 
 
 def test_canonical_encoding_matches_python_bytes(drivers: tuple[Any, Proc]) -> None:
-    """A reveal opens a commitment made by ostrom.voting.commitment, for awkward strings;
+    """A reveal opens a commitment made by ostrom.protocol.voting.commitment, for awkward strings;
     a one-character change to the reason does not."""
     _, js = drivers
     agents = [{"id": a, "tier": 1} for a in ["é", "\U0001f916", 'b"q', "c"]]

@@ -1,7 +1,7 @@
 """The suite is shown to catch bugs: every mutant driver is killed (issue 5, item 6).
 
 Each mutant of ``ostrom.conformance.mutants`` is a reference driver with one deliberate bug
-(``python -m ostrom.driver --mutant NAME``).  This test runs, for every one of them:
+(``python -m ostrom.conformance.driver --mutant NAME``).  This test runs, for every one of them:
 
 * ``ostrom conform`` in-process (``runner.run_suite``) on the vectors of the mutant's layer
   — at least one vector must fail;
@@ -26,9 +26,9 @@ import sys
 
 import pytest
 
-from ostrom import registry
 from ostrom.conformance import killmatrix
 from ostrom.conformance.mutants import MUTANTS
+from ostrom.verify import registry
 
 #: The bugs issue 5 names, each with the mutant that plays it.
 REQUIRED = {
@@ -69,7 +69,7 @@ def test_registry() -> None:
 
 def test_every_mutant_is_selectable_by_the_driver() -> None:
     listed = subprocess.run(
-        [sys.executable, "-m", "ostrom.driver", "--list-mutants"],
+        [sys.executable, "-m", "ostrom.conformance.driver", "--list-mutants"],
         capture_output=True,
         text=True,
         check=True,

@@ -7,7 +7,7 @@ import itertools
 import pytest
 from transitions import MachineError
 
-from ostrom.lifecycle import (
+from ostrom.protocol.lifecycle import (
     EVENTS,
     FORGET_VOTABLE,
     FORGETTABLE,

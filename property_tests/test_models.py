@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ostrom.lifecycle import triples
-from ostrom.tlc.manifest import load_manifest
-from ostrom.tlc.runner import RowResult, check_models, select_models
+from ostrom.protocol.lifecycle import triples
+from ostrom.verify.tlc.manifest import load_manifest
+from ostrom.verify.tlc.runner import RowResult, check_models, select_models
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = load_manifest(ROOT / "models" / "manifest.json")

@@ -11,7 +11,7 @@ import pytest
 
 from mutant_check import assert_mutant_caught
 from mutants import MUTANTS
-from ostrom.orchestrator import Orchestrator
+from ostrom.protocol.orchestrator import Orchestrator
 from test_orchestrator_stateful import LifecycleMachine
 
 

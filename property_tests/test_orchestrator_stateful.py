@@ -44,9 +44,9 @@ from hypothesis.stateful import (
 from transitions import Machine
 
 from mutant_check import run_machine
-from ostrom.agents import Agent, Sanction, micro
-from ostrom.errors import ErrorCode
-from ostrom.lifecycle import (
+from ostrom.protocol.agents import Agent, Sanction, micro
+from ostrom.protocol.errors import ErrorCode
+from ostrom.protocol.lifecycle import (
     ACTIVE,
     DISPUTED,
     EVENTS,
@@ -57,9 +57,9 @@ from ostrom.lifecycle import (
     STABLE,
     TRANSITIONS,
 )
-from ostrom.orchestrator import LEGIT_ACTIVE_PATHS, Orchestrator
-from ostrom.params import Params
-from ostrom.voting import commitment, make_salt
+from ostrom.protocol.orchestrator import LEGIT_ACTIVE_PATHS, Orchestrator
+from ostrom.protocol.params import Params
+from ostrom.protocol.voting import commitment, make_salt
 
 # --- the world under test ----------------------------------------------------------------
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ostrom.agents import Agent, Sanction
-from ostrom.orchestrator import Orchestrator
-from ostrom.params import Params
-from ostrom.voting import commitment
+from ostrom.protocol.agents import Agent, Sanction
+from ostrom.protocol.orchestrator import Orchestrator
+from ostrom.protocol.params import Params
+from ostrom.protocol.voting import commitment
 
 P = Params(
     reviewers=3,

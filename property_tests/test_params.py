@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ostrom.params import DEFAULTS, ParamError, Params, table
+from ostrom.protocol.params import DEFAULTS, ParamError, Params, table
 
 DESIGN_DEFAULTS = {
     "reviewers": 5, "quorum": 3, "T_fast": 3, "T_delib": 5, "T_commit": 2, "T_reveal": 2,
@@ -74,7 +74,7 @@ def test_side_rule_and_population_floor_defaults() -> None:
     """Not DESIGN §8 values but repairs of TALLY-1 and FG-1 (docs/thresholds.md): a side
     needs two voters, and no forget decision with fewer than 12 active agents, the least
     population in which one agent at w_max cannot reach Q at the default weights."""
-    from ostrom.forgetting import fg1_min_active
+    from ostrom.protocol.forgetting import fg1_min_active
 
     assert DEFAULTS.tally_min_side == 2
     assert DEFAULTS.min_active_agents == 12 == fg1_min_active(DEFAULTS)

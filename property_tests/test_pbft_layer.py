@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 
 from ostrom.conformance import VECTOR_FORMAT
+from ostrom.conformance.generators.pbft_vectors import ACTIONS, generate_pbft_vectors
 from ostrom.conformance.layer import Layer
 from ostrom.conformance.pbft_layer import PBFTLayer
 from ostrom.conformance.pbft_mutants import CATCHING_VECTOR, PBFT_MUTANTS
-from ostrom.conformance.pbft_vectors import ACTIONS, generate_pbft_vectors
 from ostrom.conformance.vectors import vector_errors as errors
 from ostrom.consensus.crypto import derive_key, public_bytes
 from ostrom.consensus.messages import NULL_DIGEST, Prepare, Request, canonical
 from ostrom.consensus.replica import CounterApp
-from ostrom.tlc.itf import read_itf
+from ostrom.verify.tlc.itf import read_itf
 
 REPO = Path(__file__).resolve().parent.parent
 COMMITTED = REPO / "vectors" / "pbft"

@@ -1,4 +1,4 @@
-"""`ostrom validate-trace` for the pbft layer (ostrom/conformance/pbft_trace.py,
+"""`ostrom validate-trace` for the pbft layer (ostrom/verify/trace/pbft.py,
 spec/PBFTReplica.tla, spec/PBFTReplicaTrace.tla): every pbft vector is a behaviour of the
 replica spec, perturbed logs and the pbft mutants' logs are not."""
 
@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from ostrom.conformance import killmatrix, pbft_trace
+from ostrom.conformance import killmatrix
 from ostrom.conformance.pbft_mutants import CATCHING_VECTOR, PBFT_MUTANTS
-from ostrom.conformance.trace import format_verdict, validate_file
 from ostrom.conformance.vectors import load_vector
-from ostrom.tlc.jar import TlcSetupError, find_jar, find_java
+from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
+from ostrom.verify.trace import pbft as pbft_trace
+from ostrom.verify.trace.lifecycle import format_verdict, validate_file
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "vectors"

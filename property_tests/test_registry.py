@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from ostrom import registry
+from ostrom.verify import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPS = registry.load()

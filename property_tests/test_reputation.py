@@ -11,7 +11,7 @@ power iteration (``_pagerank_python``, the pure-Python implementation of
 install) and a direct linear solve for the stationary vector of
 ``networkx.google_matrix`` (public, numpy only).  Both are given personalization = p,
 ``alpha = 1 - a`` and no ``dangling`` argument, so dangling nodes jump by p exactly as in
-``ostrom.reputation.eigentrust``.
+``ostrom.protocol.reputation.eigentrust``.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from networkx.algorithms.link_analysis.pagerank_alg import _pagerank_python
 
 from mutant_check import assert_mutant_caught, run_machine
-from ostrom.agents import MAX_TIER, micro
-from ostrom.params import DEFAULTS, Params
-from ostrom.reputation import (
+from ostrom.figures.reputation_plot import group_mean, simulate
+from ostrom.protocol.agents import MAX_TIER, micro
+from ostrom.protocol.params import DEFAULTS, Params
+from ostrom.protocol.reputation import (
     PRIOR_WEIGHT,
     Beta,
     Evidence,
@@ -48,7 +49,6 @@ from ostrom.reputation import (
     step_tier,
     vote_feedback,
 )
-from ostrom.reputation_plot import group_mean, simulate
 from reputation_mutants import MUTANTS
 
 unit = st.floats(0.0, 1.0)

@@ -43,11 +43,17 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from mutant_check import assert_mutant_caught, run_machine
-from ostrom.agents import BARRING, MAX_TIER, MICRO, Sanction, micro
-from ostrom.params import Params
-from ostrom.sanctions import AGENT_ACTIONS, MALFUNCTION, AgentRecord, SanctionBook, Violation
-from ostrom.tlc.jar import TlcSetupError, find_jar, find_java
-from ostrom.tlc.values import parse_value, to_itf
+from ostrom.protocol.agents import BARRING, MAX_TIER, MICRO, Sanction, micro
+from ostrom.protocol.params import Params
+from ostrom.protocol.sanctions import (
+    AGENT_ACTIONS,
+    MALFUNCTION,
+    AgentRecord,
+    SanctionBook,
+    Violation,
+)
+from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
+from ostrom.verify.tlc.values import parse_value, to_itf
 from sanctions_mutants import MUTANTS
 
 # --- the world under test ----------------------------------------------------------------

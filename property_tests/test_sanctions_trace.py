@@ -1,5 +1,5 @@
 """Trace validation of sanctions logs against spec/Sanctions.tla (spec/SanctionsTrace.tla,
-``ostrom.conformance.sanctions_trace``; ``ostrom validate-trace`` dispatches on the header).
+``ostrom.verify.trace.sanctions``; ``ostrom validate-trace`` dispatches on the header).
 
 * every sanctions vector, as a log, is accepted (one TLC run per parameter set);
 * a long seeded random log of the reference (several agents, an unrepaired one, an agent
@@ -23,14 +23,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ostrom.cli import main
+from ostrom.cli.main import main
 from ostrom.conformance import TRACE_FORMAT, killmatrix, runner
-from ostrom.conformance import sanctions_trace as st
 from ostrom.conformance.layers import SanctionsLayer
 from ostrom.conformance.mutants import MUTANTS
-from ostrom.conformance.trace import Verdict
 from ostrom.conformance.vectors import VECTORS_DIR, load_suite
-from ostrom.sanctions import SanctionBook, Violation
+from ostrom.protocol.sanctions import SanctionBook, Violation
+from ostrom.verify.trace import sanctions as st
+from ostrom.verify.trace.lifecycle import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 SANCTIONS_MUTANTS = sorted(n for n, m in MUTANTS.items() if m.layer == "sanctions")
@@ -60,7 +60,7 @@ def _driver_log(tmp: Path, rel: str) -> Path:
     msgs += [{"type": "step", "command": s["command"]} for s in doc["steps"]]
     log = tmp / "run.jsonl"
     subprocess.run(
-        [sys.executable, "-m", "ostrom.driver", "--log", str(log)],
+        [sys.executable, "-m", "ostrom.conformance.driver", "--log", str(log)],
         input="".join(json.dumps(m) + "\n" for m in msgs),
         capture_output=True,
         text=True,

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ostrom import lifecycle
+from ostrom.protocol import lifecycle
 from ostrom.simulation import metrics as m
 
 # --- precision and recall ------------------------------------------------------------------
@@ -159,7 +159,7 @@ def test_false_positive_rate_counts_sigma2_and_above_only() -> None:
 
 
 def test_punished_levels_are_sigma2_and_above() -> None:
-    from ostrom.sanctions import Sanction
+    from ostrom.protocol.sanctions import Sanction
 
     levels = {s.value for s in Sanction}
     punished = set(m.PUNISHED)

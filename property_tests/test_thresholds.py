@@ -26,14 +26,15 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ostrom import forgetting, registry, thresholds
-from ostrom.agents import MICRO, Agent, micro
-from ostrom.cli import main
+from ostrom.cli.main import main
 from ostrom.consensus.replica import quorum as replica_quorum
-from ostrom.orchestrator import Orchestrator
-from ostrom.params import DEFAULTS, ParamError, Params, table
-from ostrom.thresholds import Status, TheoremResult
-from ostrom.voting import Tally, dispute_verdict, review_verdict
+from ostrom.protocol import forgetting
+from ostrom.protocol.agents import MICRO, Agent, micro
+from ostrom.protocol.orchestrator import Orchestrator
+from ostrom.protocol.params import DEFAULTS, ParamError, Params, table
+from ostrom.protocol.voting import Tally, dispute_verdict, review_verdict
+from ostrom.verify import registry, thresholds
+from ostrom.verify.thresholds import Status, TheoremResult
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "params"
@@ -49,11 +50,11 @@ LONE_CHECKS = (
 SAFE = {"tally_min_side": 1, "w_min": 0.55}
 #: The names the z3 layer of spec/properties.toml should use.
 Z3_CHECKERS = {
-    "TALLY-1": "ostrom.thresholds::tally_1",
-    "REP-1": "ostrom.thresholds::rep_1",
-    "REP-2": "ostrom.thresholds::rep_2",
-    "FG-1": "ostrom.thresholds::fg_1",
-    "BFT-QUORUM-1": "ostrom.thresholds::bft_quorum_1",
+    "TALLY-1": "ostrom.verify.thresholds::tally_1",
+    "REP-1": "ostrom.verify.thresholds::rep_1",
+    "REP-2": "ostrom.verify.thresholds::rep_2",
+    "FG-1": "ostrom.verify.thresholds::fg_1",
+    "BFT-QUORUM-1": "ostrom.verify.thresholds::bft_quorum_1",
 }
 
 
@@ -676,9 +677,9 @@ def test_rep_1_decay_rule_keeps_expectation_exactly(a: Fraction, b: Fraction, d:
     st.sampled_from([0.0, 0.001, 0.01, 0.1, 0.5, 0.999, 1.0]),
 )
 def test_rep_1_reputation_layer_uses_the_proved_rule(a: float, b: float, d: float) -> None:
-    """ostrom.reputation.decay (mean and total weight, floats) is beta_decay: the mean is
+    """ostrom.protocol.reputation.decay (mean and total weight, floats) is beta_decay: the mean is
     kept exactly and the total weight is the proved rule's alpha' + beta'."""
-    reputation = pytest.importorskip("ostrom.reputation")
+    reputation = pytest.importorskip("ostrom.protocol.reputation")
     before = reputation.Beta.from_params(a, b)
     after = reputation.decay(before, d)
     assert after.mean == before.mean
@@ -739,7 +740,7 @@ def test_theorem_names_resolve() -> None:
         assert thresholds.THEOREMS[pid] is theorem
         assert {r.id for r in theorem(DEFAULTS)} == {pid}
     with pytest.raises(KeyError):
-        thresholds.resolve("ostrom.thresholds::nope")
+        thresholds.resolve("ostrom.verify.thresholds::nope")
 
 
 def test_registry_z3_entries_resolve_to_their_property() -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ostrom.tlc.manifest import ManifestError, load_manifest
-from ostrom.tlc.output import parse_state_body, parse_tool_output
-from ostrom.tlc.runner import RunnerError, cfg_names, select_models, witness_cfg
-from ostrom.tlc.values import ModelValue, Opaque, TlaFunction
+from ostrom.verify.tlc.manifest import ManifestError, load_manifest
+from ostrom.verify.tlc.output import parse_state_body, parse_tool_output
+from ostrom.verify.tlc.runner import RunnerError, cfg_names, select_models, witness_cfg
+from ostrom.verify.tlc.values import ModelValue, Opaque, TlaFunction
 
 FIXTURE_MANIFEST = Path(__file__).parent / "fixtures" / "tla" / "models" / "manifest.json"
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from ostrom.cli import main
-from ostrom.tlc.jar import TlcSetupError, find_java
-from ostrom.tlc.runner import run_model, run_tlc
+from ostrom.cli.main import main
+from ostrom.verify.tlc.jar import TlcSetupError, find_java
+from ostrom.verify.tlc.runner import run_model, run_tlc
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tla"
 ACTIONS = {"Initial predicate", "Inc", "Bump", "Reset"}
@@ -207,7 +207,16 @@ def test_parse_and_config_errors(tmp_path: Path) -> None:
 def test_unknown_model_is_one_line(tmp_path: Path) -> None:
     manifest = FIXTURE / "models" / "manifest.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "ostrom.cli", "check", "--manifest", str(manifest), "--model", "x"],
+        [
+            sys.executable,
+            "-m",
+            "ostrom.cli.main",
+            "check",
+            "--manifest",
+            str(manifest),
+            "--model",
+            "x",
+        ],
         capture_output=True,
         text=True,
         check=False,

@@ -27,9 +27,9 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ostrom.cli import main
-from ostrom.tlc.itf import ItfError, read_itf
-from ostrom.tlc.sequence import (
+from ostrom.cli.main import main
+from ostrom.verify.tlc.itf import ItfError, read_itf
+from ostrom.verify.tlc.sequence import (
     DOCS_DIR,
     Arrow,
     Chart,
@@ -41,7 +41,7 @@ from ostrom.tlc.sequence import (
     render_mermaid,
     render_text,
 )
-from ostrom.tlc.values import TlaRecord, TlaSet, Value, to_itf
+from ostrom.verify.tlc.values import TlaRecord, TlaSet, Value, to_itf
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / DOCS_DIR

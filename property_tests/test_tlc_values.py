@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ostrom.tlc.values import (
+from ostrom.verify.tlc.values import (
     ModelValue,
     Opaque,
     TlaFunction,

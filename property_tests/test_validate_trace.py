@@ -1,6 +1,6 @@
 """Trace validation (``ostrom validate-trace``) and the vectors that come from TLC.
 
-* a log written by the reference driver (``python -m ostrom.driver --log``) is accepted,
+* a log written by the reference driver (``python -m ostrom.conformance.driver --log``) is accepted,
   one with a ``set_agent`` mid-log included (the registry variables of LifecycleTrace.tla);
 * hand-broken logs are rejected at the step that breaks them, for the right reason: a
   wrong state after a tick, a command the spec does not allow, a refusal of a command the
@@ -29,11 +29,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ostrom.cli import main
-from ostrom.conformance import tlc_vectors, trace
-from ostrom.conformance.random_log import random_lifecycle_log
+from ostrom.cli.main import main
+from ostrom.conformance.generators import tlc_vectors
+from ostrom.conformance.generators.random_log import random_lifecycle_log
 from ostrom.conformance.vectors import VECTORS_DIR, load_suite
-from ostrom.tlc.itf import read_itf
+from ostrom.verify.tlc.itf import read_itf
+from ostrom.verify.trace import lifecycle as trace
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +55,7 @@ def _driver_logs(tmp: Path, *rels: str) -> list[Path]:
         lines += [{"type": "step", "command": s["command"]} for s in doc["steps"]]
     log = tmp / "run.jsonl"
     subprocess.run(
-        [sys.executable, "-m", "ostrom.driver", "--log", str(log)],
+        [sys.executable, "-m", "ostrom.conformance.driver", "--log", str(log)],
         input="".join(json.dumps(m) + "\n" for m in lines),
         capture_output=True,
         text=True,
@@ -324,7 +325,7 @@ def test_tlc_vectors_are_current_and_deterministic(tmp_path: Path) -> None:
     assert sorted(p.relative_to(tmp_path).as_posix() for p in paths) == sorted(_owned(tmp_path))
     assert _owned(tmp_path) == _owned(VECTORS_DIR), (
         "the tlc:* vectors are not current: regenerate them "
-        "(ostrom.conformance.tlc_vectors.generate_tlc_vectors)"
+        "(ostrom.conformance.generators.tlc_vectors.generate_tlc_vectors)"
     )
 
 

@@ -1,4 +1,4 @@
-"""Unit and property tests of ``ostrom.voting`` (CR-2, TALLY-1, reviewer selection)."""
+"""Unit and property tests of ``ostrom.protocol.voting`` (CR-2, TALLY-1, reviewer selection)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ostrom.agents import micro
-from ostrom.errors import ErrorCode
-from ostrom.voting import (
+from ostrom.protocol.agents import micro
+from ostrom.protocol.errors import ErrorCode
+from ostrom.protocol.voting import (
     Ballot,
     BallotKind,
     Tally,

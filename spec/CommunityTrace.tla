@@ -1,9 +1,9 @@
 ---------------------------- MODULE CommunityTrace ----------------------------
 (***************************************************************************)
-(* Trace validation of the community layer (reference/ostrom/community.py, *)
+(* Trace validation of the community layer (reference/ostrom/protocol/community.py, *)
 (* docs/community.md): the lifecycle orchestrator with its registry        *)
 (* DERIVED from the sanction book and the reputation book. Python side:    *)
-(* reference/ostrom/conformance/trace.py (a log whose header says layer    *)
+(* reference/ostrom/verify/trace/lifecycle.py (a log whose header says layer    *)
 (* "community").                                                           *)
 (*                                                                         *)
 (* Everything of LifecycleTrace.tla (EXTENDS: the cursor, the lifecycle    *)

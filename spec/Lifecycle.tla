@@ -1,7 +1,7 @@
 ------------------------------- MODULE Lifecycle -------------------------------
 (***************************************************************************)
 (* The artifact lifecycle of ostrom (DESIGN §3, normative rules in         *)
-(* docs/rules.md, transition table in reference/ostrom/lifecycle.py).      *)
+(* docs/rules.md, transition table in reference/ostrom/protocol/lifecycle.py).      *)
 (*                                                                         *)
 (* MODELLED, as docs/rules.md states them:                                 *)
 (*  - every state and event of TRANSITIONS; every step is a row of the     *)
@@ -74,7 +74,7 @@
 (*    every forget decision or none. The models set MinActive to their     *)
 (*    number of non-barred agents (forgetting reachable). That the floor  *)
 (*    makes a lone forgetter impossible (FG-1) is a statement about all    *)
-(*    populations and weights: a Z3 theorem (ostrom.thresholds.fg_1), as  *)
+(*    populations and weights: a Z3 theorem (ostrom.verify.thresholds.fg_1), as  *)
 (*    is TALLY-1 for all weights; TLC checks that the rules are applied.   *)
 (*  - digests, evidence, reasons and salts are abstracted: `content` is    *)
 (*    TRUE while the artifact holds content; a resubmission is assumed to  *)
@@ -177,7 +177,7 @@ ASSUME /\ Tier \in [Agents -> 0..3]
        /\ ForgetVotes \subseteq Agents \X Artifacts
        /\ Reviewers \in Nat \ {0} /\ Quorum \in 1..Reviewers
        /\ DisputeReviewers \in Nat \ {0} /\ QDispute \in 1..DisputeReviewers
-       \* the parameter relation of ostrom.params: a unanimous quorum can decide
+       \* the parameter relation of ostrom.protocol.params: a unanimous quorum can decide
        /\ MinSide \in 1..Quorum /\ MinSide <= QDispute
        /\ MinActive \in Nat \ {0}
        /\ TauReject \in 0..100 /\ TauAccept \in 0..100 /\ TauReject < TauAccept
@@ -189,7 +189,7 @@ ASSUME /\ Tier \in [Agents -> 0..3]
                         "fairness", "table", "side_rule"}
 
 -----------------------------------------------------------------------------
-(* States and event metadata (reference/ostrom/lifecycle.py)               *)
+(* States and event metadata (reference/ostrom/protocol/lifecycle.py)               *)
 
 States == {"proposed", "fast_track", "deliberation", "commit", "reveal",
            "arbitration", "active", "disputed", "superseded", "rejected",
@@ -359,7 +359,7 @@ Init ==
     /\ lastEvent = {}
     /\ unguarded = {}
 
-\* ostrom/orchestrator.py: Orchestrator.propose
+\* ostrom/protocol/orchestrator.py: Orchestrator.propose
 Propose(a, x, s) ==
     /\ AgentStep("propose", a)
     /\ Tier[a] >= 0
@@ -368,7 +368,7 @@ Propose(a, x, s) ==
     /\ Set(x, [Blank EXCEPT !.st = "proposed", !.slot = s, !.sub = a, !.content = TRUE])
     /\ lastEvent' = {<<"propose", "new", "proposed">>}
 
-\* ostrom/orchestrator.py: Orchestrator.resubmit
+\* ostrom/protocol/orchestrator.py: Orchestrator.resubmit
 Resubmit(a, x) ==
     LET r == art[x] IN
     /\ AgentStep("resubmit", a)
@@ -384,7 +384,7 @@ Resubmit(a, x) ==
                         !.fvotes = {}])
     /\ lastEvent' = {<<"resubmit", r.st, "proposed">>}
 
-\* ostrom/orchestrator.py: Orchestrator.recruit (also step 1 of Orchestrator.tick)
+\* ostrom/protocol/orchestrator.py: Orchestrator.recruit (also step 1 of Orchestrator.tick)
 Recruit(x) ==
     LET r == art[x]
         fast == Tier[r.sub] >= 1 /\ ActiveIn(r.slot) = {} /\ r.resubs = 0
@@ -396,7 +396,7 @@ Recruit(x) ==
        /\ lastEvent' = {<<"recruit", "proposed", dest>>}
        /\ StillTicking /\ UNCHANGED unguarded
 
-\* ostrom/orchestrator.py: Orchestrator.object
+\* ostrom/protocol/orchestrator.py: Orchestrator.object
 Object(a, x) ==
     LET r == art[x] IN
     /\ AgentStep("object", a)
@@ -406,7 +406,7 @@ Object(a, x) ==
     /\ Set(x, [r EXCEPT !.st = "deliberation", !.timer = TDelib, !.objected = TRUE])
     /\ lastEvent' = {<<"object", "fast_track", "deliberation">>}
 
-\* ostrom/orchestrator.py: Orchestrator.commit_vote
+\* ostrom/protocol/orchestrator.py: Orchestrator.commit_vote
 CommitVote(a, x, v) ==
     LET r == art[x] IN
     /\ AgentStep("commit_vote", a)
@@ -427,7 +427,7 @@ RevealMatches(r, a, v) ==
              \* MUTANT stale_reveal: matched against the voter's commitment of any round
       [] OTHER -> <<a, r.round, v>> \in r.commits
 
-\* ostrom/orchestrator.py: Orchestrator.reveal_vote
+\* ostrom/protocol/orchestrator.py: Orchestrator.reveal_vote
 RevealVote(a, x, v) ==
     LET r == art[x] IN
     /\ AgentStep("reveal_vote", a)
@@ -505,7 +505,7 @@ TimeoutDisputeReveal(x) ==
                                               !.nacc = nK, !.nrej = nRt]])
             /\ lastEvent' = {<<"timeout", "disputed", dest>>}
 
-\* ostrom/orchestrator.py: Orchestrator._timeout (fired by Orchestrator.tick)
+\* ostrom/protocol/orchestrator.py: Orchestrator._timeout (fired by Orchestrator.tick)
 Timeout(x) ==
     LET r == art[x] IN
     /\ TimeoutDue(x)
@@ -530,7 +530,7 @@ Timeout(x) ==
          [] r.st = "disputed" /\ r.dphase = "reveal" -> TimeoutDisputeReveal(x)
     /\ StillTicking /\ UNCHANGED unguarded
 
-\* ostrom/orchestrator.py: Orchestrator.arbitrate
+\* ostrom/protocol/orchestrator.py: Orchestrator.arbitrate
 Arbitrate(a, x, o) ==
     LET r == art[x] IN
     /\ AgentStep("arbitrate", a)
@@ -565,20 +565,20 @@ OpenDispute(a, x, ev, urgent) ==
                            !.urgent = IF urgent THEN "pending" ELSE r.urgent])
     /\ lastEvent' = {<<ev, "active", "disputed">>}
 
-\* ostrom/orchestrator.py: Orchestrator.dispute
+\* ostrom/protocol/orchestrator.py: Orchestrator.dispute
 Dispute(a, x) ==
     /\ AgentStep("dispute", a)
     \* MUTANT tier: the dispute tier guard is off by one (tier >= 1)
     /\ Tier[a] >= (IF Mutation = "tier" THEN 1 ELSE 2)
     /\ OpenDispute(a, x, "dispute", FALSE)
 
-\* ostrom/orchestrator.py: Orchestrator.urgent_report
+\* ostrom/protocol/orchestrator.py: Orchestrator.urgent_report
 UrgentReport(a, x) ==
     /\ AgentStep("urgent_report", a)
     /\ Tier[a] >= 1
     /\ OpenDispute(a, x, "urgent_report", TRUE)
 
-\* ostrom/orchestrator.py: Orchestrator.forget_vote (_op_forget_vote), confidence c / ConfUnit
+\* ostrom/protocol/orchestrator.py: Orchestrator.forget_vote (_op_forget_vote), confidence c / ConfUnit
 ForgetVote(a, x, c) ==
     LET r == art[x] IN
     /\ AgentStep("forget_vote", a)
@@ -590,7 +590,7 @@ ForgetVote(a, x, c) ==
     /\ Set(x, [r EXCEPT !.fvotes = @ \cup {<<a, c>>}])
     /\ lastEvent' = {<<"forget_vote", r.st, r.st>>}
 
-\* ostrom/orchestrator.py: Orchestrator._forget (fired by Orchestrator.tick)
+\* ostrom/protocol/orchestrator.py: Orchestrator._forget (fired by Orchestrator.tick)
 Forget(x) ==
     LET r == art[x] IN
     /\ ForgetDue(x)
@@ -600,7 +600,7 @@ Forget(x) ==
     /\ lastEvent' = {<<"forget", r.st, "forgotten">>}
     /\ StillTicking /\ UNCHANGED unguarded
 
-\* ostrom/orchestrator.py: Orchestrator.tick (steps 2-3: now := now + 1; the due
+\* ostrom/protocol/orchestrator.py: Orchestrator.tick (steps 2-3: now := now + 1; the due
 \* Timeout and Forget steps follow as separate actions). Records no lifecycle
 \* event: a tick itself moves no artifact (the table has no tick row).
 Tick ==
@@ -712,7 +712,7 @@ ForgottenInv ==
 BindingInv ==
     \A x \in Artifacts : \A v \in art[x].reveals : v \in art[x].commits
 
-\* Every step is a row of reference/ostrom/lifecycle.py TRANSITIONS.
+\* Every step is a row of reference/ostrom/protocol/lifecycle.py TRANSITIONS.
 TableInv == lastEvent \subseteq TableRows
 
 \* LC-LIVE-1

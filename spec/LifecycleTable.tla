@@ -1,5 +1,5 @@
 ---------------------------- MODULE LifecycleTable ----------------------------
-(* Generated from reference/ostrom/lifecycle.py (TRANSITIONS) by                 *)
+(* Generated from reference/ostrom/protocol/lifecycle.py (TRANSITIONS) by        *)
 (* `ostrom diagram --format tla`; property_tests/test_diagram.py checks that     *)
 (* this file is current. Lifecycle.tla's TableInv requires every step TLC takes  *)
 (* to be one of these rows; the cross-check test requires every row be reached.  *)

@@ -1,7 +1,7 @@
 ---------------------------- MODULE LifecycleTrace ----------------------------
 (***************************************************************************)
 (* Trace validation of the lifecycle (docs/conformance.md "Trace          *)
-(* validation"; Python side: reference/ostrom/conformance/trace.py,        *)
+(* validation"; Python side: reference/ostrom/verify/trace/lifecycle.py,        *)
 (* `ostrom validate-trace`). In the style of the EWD998 and CCF trace      *)
 (* specs: a log of an implementation, compiled into the module TraceLog as *)
 (* a sequence constant, is walked with a cursor, and every logged command  *)

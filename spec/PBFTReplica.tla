@@ -36,7 +36,7 @@
 (* the replica has left.                                                  *)
 (*                                                                         *)
 (* ABSTRACTED (outside TLA+): cryptography and encodings. The compiler     *)
-(* (reference/ostrom/conformance/pbft_trace.py) checks every signature,   *)
+(* (reference/ostrom/verify/trace/pbft.py) checks every signature,   *)
 (* digest and wire format and hands this module ABSTRACT messages:        *)
 (* records with the type `t`, the protocol fields (view v, seq n, request *)
 (* id d, replica r, ...), `sok` (the signature is valid and the signer is *)

@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* Trace validation of one PBFT replica's log (`ostrom validate-trace` on  *)
 (* a log whose header says layer "pbft"; Python side:                      *)
-(* reference/ostrom/conformance/pbft_trace.py). The log is compiled into   *)
+(* reference/ostrom/verify/trace/pbft.py). The log is compiled into   *)
 (* the module PBFTTraceLog (TLLogs: per log its parameters `cfg` and its   *)
 (* steps) and walked with a cursor, as spec/LifecycleTrace.tla does.       *)
 (*                                                                         *)

@@ -1,9 +1,9 @@
 ------------------------------- MODULE Sanctions -------------------------------
 (***************************************************************************)
 (* Graduated sanctions and broken-agent quarantine of ostrom (DESIGN §4,   *)
-(* docs/sanctions.md; reference: reference/ostrom/sanctions.py).           *)
+(* docs/sanctions.md; reference: reference/ostrom/protocol/sanctions.py).           *)
 (*                                                                         *)
-(* MODELLED, as reference/ostrom/sanctions.py states them:                 *)
+(* MODELLED, as reference/ostrom/protocol/sanctions.py states them:                 *)
 (*  - violations of any agent at any round (Record), each of a kind with a *)
 (*    weight (1; UrgentPenalty for an unfounded urgent report), counted in *)
 (*    a sliding window of W rounds;                                        *)
@@ -135,11 +135,11 @@ SumAges(h, f, i) == IF i < 0 THEN 0 ELSE h[i][f] + SumAges(h, f, i - 1)
 \* The ladder's weighted count: every violation in the log (the log holds the window).
 Count(h) == SumAges(h, "w", Keep - 1)
 
-\* ostrom/sanctions.py: SanctionBook.rank_of
+\* ostrom/protocol/sanctions.py: SanctionBook.rank_of
 RankOf(c) == IF c >= Sigma4 THEN 4 ELSE IF c >= Sigma3 THEN 3
              ELSE IF c >= Sigma2 THEN 2 ELSE IF c >= Sigma1 THEN 1 ELSE 0
 
-\* ostrom/sanctions.py: SanctionBook.looks_broken
+\* ostrom/protocol/sanctions.py: SanctionBook.looks_broken
 Broken(h) == 2 * SumAges(h, "m", Keep - 1) > SumAges(h, "n", Keep - 1)
 
 \* The log one round later: every age + 1, the oldest leave.
@@ -161,7 +161,7 @@ Risen == risen' = {a \in Agents : rank'[a] > rank[a]}
 -----------------------------------------------------------------------------
 (* Actions                                                                 *)
 
-\* ostrom/sanctions.py: SanctionBook.record
+\* ostrom/protocol/sanctions.py: SanctionBook.record
 Record(a, k) ==
     /\ rank[a] # 4                               \* a ban is terminal
     /\ hist[a][0].n < MaxPerRound                \* workload bound
@@ -189,7 +189,7 @@ Record(a, k) ==
 \* The agents whose repair check is due at the next Tick.
 Due == {a \in Agents : quar[a] = 1}
 
-\* ostrom/sanctions.py: SanctionBook.tick (one round; SanctionBook._tick_agent per agent).
+\* ostrom/protocol/sanctions.py: SanctionBook.tick (one round; SanctionBook._tick_agent per agent).
 \* P: the due agents whose repair check passes this round.
 Tick(P) ==
     LET \* MUTANT never_release: a passed repair check starts another period anyway

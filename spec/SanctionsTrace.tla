@@ -96,7 +96,7 @@ EventsOK == E.checkev => evs = E.events
 CheckOK == now = E.now /\ SpecView = NextExpected /\ EventsOK
 
 -----------------------------------------------------------------------------
-(* Events (ostrom/sanctions.py: SanctionBook.record, _tick_agent, _change) *)
+(* Events (ostrom/protocol/sanctions.py: SanctionBook.record, _tick_agent, _change) *)
 
 Ev(kind, a, from, to, cause) ==
     [event |-> kind, agent |-> a, from |-> from, to |-> to, cause |-> cause]

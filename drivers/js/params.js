@@ -1,5 +1,5 @@
 'use strict';
-// The parameter table (docs/lifecycle.md "Parameters", reference/ostrom/params.py):
+// The parameter table (docs/lifecycle.md "Parameters", reference/ostrom/protocol/params.py):
 // name -> [kind, default, lo, hi].  `reset` applies the vector's `params` over these
 // defaults with the same checks as Params.from_mapping: unknown keys, types (an integer
 // parameter refuses 5.0, a float one takes 5), ranges, relations.

@@ -1,12 +1,12 @@
 """The kill matrix: every mutant of ``ostrom.conformance.mutants`` against the suite.
 
-For each mutant (a reference driver with one deliberate bug, ``python -m ostrom.driver
+For each mutant (a reference driver with one deliberate bug, ``python -m ostrom.conformance.driver
 --mutant NAME``):
 
 * **conform** — the vectors of the mutant's layer are run through the driver protocol by
-  ``runner.run_suite`` (exactly what ``ostrom conform --layer L -- python -m ostrom.driver
-  --mutant NAME`` does): how many of them fail, and the first failing vector with its
-  diverging step.  A mutant that fails no vector *survives*: the suite has a gap.
+  ``runner.run_suite`` (exactly what ``ostrom conform --layer L -- python -m
+  ostrom.conformance.driver --mutant NAME`` does): how many of them fail, and the first failing
+  vector with its diverging step.  A mutant that fails no vector *survives*: the suite has a gap.
 * **validate-trace** — for the layers with a trace spec (``lifecycle``, ``community``,
   ``sanctions``, ``pbft``): the mutant driver replays the first failing vectors with
   ``--log`` and each log is checked against the spec by ``ostrom validate-trace``; the
@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from ostrom import layout
 from ostrom.conformance import DRIVER_PROTOCOL, LAYERS, runner
 from ostrom.conformance.mutants import MUTANTS
 from ostrom.conformance.vectors import Suite, Vector
@@ -55,7 +56,7 @@ NOT_TRACED: Final[dict[str, str]] = {
 }
 
 #: The docs page holding the generated table, and its markers.
-DOCS: Final = Path(__file__).resolve().parents[3] / "docs" / "conformance.md"
+DOCS: Final = layout.DOCS_DIR / "conformance.md"
 BEGIN: Final = "<!-- kill-matrix:begin (python -m ostrom.conformance.killmatrix --update-docs) -->"
 END: Final = "<!-- kill-matrix:end -->"
 
@@ -123,7 +124,7 @@ class Row:
 
 def driver_command(name: str) -> list[str]:
     """The command that starts the mutant's driver."""
-    return [sys.executable, "-m", "ostrom.driver", "--mutant", name]
+    return [sys.executable, "-m", "ostrom.conformance.driver", "--mutant", name]
 
 
 def conform_mutant(name: str, suite: Suite, *, timeout: float = 30.0) -> ConformCell:
@@ -147,8 +148,8 @@ def conform_mutant(name: str, suite: Suite, *, timeout: float = 30.0) -> Conform
 
 
 def trace_available() -> bool:
-    """Whether ``ostrom validate-trace`` (``ostrom.conformance.trace``) is in this tree."""
-    return importlib.util.find_spec("ostrom.conformance.trace") is not None
+    """Whether ``ostrom validate-trace`` (``ostrom.verify.trace.lifecycle``) is in this tree."""
+    return importlib.util.find_spec("ostrom.verify.trace.lifecycle") is not None
 
 
 def session(vectors: Iterable[Vector]) -> str:
@@ -166,7 +167,11 @@ def session(vectors: Iterable[Vector]) -> str:
 def write_logs(name: str | None, vectors: Sequence[Vector], out: Path) -> list[Path]:
     """Run the driver (the mutant ``name``, or the reference for None) with ``--log`` over
     ``vectors``; the log file of each vector, in order."""
-    command = [sys.executable, "-m", "ostrom.driver"] if name is None else driver_command(name)
+    command = (
+        [sys.executable, "-m", "ostrom.conformance.driver"]
+        if name is None
+        else driver_command(name)
+    )
     log = out / f"{name or 'reference'}.jsonl"
     subprocess.run(
         [*command, "--log", str(log)],
@@ -196,7 +201,7 @@ def trace_mutant(
         return TraceCell("n/a", NOT_TRACED.get(layer, "no trace spec for this layer"))
     if not trace_available():
         return TraceCell("unavailable", "ostrom validate-trace is not in this tree yet")
-    from ostrom.conformance.trace import LAYER_TRACES, UnusableLog
+    from ostrom.verify.trace.lifecycle import LAYER_TRACES, UnusableLog
 
     validate_paths = importlib.import_module(LAYER_TRACES[layer]).validate_paths
 

@@ -1,8 +1,8 @@
 """The reference adapters: one ``layer.Layer`` per layer of the conformance suite.
 
 Each adapter wraps one reference object behind ``reset``/``step`` (docs/conformance.md,
-"Layers" and the per-layer tables).  The driver (``python -m ostrom.driver``), the vector
-generator and the replay of committed vectors all go through these adapters, so what the
+"Layers" and the per-layer tables).  The driver (``python -m ostrom.conformance.driver``), the
+vector generator and the replay of committed vectors all go through these adapters, so what the
 suite expects is exactly what they observe.
 
 Rules every adapter keeps:
@@ -29,19 +29,19 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Final
 
-from ostrom.agents import MAX_TIER, MICRO, Agent, Sanction
-from ostrom.community import Community, Member
 from ostrom.conformance.layer import Layer, LayerFactory, Observation
-from ostrom.errors import ErrorCode
-from ostrom.forgetting import RULE, ForgetRule, decay, forget_confidence_micro, keep_score
-from ostrom.forgetting import decide as forget_decide
-from ostrom.lifecycle import STATES
-from ostrom.orchestrator import OPS as ORCHESTRATOR_OPS
-from ostrom.orchestrator import Orchestrator
-from ostrom.params import ParamError, Params
-from ostrom.reputation import FEEDBACK_MODES, Beta, ReputationBook
-from ostrom.sanctions import SanctionBook, Violation
-from ostrom.voting import (
+from ostrom.protocol.agents import MAX_TIER, MICRO, Agent, Sanction
+from ostrom.protocol.community import Community, Member
+from ostrom.protocol.errors import ErrorCode
+from ostrom.protocol.forgetting import RULE, ForgetRule, decay, forget_confidence_micro, keep_score
+from ostrom.protocol.forgetting import decide as forget_decide
+from ostrom.protocol.lifecycle import STATES
+from ostrom.protocol.orchestrator import OPS as ORCHESTRATOR_OPS
+from ostrom.protocol.orchestrator import Orchestrator
+from ostrom.protocol.params import ParamError, Params
+from ostrom.protocol.reputation import FEEDBACK_MODES, Beta, ReputationBook
+from ostrom.protocol.sanctions import SanctionBook, Violation
+from ostrom.protocol.voting import (
     ALL_VOTES,
     Tally,
     commitment,
@@ -248,7 +248,7 @@ def _entries(value: object, what: str) -> list[Mapping[str, Any]]:
 
 
 class VotingLayer(_Base):
-    """``voting``: the pure functions of ``ostrom.voting``; state = the value returned.
+    """``voting``: the pure functions of ``ostrom.protocol.voting``; state = the value returned.
 
     Thresholds and weights are integers in micro-units (``round(x · 10^6)``), as the
     orchestrator uses them.  No setup; params are not read (every argument is explicit).

@@ -1,7 +1,7 @@
 """Deliberately broken implementations, run through the driver to show the suite catches them.
 
-``python -m ostrom.driver --mutant NAME`` serves the reference with one layer replaced by
-the mutant's adapter: ``MUTANTS[NAME] = Mutant(layer, factory, description)``.  A mutant is
+``python -m ostrom.conformance.driver --mutant NAME`` serves the reference with one layer replaced
+by the mutant's adapter: ``MUTANTS[NAME] = Mutant(layer, factory, description)``.  A mutant is
 a small, deliberate bug — a subclass of the reference class that overrides one method —
 wrapped by the layer's reference adapter (``ostrom.conformance.layers``), so everything but
 the bug is the reference.
@@ -25,8 +25,6 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
-from ostrom.agents import MAX_TIER, MICRO, Agent, Sanction
-from ostrom.community import Community
 from ostrom.conformance.layer import Layer, LayerFactory, Observation
 from ostrom.conformance.layers import (
     CommunityLayer,
@@ -37,13 +35,15 @@ from ostrom.conformance.layers import (
     VotingLayer,
     pbft_available,
 )
-from ostrom.errors import ErrorCode, Refused
-from ostrom.forgetting import ForgetRule, blocker
-from ostrom.lifecycle import ARBITRATION, DISPUTED, FORGOTTEN
-from ostrom.orchestrator import Artifact, Event, Orchestrator
-from ostrom.reputation import Beta, ReputationBook, plain_decay
-from ostrom.sanctions import AgentRecord, SanctionBook
-from ostrom.voting import Ballot, commitment
+from ostrom.protocol.agents import MAX_TIER, MICRO, Agent, Sanction
+from ostrom.protocol.community import Community
+from ostrom.protocol.errors import ErrorCode, Refused
+from ostrom.protocol.forgetting import ForgetRule, blocker
+from ostrom.protocol.lifecycle import ARBITRATION, DISPUTED, FORGOTTEN
+from ostrom.protocol.orchestrator import Artifact, Event, Orchestrator
+from ostrom.protocol.reputation import Beta, ReputationBook, plain_decay
+from ostrom.protocol.sanctions import AgentRecord, SanctionBook
+from ostrom.protocol.voting import Ballot, commitment
 
 
 class Mutant(NamedTuple):

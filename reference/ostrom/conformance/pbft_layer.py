@@ -36,7 +36,7 @@ from ostrom.consensus.messages import (
     signed_from_tree,
 )
 from ostrom.consensus.replica import CounterApp, Executed, Output, Replica, Send
-from ostrom.params import ParamError, Params
+from ostrom.protocol.params import ParamError, Params
 
 __all__ = [
     "DEFAULT_BASE_TIMEOUT",

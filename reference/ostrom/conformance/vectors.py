@@ -26,11 +26,12 @@ from typing import Any, Final
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs; the API used is tiny
 
+from ostrom import layout
 from ostrom.conformance import FLOAT_TOLERANCE, VECTOR_FORMAT
 from ostrom.conformance.layer import Layer
 
 #: The repository root (reference/ostrom/conformance/vectors.py -> ../../..).
-ROOT: Final = Path(__file__).resolve().parents[3]
+ROOT: Final = layout.ROOT
 VECTORS_DIR: Final = ROOT / "vectors"
 SCHEMA_PATH: Final = ROOT / "schema" / "vector.schema.json"
 MANIFEST_NAME: Final = "MANIFEST.json"

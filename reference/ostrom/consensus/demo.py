@@ -6,7 +6,7 @@ outcome for every item?  :func:`run_demo` runs one scenario on both protocols:
 
 * **PBFT** — the replicated orchestrator (:class:`ReplicatedOrchestrator`): every item is
   a real orchestrator command, signed by a client, ordered by PBFT and applied by every
-  replica to its own :class:`~ostrom.orchestrator.Orchestrator`;
+  replica to its own :class:`~ostrom.protocol.orchestrator.Orchestrator`;
 * **Algorithm 1** — the seed paper's two-round vote as written (:func:`alg1.run_alg1`,
   unauthenticated), which has no pre-prepare, no sequence numbers and no view change.
 
@@ -109,7 +109,6 @@ from typing import Any, Final, Literal
 
 from rich.table import Table
 
-from ostrom.agents import Agent
 from ostrom.consensus import alg1
 from ostrom.consensus.byzantine import (
     STRATEGIES,
@@ -121,9 +120,10 @@ from ostrom.consensus.byzantine import (
 from ostrom.consensus.messages import replica_name
 from ostrom.consensus.replica import Output, Replica
 from ostrom.consensus.replicated import ReplicatedOrchestrator
-from ostrom.lifecycle import ACTIVE, FORGOTTEN
-from ostrom.orchestrator import Orchestrator
-from ostrom.params import DEFAULTS, Params
+from ostrom.protocol.agents import Agent
+from ostrom.protocol.lifecycle import ACTIVE, FORGOTTEN
+from ostrom.protocol.orchestrator import Orchestrator
+from ostrom.protocol.params import DEFAULTS, Params
 
 DemoScenario = Literal["silent-backup", "silent-primary", "conflicting-votes"]
 SCENARIOS: Final[tuple[DemoScenario, ...]] = (

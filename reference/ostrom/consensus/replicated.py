@@ -17,11 +17,11 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from ostrom.agents import Agent
 from ostrom.consensus.messages import Request, Signed, canonical, sha256_hex
 from ostrom.consensus.network import Faults, Simulation
-from ostrom.orchestrator import Orchestrator
-from ostrom.params import DEFAULTS, Params
+from ostrom.protocol.agents import Agent
+from ostrom.protocol.orchestrator import Orchestrator
+from ostrom.protocol.params import DEFAULTS, Params
 
 
 class Core(Protocol):

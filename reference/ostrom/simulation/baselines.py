@@ -22,8 +22,8 @@ import math
 from collections import Counter
 from typing import Any
 
-from ostrom.params import Params
-from ostrom.reputation import Beta, ReputationBook
+from ostrom.protocol.params import Params
+from ostrom.protocol.reputation import Beta, ReputationBook
 from ostrom.simulation import archetypes as arch
 from ostrom.simulation.config import SimConfig
 from ostrom.simulation.metrics import Tracker, gini, separation

@@ -1,4 +1,4 @@
-"""A run of the protocol on the real core: ``ostrom.community.Community``.
+"""A run of the protocol on the real core: ``ostrom.protocol.community.Community``.
 
 Every decision is the orchestrator's (lifecycle, tallies, timeouts), every weight and tier
 the reputation book's, every sanction the sanction book's: the simulation only plays the
@@ -29,11 +29,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ostrom.community import Community, Member, Truth
-from ostrom.orchestrator import Event
-from ostrom.params import Params
-from ostrom.reputation import ReputationBook
-from ostrom.sanctions import SanctionBook
+from ostrom.protocol.community import Community, Member, Truth
+from ostrom.protocol.orchestrator import Event
+from ostrom.protocol.params import Params
+from ostrom.protocol.reputation import ReputationBook
+from ostrom.protocol.sanctions import SanctionBook
+from ostrom.protocol.voting import commitment, make_salt
 from ostrom.simulation import archetypes as arch
 from ostrom.simulation.config import SimConfig
 from ostrom.simulation.metrics import (
@@ -45,7 +46,6 @@ from ostrom.simulation.metrics import (
 )
 from ostrom.simulation.run import Progress, RunResult
 from ostrom.simulation.world import World, make_world, stream
-from ostrom.voting import commitment, make_salt
 
 #: How much larger a level is (for "the worst level an agent ever had").
 LEVEL_RANK = {

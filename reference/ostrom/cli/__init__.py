@@ -1,0 +1,1 @@
+"""The ``ostrom`` command: one entry point per subcommand."""

@@ -1,0 +1,1 @@
+"""The generators of the conformance vectors, one family per module."""

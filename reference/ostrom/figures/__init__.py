@@ -1,0 +1,1 @@
+"""Generated figures for the docs: the lifecycle diagram, reputation plots."""

@@ -1,0 +1,179 @@
+"""Renderings of the transition table: the docs' state diagram and the TLA+ table module.
+
+Both are generated from ``lifecycle.TRANSITIONS`` so that the diagram a newcomer reads and
+the rows TLC checks (``TableInv`` in ``spec/Lifecycle.tla``) are the table the code runs.
+Tests regenerate them and fail when a committed copy is stale.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+from ostrom.protocol.lifecycle import NEW, STABLE, STATES, TRANSITIONS, Row
+
+_TRANSIENT_COLOUR = "#fff7d6"
+_STABLE_COLOUR = "#dff0d8"
+_TERMINAL_COLOUR = "#e0e0e0"
+
+
+def _label(rows: list[Row]) -> str:
+    parts = []
+    for r in rows:
+        parts.append(r.event if r.verdict is None else f"{r.event} [{r.verdict}]")
+    return "\\n".join(parts)
+
+
+def _grouped() -> dict[tuple[str, str], list[Row]]:
+    """Rows between the same two states share one edge (labels stacked)."""
+    edges: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for row in TRANSITIONS:
+        edges[(row.source, row.dest)].append(row)
+    return edges
+
+
+def to_dot() -> str:
+    """Graphviz DOT of the lifecycle: stable states green, transient yellow, self-loops kept."""
+    lines = [
+        "// generated from reference/ostrom/protocol/lifecycle.py by `ostrom diagram --format dot`",
+        "digraph lifecycle {",
+        '  graph [rankdir=LR, fontname="Helvetica", nodesep=0.4, ranksep=0.6];',
+        '  node [shape=box, style="rounded,filled", fontname="Helvetica"];',
+        '  edge [fontname="Helvetica", fontsize=10];',
+        f'  "{NEW}" [shape=point, width=0.15, label=""];',
+    ]
+    for state in STATES:
+        if state == "forgotten":
+            colour = _TERMINAL_COLOUR
+        elif state in STABLE:
+            colour = _STABLE_COLOUR
+        else:
+            colour = _TRANSIENT_COLOUR
+        lines.append(f'  "{state}" [fillcolor="{colour}"];')
+    for (source, dest), rows in _grouped().items():
+        style = ', style="dashed"' if all(r.source == r.dest for r in rows) else ""
+        lines.append(f'  "{source}" -> "{dest}" [label="{_label(rows)}"{style}];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def to_mermaid() -> str:
+    """Mermaid ``stateDiagram-v2`` (renders on code hosts without any binary)."""
+    lines = ["stateDiagram-v2"]
+    for (source, dest), rows in _grouped().items():
+        src = "[*]" if source == NEW else source
+        label = ", ".join(
+            r.event if r.verdict is None else f"{r.event} [{r.verdict}]" for r in rows
+        )
+        lines.append(f"    {src} --> {dest} : {label}")
+    return "\n".join(lines) + "\n"
+
+
+def to_svg() -> str:
+    """SVG rendered by Graphviz's ``dot`` (Debian package ``graphviz``; `make docs` installs it)."""
+    dot = shutil.which("dot")
+    if dot is None:
+        raise RuntimeError(
+            "Graphviz's `dot` is not installed: run `make docs` (it installs Debian's graphviz) "
+            "or use --format dot / --format mermaid"
+        )
+    done = subprocess.run(
+        [dot, "-Tsvg"], input=to_dot(), capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def to_tla_table() -> str:
+    """The TLA+ module ``LifecycleTable`` with the table's (event, source, dest) triples."""
+    body = ",\n".join(f'    <<"{r.event}", "{r.source}", "{r.dest}">>' for r in TRANSITIONS)
+    return (
+        "---------------------------- MODULE LifecycleTable ----------------------------\n"
+        "(* Generated from reference/ostrom/protocol/lifecycle.py (TRANSITIONS) by        *)\n"
+        "(* `ostrom diagram --format tla`; property_tests/test_diagram.py checks that     *)\n"
+        "(* this file is current. Lifecycle.tla's TableInv requires every step TLC takes  *)\n"
+        "(* to be one of these rows; the cross-check test requires every row be reached.  *)\n"
+        "TableRows == {\n"
+        f"{body}\n"
+        "}\n"
+        "================================================================================\n"
+    )
+
+
+FORMATS = {"dot": to_dot, "mermaid": to_mermaid, "svg": to_svg, "tla": to_tla_table}
+
+
+def to_guard_table() -> str:
+    """Markdown guard table: who may cause each event and which refusals it can give."""
+    from ostrom.protocol.lifecycle import EVENTS
+
+    lines = [
+        "| event | caused by | min tier | role | refusals (in check order) |",
+        "|---|---|---|---|---|",
+    ]
+    for spec in EVENTS.values():
+        tier = "—" if spec.min_tier is None else str(spec.min_tier)
+        errors = ", ".join(f"`{e}`" for e in spec.errors) or "—"
+        lines.append(f"| `{spec.event}` | {spec.actor} | {tier} | {spec.role} | {errors} |")
+    return "\n".join(lines) + "\n"
+
+
+def to_param_table() -> str:
+    """Markdown parameter table (DESIGN §8), from ``ostrom.protocol.params``."""
+    from ostrom.protocol.params import table
+
+    lines = ["| name | default | unit | range | meaning |", "|---|---|---|---|---|"]
+    for p in table():
+        default = (
+            ", ".join(f"{v:g}" for v in p.default) if isinstance(p.default, tuple) else p.default
+        )
+        hi = "∞" if p.hi is None else f"{p.hi:g}"
+        lo = "" if p.lo is None else f"{p.lo:g}"
+        lines.append(f"| `{p.name}` | {default} | {p.unit} | [{lo}, {hi}] | {p.doc} |")
+    return "\n".join(lines) + "\n"
+
+
+FORMATS.update({"guards": to_guard_table, "params": to_param_table})
+
+
+def _replace_block(text: str, name: str, body: str) -> str:
+    import re
+
+    pattern = re.compile(
+        rf"(<!-- BEGIN generated: {name} -->\n).*?(<!-- END generated: {name} -->)", re.S
+    )
+    if not pattern.search(text):
+        raise ValueError(f"no generated block {name!r}")
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+
+
+def update_generated(root: Path, *, svg: bool = True) -> list[Path]:
+    """Rewrite every generated file and docs block under ``root``; return what changed."""
+    import re
+
+    changed: list[Path] = []
+
+    def write(path: Path, content: str) -> None:
+        if not path.exists() or path.read_text(encoding="utf-8") != content:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+            changed.append(path)
+
+    write(root / "spec" / "LifecycleTable.tla", to_tla_table())
+    write(root / "docs" / "img" / "lifecycle.dot", to_dot())
+    if svg:
+        write(root / "docs" / "img" / "lifecycle.svg", to_svg())
+    chapter = root / "docs" / "lifecycle.md"
+    text = chapter.read_text(encoding="utf-8")
+    text = re.sub(
+        r"```mermaid\n.*?```",
+        lambda _m: "```mermaid\n" + to_mermaid() + "```",
+        text,
+        count=1,
+        flags=re.S,
+    )
+    text = _replace_block(text, "guards", to_guard_table())
+    text = _replace_block(text, "params", to_param_table())
+    write(chapter, text)
+    return changed

@@ -1,0 +1,34 @@
+"""TLC model checking for ostrom: run the manifest's models, parse TLC, save and explain traces.
+
+One job per module: :mod:`.jar` finds java and the jar, :mod:`.values` parses TLC's value syntax,
+:mod:`.output` parses ``-tool`` output, :mod:`.manifest` loads ``models/manifest.json``,
+:mod:`.runner` stages and runs TLC, :mod:`.itf` writes/reads ITF traces, :mod:`.explain` renders
+them.
+"""
+
+from __future__ import annotations
+
+from ostrom.verify.tlc.jar import TlcSetupError
+from ostrom.verify.tlc.manifest import Manifest, ManifestError, ModelEntry, load_manifest
+from ostrom.verify.tlc.runner import (
+    RowResult,
+    RunnerError,
+    TlcRun,
+    check_models,
+    run_model,
+    run_tlc,
+)
+
+__all__ = [
+    "Manifest",
+    "ManifestError",
+    "ModelEntry",
+    "RowResult",
+    "RunnerError",
+    "TlcRun",
+    "TlcSetupError",
+    "check_models",
+    "load_manifest",
+    "run_model",
+    "run_tlc",
+]

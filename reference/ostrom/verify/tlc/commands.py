@@ -1,0 +1,262 @@
+"""The ``ostrom check`` and ``ostrom explain`` commands (registered on the group in ``cli.py``).
+
+Kept apart from ``cli.py`` so other subcommands can be added there without touching these.
+Conventions: results on stdout (a table, or JSON with ``--json``), progress on stderr, exit
+status 0 iff every row is what the manifest expects, 1 if a row is not, 2 on bad input — which
+is always one ``error: ...`` line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ostrom.verify.tlc.explain import explain_itf
+from ostrom.verify.tlc.itf import ItfError, read_itf
+from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
+from ostrom.verify.tlc.manifest import ManifestError, load_manifest
+from ostrom.verify.tlc.runner import (
+    DEFAULT_WORKERS,
+    RowResult,
+    RunnerError,
+    check_models,
+    record_counts,
+    select_models,
+)
+from ostrom.verify.tlc.sequence import FORMATS, SequenceError, chart_from_itf, render
+
+__all__ = ["check", "explain"]
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def _find_root(start: Path) -> Path:
+    """The nearest directory at or above ``start`` with ``models/`` or ``spec/`` (the repo)."""
+    for candidate in (start, *start.parents):
+        if (candidate / "models").is_dir() or (candidate / "spec").is_dir():
+            return candidate
+    return start
+
+
+def _resolve_paths(manifest: Path | None, root: Path | None) -> tuple[Path, Path]:
+    if root is None:
+        if manifest is not None and manifest.resolve().parent.name == "models":
+            root = manifest.resolve().parent.parent
+        else:
+            root = _find_root(Path.cwd())
+    root = root.resolve()
+    return (manifest or root / "models" / "manifest.json"), root
+
+
+def _table(rows: list[RowResult]) -> Table:
+    table = Table(title="TLC models", title_justify="left")
+    table.add_column("model", no_wrap=True)
+    table.add_column("expected", no_wrap=True)
+    table.add_column("got", no_wrap=True, overflow="ellipsis", max_width=40)
+    table.add_column("distinct states", justify="right", no_wrap=True)
+    table.add_column("depth", justify="right", no_wrap=True)
+    table.add_column("seconds", justify="right", no_wrap=True)
+    table.add_column("ok", justify="center", no_wrap=True)
+    for row in rows:
+        table.add_row(
+            row.name,
+            row.expected,
+            row.got,
+            f"{row.distinct_states:,}" if row.distinct_states is not None else "-",
+            str(row.depth) if row.depth is not None else "-",
+            f"{row.seconds:.1f}",
+            "[green]ok[/green]" if row.ok else "[red]FAIL[/red]",
+        )
+    return table
+
+
+@click.command()
+@click.option("--model", "models", multiple=True, metavar="NAME", help="Run only this model.")
+@click.option("--deep", is_flag=True, help="Also run the models marked deep.")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=DEFAULT_WORKERS,
+    show_default=True,
+    help="TLC workers for models that do not pin their own.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="TLC runs at once (each a separate JVM; pinned models use one worker each).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
+@click.option("--record", is_flag=True, help="Write measured counts back into the manifest.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory for counterexamples (default .tlc/counterexamples).",
+)
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Manifest to use (default models/manifest.json under the root).",
+)
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Repository root holding spec/ and models/ (default: found from the manifest or cwd).",
+)
+@click.option("--timeout", type=float, default=None, help="Kill a TLC run after this many seconds.")
+def check(
+    models: tuple[str, ...],
+    deep: bool,
+    workers: int,
+    jobs: int,
+    as_json: bool,
+    record: bool,
+    out: Path | None,
+    manifest_path: Path | None,
+    root: Path | None,
+    timeout: float | None,
+) -> None:
+    """Model-check the manifest's models (and their reachability witnesses) with TLC.
+
+    Each row must report what the manifest expects: pass, a named violation, or deadlock;
+    witnesses must be reported violated; recorded state counts must not change.
+    """
+    manifest_file, root_dir = _resolve_paths(manifest_path, root)
+    err = Console(stderr=True, soft_wrap=True)
+    try:
+        manifest = load_manifest(manifest_file)
+        entries = select_models(manifest, models, deep)
+        find_jar()
+        find_java()
+    except (ManifestError, RunnerError, TlcSetupError) as exc:
+        _fail(str(exc))
+    out_dir = out if out is not None else root_dir / ".tlc" / "counterexamples"
+    if not entries:
+        err.print(f"no models to check in {manifest_file}", markup=False, highlight=False)
+
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+        console=err,
+        transient=True,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def on_start(name: str) -> None:
+        tasks[name] = progress.add_task(name, info="starting TLC", total=None)
+
+    def on_progress(label: str, text: str) -> None:
+        name = label.replace("--", "/", 1)
+        if name in tasks:
+            progress.update(tasks[name], info=text)
+
+    def on_row(row: RowResult) -> None:
+        if row.name in tasks:
+            progress.remove_task(tasks.pop(row.name))
+        mark = "[green]ok[/green]" if row.ok else "[red]FAIL[/red]"
+        progress.console.print(f"{mark} {row.name}: {row.got} ({row.seconds:.1f} s)")
+
+    try:
+        with progress:
+            rows = check_models(
+                manifest,
+                root_dir,
+                entries,
+                workers=workers,
+                out_dir=out_dir,
+                record=record,
+                on_start=on_start,
+                on_progress=on_progress,
+                on_row=on_row,
+                timeout=timeout,
+                jobs=jobs,
+            )
+    except (RunnerError, TlcSetupError) as exc:
+        _fail(str(exc))
+
+    if record:
+        for note in record_counts(manifest, rows):
+            err.print(note, markup=False, highlight=False, soft_wrap=True)
+    if as_json:
+        click.echo(json.dumps({"models": [row.to_json() for row in rows]}, indent=2))
+    else:
+        # a log or pipe is not 80 columns wide: do not squeeze the table into it
+        console = Console() if sys.stdout.isatty() else Console(width=160)
+        console.print(_table(rows))
+        for row in rows:
+            if row.message:
+                console.print(f"{row.name}: {row.message}", markup=False, highlight=False)
+            if row.counterexample and not row.ok:
+                console.print(
+                    f"{row.name}: counterexample {row.counterexample} "
+                    f"(`ostrom explain {row.counterexample}`)",
+                    markup=False,
+                    highlight=False,
+                )
+    sys.exit(0 if all(row.ok for row in rows) else 1)
+
+
+@click.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--full", is_flag=True, help="Show every variable of the first state in full.")
+@click.option(
+    "--sequence",
+    is_flag=True,
+    help="Draw a PBFTReplicaSystem trace as a message-sequence chart instead.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Chart format (implies --sequence): monospace text (default) or a Mermaid "
+    "sequenceDiagram, which GitHub renders.",
+)
+def explain(file: Path, full: bool, sequence: bool, fmt: str | None) -> None:
+    """Print a saved ITF counterexample: one row per step with the variables that changed.
+
+    FILE is an ITF trace written by `ostrom check` (.itf.json, or gzip-compressed
+    .itf.json.gz).
+
+    With --sequence (for traces of spec/PBFTReplicaSystem.tla, e.g. the pbft-replica-* models)
+    it is drawn as a message-sequence chart instead: a lifeline for the client (c) and for each
+    replica (r0, r1, ...; a Byzantine one dotted), and per step the messages sent (an arrow
+    with a head at each receiver), delivered (what the receiver did: view entered, prepared,
+    executed, votes collected), lost (dropped, a send omission, a partition: inferred from the
+    sender's state, since they never reach a link), timer expiries, restarts, the heal and
+    client retries; then why the final state is stuck. docs/counterexamples/ has examples.
+    """
+    if fmt is not None:
+        sequence = True
+    if sequence and full:
+        _fail("--full shows variables of the change list; it does not apply to --sequence")
+    try:
+        data = read_itf(file)
+        if sequence:
+            text = render(chart_from_itf(data), fmt or "text")
+            lines = text.rstrip("\n").split("\n")
+        else:
+            lines = explain_itf(data, full=full)
+    except SequenceError as exc:
+        _fail(f"{file}: {exc}")
+    except (ItfError, ValueError) as exc:
+        _fail(str(exc))
+    for line in lines:
+        click.echo(line)

@@ -1,0 +1,105 @@
+"""Render a saved ITF counterexample as one row per step, showing only what changed.
+
+A TLC trace prints every variable of every state; in a model with a dozen variables the one
+that moved is hard to spot. Here each step shows its action and the changed variables as
+``old -> new``; for records and functions only the changed fields/keys (``votes[a2]: 0 -> 1``),
+for sets the elements added and removed. Lassos get a marker at the state the loop returns to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, Value, format_value, from_itf
+
+__all__ = ["describe_changes", "explain_itf"]
+
+_MAX_VALUE = 80
+
+
+def _short(value: Value | None, limit: int | None = _MAX_VALUE) -> str:
+    if value is None:
+        return "(unset)"
+    text = format_value(value)
+    if limit is not None and len(text) > limit:
+        return text[: limit - 1] + "…"
+    return text
+
+
+def describe_changes(path: str, old: Value | None, new: Value | None) -> list[str]:
+    """Compact descriptions of how ``old`` became ``new``, descending into records/functions."""
+    if old == new:
+        return []
+    if isinstance(old, TlaRecord) and isinstance(new, TlaRecord):
+        out: list[str] = []
+        keys = [k for k, _ in old.fields] + [k for k, _ in new.fields if old.get(k) is None]
+        for field in keys:
+            out += describe_changes(f"{path}.{field}", old.get(field), new.get(field))
+        return out
+    if isinstance(old, TlaFunction) and isinstance(new, TlaFunction):
+        old_map = dict(old.pairs)
+        new_map = dict(new.pairs)
+        fkeys = list(old_map) + [k for k in new_map if k not in old_map]
+        out = []
+        for fkey in fkeys:
+            out += describe_changes(
+                f"{path}[{format_value(fkey)}]", old_map.get(fkey), new_map.get(fkey)
+            )
+        return out
+    if isinstance(old, TlaSet) and isinstance(new, TlaSet):
+        added = [e for e in new.elems if e not in old.elems]
+        removed = [e for e in old.elems if e not in new.elems]
+        parts = []
+        if added:
+            parts.append("+" + _short(TlaSet(tuple(added))))
+        if removed:
+            parts.append("-" + _short(TlaSet(tuple(removed))))
+        return [f"{path}: {' '.join(parts)}"]
+    return [f"{path}: {_short(old)} -> {_short(new)}"]
+
+
+def explain_itf(data: dict[str, Any], *, full: bool = False) -> list[str]:
+    """The lines ``ostrom explain`` prints for an ITF document (already shape-checked)."""
+    states: list[dict[str, Any]] = data["states"]
+    meta = data.get("#meta", {}) if isinstance(data.get("#meta"), dict) else {}
+    loop = data.get("loop")
+    lines: list[str] = []
+    header = []
+    for key in ("model", "witness", "outcome"):
+        if meta.get(key):
+            header.append(f"{key}: {meta[key]}")
+    header.append(
+        f"{len(states)} states" + (f", loops back to state {loop}" if loop is not None else "")
+    )
+    lines.append(" · ".join(header))
+    previous: dict[str, Value] = {}
+    width = max([len(_action(s)) for s in states] + [6])
+    for i, state in enumerate(states):
+        values = {k: from_itf(v) for k, v in state.items() if k != "#meta"}
+        smeta = state.get("#meta", {}) if isinstance(state.get("#meta"), dict) else {}
+        index = smeta.get("index", i)
+        marker = "⟲" if loop is not None and i == loop else " "
+        if i == 0:
+            lines.append(f"{index:>4}{marker} {_action(state):<{width}}")
+            for name, value in values.items():
+                lines.append(f"        {name} = {_short(value, None if full else _MAX_VALUE)}")
+        else:
+            changes: list[str] = []
+            for name in list(previous) + [k for k in values if k not in previous]:
+                changes += describe_changes(name, previous.get(name), values.get(name))
+            text = "; ".join(changes) if changes else "(no change)"
+            lines.append(f"{index:>4}{marker} {_action(state):<{width}}  {text}")
+        previous = values
+    if meta.get("stuttering"):
+        lines.append("      then stutters forever (no further step is taken)")
+    elif loop is not None:
+        via = f" via {meta['loop_action']}" if meta.get("loop_action") else ""
+        lines.append(f"      ⟲ back to state {loop}{via}: the behaviour repeats from there forever")
+    return lines
+
+
+def _action(state: dict[str, Any]) -> str:
+    smeta = state.get("#meta")
+    if isinstance(smeta, dict) and isinstance(smeta.get("action"), str):
+        return str(smeta["action"])
+    return "?"
