@@ -54,3 +54,35 @@ def test_guard_table_in_docs_is_current() -> None:
 
 def test_param_table_in_docs_is_current() -> None:
     assert _block("params") == diagram.to_param_table(), "run: ostrom params"
+
+
+def _tla_string_set(text: str, name: str) -> frozenset[str]:
+    """The strings of a definition ``Name == {"a", "b", ...}`` (one literal set)."""
+    match = re.search(rf"^{name} == \{{(.*?)\}}", text, re.S | re.M)
+    assert match, f"no definition {name} == {{...}}"
+    return frozenset(re.findall(r'"(\w+)"', match.group(1)))
+
+
+def test_lifecycle_tla_state_classes_are_lifecycle_py() -> None:
+    # One source for the state classes (lifecycle.py); spec/Lifecycle.tla spells them out,
+    # this test fails when the two drift apart (LC-LIVE-1 reads Stable, TimeoutDue Timed).
+    from ostrom.protocol import lifecycle
+
+    text = (ROOT / "spec" / "Lifecycle.tla").read_text(encoding="utf-8")
+    assert _tla_string_set(text, "States") == frozenset(lifecycle.STATES)
+    assert _tla_string_set(text, "Stable") == lifecycle.STABLE
+    assert re.search(r"^Transient == States \\ Stable$", text, re.M)
+    assert _tla_string_set(text, "Timed") == lifecycle.TIMED
+    assert _tla_string_set(text, "Resubmittable") == lifecycle.RESUBMITTABLE
+    assert _tla_string_set(text, "Forgettable") == lifecycle.FORGETTABLE
+    assert _tla_string_set(text, "AgentEvents") == frozenset(lifecycle.AGENT_COMMANDS)
+
+
+def test_trace_spec_act_is_the_command_action_map() -> None:
+    # LifecycleTrace.tla's Act calls the action CommandAction (generated from EVENTS) names.
+    from ostrom.protocol.lifecycle import SINGLE_ACTIONS
+
+    text = (ROOT / "spec" / "LifecycleTrace.tla").read_text(encoding="utf-8")
+    act = text[text.index("Act(e) ==") : text.index("\n\n", text.index("Act(e) =="))]
+    arms = re.findall(r'e\.op = "(\w+)" ->(?:.*?\n?.*?)\b([A-Z]\w+)\(', act)
+    assert dict(arms) == SINGLE_ACTIONS

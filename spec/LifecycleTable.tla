@@ -1,6 +1,6 @@
 ---------------------------- MODULE LifecycleTable ----------------------------
-(* Generated from reference/ostrom/protocol/lifecycle.py (TRANSITIONS) by        *)
-(* `ostrom diagram --format tla`; property_tests/test_diagram.py checks that     *)
+(* Generated from reference/ostrom/protocol/lifecycle.py (TRANSITIONS, EVENTS)   *)
+(* by `ostrom diagram --format tla`; property_tests/test_diagram.py checks that  *)
 (* this file is current. Lifecycle.tla's TableInv requires every step TLC takes  *)
 (* to be one of these rows; the cross-check test requires every row be reached.  *)
 TableRows == {
@@ -46,4 +46,20 @@ TableRows == {
     <<"forget", "expired", "forgotten">>,
     <<"forget", "retracted", "forgotten">>
 }
+(* The spec action of each command whose step is one action (EVENTS: action,    *)
+(* command). LifecycleTrace.tla's Act takes it; a test checks Act against it.    *)
+CommandAction == [
+    propose |-> "Propose",
+    resubmit |-> "Resubmit",
+    recruit |-> "Recruit",
+    object |-> "Object",
+    commit_vote |-> "CommitVote",
+    reveal_vote |-> "RevealVote",
+    arbitrate |-> "Arbitrate",
+    dispute |-> "Dispute",
+    urgent_report |-> "UrgentReport",
+    forget_vote |-> "ForgetVote"
+]
+(* The commands an agent sends (EVENTS: actor "agent").                         *)
+AgentCommands == {"propose", "resubmit", "object", "commit_vote", "reveal_vote", "arbitrate", "dispute", "urgent_report", "forget_vote"}
 ================================================================================

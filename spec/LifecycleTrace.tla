@@ -170,12 +170,13 @@ CheckOK == now = E.now /\ SpecView = NextExpected
 -----------------------------------------------------------------------------
 (* The commands                                                            *)
 
-AgentOps == {"propose", "object", "commit_vote", "reveal_vote", "arbitrate", "dispute",
-             "urgent_report", "resubmit", "forget_vote"}
-CommandOps == AgentOps \cup {"recruit"}
+\* Both generated into LifecycleTable.tla from lifecycle.py's EVENTS.
+AgentOps == AgentCommands
+CommandOps == DOMAIN CommandAction
 
-\* The spec action of a command (trace.py: SPEC_ACTIONS names it in messages;
-\* compile_log maps the arguments, resolve_commitments the vote of a commitment).
+\* The spec action of a command: CommandAction[e.op] names it (the verdict's messages
+\* read the same map; property_tests/test_diagram.py checks these arms against it);
+\* compile_log maps the arguments, resolve_commitments the vote of a commitment.
 Act(e) ==
     CASE e.op = "propose" -> Propose(e.agent, e.artifact, e.slot)
       [] e.op = "recruit" -> Recruit(e.artifact)

@@ -12,7 +12,15 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
-from ostrom.protocol.lifecycle import NEW, STABLE, STATES, TRANSITIONS, Row
+from ostrom.protocol.lifecycle import (
+    AGENT_COMMANDS,
+    NEW,
+    SINGLE_ACTIONS,
+    STABLE,
+    STATES,
+    TRANSITIONS,
+    Row,
+)
 
 _TRANSIENT_COLOUR = "#fff7d6"
 _STABLE_COLOUR = "#dff0d8"
@@ -86,17 +94,27 @@ def to_svg() -> str:
 
 
 def to_tla_table() -> str:
-    """The TLA+ module ``LifecycleTable`` with the table's (event, source, dest) triples."""
+    """The TLA+ module ``LifecycleTable``: the table's (event, source, dest) triples, and
+    the command -> action map of ``lifecycle.EVENTS`` that LifecycleTrace.tla reads."""
     body = ",\n".join(f'    <<"{r.event}", "{r.source}", "{r.dest}">>' for r in TRANSITIONS)
+    actions = ",\n".join(f'    {op} |-> "{action}"' for op, action in SINGLE_ACTIONS.items())
+    agents = ", ".join(f'"{op}"' for op in AGENT_COMMANDS)
     return (
         "---------------------------- MODULE LifecycleTable ----------------------------\n"
-        "(* Generated from reference/ostrom/protocol/lifecycle.py (TRANSITIONS) by        *)\n"
-        "(* `ostrom diagram --format tla`; property_tests/test_diagram.py checks that     *)\n"
+        "(* Generated from reference/ostrom/protocol/lifecycle.py (TRANSITIONS, EVENTS)   *)\n"
+        "(* by `ostrom diagram --format tla`; property_tests/test_diagram.py checks that  *)\n"
         "(* this file is current. Lifecycle.tla's TableInv requires every step TLC takes  *)\n"
         "(* to be one of these rows; the cross-check test requires every row be reached.  *)\n"
         "TableRows == {\n"
         f"{body}\n"
         "}\n"
+        "(* The spec action of each command whose step is one action (EVENTS: action,    *)\n"
+        "(* command). LifecycleTrace.tla's Act takes it; a test checks Act against it.    *)\n"
+        "CommandAction == [\n"
+        f"{actions}\n"
+        "]\n"
+        '(* The commands an agent sends (EVENTS: actor "agent").                         *)\n'
+        f"AgentCommands == {{{agents}}}\n"
         "================================================================================\n"
     )
 

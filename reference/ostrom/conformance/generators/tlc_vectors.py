@@ -49,6 +49,7 @@ from ostrom.conformance.layers import LifecycleLayer
 from ostrom.conformance.vectors import wire
 from ostrom.protocol.agents import micro
 from ostrom.protocol.errors import ErrorCode
+from ostrom.protocol.lifecycle import ACTION_COMMANDS, TIMED, TRANSIENT
 from ostrom.protocol.voting import commitment, select_reviewers
 from ostrom.verify.tlc.output import parse_state_body
 from ostrom.verify.tlc.values import TlaRecord, TlaSet, Value, to_itf
@@ -132,22 +133,6 @@ SIM: Final = Setup("sim", f"{SIM_MODULE}.cfg", ("a0", "a1", "a2", "a3", "a4", "b
 SOLO: Final = Setup("solo", f"{SIM_MODULE}_solo.cfg", SIM.agents)
 DUO: Final = Setup("duo", f"{SIM_MODULE}_duo.cfg", ("a0", "a2", "a3"))
 
-#: Spec actions and the command (folder) each becomes.
-ACTION_OPS: Final = {
-    "Propose": "propose",
-    "Resubmit": "resubmit",
-    "Recruit": "recruit",
-    "Object": "object",
-    "CommitVote": "commit_vote",
-    "RevealVote": "reveal_vote",
-    "Arbitrate": "arbitrate",
-    "Dispute": "dispute",
-    "UrgentReport": "urgent_report",
-    "ForgetVote": "forget_vote",
-    "Tick": "tick",
-    "Timeout": "tick",
-    "Forget": "tick",
-}
 #: Every error code of docs/rules.md, in the enum's (the check list's) order.
 ERROR_CODES: Final = tuple(code.value for code in ErrorCode)
 #: Property ids a vector exercises, by the transition rows and error codes it contains.
@@ -294,7 +279,7 @@ class SimStep:
 
     @property
     def op(self) -> str:
-        return ACTION_OPS[self.action]
+        return ACTION_COMMANDS[self.action]
 
     @property
     def actions(self) -> set[str]:
@@ -344,7 +329,7 @@ def spec_view(r: TlaRecord, now: int) -> Rec:
         return [tuple(e) for e in v.elems if isinstance(e, tuple)]
 
     st, rnd = str(g("st")), g("round")
-    transient = st in _TRANSIENT
+    transient = st in TRANSIENT
     if st in ("commit", "reveal"):
         ballot: tuple[str, str] = ("review", st)
     elif st == "arbitration":
@@ -372,7 +357,7 @@ def spec_view(r: TlaRecord, now: int) -> Rec:
         dispute_count=g("disputes"),
         resubmit_count=g("resubs"),
         content=bool(g("content")),
-        deadline=now + int(g("timer")) if st in _TIMED else -1,
+        deadline=now + int(g("timer")) if st in TIMED else -1,
         ballot=ballot,
         reviewers=ids(g("reviewers")) if transient or st == "active" else frozenset(),
         committed=frozenset(str(c[0]) for c in triples(g("commits")) if c[1] == rnd)
@@ -386,12 +371,6 @@ def spec_view(r: TlaRecord, now: int) -> Rec:
         else frozenset(str(v[0]) for v in triples(g("fvotes"))),  # <<voter, confidence>>
         decision=decision,
     )
-
-
-_TRANSIENT: Final = frozenset(
-    {"proposed", "fast_track", "deliberation", "commit", "reveal", "arbitration", "disputed"}
-)
-_TIMED: Final = _TRANSIENT - {"proposed"}
 
 
 def _view_diff(spec: Rec, ref: Rec) -> list[str]:
@@ -471,7 +450,12 @@ class _Replay:
             fv: dict[str, Any] = {"op": "forget_vote", "agent": a, "artifact": x}
             return fv if k == SIM_CONF_UNIT else {**fv, "confidence": k / SIM_CONF_UNIT}
         if name in ("Dispute", "UrgentReport"):
-            return {"op": ACTION_OPS[name], "agent": a, "artifact": x, "reason": f"{a} doubts {x}"}
+            return {
+                "op": ACTION_COMMANDS[name],
+                "agent": a,
+                "artifact": x,
+                "reason": f"{a} doubts {x}",
+            }
         if name == "Arbitrate":
             return {"op": "arbitrate", "agent": a, "artifact": x, "outcome": args[2]}
         rnd = arts[x]["round"]
@@ -721,7 +705,7 @@ def _table_rows() -> list[tuple[str, str, str]]:
 
 def all_cover_keys() -> list[str]:
     """Every key the cover set must have: each action, table row and error code."""
-    keys = [f"action-{a}" for a in ACTION_OPS]
+    keys = [f"action-{a}" for a in ACTION_COMMANDS]
     keys += [f"row-{e}-{s}-{d}" for e, s, d in _table_rows()]
     keys += [f"error-{c}" for c in ERROR_CODES]
     return keys

@@ -59,10 +59,17 @@ from typing import IO, Any, Final, TypeVar
 
 from ostrom import layout
 from ostrom.conformance import TRACE_FORMAT
-from ostrom.protocol.agents import MICRO, micro
-from ostrom.protocol.lifecycle import STATES, TRANSIENT
+from ostrom.protocol.agents import BARRING, MICRO, micro
+from ostrom.protocol.lifecycle import (
+    BALLOT_KINDS,
+    COMMAND_ACTIONS,
+    SINGLE_ACTIONS,
+    STATES,
+    TRANSIENT,
+)
 from ostrom.protocol.orchestrator import SCHEMAS
 from ostrom.protocol.params import ParamError, Params
+from ostrom.protocol.voting import BALLOT_VOTES, BallotKind
 from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
 from ostrom.verify.tlc.output import TlcOutcome, ToolOutputParser
 from ostrom.verify.tlc.runner import stream_process, tlc_command
@@ -104,28 +111,6 @@ EXIT_UNUSABLE: Final = 2
 
 #: TLC's integers are 32-bit: every product the spec computes must stay below this.
 TLC_MAX_INT: Final = 2**31 - 1
-#: Lifecycle.tla's Timed: the states with a deadline.
-TIMED: Final = frozenset(
-    {"fast_track", "deliberation", "commit", "reveal", "arbitration", "disputed"}
-)
-BARRED_SANCTIONS: Final = frozenset({"suspended", "banned", "quarantined"})
-BALLOT_VOTES: Final = {"commit": ("accept", "reject"), "disputed": ("retract", "keep")}
-#: The spec action of each command (LifecycleTrace.tla: Act).
-SPEC_ACTIONS: Final = {
-    "propose": "Propose",
-    "recruit": "Recruit",
-    "object": "Object",
-    "commit_vote": "CommitVote",
-    "reveal_vote": "RevealVote",
-    "arbitrate": "Arbitrate",
-    "dispute": "Dispute",
-    "urgent_report": "UrgentReport",
-    "resubmit": "Resubmit",
-    "forget_vote": "ForgetVote",
-    "tick": "Tick (with the due Recruit, Timeout and Forget steps)",
-    "set_agent": "set_agent (the registry variables)",
-    "join": "Join",  # CommunityTrace.tla
-}
 NONE: Final = "-"  # Lifecycle.tla's NoAgent / NoSlot; LifecycleTrace.tla's NoView
 
 
@@ -813,7 +798,7 @@ def resolve_commitments(log: TraceLog, names: Names) -> tuple[dict[int, str], se
         prev = step.state.get("artifacts", {})
     bound: dict[int, str] = {}
     for i, agent, art, rnd, h, st in commits:
-        ballot = BALLOT_VOTES.get(st, ("accept", "reject"))
+        ballot = BALLOT_VOTES[BallotKind(BALLOT_KINDS.get(st, "review"))]
         later = [r for r in reveals if r[0] > i and r[1:4] == (agent, art, rnd)]
         opened = [r[4] for r in later if r[5] == h and r[4] in ballot]
         if opened:
@@ -941,7 +926,7 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
                 new = _merge_entry(registry.get(agent), f, params)
                 registry[agent] = new
                 e.agent = names(agent)
-                e.tier, e.barred = new.tier, new.sanction in BARRED_SANCTIONS
+                e.tier, e.barred = new.tier, new.sanction in BARRING
                 e.ratelim = new.sanction == "rate_limited"
                 e.subs = frozenset(names(s) for s in new.subscriptions)
                 e.repok = new.reputation >= micro(params.r_resubmit)
@@ -1154,7 +1139,7 @@ def log_module(batch: Batch) -> str:
         reg = {n(a): e for a, e in c.initial.items()}
         tier = Fn(tuple((a, reg[a].tier if a in reg else 0) for a in agents))
         weight = Fn(tuple((a, reg[a].weight // unit if a in reg else wmin) for a in agents))
-        barred = frozenset(a for a in agents if a not in reg or reg[a].sanction in BARRED_SANCTIONS)
+        barred = frozenset(a for a in agents if a not in reg or reg[a].sanction in BARRING)
         subs = Fn(
             tuple(
                 (
@@ -1416,9 +1401,20 @@ _FIELD_NAMES: Final = {
 }
 
 
+#: How a message names the spec steps of the commands that are not one action
+#: (lifecycle.COMMAND_ACTIONS: tick; set_agent has none; CommunityTrace.tla's Join).
+_OTHER_ACTIONS: Final = {
+    "tick": f"{COMMAND_ACTIONS['tick'][0]} (with the due Recruit, "
+    + " and ".join(COMMAND_ACTIONS["tick"][1:])
+    + " steps)",
+    "set_agent": "set_agent (the registry variables)",
+    "join": "Join",
+}
+
+
 def _action_text(e: Entry, names: Names) -> str:
     if e.op in ("tick", "set_agent", "noop", "bad"):
-        return SPEC_ACTIONS.get(e.op, e.op)
+        return _OTHER_ACTIONS.get(e.op, e.op)
     args = [a for a in (e.agent, e.artifact, e.slot) if a != NONE]
     if e.op in ("commit_vote", "reveal_vote") and e.vote != NONE:
         args.append(e.vote if e.vote != "*" else "some vote")
@@ -1427,7 +1423,7 @@ def _action_text(e: Entry, names: Names) -> str:
     shown = ", ".join(str(names.orig(a)) for a in args)
     if e.op == "forget_vote":
         shown += f", {e.conf}"  # the confidence in units of 1/ConfUnit
-    return f"{SPEC_ACTIONS[e.op]}({shown})"
+    return f"{SINGLE_ACTIONS.get(e.op) or _OTHER_ACTIONS[e.op]}({shown})"
 
 
 def _describe(
