@@ -35,6 +35,8 @@ from ostrom.protocol.params import DEFAULTS, ParamError, Params, table
 from ostrom.protocol.voting import Tally, dispute_verdict, review_verdict
 from ostrom.verify import registry, thresholds
 from ostrom.verify.thresholds import Status, TheoremResult
+from ostrom.verify.thresholds import tally as tally_theorem
+from ostrom.verify.thresholds.tally import _lone_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "params"
@@ -472,9 +474,9 @@ def test_general_tally_1_refutes_a_condition_that_is_not_exact(
     keeps on head counts), and Z3 says so with the parameters that break it."""
 
     def naive(lone: Any, q: Any, wmin: Any, wmax: Any, taus: Any, side: Any) -> Any:
-        return z3.Or(side >= 2, thresholds._lone_weights(lone, q, wmin, wmax, taus))
+        return z3.Or(side >= 2, _lone_weights(lone, q, wmin, wmax, taus))
 
-    monkeypatch.setattr(thresholds, "_lone_condition", naive)
+    monkeypatch.setattr(tally_theorem, "_lone_condition", naive)
     r = by_name(thresholds.tally_1(None))
     assert failed(list(r.values())) == {"TALLY-1/dispute-lone-keep"}
     cex = r["TALLY-1/dispute-lone-keep"].counterexample

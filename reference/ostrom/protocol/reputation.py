@@ -120,7 +120,7 @@ class Beta:
 
 
 def decay(b: Beta, delta: float) -> Beta:
-    """One round of evidence decay, the rule REP-1 is proved for (thresholds.py, Z3).
+    """One round of evidence decay, the rule REP-1 is proved for (verify/thresholds/decay.py, Z3).
 
     α′ = k·α, β′ = k·β with k = 1 − δ, unless (1 − δ)(α + β) < 2, in which case
     k = 2 / (α + β) so that α′ + β′ = 2 (the uniform prior's weight).  Both parameters are
