@@ -54,7 +54,7 @@ class FloatTally(ForgetRule):
 
     Sums of decimal weights are not exact in binary floating point, so at the threshold
     the float comparison and the integer one disagree, and two replicas (or two languages)
-    could take different decisions.  Not a DESIGN §7 id: the check is "the threshold is
+    could take different decisions.  Not a docs/design.md §7 id: the check is "the threshold is
     decided exactly", which every implementation must share.
     """
 

@@ -1,12 +1,12 @@
 """The layers integrated: reputation drives tiers drives guards; sanctions block actions;
-forgetting never touches a disputed or hidden-under-review artifact (DESIGN §2, §4, §5).
+forgetting never touches a disputed or hidden-under-review artifact (docs/design.md §2, §4, §5).
 
 A Hypothesis ``RuleBasedStateMachine`` drives ``Community.apply`` — the orchestrator
 whose registry is derived from the reputation and sanction books — with honest and
 faulty agents: founders of tiers 1–3, newcomers who join mid-run, honest and lying
 votes, reveals that do not open their commitment, commitments never revealed, malformed
 commands, rate-limit abuse, disputes, urgent reports and forget votes.  The defaults of
-DESIGN §8 are kept where they matter for the properties (w_min 0.1, w_max 1.0, α 0.5,
+docs/design.md §8 are kept where they matter for the properties (w_min 0.1, w_max 1.0, α 0.5,
 so FG-1 needs ``min_active_agents`` = 12); timers and sanction thresholds are shortened
 so that ladders, promotions and decisions happen within a run.
 
@@ -68,7 +68,7 @@ PARAMS = Params(
     T_quarantine=3,
     seed=3,
 )
-assert fg1_min_active(PARAMS) == PARAMS.min_active_agents == 12  # the DESIGN defaults' FG-1
+assert fg1_min_active(PARAMS) == PARAMS.min_active_agents == 12  # FG-1 at the defaults
 
 FOUNDERS = (
     Member("f0", tier=3, reputation=0.95, evidence=20, pretrusted=True),
@@ -422,7 +422,7 @@ def test_community_mutant_is_caught(mutant: str) -> None:
 
 
 def test_forgetting_executes_through_consensus() -> None:
-    """DESIGN §5: "forgotten only if S ≥ Q **and** the decision is committed through
+    """docs/design.md §5: "forgotten only if S ≥ Q **and** the decision is committed through
     consensus".  Each PBFT replica runs a whole Community; the forget votes and the tick
     that decides are client requests, so every honest replica forgets at the same point
     of the same log (REPL-1), with the view-0 primary equivocating and messages lost."""

@@ -1,4 +1,4 @@
-"""Stateful property tests of PBFT and the replicated orchestrator (DESIGN §6, §7).
+"""Stateful property tests of PBFT and the replicated orchestrator (docs/design.md §6, §7).
 
 A Hypothesis ``RuleBasedStateMachine`` is the network adversary: it decides which
 message is delivered next, which is dropped or duplicated, when a replica's or a
@@ -345,7 +345,7 @@ def test_pbft_n7() -> None:
     run_machine(PBFTMachine7, max_examples=max(1, settings.default.max_examples // 3))
 
 
-#: What the runs must reach, or the safety checks prove nothing (DESIGN §7 witnesses).
+#: What the runs must reach, or the safety checks prove nothing (docs/design.md §7 witnesses).
 MUST_REACH = (
     "executed",
     "committed",

@@ -1,4 +1,4 @@
-"""Property tests of ``ostrom.protocol.forgetting`` (DESIGN §5; FG-1, LC-SAFE-6) and its mutants.
+"""Property tests of ``ostrom.protocol.forgetting`` (docs/design.md §5) and its mutants.
 
 The checks of FG-1, LC-SAFE-6 and FG-EXACT (the threshold decided exactly) are built by
 factories that take a ``ForgetRule``: the tests run them on the real rule, and

@@ -42,7 +42,7 @@ REQUIRED = {
     "a PBFT replica that prepares twice in a view": "pbft-prepares-twice",
 }
 
-#: Check labels of the property tests for rules without a DESIGN §7 id.
+#: Check labels of the property tests for rules without a docs/design.md §7 id.
 LABELS = {"REFUSAL", "FARM-CAP", "FG-EXACT"}
 TOKEN = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*\b")
 

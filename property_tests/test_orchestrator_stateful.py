@@ -1,4 +1,4 @@
-"""Stateful property tests of the lifecycle orchestrator (DESIGN §7, docs/rules.md).
+"""Stateful property tests of the lifecycle orchestrator (docs/design.md §7, docs/rules.md).
 
 A Hypothesis ``RuleBasedStateMachine`` drives ``Orchestrator.apply`` with every command,
 valid and invalid, from agents of every tier (one of them barred, one rate-limited) and
@@ -630,7 +630,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             [{"event": "violation", "agent": sender, "kind": "malformed"}]
             if isinstance(sender, str) and sender in self.orch.agents
             else []
-        )  # a registered agent's malformed command is its violation (DESIGN §4)
+        )  # a registered agent's malformed command is its violation (docs/design.md §4)
         assert obs == {"result": "invalid_input", "events": blame}, f"INPUT: {junk!r} gave {obs}"
 
     @precondition(lambda self: bool(self._pending("commit", committed=False)))
@@ -828,7 +828,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         )
 
 
-#: Everything the ci run must reach, or it tests nothing (DESIGN §7 reachability witnesses).
+#: Everything the ci run must reach, or it tests nothing (reachability witnesses,
+#: docs/design.md §7).
 MUST_REACH = (
     "op:dispute",
     "op:urgent_report",

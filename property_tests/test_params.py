@@ -1,4 +1,4 @@
-"""The parameter table: DESIGN §8 defaults, validation that names every problem."""
+"""The parameter table: docs/design.md §8 defaults, validation that names every problem."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_bad_relations_and_ranges_are_refused(bad: dict[str, object], named: str
 
 
 def test_side_rule_and_population_floor_defaults() -> None:
-    """Not DESIGN §8 values but repairs of TALLY-1 and FG-1 (docs/thresholds.md): a side
+    """Not the source design's values but repairs of TALLY-1 and FG-1 (docs/design.md §8): a side
     needs two voters, and no forget decision with fewer than 12 active agents, the least
     population in which one agent at w_max cannot reach Q at the default weights."""
     from ostrom.protocol.forgetting import fg1_min_active

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROPS = registry.load()
 MANIFEST = json.loads((ROOT / "models" / "manifest.json").read_text(encoding="utf-8"))["models"]
 
-# Every id of DESIGN §7; the registry must list each exactly once.
+# Every id of docs/design.md §7; the registry must list each exactly once.
 DESIGN_IDS = [
     "LC-SAFE-1", "LC-SAFE-2", "LC-SAFE-3", "LC-SAFE-4", "LC-SAFE-5", "LC-SAFE-6", "LC-LIVE-1",
     "CR-1", "CR-2", "TALLY-1", "REP-1", "REP-2", "SAN-1", "SAN-2", "FG-1",

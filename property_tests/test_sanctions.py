@@ -1,4 +1,4 @@
-"""Stateful property tests of the sanctions book (DESIGN §4 and §7, docs/sanctions.md).
+"""Stateful property tests of the sanctions book (docs/design.md §4 and §7, docs/sanctions.md).
 
 A Hypothesis ``RuleBasedStateMachine`` drives ``SanctionBook.record`` (at the current round
 and at later ones) and ``SanctionBook.tick`` (one or several rounds) for three agents, with

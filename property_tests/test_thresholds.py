@@ -84,9 +84,9 @@ def test_every_theorem_runs_on_the_defaults(defaults: dict[str, TheoremResult]) 
 
 
 def test_defaults_prove_every_theorem(defaults: dict[str, TheoremResult]) -> None:
-    """The §8 defaults prove TALLY-1 (by the side rule, tally_min_side = 2), REP-1, REP-2,
-    FG-1 (by the population floor, min_active_agents = 12), BFT-QUORUM-1, TIER-MONO and
-    SAN-MONO; the two contrasts are refuted as expected."""
+    """The defaults (docs/design.md §8) prove TALLY-1 (by the side rule, tally_min_side = 2),
+    REP-1, REP-2, FG-1 (by the population floor, min_active_agents = 12), BFT-QUORUM-1,
+    TIER-MONO and SAN-MONO; the two contrasts are refuted as expected."""
     assert failed(list(defaults.values())) == set()
     for name, r in defaults.items():
         assert r.ok and r.status is r.expected, (name, r.explanation)
@@ -134,7 +134,7 @@ def test_defaults_derived_bounds(defaults: dict[str, TheoremResult]) -> None:
     assert rep2["tally_min_side"] == 2
     fg = defaults["FG-1/no-lone-forgetter"].facts
     assert fg["least_population_no_lone_forgetter"] == 12
-    assert fg["least_population_quorum_above_w_max"] == 21  # DESIGN §5's sufficient form
+    assert fg["least_population_quorum_above_w_max"] == 21  # docs/design.md §5's sufficient form
     assert fg["min_active_agents"] == 12
     assert defaults["REP-1/decay-keeps-E"].facts["branches_reachable"] == {
         "floor": True,

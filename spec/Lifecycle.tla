@@ -1,7 +1,8 @@
 ------------------------------- MODULE Lifecycle -------------------------------
 (***************************************************************************)
-(* The artifact lifecycle of ostrom (DESIGN §3, normative rules in         *)
-(* docs/rules.md, transition table in reference/ostrom/protocol/lifecycle.py).      *)
+(* The artifact lifecycle of ostrom (docs/design.md §3, normative rules    *)
+(* in docs/rules.md, transition table in                                   *)
+(* reference/ostrom/protocol/lifecycle.py).                                *)
 (*                                                                         *)
 (* MODELLED, as docs/rules.md states them:                                 *)
 (*  - every state and event of TRANSITIONS; every step is a row of the     *)
@@ -636,7 +637,7 @@ Fairness ==
 Spec == Init /\ [][Next]_vars /\ Fairness
 
 -----------------------------------------------------------------------------
-(* Properties (DESIGN §7)                                                  *)
+(* Properties (docs/design.md §7)                                          *)
 
 Decisions == [how : Paths, objected : BOOLEAN, acc : Nat, rej : Nat,
               nacc : Nat, nrej : Nat]
@@ -720,7 +721,8 @@ SettlesProp ==
     \A x \in Artifacts : (art[x].st \in Transient) ~> (art[x].st \in Stable)
 
 -----------------------------------------------------------------------------
-(* Reachability witnesses (DESIGN §7): TLC must report each one VIOLATED.  *)
+(* Reachability witnesses (docs/design.md §7): TLC must report each        *)
+(* one VIOLATED.                                                           *)
 
 NoStep(t) == t \notin lastEvent
 NeverActiveInv == \A x \in Artifacts : art[x].st # "active"

@@ -1,9 +1,9 @@
 --------------------------------- MODULE PBFT ---------------------------------
 (***************************************************************************)
 (* PBFT (Castro & Liskov, OSDI'99 / TOCS'02) ordering the orchestrator's   *)
-(* commands among N = 3f+1 replicas (DESIGN §6). Python counterpart:       *)
-(* reference/ostrom/consensus/replica.py (class Replica); every action     *)
-(* below names the method it mirrors.                                      *)
+(* commands among N = 3f+1 replicas (docs/design.md §6). Python            *)
+(* counterpart: reference/ostrom/consensus/replica.py (class Replica);     *)
+(* every action below names the method it mirrors.                         *)
 (*                                                                         *)
 (* MODELLED:                                                               *)
 (*  - client requests (Replica.on_request: all sent at the start, which   *)
@@ -105,7 +105,7 @@
 (*    V, and by backups, which recompute O from V).                        *)
 (*  - checkpoints and watermarks: no checkpoint ever becomes stable in    *)
 (*    these models (fewer requests than the checkpoint period K = 16 of   *)
-(*    DESIGN §8), so h = 0 and the window is 1..MaxSeq with MaxSeq <=      *)
+(*    docs/design.md §8), so h = 0, the window is 1..MaxSeq, MaxSeq <=     *)
 (*    L = 32: every VIEW-CHANGE carries s = 0, min-s = 0. This is exactly *)
 (*    PBFT's behaviour before the first stable checkpoint, so safety      *)
 (*    carries over for these runs; garbage collection is not checked.     *)
@@ -554,7 +554,7 @@ Next ==
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------
-(* Properties (DESIGN §7)                                                  *)
+(* Properties (docs/design.md §7)                                          *)
 
 Certs == [v : Views, n : Seqs, r : Vals]
 VCMsgs == [v : Views, src : Replicas, P : SUBSET Certs]
@@ -599,7 +599,8 @@ AllExecuted == LET L == Logs IN \A i \in Honest : sent \subseteq Range(L[i])
 LivenessInv == AllExecuted \/ BoundStop \/ ~Stuck
 
 -----------------------------------------------------------------------------
-(* Reachability witnesses (DESIGN §7): TLC must report each one VIOLATED.  *)
+(* Reachability witnesses (docs/design.md §7): TLC must report each        *)
+(* one VIOLATED.                                                           *)
 
 \* some honest replica commits (committed-local) a request
 NeverCommittedInv == \A i \in Honest : CommittedIn(ComSet, i) = {}

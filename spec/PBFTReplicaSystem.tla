@@ -401,7 +401,7 @@ Next ==
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------
-(* Properties (DESIGN §7)                                                  *)
+(* Properties (docs/design.md §7)                                          *)
 
 \* BFT-SAFE-1: no two honest replicas execute different requests at one sequence
 \* number, over every execution ever reported (restarts included)

@@ -1,9 +1,10 @@
 ------------------------------- MODULE Sanctions -------------------------------
 (***************************************************************************)
-(* Graduated sanctions and broken-agent quarantine of ostrom (DESIGN §4,   *)
-(* docs/sanctions.md; reference: reference/ostrom/protocol/sanctions.py).           *)
+(* Graduated sanctions and broken-agent quarantine of ostrom               *)
+(* (docs/design.md §4, docs/sanctions.md; reference:                       *)
+(* reference/ostrom/protocol/sanctions.py).                                *)
 (*                                                                         *)
-(* MODELLED, as reference/ostrom/protocol/sanctions.py states them:                 *)
+(* MODELLED, as reference/ostrom/protocol/sanctions.py states them:        *)
 (*  - violations of any agent at any round (Record), each of a kind with a *)
 (*    weight (1; UrgentPenalty for an unfounded urgent report), counted in *)
 (*    a sliding window of W rounds;                                        *)
@@ -226,7 +227,7 @@ Fairness == WF_vars(TickAny) /\ \A a \in Agents : SF_vars(TickPass(a))
 Spec == Init /\ [][Next]_vars /\ Fairness
 
 -----------------------------------------------------------------------------
-(* Properties (DESIGN §7)                                                  *)
+(* Properties (docs/design.md §7)                                          *)
 
 TypeOK ==
     /\ hist \in [Agents -> [Ages -> [w : 0..(MaxPerRound * UrgentPenalty),
@@ -271,7 +272,8 @@ QuarantineEndsProp == \A a \in Agents : (quar[a] > 0) ~> (quar[a] = 0)
 BanTerminalProp == [][\A a \in Agents : rank[a] = 4 => rank'[a] = 4]_vars
 
 -----------------------------------------------------------------------------
-(* Reachability witnesses (DESIGN §7): TLC must report each one VIOLATED.  *)
+(* Reachability witnesses (docs/design.md §7): TLC must report each        *)
+(* one VIOLATED.                                                           *)
 
 NeverWarnedInv == \A a \in Agents : rank[a] # 1
 NeverRateLimitedInv == \A a \in Agents : rank[a] # 2

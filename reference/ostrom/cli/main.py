@@ -319,7 +319,7 @@ def _bound_lines(b: dict[str, object]) -> list[str]:
         f"(spare seats {b['sybil_dispute_seats']})",
         f"FG-1 population: min_active_agents = {b['forget_min_active_agents']}; no lone "
         f"forgetter from {n(b['forget_least_population_no_lone_forgetter'])} active agents "
-        f"(exact: what min_active_agents must reach), DESIGN §5's Q > w_max from "
+        f"(exact: what min_active_agents must reach), docs/design.md §5's Q > w_max from "
         f"{n(b['forget_least_population_quorum_above_w_max'])} (sufficient, not needed)",
     ]
 

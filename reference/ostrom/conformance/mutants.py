@@ -6,8 +6,8 @@ a small, deliberate bug — a subclass of the reference class that overrides one
 wrapped by the layer's reference adapter (``ostrom.conformance.layers``), so everything but
 the bug is the reference.
 
-Each description names the property id (DESIGN §7, spec/properties.toml) or the check
-label (``FARM-CAP``, ``SAN-BAN``, ``FG-EXACT``: rules of docs/ that have no §7 id) whose
+Each description names the property id (docs/design.md §7, spec/properties.toml) or the check
+label (``FARM-CAP``, ``SAN-BAN``, ``FG-EXACT``: rules of docs/ that have no property id) whose
 rule the bug breaks.  The bugs are those the Hypothesis tests already catch in code
 (``property_tests/*mutants.py``), now caught from the outside, through the driver protocol,
 by the conformance vectors: ``property_tests/test_kill_matrix.py`` requires every mutant to

@@ -1,4 +1,4 @@
-"""PBFT (Castro & Liskov) for the replicated orchestrator (DESIGN §6), sans-IO.
+"""PBFT (Castro & Liskov) for the replicated orchestrator (docs/design.md §6), sans-IO.
 
 * ``messages`` — the protocol messages, their canonical encoding and digests;
 * ``crypto`` — Ed25519 signing and verification, keys derived from a seed;

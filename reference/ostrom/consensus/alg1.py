@@ -1,6 +1,6 @@
 """Algorithm 1 of the Co-Forgetting paper (arXiv 2506.17338): a deterministic, sans-IO model.
 
-This is the *flawed* two-round vote the paper calls PBFT, modelled as written (DESIGN §6,
+This is the *flawed* two-round vote the paper calls PBFT, modelled as written (docs/design.md §6,
 ALG1-FAIL-1; the TLA+ version is ``spec/CoForgettingAlg1.tla``, explained in ``docs/alg1.md``):
 
 * a coordinator sends ``PROPOSE(item, v)``, v in {forget, keep}, to every agent;

@@ -2,7 +2,7 @@
 
 A strategy sees everything its replica sees and rewrites what it sends.  It holds only
 its own replica's ``Signer``: it can sign anything *as itself*, and a message it
-attributes to anyone else carries a signature that does not verify (DESIGN §6).  That is
+attributes to anyone else carries a signature that does not verify (docs/design.md §6).  That is
 the whole adversary of PBFT, so the strategies cover the behaviours the seed-paper review
 asks about (co-forgetting-review.md): silence, an equivocating primary, conflicting votes
 from a replica that stays reachable, delays, and garbage.

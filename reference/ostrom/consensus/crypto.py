@@ -1,6 +1,6 @@
 """Ed25519 signatures for PBFT messages, with keys derived from a seed.
 
-DESIGN §6: "a Byzantine replica can send anything under its own identity only".  That
+docs/design.md §6: "a Byzantine replica can send anything under its own identity only".  That
 is what signatures buy: a replica holds only its own ``Signer``; everything it receives
 is checked against the ``KeyRing`` of public keys, so a forged vote (another replica's
 name, a wrong signature) is refused and counted.  Signed messages are also

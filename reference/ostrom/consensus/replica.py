@@ -6,7 +6,7 @@ the requests executed — without touching a network, a clock or an entropy sour
 simulated network (``network.py``) and the Byzantine wrappers (``byzantine.py``) drive it;
 a real deployment would put sockets and timers around the same object.
 
-What is PBFT here, and what the seed paper's Algorithm 1 lacks (DESIGN §6):
+What is PBFT here, and what the seed paper's Algorithm 1 lacks (docs/design.md §6):
 
 * **normal case** — the primary of view ``v`` (replica ``v mod n``) assigns sequence
   numbers with PRE-PREPARE; *prepared* = the pre-prepare plus ``q-1`` matching PREPAREs

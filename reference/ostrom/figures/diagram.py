@@ -138,7 +138,7 @@ def to_guard_table() -> str:
 
 
 def to_param_table() -> str:
-    """Markdown parameter table (DESIGN §8), from ``ostrom.protocol.params``."""
+    """Markdown parameter table (docs/design.md §8), from ``ostrom.protocol.params``."""
     from ostrom.protocol.params import table
 
     lines = ["| name | default | unit | range | meaning |", "|---|---|---|---|---|"]

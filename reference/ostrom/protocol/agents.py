@@ -14,7 +14,7 @@ from typing import Final
 
 
 class Sanction(StrEnum):
-    """Sanction levels σ0..σ4 plus quarantine (DESIGN §4)."""
+    """Sanction levels σ0..σ4 plus quarantine (docs/design.md §4)."""
 
     NONE = "none"
     WARNED = "warned"

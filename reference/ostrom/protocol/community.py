@@ -2,7 +2,7 @@
 
 The lifecycle orchestrator guards every command with the agent's tier, weight and
 sanction, read from its registry.  On its own (``Orchestrator``) that registry is given
-by ``set_agent``; here it is *derived*, and only derived (DESIGN §2, §4):
+by ``set_agent``; here it is *derived*, and only derived (docs/design.md §2, §4):
 
 * **reputation drives tiers drives guards**: every revealed vote is scored
   (``ReputationBook.record_votes``) when its ballot is decided; at every ``tick`` the
@@ -21,7 +21,7 @@ by ``set_agent``; here it is *derived*, and only derived (DESIGN §2, §4):
 a tier and a prior at construction: with every agent at tier 0 nobody could review and
 no reputation could ever be earned (docs/community.md).
 
-Vote feedback (DESIGN §2): against the decision (the paper's rule) or against ground
+Vote feedback (docs/design.md §2): against the decision (the paper's rule) or against ground
 truth (``feedback="truth"`` with a ``truth`` callable, for the simulation).  A tally
 that goes to arbitration scores its votes against the arbiter's accept or reject; a
 revote or a status-quo timeout scores nothing (nobody decided on the merits).

@@ -1,4 +1,4 @@
-"""Stable error codes (DESIGN §3) and the exception that carries one.
+"""Stable error codes (docs/design.md §3) and the exception that carries one.
 
 The codes are part of the protocol: the TLA+ spec, the conformance vectors and every
 implementation spell them identically, so they are a ``StrEnum`` whose values are the

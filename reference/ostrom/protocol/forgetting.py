@@ -1,4 +1,4 @@
-"""Collective forgetting (DESIGN §5): keep scores, forget votes and the forget decision.
+"""Collective forgetting (docs/design.md §5): keep scores, forget votes and the forget decision.
 
 Forgetting has two sides, and this module is the single place that computes either:
 
@@ -6,7 +6,7 @@ Forgetting has two sides, and this module is the single place that computes eith
   decay ``D`` over the artifact's last access, relevance ``R`` from a pluggable scorer,
   keep score ``C = ω_D·D + ω_R·R``, and, when ``C < θ``, a forget vote with confidence
   ``c = (θ − C)/θ``.  The result is a ``forget_vote`` command (``Assessment.command``);
-  the orchestrator never votes (DESIGN §3), it only records the vote;
+  the orchestrator never votes (docs/design.md §3), it only records the vote;
 * **the orchestrator side** — what the orchestrator computes at a tick from the recorded
   votes: forget score ``S = Σ w_i·c_i`` over the forget voters, dynamic quorum
   ``Q = α·Σ w_j`` over *all* active agents, and the decision ``S ≥ Q`` (and ``S > 0``)
@@ -176,7 +176,7 @@ class LexicalScorer:
         return min(1.0, max(0.0, dot / math.sqrt(norm2_doc * norm2_query)))
 
 
-#: The default scorer (DESIGN §5: "lexical, no model download").
+#: The default scorer (docs/design.md §5: "lexical, no model download").
 LEXICAL: Final = LexicalScorer()
 
 
@@ -262,7 +262,7 @@ def assess(
     params: Params,
     scorer: RelevanceScorer = LEXICAL,
 ) -> Assessment:
-    """Everything one agent computes about one artifact before it votes (DESIGN §5)."""
+    """Everything one agent computes about one artifact before it votes (docs/design.md §5)."""
     elapsed = now - last_access
     d = decay(elapsed, params.decay_scales, params.decay_weights)
     r = checked_relevance(scorer(text, context))
@@ -449,7 +449,7 @@ def decide(
     ``forget`` true, through the lifecycle's ``forget`` row; a ``reached`` but ``blocked``
     decision is re-evaluated when the blocker clears (the orchestrator's forget watch).
 
-    ``min_active`` (off by default, so the rule is DESIGN §5's as written) blocks every
+    ``min_active`` (off by default, so the rule is docs/design.md §5's as written) blocks every
     decision while fewer agents are active: with ``min_active ≥ fg1_min_active(params)``
     FG-1 holds for *every* population, not only for the large ones (see ``fg1_holds``).
     It exists for a ``min_active_agents`` parameter, which the table does not have yet.
@@ -498,7 +498,7 @@ def fg1_holds(params: Params, n_active: int) -> bool:
                                        ⇔  α·(w_max + (N − 1)·w_min) > w_max,
 
     i.e. the smallest quorum a population containing a ``w_max`` agent can have exceeds
-    ``w_max`` (DESIGN's "Q > w_max", read with the voter inside ``Q``).  It is exact (the
+    ``w_max`` (docs/design.md §5's "Q > w_max", read with the voter inside ``Q``).  It is exact (the
     population "one agent at ``w_max``, ``N − 1`` at ``w_min``, confidence 1" attains
     it), and monotone in ``N``.  The simpler ``α·N·w_min > w_max`` is sufficient but not
     necessary.  It fails for ``N = 1`` whenever ``α ≤ 1`` (a lone agent is its own

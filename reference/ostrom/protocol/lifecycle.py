@@ -56,7 +56,7 @@ STATES: Final[tuple[str, ...]] = (
     RETRACTED,
     FORGOTTEN,
 )
-#: States with no timeout pending (DESIGN §3). LC-LIVE-1: every artifact reaches one.
+#: States with no timeout pending (docs/design.md §3). LC-LIVE-1: every artifact reaches one.
 STABLE: Final[frozenset[str]] = frozenset(
     {ACTIVE, SUPERSEDED, REJECTED, EXPIRED, RETRACTED, FORGOTTEN}
 )

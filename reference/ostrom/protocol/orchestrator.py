@@ -1,6 +1,6 @@
 """The lifecycle orchestrator: sans-IO and deterministic, (state, command) -> (state, observation).
 
-Only the orchestrator changes artifact state (DESIGN §3); it never votes, proposes or
+Only the orchestrator changes artifact state (docs/design.md §3); it never votes, proposes or
 disputes.  Every command is handled in two phases:
 
 1. **check** — the ordered checks of docs/rules.md ("Checking a command"), each raising
@@ -166,7 +166,7 @@ class Artifact:
     """One artifact: the model object of the shared ``transitions`` machine.
 
     ``state`` belongs to the machine (it is set by ``add_model`` and by triggered
-    events only).  The rest is the orchestrator's bookkeeping of DESIGN §3.
+    events only).  The rest is the orchestrator's bookkeeping of docs/design.md §3.
     """
 
     state: str
@@ -253,7 +253,7 @@ class Orchestrator:
 
     def _malformed(self, command: object) -> list[Event]:
         """A command that fails check 1 but names a registered agent is that agent's
-        ``malformed`` violation (DESIGN §4; the sanctions layer counts it, and many of them
+        ``malformed`` violation (docs/design.md §4; the sanctions layer counts it, and many of them
         look like malfunction).  Nothing else is changed; anonymous garbage is ignored."""
         if not isinstance(command, dict):
             return []
@@ -775,7 +775,7 @@ class Orchestrator:
     @staticmethod
     def _non_reveals(ballot: Ballot) -> list[Event]:
         """Reviewers who committed but never revealed: each a ``non_reveal`` violation
-        (DESIGN §4).  Sorted, so the observation is deterministic."""
+        (docs/design.md §4).  Sorted, so the observation is deterministic."""
         return [
             _violation(v, "non_reveal")
             for v in sorted(set(ballot.commitments) - set(ballot.reveals))

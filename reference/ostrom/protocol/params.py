@@ -1,4 +1,4 @@
-"""The parameter table: one typed table of every protocol parameter (DESIGN §8).
+"""The parameter table: one typed table of every protocol parameter (docs/design.md §8).
 
 Each parameter has a Python identifier (also its key in parameter files and vectors),
 a default, a unit, an allowed range and a sentence saying what it controls.  The same
@@ -28,12 +28,12 @@ def _p(default: Any, unit: str, lo: float | None, hi: float | None, doc: str) ->
 
 @dataclass(frozen=True)
 class Params:
-    """Protocol parameters with DESIGN §8 defaults. Time is in rounds (ticks).
+    """Protocol parameters with docs/design.md §8 defaults. Time is in rounds (ticks).
 
-    Two parameters are not in DESIGN §8; each repairs a threshold theorem that the §8
-    weights break (docs/thresholds.md): ``tally_min_side``, the side rule of TALLY-1 (a
-    side wins a tally only with that many voters), and ``min_active_agents``, FG-1's
-    population floor (no forget decision with fewer active agents).  ``tally_min_side``
+    Two parameters are not in the source design; each repairs a threshold theorem that its
+    weights break (docs/design.md §8, docs/thresholds.md): ``tally_min_side``, the side rule
+    of TALLY-1 (a side wins a tally only with that many voters), and ``min_active_agents``,
+    FG-1's population floor (no forget decision with fewer active agents).  ``tally_min_side``
     may not exceed ``quorum`` or ``q_dispute`` (a relation, refused like ``quorum >
     reviewers``: a unanimous quorum must be able to decide); ``tally_min_side =
     q_dispute`` is allowed but fails TALLY-1 (a lone keeper against too few retracters).

@@ -1,6 +1,6 @@
 """Reputation: Beta evidence with decay, EigenTrust, voting weight, tiers, vote feedback.
 
-DESIGN §2 in code (docs/reputation.md explains every formula with numbers):
+docs/design.md §2 in code (docs/reputation.md explains every formula with numbers):
 
 * **local reputation** is a Beta(α, β) with α = r + 1, β = s + 1 and expectation
   E = α / (α + β).  Once per round both parameters are scaled by (1 − δ), with a floor
@@ -324,7 +324,7 @@ class TierState:
 
 
 def step_tier(state: TierState, e: float, params: Params = DEFAULTS) -> TierState:
-    """One round of the tier rule (DESIGN §2, §8), applied at ``tick`` with the new E.
+    """One round of the tier rule (docs/design.md §2, §8), applied at ``tick`` with the new E.
 
     * promotion, one tier per round: to k + 1 when E ≥ threshold_{k+1} and the agent has
       spent ``tier1_rounds`` consecutive rounds at tier ≥ k — for tier 1 that is the
@@ -527,7 +527,7 @@ class ReputationBook:
         for i, name in enumerate(names):
             rec = self._agents[name]
             raw = raw_weight_micro(rec.beta.mean, float(trust[i]), len(names), self.params)
-            rec.weight = self._cap(raw, rec.history, gain)  # farming cap (DESIGN §2)
+            rec.weight = self._cap(raw, rec.history, gain)  # farming cap (docs/design.md §2)
             rec.history.append(rec.weight)
             rec.tier = self._step_tier(rec.tier, rec.beta.mean)
 

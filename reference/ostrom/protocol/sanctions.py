@@ -1,4 +1,4 @@
-"""Graduated sanctions and broken-agent quarantine (DESIGN §4, docs/sanctions.md).
+"""Graduated sanctions and broken-agent quarantine (docs/design.md §4, docs/sanctions.md).
 
 Agents are stateless: they do not remember being sanctioned, so sanctions are access control
 at the orchestrator, and this book is where the orchestrator looks them up.  It counts each
@@ -12,7 +12,7 @@ the order :meth:`SanctionBook.record` and :meth:`SanctionBook.tick` apply them:
 
 * **Window** (SAN-2).  A violation recorded at round ``r`` counts at round ``now`` iff
   ``now - sanction_window < r <= now``.  Weights: every kind counts 1, except an unfounded
-  urgent report, which counts ``urgent_penalty`` (DESIGN §8: in frivolous-dispute units).
+  urgent report, which counts ``urgent_penalty`` (docs/design.md §8: in frivolous-dispute units).
   Weights are integer micro-units (``agents.micro``), so thresholds compare exactly.
 * **Rises happen only at a record** (SAN-2): a violation can raise the level to what the
   in-window count gives; a tick only lowers levels (expiry) or ends a suspension.
@@ -60,7 +60,7 @@ from ostrom.protocol.params import DEFAULTS, Params
 
 
 class Violation(StrEnum):
-    """The violations the sanctions layer counts (DESIGN §4)."""
+    """The violations the sanctions layer counts (docs/design.md §4)."""
 
     INVALID_REVEAL = "invalid_reveal"
     NON_REVEAL = "non_reveal"

@@ -1,4 +1,4 @@
-"""The evaluation model (DESIGN §10): agents of seven archetypes curating a knowledge base.
+"""The evaluation model (docs/design.md §10): agents of seven archetypes curating a knowledge base.
 
 The protocol runs on the real core (``ostrom.protocol.community.Community``: the orchestrator,
 reputation and sanctions); baselines are the simpler mechanisms the paper compares it to.

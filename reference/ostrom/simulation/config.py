@@ -1,6 +1,6 @@
 """What one simulation run is: the population, the workload, the governance mechanism.
 
-Defaults are the paper's §5.2 setup (DESIGN §10): 100 agents, 1,000 artifacts (50% good,
+Defaults are the paper's §5.2 setup (docs/design.md §10): 100 agents, 1,000 artifacts (50% good,
 30% mediocre, 20% bad), 500 rounds, two proposals per round, 5 reviewers, quorum 3,
 5 deliberation rounds, 15% feedback noise.  The archetype parameters (how noisy an
 honest judgment is, how often a lazy agent shows up, ...) are ours: the paper does not

@@ -6,7 +6,7 @@ in-process with ``jobs=1`` — and returns the results sorted, so they do not de
 the number of workers or on the order in which runs finish.  ``ostrom.simulation.report``
 turns the result into tables, statistics and plots.
 
-Built-in experiments (DESIGN §10; docs/evaluation.md says what each one tests):
+Built-in experiments (docs/design.md §10; docs/evaluation.md says what each one tests):
 
 * ``paper``     — the paper's §5.5–5.6: the protocol, the four baselines and the four
   ablations, scenarios moderate and high, seeds 1..30 (540 runs);
@@ -642,7 +642,7 @@ def simulate_command(
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Run the evaluation model: the paper's agent-based simulation (DESIGN §10).
+    """Run the evaluation model: the paper's agent-based simulation (docs/design.md §10).
 
     Without --experiment: one configuration (the protocol, or --governance, with any
     --ablation) over --seeds seeds; prints the mean ± sd of the final precision, recall,

@@ -24,7 +24,7 @@ import numpy as np
 
 from ostrom.simulation.config import ADVERSARIAL
 
-#: States in which an artifact's review has ended (DESIGN §3, "stable").
+#: States in which an artifact's review has ended (docs/design.md §3, "stable").
 STABLE = frozenset({"active", "superseded", "rejected", "expired", "retracted", "forgotten"})
 
 #: Sanction levels counted as a punishment by the false-positive rate (σ2 and above).

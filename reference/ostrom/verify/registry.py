@@ -1,6 +1,6 @@
 """The property registry: which checker checks which property id, in which layer.
 
-``spec/properties.toml`` maps each property id of DESIGN §7 to its TLC invariant or
+``spec/properties.toml`` maps each property id of docs/design.md §7 to its TLC invariant or
 temporal property, its Hypothesis test, its Z3 theorem and the mutants that show each
 check can fail.  ``required`` lists the layers that must have a checker *now*; the test
 ``property_tests/test_registry.py`` resolves every named checker (the TLA+ definition

@@ -1,6 +1,6 @@
 """What Z3 proves about the parameters: every numeric threshold of the protocol as a theorem.
 
-Each theorem is a function named after its property id (DESIGN §7), in a module named for
+Each theorem is a function named after its property id (docs/design.md §7), in a module named for
 the property (``tally``: TALLY-1, ``decay``: REP-1, ``sybil``: REP-2, ``forgetting``: FG-1,
 ``quorum``: BFT-QUORUM-1, ``monotone``: TIER-MONO and SAN-MONO) over shared plumbing
 (``result``, ``params_file``, ``solver``, ``verdicts``, ``words``), and is stated two ways:

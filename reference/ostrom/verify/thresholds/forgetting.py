@@ -22,7 +22,7 @@ def fg_min_population(p: Params) -> tuple[int | None, int | None]:
     * no lone forgetter — exact, what ``min_active_agents`` must reach (equal to
       ``forgetting.fg1_min_active``): w_max·(10^6 − alpha) < alpha·(N − 1)·w_min (the voter
       is in Q), or w_max = 0 (no vote has S > 0): N = 1;
-    * DESIGN §5's Q > w_max for every population, sufficient but not necessary:
+    * docs/design.md §5's Q > w_max for every population, sufficient but not necessary:
       alpha·N·w_min > 10^6·w_max.
     """
     m = _M.of(p)
@@ -51,7 +51,7 @@ def fg_1(
     population suffices when alpha = 0 or w_min = 0.  ``min_active_agents`` (the argument)
     checks the file as if it set that value (CLI ``--min-active-agents``).
 
-    DESIGN §5's "Q > w_max for every allowed population" (alpha·N·w_min > w_max) is
+    docs/design.md §5's "Q > w_max for every allowed population" (alpha·N·w_min > w_max) is
     sufficient, not necessary: it ignores that the voter's own weight counts in Q.  It is
     reported as a derived number and proved as a relation in the general theorems.
     """
@@ -201,7 +201,7 @@ def _fg_general() -> list[TheoremResult]:
                 "FG-1",
                 "quorum-above-w_max",
                 "fg_1",
-                "DESIGN §5's sufficient form: Q > w_max for every population ⟺ "
+                "docs/design.md §5's sufficient form: Q > w_max for every population ⟺ "
                 "alpha·N·w_min > w_max",
                 f"for all {ranges}, w_min ≤ w_max, N = min_active_agents: alpha·Σw > w_max for "
                 "every population of ≥ N agents iff alpha·N·w_min > w_max (the smallest Q is N "

@@ -111,8 +111,8 @@ def bft_quorum_1(
             claim(
                 "ceil",
                 "the rule is ⌈(n+f+1)/2⌉",
-                "for all n ≥ 3f+1, f ≥ 0: the rule equals ⌈(n+f+1)/2⌉ (DESIGN §6), with the "
-                "ceiling as integer constraints 2c ≥ n+f+1 ∧ 2c ≤ n+f+2",
+                "for all n ≥ 3f+1, f ≥ 0: the rule equals ⌈(n+f+1)/2⌉ (docs/design.md §6), "
+                "with the ceiling as integer constraints 2c ≥ n+f+1 ∧ 2c ≤ n+f+2",
             ),
             [*dom, 2 * ceil >= n + f + 1, 2 * ceil <= n + f + 2],
             q == ceil,
