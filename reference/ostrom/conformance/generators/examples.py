@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ostrom.conformance.generators.generate import Recorder
+from ostrom.conformance.generators.recorder import Recorder
 from ostrom.conformance.layer import Observation
 from ostrom.protocol.voting import commitment
 

@@ -27,18 +27,20 @@ import importlib.util
 import json
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ostrom.conformance import VECTOR_FORMAT
-from ostrom.conformance.layer import Layer, Observation
+from ostrom.conformance.generators.examples import build_examples
+from ostrom.conformance.generators.fileformat import dump
+from ostrom.conformance.generators.recorder import GenerationError
+from ostrom.conformance.generators.tlc_vectors import generate_tlc_vectors
+from ostrom.conformance.generators.walks import build_walks
 from ostrom.conformance.vectors import (
     VECTORS_DIR,
     SuiteError,
     manifest_problems,
     vector_errors,
-    wire,
     write_manifest,
 )
 
@@ -46,138 +48,6 @@ from ostrom.conformance.vectors import (
 SOURCES: Final = ("reference:examples", "reference:hypothesis")
 #: ... in these layers' folders (vectors/pbft belongs to generators.pbft_vectors).
 OWNED_LAYERS: Final = ("lifecycle", "voting", "reputation", "sanctions", "forgetting", "community")
-WIDTH: Final = 100
-
-
-class GenerationError(Exception):
-    """A scenario did not go as its script says (the reference changed, or the script is
-    wrong): generation stops rather than write a vector that shows something else."""
-
-
-# --- layout -----------------------------------------------------------------------------------
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
-
-
-def _fmt(value: Any, indent: int, lead: int) -> str:
-    """``value`` on one line if it fits in ``WIDTH`` (after ``lead`` columns), else one
-    member per line, short single-line members packed several to a line."""
-    compact = _compact(value)
-    if not isinstance(value, dict | list) or not value or lead + len(compact) + 1 <= WIDTH:
-        return compact
-    pad = " " * (indent + 2)
-    if isinstance(value, dict):
-        items = []
-        for k, v in value.items():
-            key = json.dumps(k, ensure_ascii=False) + ": "
-            items.append(key + _fmt(v, indent + 2, len(pad) + len(key)))
-    else:
-        items = [_fmt(v, indent + 2, len(pad)) for v in value]
-    lines: list[str] = []
-    line = ""
-    for item in items:
-        single = "\n" not in item and len(item) <= _PACK
-        if line and single and len(pad) + len(line) + len(item) + 3 <= WIDTH:
-            line += ", " + item
-            continue
-        if line:
-            lines.append(line)
-        if single:
-            line = item
-        else:
-            lines.append(item)
-            line = ""
-    if line:
-        lines.append(line)
-    close = "}" if isinstance(value, dict) else "]"
-    open_ = "{" if isinstance(value, dict) else "["
-    return open_ + "\n" + ",\n".join(pad + x for x in lines) + "\n" + " " * indent + close
-
-
-#: Members longer than this get a line of their own (packing long ones hides them).
-_PACK: Final = 48
-
-
-def dump(doc: Any) -> str:
-    """The file text of a JSON document: deterministic, readable, newline-terminated."""
-    return _fmt(doc, 0, 0) + "\n"
-
-
-# --- recording a history -------------------------------------------------------------------------
-
-
-@dataclass
-class Recorder:
-    """Drives one fresh reference adapter and records each step with its observation."""
-
-    layer: str
-    action: str
-    name: str
-    description: str
-    properties: list[str]
-    source: str
-    params: dict[str, Any]
-    setup: dict[str, Any]
-    factory: Callable[[], Layer] | None = None
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    last: Observation | None = None
-
-    def __post_init__(self) -> None:
-        if self.factory is None:
-            from ostrom.conformance.layers import ADAPTERS
-
-            self.factory = ADAPTERS[self.layer]
-        self.adapter = self.factory()
-        self.adapter.reset(wire(self.params), wire(self.setup))
-
-    @property
-    def id(self) -> str:
-        return f"{self.layer}/{self.action}/{self.name}"
-
-    def do(self, command: Any, expect: str | None = "ok", note: str | None = None) -> Observation:
-        """Apply ``command``; if ``expect`` is given the result must be that code."""
-        obs: Observation = wire(self.adapter.step(wire(command)))
-        if expect is not None and obs["result"] != expect:
-            raise GenerationError(
-                f"{self.id}: step {len(self.steps)} {_compact(command)[:200]}: expected "
-                f"{expect}, got {obs['result']}"
-            )
-        step: dict[str, Any] = {"command": wire(command)}
-        if note:
-            step["note"] = note
-        step["expect"] = {"result": obs["result"], "events": obs["events"], "state": obs["state"]}
-        self.steps.append(step)
-        self.last = obs
-        return obs
-
-    @property
-    def state(self) -> Any:
-        """The state after the last step (a layer's initial state before any)."""
-        if self.last is not None:
-            return self.last["state"]
-        return wire(getattr(self.adapter, "_state")())  # noqa: B009
-
-    def check(self, condition: bool, message: str) -> None:
-        if not condition:
-            raise GenerationError(f"{self.id}: step {len(self.steps)}: {message}")
-
-    def vector(self) -> dict[str, Any]:
-        if not self.steps:
-            raise GenerationError(f"{self.id}: no steps")
-        return {
-            "format": VECTOR_FORMAT,
-            "id": self.id,
-            "layer": self.layer,
-            "action": self.action,
-            "properties": sorted(set(self.properties)),
-            "source": self.source,
-            "description": self.description,
-            "params": self.params,
-            "setup": self.setup,
-            "steps": self.steps,
-        }
 
 
 # --- all vectors ---------------------------------------------------------------------------------
@@ -189,12 +59,8 @@ def generate(sources: Iterable[str] = SOURCES) -> dict[str, dict[str, Any]]:
     docs: list[dict[str, Any]] = []
     wanted = set(sources)
     if "reference:examples" in wanted:
-        from ostrom.conformance.generators.examples import build_examples
-
         docs += build_examples()
     if "reference:hypothesis" in wanted:
-        from ostrom.conformance.generators.walks import build_walks
-
         docs += build_walks()
     for doc in docs:
         rel = f"{doc['id']}.json"
@@ -271,8 +137,6 @@ def write_suite(
     if pbft is not None:
         pbft(root)
     if tlc:  # the TLC-sourced lifecycle vectors (tlc_vectors.py; TLC runs, ~30 s)
-        from ostrom.conformance.generators.tlc_vectors import generate_tlc_vectors
-
         generate_tlc_vectors(root)
     write_manifest(root)
     return p

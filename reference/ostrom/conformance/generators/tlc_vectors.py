@@ -45,8 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ostrom.conformance.generators.fileformat import dump
+from ostrom.conformance.generators.recorder import Recorder
 from ostrom.conformance.layers import LifecycleLayer
-from ostrom.conformance.vectors import wire
+from ostrom.conformance.vectors import vector_errors, wire
 from ostrom.protocol.agents import micro
 from ostrom.protocol.errors import ErrorCode
 from ostrom.protocol.lifecycle import ACTION_COMMANDS, TIMED, TRANSIENT
@@ -634,8 +636,6 @@ def _record(
     commands: Sequence[Mapping[str, Any]],
     notes: Sequence[str | None],
 ) -> dict[str, Any]:
-    from ostrom.conformance.generators.generate import Recorder
-
     params = {**layer_params, "seed": seed}
     rec = Recorder(
         "lifecycle",
@@ -1022,9 +1022,6 @@ def generate_tlc_vectors(out_root: Path, *, work: Path | None = None) -> list[Pa
     e.g. generate.write_suite, rebuilds it).  Raises ``TlcVectorError`` when the reference
     disagrees with the spec on a behaviour, or when a cover key is not reached.
     """
-    from ostrom.conformance.generators.generate import dump
-    from ostrom.conformance.vectors import vector_errors
-
     tmp = None
     if work is None:
         tmp = Path(tempfile.mkdtemp(prefix="ostrom-tlc-vectors-"))

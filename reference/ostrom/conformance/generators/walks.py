@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from ostrom.conformance.generators.examples import CM_PARAMS, LC_PARAMS, MEMBERS, WORLD
-from ostrom.conformance.generators.generate import GenerationError, Recorder
+from ostrom.conformance.generators.recorder import GenerationError, Recorder
 from ostrom.conformance.layer import Layer
-from ostrom.conformance.layers import ADAPTERS
+from ostrom.conformance.layers import ADAPTER_CLASSES, ADAPTERS
 from ostrom.conformance.vectors import wire
 from ostrom.protocol.voting import commitment
 
@@ -417,8 +417,6 @@ def _vectors(walk: Walk, found: Mapping[Key, list[Command]]) -> list[dict[str, A
 
 
 def _actions(layer: str) -> frozenset[str]:
-    from ostrom.conformance.layers import ADAPTER_CLASSES
-
     return frozenset(ADAPTER_CLASSES[layer].ops)
 
 
