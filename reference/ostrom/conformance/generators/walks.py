@@ -22,7 +22,7 @@ from typing import Any, Final
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from ostrom.conformance.generators.examples import CM_PARAMS, LC_PARAMS, MEMBERS, WORLD
+from ostrom.conformance.generators.examples.worlds import CM_PARAMS, LC_PARAMS, MEMBERS, WORLD
 from ostrom.conformance.generators.recorder import GenerationError, Recorder
 from ostrom.conformance.layer import Layer
 from ostrom.conformance.layers import ADAPTER_CLASSES, ADAPTERS
