@@ -14,7 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from ostrom.conformance.runner import Report, VectorResult, display_path
+from ostrom.conformance.report import Report, VectorResult, display_path
 
 __all__ = ["to_junit", "write_junit"]
 
