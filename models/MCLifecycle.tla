@@ -64,4 +64,36 @@ RecordRows ==
         \/ t \in TLCGet(1)
         \/ PrintT(<<"ROW", t>>) /\ TLCSet(1, TLCGet(1) \cup {t})
 
-=============================================================================
+================================================================\* --- mutants: each replaces one operator of spec/Lifecycle.tla (the model's
+\*     config substitutes it, `Op <- MutOp`; models/manifest.json lists them and
+\*     reference/ostrom/conformance/mutants/registry.py names each mutant). Every
+\*     one breaks the rule of one property, which the model must report violated.
+\* lifecycle-tally-without-quorum (LC-SAFE-1): a tally with fewer than Quorum reveals decides
+MutQuorumMet(n) == TRUE
+\* lifecycle-no-side-rule (LC-SAFE-1): weights alone decide, as before tally_min_side
+MutSideOK(k) == TRUE
+\* lifecycle-no-supersede (LC-SAFE-2): the slot's previous active artifact stays active
+MutSupersededBy(x) == {}
+\* lifecycle-dispute-unbounded (LC-SAFE-3): the max_disputes check is dropped
+MutDisputeAllowed(r) == TRUE
+\* lifecycle-tier-off-by-one (LC-SAFE-4): tier >= 1 may dispute
+MutDisputeTier == 1
+\* lifecycle-hidden-never-cleared (LC-SAFE-5): a failed dispute keeps `hidden`
+MutKeptHidden(r) == r.hidden
+\* lifecycle-forget-while-disputed (LC-SAFE-6): the forget decision does not wait
+\* for a pending dispute
+MutForgetOpenIn(r) == r.st \in Forgettable \/ r.st = "disputed"
+\* lifecycle-unchecked-reveal (CR-2): a reveal is not checked against the commitment
+MutRevealMatches(r, a, v) == TRUE
+\* lifecycle-stale-reveal (CR-2): a reveal is matched against the voter's commitment
+\* of any round (the closed rounds' commitments are kept to be matched)
+MutStaleRevealMatches(r, a, v) == \E c \in r.commits : c[1] = a /\ c[3] = v
+MutOldCommits(r) == r.commits
+\* lifecycle-arbitration-expires (TableInv): the arbitration deadline records the
+\* status quo as expired, a row the table does not have
+MutArbitrationLapse == "expired"
+\* lifecycle-arbitration-never-times-out (LC-LIVE-1): Timeout has no fairness, so a
+\* due timeout may never be taken
+MutTimeoutFair == {}
+
+=============

@@ -34,7 +34,7 @@ RequestSymmetry == Permutations(Requests)
 \*  - VIEW-CHANGEs for a view w whose honest primary has sent its NEW-VIEW for w
 \*    or left w, without P: after that, P is read by nothing (only the primary of
 \*    w reads P, in SendNewView, once per view; counting reads v and src).
-\* Not used with Mutation # "none": a mutant may make ValidNewView false.
+\* Not used with the mutants below: a mutant may make ValidNewView false.
 SentNewView(w) ==
     /\ Primary(w) \in Honest
     /\ \/ view[Primary(w)] > w
@@ -45,4 +45,24 @@ PBFTView ==
       byzvc,
       {[v |-> m.v, O |-> m.O] : m \in nv}>>
 
-=============================================================================
+================================================================
+\* --- mutants: each replaces one operator of spec/PBFT.tla (the model's config
+\*     substitutes it, `Op <- MutOp`; models/manifest.json lists them and
+\*     reference/ostrom/conformance/mutants/registry.py names each mutant). PBFTView
+\*     is not used with them: a mutant may make ValidNewView false.
+\* pbft-prepared-one-short (BFT-SAFE-1): prepared with one prepare fewer (2f-1)
+MutPrepareQuorum == 2 * F - 1
+\* pbft-commit-quorum-2f (BFT-SAFE-1): committed-local with 2f commits
+MutCommitQuorum == 2 * F
+\* pbft-new-primary-ignores-certificates (BFT-SAFE-1): O ignores the prepared
+\* certificates: the null request everywhere
+MutPickCert(certs, n) == Null
+\* pbft-skip-gaps (BFT-SAFE-2): execute every committed request in sequence order,
+\* not waiting for the gaps below it to be committed
+MutExecutedLog(D) ==
+    LET ns == {m.n : m \in D}
+        nth(k) == CHOOSE x \in ns : Cardinality({y \in ns : y <= x}) = k
+    IN  [k \in 1..Cardinality(ns) |-> (CHOOSE m \in D : m.n = nth(k)).r]
+\* pbft-no-view-change (BFT-LIVE-1): replicas never start a view change
+MutTimersFire == FALSE
+=============

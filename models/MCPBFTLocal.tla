@@ -67,21 +67,18 @@
 (***************************************************************************)
 EXTENDS MCPBFT
 
-CONSTANTS
-    Relaxations,   \* a subset of {"lazy_commit", "committed_p", "free_timer"}
-    LocalMutation  \* "none", or "empty_p" (MUTANT, see VCP)
-ASSUME /\ Relaxations \subseteq {"lazy_commit", "committed_p", "free_timer"}
-       /\ LocalMutation \in {"none", "empty_p"}
+CONSTANT Relaxations   \* a subset of {"lazy_commit", "committed_p", "free_timer"}
+ASSUME Relaxations \subseteq {"lazy_commit", "committed_p", "free_timer"}
 
 \* "committed_p": per sequence number, the highest-view certificate i sent a COMMIT for
 CommittedP(i) ==
     LET C == {m \in CertSet : [v |-> m.v, n |-> m.n, r |-> m.r, src |-> i] \in com}
     IN  {c \in C : \A d \in C : d.n = c.n => d.v <= c.v}
-VCP(i) ==
-    \* MUTANT empty_p: an honest VIEW-CHANGE carries no certificate (an unsound
-    \* "relaxation": MCPBFTLocal_mutant_empty_p.cfg must find an AgreementInv violation)
-    IF LocalMutation = "empty_p" THEN {}
-    ELSE IF "committed_p" \in Relaxations THEN CommittedP(i) ELSE PSet(i)
+VCP(i) == IF "committed_p" \in Relaxations THEN CommittedP(i) ELSE PSet(i)
+\* MUTANT pbft-view-change-drops-certificates: an honest VIEW-CHANGE carries no
+\* certificate (an unsound "relaxation": the model pbft-local-mutant-empty-p
+\* substitutes VCP <- MutVCP and must find an AgreementInv violation)
+MutVCP(i) == {}
 
 LSendViewChange(i, w) ==
     /\ view' = [view EXCEPT ![i] = w]
@@ -134,7 +131,7 @@ LByzPrepare(b) ==
 
 \* PBFT's Timeout(i); "free_timer": without the Pending guard; "committed_p": P
 LTimeout(i) ==
-    /\ Mutation # "no_view_change"
+    /\ TimersFire
     /\ "free_timer" \notin Relaxations => Pending(i) # {}
     /\ status[i] = "vc" => Cardinality(VCSenders(view[i])) >= ViewChangeQuorum
     /\ view[i] < MaxView

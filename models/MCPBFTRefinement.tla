@@ -15,7 +15,7 @@
 (* mapped state does not change, or it moves by a chain of 1 to 8 steps of *)
 (* LNext (models/MCPBFTLocal.tla: PBFT.tla's Next plus the relaxed steps   *)
 (* of the CONSTANT Relaxations). With Relaxations = {} LNext is PBFT.tla's *)
-(* Next itself (MCPBFTRefinement_strict.cfg).                               *)
+(* Next itself (the model pbft-refinement-strict).                         *)
 (*                                                                         *)
 (* THE MAPPING (AState). Messages are mapped from what honest replicas     *)
 (* have SENT, a history (sent = exists, as in PBFT.tla, even if the        *)
@@ -39,8 +39,7 @@
 (* Constants: N, F, Byz, MaxView are the code's; MaxSeq = W (the watermark *)
 (* window; K > W, so no checkpoint is ever taken, see below); the client   *)
 (* requests are the digests of Requests in timestamp order; Null = "null";  *)
-(* ByzPrePrepares = {{}} (silent); Mode = "full" (no reduction);           *)
-(* Mutation = "none".                                                      *)
+(* ByzPrePrepares = {{}} (silent); Mode = "full" (no reduction).          *)
 (*                                                                         *)
 (* ONE CODE STEP, SEVERAL PBFT STEPS. A code step is one replica handling  *)
 (* one input, or (DeliverLink) every message of a link in order. It can do *)
@@ -63,17 +62,17 @@
 (*                                                                         *)
 (* THE DISCREPANCIES TLC FOUND, and how each is resolved (the arguments    *)
 (* are in models/MCPBFTLocal.tla; docs/consensus.md has the traces):       *)
-(*  1. Eager commits (MCPBFTRefinement_strict.cfg). The code sends COMMIT  *)
+(*  1. Eager commits (pbft-refinement-strict). The code sends COMMIT       *)
 (*     when it has received the 2f prepares; PBFT.tla's step that completes*)
 (*     a certificate also sends every honest replica's COMMIT. An          *)
 (*     abstraction of PBFT.tla (its header calls it a restriction), not a  *)
 (*     code bug: Relaxations "lazy_commit".                                *)
-(*  2. The P of a VIEW-CHANGE (MCPBFTRefinement_without_committed_p.cfg).  *)
+(*  2. The P of a VIEW-CHANGE (pbft-refinement-without-committed-p).       *)
 (*     The code's P holds the certificates the replica has COLLECTED (it   *)
 (*     sent COMMIT for them); PBFT.tla's, every certificate that exists    *)
 (*     and that the replica accepted. The code is Castro & Liskov's rule:   *)
 (*     Relaxations "committed_p".                                          *)
-(*  3. The request timer (MCPBFTRefinement_without_free_timer.cfg). The    *)
+(*  3. The request timer (pbft-refinement-without-free-timer). The         *)
 (*     code's timer runs until the replica has executed the request;       *)
 (*     PBFT.tla's stops once 2f+1 COMMITs exist. PBFT.tla is too strict    *)
 (*     (timers are not clocks): Relaxations "free_timer".                  *)
@@ -163,7 +162,7 @@ Abs == INSTANCE PBFT WITH
         view <- AView, status <- AStatus, pp <- APP, prep <- APrep, com <- ACom,
         vc <- vcSent, byzvc <- {}, nv <- nvSent,
         ClientRequests <- MCClientRequests, Null <- "null", MaxSeq <- W,
-        ByzPrePrepares <- {{}}, Mode <- "full", Mutation <- "none"
+        ByzPrePrepares <- {{}}, Mode <- "full"
 
 \* the mapped state as one record (evaluated once per state by RefStep)
 AState == [view |-> AView, status |-> AStatus, pp |-> APP, prep |-> APrep, com |-> ACom,
@@ -181,7 +180,7 @@ Seg(t0, x, y) == INSTANCE MCPBFTLocal WITH
         nv <- IF tog = t0 THEN x.nv ELSE y.nv,
         r1 <- "r1", r2 <- "r2", r3 <- "r3",   \* MCPBFT's symmetric requests: unused here
         ClientRequests <- MCClientRequests, Null <- "null", MaxSeq <- W,
-        ByzPrePrepares <- {{}}, Mode <- "full", Mutation <- "none", LocalMutation <- "none"
+        ByzPrePrepares <- {{}}, Mode <- "full"
 
 \* x to y is one LNext step (t0: the current value of tog)
 One(t0, x, y) == Seg(t0, x, y)!LNext
@@ -258,7 +257,7 @@ NeverLeftUnexecutedInv ==
 \* Replica._send_view_change with P always empty. With one request no invariant of
 \* the code-level spec can see it (there is nothing to disagree with); the
 \* refinement check does, at the VIEW-CHANGE of a replica that has committed
-\* (MCPBFTRefinement_mutant_vc_drops_certificates.cfg: SendViewChange <- this).
+\* (the model pbft-refinement-mutant-vc-drops-certificates: SendViewChange <- this).
 NoCertSendViewChange(s, v) ==
     IF v < s.view \/ (v = s.view /\ ~s.active) THEN s
     ELSE LET vc == [t |-> "ViewChange", nv |-> v, s |-> s.stable, proof |-> s.sproof,

@@ -11,9 +11,11 @@ from types import ModuleType
 import pytest
 
 from ostrom.verify import registry
+from ostrom.verify.tlc.manifest import cfg_text, load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPS = registry.load()
+MODELS = load_manifest(ROOT / "models" / "manifest.json")
 MANIFEST = json.loads((ROOT / "models" / "manifest.json").read_text(encoding="utf-8"))["models"]
 
 # Every id of docs/design.md §7; the registry must list each exactly once.
@@ -34,11 +36,14 @@ def _tla_definitions() -> set[str]:
     return names
 
 
-def _cfg_checked(cfg: Path) -> set[str]:
-    """Names under INVARIANT(S) / PROPERTY(IES) of a TLC config."""
+def _cfg_checked(name: str) -> set[str]:
+    """Names under INVARIANT(S) / PROPERTY(IES) of a model's TLC config (a derived model's
+    generated from its base's)."""
+    entry = MODELS.get(name)
+    assert entry is not None, name
     checked: set[str] = set()
     section = None
-    for raw in cfg.read_text(encoding="utf-8").splitlines():
+    for raw in cfg_text(MODELS, entry, ROOT).splitlines():
         line = raw.split("\\*")[0].strip()
         if not line:
             continue
@@ -75,7 +80,7 @@ def test_required_layers_have_checkers(prop: registry.Property) -> None:
 def test_tla_checkers_exist_and_are_checked_by_a_passing_model(prop: registry.Property) -> None:
     defined = _tla_definitions()
     passing = [m for m in MANIFEST if m["expect"] == "pass"]
-    checked = set().union(*(_cfg_checked(ROOT / m["config"]) for m in passing))
+    checked = set().union(*(_cfg_checked(m["name"]) for m in passing))
     for name in prop.tla:
         assert name in defined, f"{prop.id}: {name} is not defined in spec/*.tla"
         assert name in checked, f"{prop.id}: no passing manifest model checks {name}"

@@ -62,6 +62,7 @@ def test_every_outcome_is_classified(full_check: tuple[Path, Result, dict[str, A
         "counter-inv": ("Small", "Small", True),
         "counter-live": ("StaysMax", "StaysMax", True),
         "counter-deadlock": ("deadlock", "deadlock", True),
+        "counter-derived": ("Small", "Small", True),
     }
     assert result.exit_code == 0, result.output
     row = data["models"][0]
@@ -107,6 +108,28 @@ def test_counterexamples_are_valid_itf(
     assert states[0]["f"] == {
         "#map": [[{"#unserializable": "p1"}, 0], [{"#unserializable": "p2"}, 0]]
     }
+
+
+def test_derived_model_runs_its_generated_cfg(
+    full_check: tuple[Path, Result, dict[str, Any]],
+) -> None:
+    """counter-derived is counter-pass with Max 3 and Small <- MutSmall (x < 3): TLC ran the
+    cfg generated from the base's, and the trace says where it came from."""
+    root, _, _ = full_check
+    data = _itf(root, "counter-derived")
+    assert data["#meta"]["config"] == "models/manifest.json#counter-derived"
+    assert data["states"][-1]["x"] == 3
+    shown = _invoke(
+        "check",
+        "--print-cfg",
+        "--model",
+        "counter-derived",
+        "--manifest",
+        str(root / "models" / "manifest.json"),
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "Max = 3" in shown.stdout and "Small <- MutSmall" in shown.stdout
+    assert "PROPERTY" not in shown.stdout and "SPECIFICATION Spec" in shown.stdout
 
 
 def test_liveness_trace_is_a_lasso(full_check: tuple[Path, Result, dict[str, Any]]) -> None:

@@ -66,7 +66,7 @@ S == INSTANCE Sanctions WITH
                   "unfounded_urgent", "malformed"},
         W <- SWindow, Sigma1 <- SSigma1, Sigma2 <- SSigma2, Sigma3 <- SSigma3,
         Sigma4 <- SSigma4, UrgentPenalty <- SUrgentPenalty, TSusp <- STSusp, TQuar <- STQuar,
-        MaxPerRound <- 1000000, Mutation <- "none",
+        MaxPerRound <- 1000000,
         hist <- s_hist, rank <- s_rank, susp <- s_susp, quar <- s_quar, prob <- s_prob,
         strategic <- s_strategic, last <- s_last, risen <- s_risen
 

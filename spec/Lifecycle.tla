@@ -136,8 +136,9 @@
 (*    table has no tick row); the Timeout/Forget steps it makes due record *)
 (*    their own rows.                                                      *)
 (*                                                                         *)
-(* MUTANTS: CONSTANT Mutation ("none" in the real models); every `MUTANT`  *)
-(* comment marks the one rule a mutant breaks (MCLifecycle_mutant_ cfgs). *)
+(* MUTANTS are not in this module: a mutant model replaces one of its    *)
+(* operators by a broken one of models/MCLifecycle.tla (`Op <- MutOp`,     *)
+(* models/manifest.json, docs/checking.md).                                *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets, LifecycleTable
 
@@ -165,8 +166,7 @@ CONSTANTS
     MinActive,         \* min_active_agents: no forget decision with fewer non-barred
                        \* agents (FG-1)
     TFast, TDelib, TCommit, TReveal, TArb, \* rounds, >= 1
-    MaxDisputes, MaxResubmit, Cooldown,
-    Mutation           \* "none" or the name of a mutant
+    MaxDisputes, MaxResubmit, Cooldown
 
 ASSUME /\ Tier \in [Agents -> 0..3]
        /\ Weight \in [Agents -> Nat \ {0}]
@@ -185,9 +185,6 @@ ASSUME /\ Tier \in [Agents -> 0..3]
        /\ TauRetract \in 0..100 /\ Alpha \in 0..100
        /\ {TFast, TDelib, TCommit, TReveal, TArb} \subseteq Nat \ {0}
        /\ {MaxDisputes, MaxResubmit, Cooldown} \subseteq Nat
-       /\ Mutation \in {"none", "quorum", "supersede", "dispute_bound", "tier",
-                        "hidden", "forget_disputed", "binding", "stale_reveal",
-                        "fairness", "table", "side_rule"}
 
 -----------------------------------------------------------------------------
 (* States and event metadata (reference/ostrom/protocol/lifecycle.py)               *)
@@ -287,12 +284,12 @@ ForgetScore(r) == SumWC({v \in r.fvotes : v[1] \notin Barred})
 ForgetQuorum == Alpha * ConfUnit * SumW(Agents \ Barred)
 \* FG-1: no forget decision while fewer than MinActive agents are not barred.
 EnoughActive == Cardinality(Agents \ Barred) >= MinActive
+\* The states a forget decision may leave (LC-SAFE-6: never disputed).
+ForgetOpenIn(r) == r.st \in Forgettable
 ForgetReadyIn(r) ==
-    /\ \/ r.st \in Forgettable
-       \* MUTANT forget_disputed: the decision does not wait for the dispute
-       \/ Mutation = "forget_disputed" /\ r.st = "disputed"
+    /\ ForgetOpenIn(r)
     \* never hidden under review (forgetting.blocker). Only a retraction keeps
-    \* `hidden` after the review (HiddenInv), so without a mutant the clause excludes
+    \* `hidden` after the review (HiddenInv), so the clause excludes
     \* no reachable state; it restates the reference's rule.
     /\ ~(r.hidden /\ r.st # "retracted")
     /\ ForgetScore(r) > 0
@@ -315,12 +312,14 @@ Close(r, s) ==
               !.reviewers = IF s = "active" THEN r.reviewers ELSE {},
               !.decision = NoDecision]
 
+\* The artifacts superseded when x becomes active: every other active
+\* artifact of its slot (LC-SAFE-2).
+SupersededBy(x) == ActiveIn(art[x].slot) \ {x}
+
 \* x becomes active through a decision (event ev from src) with decision d;
 \* every other active artifact of its slot is superseded in the same step.
 Activate(x, ev, src, d) ==
-    LET others == ActiveIn(art[x].slot) \ {x}
-        \* MUTANT supersede: the slot's previous active artifact is not superseded
-        sup == IF Mutation = "supersede" THEN {} ELSE others
+    LET sup == SupersededBy(x)
     IN /\ art' = [y \in Artifacts |->
                     IF y = x THEN [Close(art[x], "active") EXCEPT !.decision = d]
                     ELSE IF y \in sup THEN Close(art[y], "superseded")
@@ -332,9 +331,8 @@ Set(x, r) == art' = [art EXCEPT ![x] = r]
 
 \* When a new round of the same review opens, the closed round's reveals and
 \* commitments can never be counted again (the reveal check names the open
-\* round), so the model drops them. Only the stale_reveal mutant, whose bug
-\* is to read them, keeps the commitments.
-OldCommits(r) == IF Mutation = "stale_reveal" THEN r.commits ELSE {}
+\* round), so the model drops them.
+OldCommits(r) == {}
 
 \* The guard of EVENTS, restated from the table (independent of the literal
 \* guards written in the actions below).
@@ -421,12 +419,7 @@ CommitVote(a, x, v) ==
 
 \* The reveal check of CR-2: the revealed vote equals the voter's commitment
 \* for this artifact and the open round.
-RevealMatches(r, a, v) ==
-    CASE Mutation = "binding" -> TRUE
-             \* MUTANT binding: the reveal is not checked against the commitment
-      [] Mutation = "stale_reveal" -> \E c \in r.commits : c[1] = a /\ c[3] = v
-             \* MUTANT stale_reveal: matched against the voter's commitment of any round
-      [] OTHER -> <<a, r.round, v>> \in r.commits
+RevealMatches(r, a, v) == <<a, r.round, v>> \in r.commits
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.reveal_vote
 RevealVote(a, x, v) ==
@@ -443,8 +436,10 @@ RevealVote(a, x, v) ==
 
 \* A side wins a tally only with at least MinSide voters (the side rule of
 \* TALLY-1, voting.py's review_verdict / dispute_verdict).
-\* MUTANT side_rule: the tally ignores the side rule (weights alone decide)
-SideOK(k) == Mutation = "side_rule" \/ k >= MinSide
+SideOK(k) == k >= MinSide
+
+\* A review tally needs Quorum valid reveals (n of them).
+QuorumMet(n) == n >= Quorum
 
 \* The tally of a review ballot at the end of its reveal phase.
 TimeoutReveal(x) ==
@@ -454,9 +449,7 @@ TimeoutReveal(x) ==
         R == SumW(VotersOf(x, "reject"))
         nA == Cardinality(VotersOf(x, "accept"))
         nR == Cardinality(VotersOf(x, "reject"))
-        \* MUTANT quorum: the quorum check is skipped
-        quorumMet == Mutation = "quorum" \/ n >= Quorum
-    IN IF quorumMet
+    IN IF QuorumMet(n)
        THEN IF A * 100 >= TauAccept * (A + R) /\ SideOK(nA)
             THEN Activate(x, "timeout", "reveal",
                           [NoDecision EXCEPT !.how = "tally", !.acc = A, !.rej = R,
@@ -476,6 +469,9 @@ TimeoutReveal(x) ==
             /\ lastEvent' = {<<"timeout", "reveal", "commit">>}
        ELSE /\ Set(x, Close(r, "expired"))
             /\ lastEvent' = {<<"timeout", "reveal", "expired">>}
+
+\* The hidden flag of an artifact whose dispute failed: cleared (LC-SAFE-5).
+KeptHidden(r) == FALSE
 
 \* The tally of a dispute ballot at the end of its reveal phase.
 TimeoutDisputeReveal(x) ==
@@ -497,14 +493,17 @@ TimeoutDisputeReveal(x) ==
                          !.urgent = IF r.urgent = "pending" THEN "upheld" ELSE r.urgent])
             /\ lastEvent' = {<<"timeout", "disputed", "retracted">>}
        ELSE /\ Set(x, [Close(r, dest) EXCEPT
-                         \* MUTANT hidden: a failed dispute does not clear `hidden`
-                         !.hidden = IF Mutation = "hidden" THEN r.hidden ELSE FALSE,
+                         !.hidden = KeptHidden(r),
                          !.urgent = "none",
                          !.decision = IF other THEN NoDecision
                                       ELSE [NoDecision EXCEPT !.how = "dispute_kept",
                                               !.acc = K, !.rej = Rt,
                                               !.nacc = nK, !.nrej = nRt]])
             /\ lastEvent' = {<<"timeout", "disputed", dest>>}
+
+\* The state an arbitration reaches at its deadline: the status quo, rejected
+\* (a row of the table, TableInv).
+ArbitrationLapse == "rejected"
 
 \* ostrom/protocol/orchestrator.py: Orchestrator._timeout (fired by Orchestrator.tick)
 Timeout(x) ==
@@ -521,8 +520,7 @@ Timeout(x) ==
               /\ lastEvent' = {<<"timeout", "commit", "reveal">>}
          [] r.st = "reveal" -> TimeoutReveal(x)
          [] r.st = "arbitration" ->
-              \* MUTANT table: status quo recorded as expired (no such row)
-              LET d == IF Mutation = "table" THEN "expired" ELSE "rejected" IN
+              LET d == ArbitrationLapse IN
               /\ Set(x, Close(r, d))
               /\ lastEvent' = {<<"timeout", "arbitration", d>>}
          [] r.st = "disputed" /\ r.dphase = "commit" ->
@@ -551,12 +549,14 @@ Arbitrate(a, x, o) ==
                                   !.commits = OldCommits(r), !.reveals = {}])
               /\ lastEvent' = {<<"arbitrate", "arbitration", "commit">>}
 
+\* Whether the artifact may be disputed once more (LC-SAFE-3: max_disputes).
+DisputeAllowed(r) == r.disputes < MaxDisputes
+
 \* Opening a dispute ballot (dispute or urgent report).
 OpenDispute(a, x, ev, urgent) ==
     LET r == art[x] IN
     /\ r.st = "active"
-    \* MUTANT dispute_bound: the max_disputes check is dropped
-    /\ Mutation = "dispute_bound" \/ r.disputes < MaxDisputes
+    /\ DisputeAllowed(r)
     /\ \E D \in Picks(Eligible(x) \ ({a} \cup r.reviewers), DisputeReviewers) :
           Set(x, [r EXCEPT !.st = "disputed", !.disputes = r.disputes + 1,
                            !.dphase = "commit", !.timer = TCommit, !.round = 1,
@@ -566,11 +566,14 @@ OpenDispute(a, x, ev, urgent) ==
                            !.urgent = IF urgent THEN "pending" ELSE r.urgent])
     /\ lastEvent' = {<<ev, "active", "disputed">>}
 
+\* The tier a disputer needs (LC-SAFE-4; MinTier["dispute"], written out so
+\* that GuardedActionsInv checks the action against the table).
+DisputeTier == 2
+
 \* ostrom/protocol/orchestrator.py: Orchestrator.dispute
 Dispute(a, x) ==
     /\ AgentStep("dispute", a)
-    \* MUTANT tier: the dispute tier guard is off by one (tier >= 1)
-    /\ Tier[a] >= (IF Mutation = "tier" THEN 1 ELSE 2)
+    /\ Tier[a] >= DisputeTier
     /\ OpenDispute(a, x, "dispute", FALSE)
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.urgent_report
@@ -626,8 +629,8 @@ Next ==
           \/ \E o \in {"accept", "reject", "revote"} : Arbitrate(a, x, o)
 
 \* Weak fairness of the orchestrator's own steps only; agents get none.
-\* MUTANT fairness: Timeout gets no fairness
-TimeoutFair == IF Mutation = "fairness" THEN {} ELSE Artifacts
+\* TimeoutFair: the artifacts whose Timeout is fair (LC-LIVE-1): all of them.
+TimeoutFair == Artifacts
 Fairness ==
     /\ WF_vars(Tick)
     /\ \A x \in Artifacts : WF_vars(Recruit(x))

@@ -1,15 +1,15 @@
 ---------------------------- MODULE LifecycleTrace ----------------------------
 (***************************************************************************)
 (* Trace validation of the lifecycle (docs/conformance.md "Trace          *)
-(* validation"; Python side: reference/ostrom/verify/trace/lifecycle.py,        *)
+(* validation"; Python side: reference/ostrom/verify/trace/lifecycle.py,   *)
 (* `ostrom validate-trace`). In the style of the EWD998 and CCF trace      *)
 (* specs: a log of an implementation, compiled into the module TraceLog as *)
 (* a sequence constant, is walked with a cursor, and every logged command  *)
 (* must be a step of spec/Lifecycle.tla with the logged arguments.         *)
 (*                                                                         *)
-(* Both modules this one EXTENDS are written by trace.py for each run:     *)
+(* Both modules this one EXTENDS are written for each run (Python side):  *)
 (*  - LifecycleRegVar is spec/Lifecycle.tla with ONE mechanical edit       *)
-(*    (trace.py: registry_variable_spec): the registry constants Tier,     *)
+(*    (regvar.py: registry_variable_spec): the registry constants Tier,    *)
 (*    Weight, Barred, Subscriptions and RepOK become VARIABLES (so that a  *)
 (*    logged `set_agent` can change them between steps), and each ASSUME  *)
 (*    becomes a definition LifecycleAssumption<k> (an ASSUME cannot read a *)
@@ -29,7 +29,7 @@
 (*    delta]: the command                                                  *)
 (*    with its arguments mapped onto the spec's (weights divided by their  *)
 (*    common unit; a forget vote's confidence as `conf` in units of        *)
-(*    1/TLConfUnit, the batch's common unit, exact: see trace.py), the     *)
+(*    1/TLConfUnit, the batch's common unit, exact: see lifecycle.py), the *)
 (*    logged result, and `delta`, the                                      *)
 (*    projection (View below) of the artifacts whose logged public state   *)
 (*    changed in this step.                                                *)
@@ -67,7 +67,7 @@
 (* agent's registry sanction is sigma2) or DisputeRate. A refusal          *)
 (* rate_limited needs the counter AT the limit and the action otherwise    *)
 (* enabled (the reference checks the rate last); a refused command never   *)
-(* counts. The limits are constants of the trace run (trace.py:           *)
+(* counts. The limits are constants of the trace run (lifecycle.py:       *)
 (* spec_constants).                                                        *)
 (*                                                                         *)
 (* "check" requires the spec's view of every artifact (View) and the       *)
@@ -79,7 +79,7 @@
 (* them is a valid pick), else one valid pick (FirstK), so that a wrong    *)
 (* pick shows as a state difference. That is Picks restricted to values   *)
 (* the log can match: every behaviour that matches the log is kept. The    *)
-(* committed vote of a commit_vote is the one its reveal opens (trace.py   *)
+(* committed vote of a commit_vote is the one its reveal opens (lifecycle.py *)
 (* resolves the commitment); a forget vote's confidence is the logged     *)
 (* one, exact in the batch's unit (the cfg overrides ConfUnit <-          *)
 (* TLConfUnit and ForgetConfidences <- TLForgetConfidences, any of        *)
@@ -130,7 +130,7 @@ TLForgetConfidences == 0..TLConfUnit
 
 -----------------------------------------------------------------------------
 (* The view: what of an artifact the spec and the public state both say   *)
-(* (trace.py: project_artifact computes the same from a logged state).     *)
+(* (lifecycle.py: project_artifact computes the same from a logged state). *)
 
 NoView == "-"
 BallotView(r) ==
@@ -215,7 +215,7 @@ InDomain(e) ==
     /\ e.op # "propose" => art[e.artifact].st # "none"
 
 \* A refused command: allowed iff the spec does not allow the command either
-\* (trace.py: compile_log sets e.check = FALSE where the spec abstracts the reason).
+\* (lifecycle.py: compile_log sets e.check = FALSE where the spec abstracts the reason).
 RefusalAllowed(e) ==
     CASE e.op = "noop" -> TRUE   \* malformed, or set_agent: not a spec command
       [] e.code = "unknown_agent" -> e.op \in AgentOps /\ e.agent \notin registered
@@ -227,7 +227,7 @@ RefusalAllowed(e) ==
       [] ~e.check -> TRUE   \* refused for a reason the spec abstracts
       [] OTHER -> InDomain(e) /\ ~ENABLED Act(e)
 
-\* logged set_agent: the registry entry of e.agent becomes e's (trace.py: _merge_entry
+\* logged set_agent: the registry entry of e.agent becomes e's (lifecycle.py: _merge_entry
 \* fills the fields the command leaves out, as Orchestrator.set_agent does).
 SetAgent(e) ==
     /\ registered' = registered \cup {e.agent}
@@ -241,7 +241,7 @@ SetAgent(e) ==
 IsTick == E.op = "tick" /\ E.code = "ok"
 Keep == UNCHANGED <<which, cursor, now, expected>> /\ UNCHANGED regvars /\ UNCHANGED ratevars
 
-\* An accepted command (trace.py: compile_log; the reference: Orchestrator.apply).
+\* An accepted command (lifecycle.py: compile_log; the reference: Orchestrator.apply).
 CommandStep ==
     /\ phase = "idle" /\ E.code = "ok" /\ InDomain(E)
     /\ Act(E) /\ UnderLimit(E) /\ RateUse(E)
@@ -281,7 +281,7 @@ Activates(x) ==
         R == SumW(VotersOf(x, "reject"))
     IN \/ r.st = "fast_track"
        \/ /\ r.st = "reveal"
-          /\ Mutation = "quorum" \/ Cardinality(Counted(x)) >= Quorum
+          /\ QuorumMet(Cardinality(Counted(x)))
           /\ A * 100 >= TauAccept * (A + R) /\ SideOK(Cardinality(VotersOf(x, "accept")))
 Local(x) ==
     LET r == art[x] IN
@@ -324,25 +324,25 @@ TracePicks(pool, k) ==
         want == IF cursor < Len(Steps) /\ Focus \in DOMAIN NE THEN NE[Focus].reviewers ELSE {}
     IN IF want \subseteq pool /\ Cardinality(want) = m THEN {want} ELSE {FirstK(pool, m)}
 
-\* An accepted set_agent (trace.py: compile_log, _merge_entry).
+\* An accepted set_agent (lifecycle.py: compile_log, _merge_entry).
 SetAgentStep ==
     /\ phase = "idle" /\ E.op = "set_agent" /\ E.code = "ok"
     /\ SetAgent(E)
     /\ phase' = "check" /\ UNCHANGED specvars /\ UNCHANGED <<which, cursor, now, expected>>
     /\ UNCHANGED ratevars
-\* A refusal: nothing changes (trace.py: compile_log).
+\* A refusal: nothing changes (lifecycle.py: compile_log).
 RefuseStep ==
     /\ phase = "idle" /\ E.code # "ok"
     /\ RefusalAllowed(E)
     /\ phase' = "check" /\ UNCHANGED specvars /\ Keep
-\* The logged state after the step is the spec's (trace.py: _views writes the deltas).
+\* The logged state after the step is the spec's (lifecycle.py: _views writes the deltas).
 CheckStep ==
     /\ phase = "check" /\ CheckOK
     /\ cursor' = cursor + 1 /\ expected' = NextExpected /\ phase' = "idle"
     /\ UNCHANGED specvars /\ UNCHANGED <<which, now>> /\ UNCHANGED regvars
     /\ UNCHANGED ratevars
 
-\* op "bad" (trace.py: an accepted malformed command, or a logged state that is not a
+\* op "bad" (lifecycle.py: an accepted malformed command, or a logged state that is not a
 \* public state) has no step.
 IdleStep ==
     /\ E.op # "bad"
@@ -370,10 +370,10 @@ TraceNext ==
        \/ CheckStep
 
 -----------------------------------------------------------------------------
-(* The verdict (read by trace.py from the PrintT lines)                    *)
+(* The verdict (read by lifecycle_check.py from the PrintT lines)          *)
 
 \* Why no behaviour gets past this state (printed only at the deepest cursor;
-\* trace.py: _describe turns it into the message, _verdicts reads the prints).
+\* lifecycle_check.py: _describe turns it into the message, _verdicts reads the prints).
 AgentView(a) ==
     IF a \in Agents
     THEN [registered |-> a \in registered, tier |-> Tier[a], weight |-> Weight[a],

@@ -164,8 +164,9 @@
 (* fields no step and no property reads (models/MCPBFT.tla says why each is *)
 (* sound).                                                                 *)
 (*                                                                         *)
-(* MUTANTS: CONSTANT Mutation ("none" in the real models); every `MUTANT`  *)
-(* comment marks the one rule a mutant breaks (MCPBFT_mutant_*.cfg).      *)
+(* MUTANTS are not in this module: a mutant model replaces one of its    *)
+(* operators by a broken one of models/MCPBFT.tla (`Op <- MutOp`,          *)
+(* models/manifest.json, docs/checking.md).                                *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets, Sequences
 
@@ -179,8 +180,7 @@ CONSTANTS
     MaxSeq,     \* the watermark window: sequence numbers 1..MaxSeq
     ByzPrePrepares, \* workload: the sets of view-0 pre-prepares [v, n, r] the Byzantine
                 \* primary of view 0 may send (SUBSET [v : {0}, n : Seqs, r : Requests]: any)
-    Mode,       \* "full", "safety" or "liveness": which sound reduction (header, MODES)
-    Mutation    \* "none" or the name of a mutant
+    Mode        \* "full", "safety" or "liveness": which sound reduction (header, MODES)
 
 Requests == {ClientRequests[k] : k \in DOMAIN ClientRequests}
 Replicas == 0..(N - 1)
@@ -200,15 +200,12 @@ ASSUME /\ N = 3 * F + 1 /\ F >= 1
        /\ MaxView \in Nat /\ MaxSeq \in Nat \ {0}
        /\ ByzPrePrepares \subseteq SUBSET [v : {0}, n : 1..MaxSeq, r : Requests]
        /\ Mode \in {"full", "safety", "liveness"}
-       /\ Mutation \in {"none", "prepared_short", "ignore_certificates",
-                        "no_view_change", "commit_2f", "skip_gaps"}
 
 Primary(v) == v % N
 
-\* MUTANT prepared_short: prepared with one prepare fewer (2f-1)
-PrepareQuorum == IF Mutation = "prepared_short" THEN 2 * F - 1 ELSE 2 * F
-\* MUTANT commit_2f: committed-local with 2f commits
-CommitQuorum == IF Mutation = "commit_2f" THEN 2 * F ELSE 2 * F + 1
+\* prepared: 2f PREPAREs; committed-local: 2f+1 COMMITs (BFT-SAFE-1)
+PrepareQuorum == 2 * F
+CommitQuorum == 2 * F + 1
 ViewChangeQuorum == 2 * F + 1
 
 VARIABLES
@@ -279,16 +276,16 @@ PSet(i) ==
 \* stable checkpoint): for n in 1..max-s, the request of the highest-view
 \* certificate in V, else the null request. Used by the new primary
 \* (Replica._send_new_view) and recomputed by backups (Replica._on_new_view).
+\* The request O carries at n: that of the highest-view certificate for n in
+\* certs, else the null request.
+PickCert(certs, n) ==
+    LET atN == {c \in certs : c.n = n}
+        top == {c \in atN : \A d \in atN : d.v <= c.v}
+    IN  IF top = {} THEN Null ELSE (CHOOSE c \in top : TRUE).r
 ComputeO(V) ==
     LET certs == UNION {m.P : m \in V}
         maxS == Max({c.n : c \in certs})
-        Pick(n) ==
-            LET atN == {c \in certs : c.n = n}
-                top == {c \in atN : \A d \in atN : d.v <= c.v}
-            IN  IF top = {} THEN Null ELSE (CHOOSE c \in top : TRUE).r
-    IN  \* MUTANT ignore_certificates: the prepared certificates are ignored: null everywhere
-        {[n |-> n, r |-> IF Mutation = "ignore_certificates" THEN Null ELSE Pick(n)]
-            : n \in 1..maxS}
+    IN  {[n |-> n, r |-> PickCert(certs, n)] : n \in 1..maxS}
 
 MaxO(v) == Max(UNION {{o.n : o \in m.O} : m \in {x \in nv : x.v = v}})
 
@@ -300,16 +297,12 @@ NextSeq(v) == Max({m.n : m \in {x \in pp : x.v = v}}) + 1
 \* no message in the model (replies are not modelled), so its timing matters
 \* only for the request timers, and those may fire while a committed request
 \* is still unexecuted (Pending below uses i's own executions only).
-OwnLogIn(C, i) ==
-    LET D == CommittedIn(C, i)
-        len == Max({k \in 0..MaxSeq : \A n \in 1..k : \E m \in D : m.n = n})
-        \* MUTANT skip_gaps: execute every committed request in sequence order,
-        \* not waiting for the gaps below it to be committed
-        ns == {m.n : m \in D}
-        nth(k) == CHOOSE x \in ns : Cardinality({y \in ns : y <= x}) = k
-    IN  IF Mutation = "skip_gaps"
-        THEN [k \in 1..Cardinality(ns) |-> (CHOOSE m \in D : m.n = nth(k)).r]
-        ELSE [n \in 1..len |-> (CHOOSE m \in D : m.n = n).r]
+\* The log executed from D, a replica's committed-local set: every sequence
+\* number in order, up to the first one not committed.
+ExecutedLog(D) ==
+    LET len == Max({k \in 0..MaxSeq : \A n \in 1..k : \E m \in D : m.n = n})
+    IN  [n \in 1..len |-> (CHOOSE m \in D : m.n = n).r]
+OwnLogIn(C, i) == ExecutedLog(CommittedIn(C, i))
 OwnLog(i) == OwnLogIn(ComSet, i)
 \* all honest replicas' own logs, ComSet computed once
 OwnLogs == LET C == ComSet IN [i \in Honest |-> OwnLogIn(C, i)]
@@ -409,12 +402,14 @@ SendViewChange(i, w) ==
     /\ status' = [status EXCEPT ![i] = "vc"]
     /\ vc' = vc \cup {[v |-> w, src |-> i, P |-> PSet(i)]}
 
+\* Whether timers may expire at all (they may: BFT-LIVE-1 rests on view changes).
+TimersFire == TRUE
+
 \* Replica.on_timeout: the request timer of a replica with a pending request
 \* expires, or its view-change timer (which runs only once 2f+1 VIEW-CHANGEs
 \* for its view exist, as in Castro & Liskov) does: it moves to the next view.
 Timeout(i) ==
-    \* MUTANT no_view_change: replicas never start a view change
-    /\ Mutation # "no_view_change"
+    /\ TimersFire
     /\ Pending(i) # {}
     /\ status[i] = "vc" => Cardinality(VCSenders(view[i])) >= ViewChangeQuorum
     /\ view[i] < MaxView

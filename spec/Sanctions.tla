@@ -67,8 +67,9 @@
 (* agree requires TLC's state graph of sanctions-ci, projected to the      *)
 (* per-agent variables, to equal the graph the reference reaches.          *)
 (*                                                                         *)
-(* MUTANTS: CONSTANT Mutation ("none" in the real models); every `MUTANT`  *)
-(* comment marks the one rule a mutant breaks (MCSanctions_mutant_ cfgs).  *)
+(* MUTANTS are not in this module: a mutant model replaces one of its    *)
+(* operators by a broken one of models/MCSanctions.tla (`Op <- MutOp`,     *)
+(* models/manifest.json, docs/checking.md).                                *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets
 
@@ -80,8 +81,7 @@ CONSTANTS
     UrgentPenalty,   \* weight of an unfounded urgent report (integer here)
     TSusp,           \* suspension length, rounds
     TQuar,           \* quarantine period, rounds
-    MaxPerRound,     \* workload: violations per agent per round, at most
-    Mutation         \* "none" or the name of a mutant
+    MaxPerRound      \* workload: violations per agent per round, at most
 
 AllKinds == {"invalid_reveal", "non_reveal", "rate_limit", "frivolous_dispute",
              "unfounded_urgent", "malformed"}
@@ -93,14 +93,12 @@ ASSUME /\ Kinds \subseteq AllKinds /\ Kinds # {}
        /\ UrgentPenalty \in Nat \ {0}
        /\ TSusp \in Nat \ {0} /\ TQuar \in Nat \ {0}
        /\ MaxPerRound \in Nat \ {0}
-       /\ Mutation \in {"none", "quarantine_escalates", "expire_late", "never_release"}
 
 Tick_ == "tick"
 ASSUME Tick_ \notin Agents
 
 \* The log keeps the ages 0..Keep-1; a violation leaves it when its age reaches Keep.
-\* MUTANT expire_late: violations leave the log (and the count) one round late
-Keep == IF Mutation = "expire_late" THEN W + 1 ELSE W
+Keep == W
 Ages == 0..(Keep - 1)
 
 VARIABLES
@@ -162,6 +160,9 @@ Risen == risen' = {a \in Agents : rank'[a] > rank[a]}
 -----------------------------------------------------------------------------
 (* Actions                                                                 *)
 
+\* SAN-1: a violation of a quarantined agent is logged, never escalated.
+LoggedOnly(a) == quar[a] > 0
+
 \* ostrom/protocol/sanctions.py: SanctionBook.record
 Record(a, k) ==
     /\ rank[a] # 4                               \* a ban is terminal
@@ -170,9 +171,7 @@ Record(a, k) ==
            strat == strategic[a] \/ prob[a] > 0  \* a violation on probation reclassifies
            target == RankOf(Count(h))
        IN /\ hist' = [hist EXCEPT ![a] = h]
-          /\ IF quar[a] > 0 /\ Mutation # "quarantine_escalates"
-                \* SAN-1: logged, never escalated
-                \* MUTANT quarantine_escalates: a quarantined agent goes up the ladder
+          /\ IF LoggedOnly(a)
              THEN UNCHANGED <<rank, susp, quar, prob, strategic>>
              ELSE /\ strategic' = [strategic EXCEPT ![a] = strat]
                   /\ prob' = [prob EXCEPT ![a] = 0]
@@ -190,11 +189,13 @@ Record(a, k) ==
 \* The agents whose repair check is due at the next Tick.
 Due == {a \in Agents : quar[a] = 1}
 
+\* Whether agent a, due, is released at this Tick: its repair check passed (a \in P).
+Releases(P, a) == a \in P
+
 \* ostrom/protocol/sanctions.py: SanctionBook.tick (one round; SanctionBook._tick_agent per agent).
 \* P: the due agents whose repair check passes this round.
 Tick(P) ==
-    LET \* MUTANT never_release: a passed repair check starts another period anyway
-        Released(a) == a \in P /\ Mutation # "never_release"
+    LET Released(a) == Releases(P, a)
         WR(a) == RankOf(Count(Shift(hist[a])))
     IN
     /\ P \subseteq Due

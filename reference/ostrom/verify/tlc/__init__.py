@@ -2,7 +2,8 @@
 
 One job per module: :mod:`.jar` finds java and the jar, :mod:`.values` parses TLC's value syntax,
 :mod:`.output` parses ``-tool`` output, :mod:`.manifest` loads ``models/manifest.json``,
-:mod:`.runner` stages and runs TLC, :mod:`.itf` writes/reads ITF traces, :mod:`.explain` renders
+:mod:`.cfg` reads cfgs and derives a derived model's from its base's, :mod:`.runner` stages and
+runs TLC, :mod:`.itf` writes/reads ITF traces, :mod:`.explain` renders
 them.
 """
 

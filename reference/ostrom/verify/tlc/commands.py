@@ -21,7 +21,7 @@ from rich.table import Table
 from ostrom.verify.tlc.explain import explain_itf
 from ostrom.verify.tlc.itf import ItfError, read_itf
 from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
-from ostrom.verify.tlc.manifest import ManifestError, load_manifest
+from ostrom.verify.tlc.manifest import ManifestError, cfg_text, load_manifest
 from ostrom.verify.tlc.runner import (
     DEFAULT_WORKERS,
     RowResult,
@@ -119,6 +119,12 @@ def _table(rows: list[RowResult]) -> Table:
     help="Repository root holding spec/ and models/ (default: found from the manifest or cwd).",
 )
 @click.option("--timeout", type=float, default=None, help="Kill a TLC run after this many seconds.")
+@click.option(
+    "--print-cfg",
+    is_flag=True,
+    help="Print the TLC configuration of each selected model (a derived model's is generated "
+    "from its base's) and exit without running TLC.",
+)
 def check(
     models: tuple[str, ...],
     deep: bool,
@@ -130,6 +136,7 @@ def check(
     manifest_path: Path | None,
     root: Path | None,
     timeout: float | None,
+    print_cfg: bool,
 ) -> None:
     """Model-check the manifest's models (and their reachability witnesses) with TLC.
 
@@ -138,6 +145,15 @@ def check(
     """
     manifest_file, root_dir = _resolve_paths(manifest_path, root)
     err = Console(stderr=True, soft_wrap=True)
+    if print_cfg:
+        try:
+            manifest = load_manifest(manifest_file)
+            for entry in select_models(manifest, models, deep):
+                click.echo(f"\\* ===== {entry.name} ({entry.cfg_name})")
+                click.echo(cfg_text(manifest, entry, root_dir), nl=False)
+        except (ManifestError, RunnerError) as exc:
+            _fail(str(exc))
+        return
     try:
         manifest = load_manifest(manifest_file)
         entries = select_models(manifest, models, deep)

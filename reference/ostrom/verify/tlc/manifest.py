@@ -4,6 +4,13 @@ Like tlaplus/Examples' manifest, every model states its expected result, so a ch
 passing when it should fail (a mutant no longer caught, a witness no longer reached) is a failure
 too; recorded state counts turn unintended changes of the state space into review-visible diffs.
 
+A model is either a *base* model, with its own cfg file (``"config"``), or a *derived* one: a
+base model plus overrides (``"base"``, ``"cfg"``: constants, ``Op <- MutOp`` substitutions,
+sections; :mod:`ostrom.verify.tlc.cfg`), its cfg computed when it runs (:func:`cfg_text`). Mutants
+and variants of a model are derived, so a new constant is added to the base cfgs only. A mutant
+names its entry of the mutant registry (``"mutant": "<layer>-<bug>"``,
+``ostrom.conformance.mutants.registry``).
+
 Entries are validated on load; unknown keys are kept (and written back by :func:`save_manifest`)
 so other tools may annotate entries without this module knowing about them.
 """
@@ -16,7 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Manifest", "ManifestError", "ModelEntry", "load_manifest", "save_manifest"]
+from ostrom.verify.tlc.cfg import CfgError, CfgOverrides, derive_cfg, parse_overrides
+
+__all__ = [
+    "Manifest",
+    "ManifestError",
+    "ModelEntry",
+    "cfg_text",
+    "load_manifest",
+    "save_manifest",
+]
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -32,10 +48,15 @@ class ModelEntry:
 
     name: str
     module: str
-    config: str
+    #: the cfg file of a base model (relative to the repository root); None if derived
+    config: str | None
     expect: str
     deep: bool = False
-    mutant: bool = False
+    #: the registry name of the mutant this model plays (``<layer>-<bug>``), or None
+    mutant: str | None = None
+    #: the model this one is derived from, and how its cfg differs (None for a base model)
+    base: str | None = None
+    overrides: CfgOverrides | None = None
     workers: int | None = None
     fp: int | None = None
     distinct_states: int | None = None
@@ -51,6 +72,18 @@ class ModelEntry:
     def pinned(self) -> bool:
         """Workers and fingerprint seed are fixed, so counts of any outcome are reproducible."""
         return self.workers is not None and self.fp is not None
+
+    @property
+    def source(self) -> str:
+        """Where the model's cfg comes from: its file, or ``manifest.json#name`` if derived."""
+        return self.config if self.config is not None else f"models/manifest.json#{self.name}"
+
+    @property
+    def cfg_name(self) -> str:
+        """The file name of the model's cfg (a derived model's, generated: ``<name>.cfg``)."""
+        if self.config is not None:
+            return Path(self.config).name
+        return f"{self.name}.cfg"
 
 
 @dataclass
@@ -86,16 +119,32 @@ def _parse_entry(entry: Any, index: int) -> ModelEntry:
     name = entry.get("name")
     if isinstance(name, str):
         where = f"model '{name}'"
-    for key in ("name", "module", "config", "expect"):
+    derived = "base" in entry
+    required = ("name", "base", "expect") if derived else ("name", "module", "config", "expect")
+    for key in required:
         if not isinstance(entry.get(key), str) or not entry[key]:
             raise ManifestError(f"{where}: '{key}' is required and must be a non-empty string")
+    if derived and "config" in entry:
+        raise ManifestError(f"{where}: a derived model ('base') has no 'config' of its own")
+    if not derived and "cfg" in entry:
+        raise ManifestError(f"{where}: 'cfg' overrides need a 'base' model")
     if not _NAME_RE.match(entry["name"]):
         raise ManifestError(f"{where}: name may contain only letters, digits, '.', '_', '-'")
-    if not _IDENT_RE.match(entry["module"]):
+    if "module" in entry and (
+        not isinstance(entry["module"], str) or not _IDENT_RE.match(entry["module"])
+    ):
         raise ManifestError(f"{where}: 'module' must be a TLA+ module name, not a path")
-    for key in ("deep", "mutant"):
-        if not isinstance(entry.get(key, False), bool):
-            raise ManifestError(f"{where}: '{key}' must be true or false")
+    if not isinstance(entry.get("deep", False), bool):
+        raise ManifestError(f"{where}: 'deep' must be true or false")
+    mutant = entry.get("mutant")
+    if mutant is not None and not isinstance(mutant, bool | str):
+        raise ManifestError(f"{where}: 'mutant' must be a mutant name (or false)")
+    if mutant is True:
+        raise ManifestError(f"{where}: 'mutant' must name the mutant (<layer>-<bug>)")
+    try:
+        overrides = parse_overrides(entry.get("cfg", {})) if derived else None
+    except CfgError as exc:
+        raise ManifestError(f"{where}: {exc}") from None
     for key in ("witnesses", "properties"):
         items = entry.get(key, [])
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
@@ -114,11 +163,13 @@ def _parse_entry(entry: Any, index: int) -> ModelEntry:
         raise ManifestError(f"{where}: 'workers' must be at least 1")
     return ModelEntry(
         name=entry["name"],
-        module=entry["module"],
-        config=entry["config"],
+        module=entry.get("module", ""),  # a derived model without one: its base's (below)
+        config=None if derived else entry["config"],
         expect=entry["expect"],
         deep=entry.get("deep", False),
-        mutant=entry.get("mutant", False),
+        mutant=mutant or None,
+        base=entry.get("base"),
+        overrides=overrides,
         workers=workers,
         fp=_opt_int(entry, "fp", where),
         distinct_states=_opt_int(entry, "distinct_states", where),
@@ -154,7 +205,57 @@ def load_manifest(path: Path) -> Manifest:
         if model.name in seen:
             raise ManifestError(f"manifest {path}: model name '{model.name}' appears twice")
         seen.add(model.name)
-    return Manifest(path=path, models=models, raw=data)
+    manifest = Manifest(path=path, models=models, raw=data)
+    for model in models:
+        root = _base_model(manifest, model)
+        if not model.module:
+            model.module = root.module
+        elif model.module != root.module:
+            raise ManifestError(
+                f"model '{model.name}': module {model.module} is not its base's ({root.module})"
+            )
+    return manifest
+
+
+def _base_model(manifest: Manifest, entry: ModelEntry) -> ModelEntry:
+    """The base model (with a cfg file) that ``entry`` is derived from, through any chain."""
+    seen = [entry.name]
+    while entry.base is not None:
+        base = manifest.get(entry.base)
+        if base is None:
+            raise ManifestError(
+                f"model '{seen[0]}': base model '{entry.base}' is not in the manifest"
+            )
+        if base.name in seen:
+            raise ManifestError(f"model '{seen[0]}': bases form a cycle: {' -> '.join(seen)}")
+        seen.append(base.name)
+        entry = base
+    return entry
+
+
+def cfg_text(manifest: Manifest, entry: ModelEntry, root: Path) -> str:
+    """The TLC configuration of ``entry``: its cfg file, or, for a derived model, its base's
+    (recursively) with its overrides applied, under a header naming where it came from."""
+    if entry.config is not None:
+        try:
+            return (root / entry.config).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ManifestError(f"model '{entry.name}': config {entry.config} not found") from None
+    assert entry.base is not None and entry.overrides is not None
+    base = manifest.get(entry.base)
+    if base is None:
+        raise ManifestError(
+            f"model '{entry.name}': base model '{entry.base}' is not in the manifest"
+        )
+    header = (
+        f"{entry.name}: generated by ostrom check from the model {base.name} "
+        f"({base.source}) and the overrides of models/manifest.json.\n"
+        "Do not edit: change the base cfg or the manifest entry."
+    )
+    try:
+        return derive_cfg(cfg_text(manifest, base, root), entry.overrides, header)
+    except CfgError as exc:
+        raise ManifestError(f"model '{entry.name}': {exc}") from None
 
 
 def save_manifest(manifest: Manifest) -> None:

@@ -6,7 +6,8 @@ trace, and the raw output lines, e.g. for tests that collect ``PrintT`` output);
 :class:`RowResult` per row, which is what ``ostrom check`` prints.
 
 Every run is *staged*: TLC resolves ``EXTENDS`` from the main module's directory, so each run
-copies ``spec/*.tla``, ``models/*.tla`` and its cfg into a fresh ``.tlc/runs/<label>-<time>-<n>/``
+copies ``spec/*.tla``, ``models/*.tla`` and its cfg (a derived model's generated from its base's,
+:func:`~ostrom.verify.tlc.manifest.cfg_text`) into a fresh ``.tlc/runs/<label>-<time>-<n>/``
 with its own ``-metadir`` and ``java.io.tmpdir`` — two TLC runs sharing a directory collide
 (TOOL-NOTES), and the staged copy also pins exactly what was checked.
 """
@@ -23,9 +24,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ostrom.verify.tlc.cfg import cfg_names, witness_cfg
 from ostrom.verify.tlc.itf import write_itf
 from ostrom.verify.tlc.jar import find_jar, find_java
-from ostrom.verify.tlc.manifest import Manifest, ModelEntry, load_manifest, save_manifest
+from ostrom.verify.tlc.manifest import (
+    Manifest,
+    ManifestError,
+    ModelEntry,
+    cfg_text,
+    load_manifest,
+    save_manifest,
+)
 from ostrom.verify.tlc.output import Message, TlcOutcome, ToolOutputParser
 
 __all__ = [
@@ -47,28 +56,6 @@ __all__ = [
 
 DEFAULT_WORKERS = 2
 _ERROR_LINES = 20
-_CFG_KEYWORDS = (
-    "CONSTANTS",
-    "CONSTANT",
-    "INIT",
-    "NEXT",
-    "SPECIFICATION",
-    "INVARIANTS",
-    "INVARIANT",
-    "PROPERTIES",
-    "PROPERTY",
-    "CONSTRAINTS",
-    "CONSTRAINT",
-    "ACTION_CONSTRAINTS",
-    "ACTION_CONSTRAINT",
-    "SYMMETRY",
-    "VIEW",
-    "CHECK_DEADLOCK",
-    "POSTCONDITION",
-    "ALIAS",
-)
-_KEYWORD_RE = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(_CFG_KEYWORDS) + r")(?![A-Za-z0-9_])")
-_COMMENT_RE = re.compile(r'"(?:[^"\\]|\\.)*"|\(\*.*?\*\)|\\\*[^\n]*', re.DOTALL)
 _PROGRESS_RE = re.compile(
     r"Progress\((\d+)\).*?: ([\d,]+) states generated.*?([\d,]+) distinct states found"
     r".*?([\d,]+) states left on queue"
@@ -129,60 +116,6 @@ class RowResult:
             "counterexample": self.counterexample,
             "message": self.message,
         }
-
-
-# ----------------------------------------------------------------------------------------------
-# cfg handling
-# ----------------------------------------------------------------------------------------------
-
-
-def _strip_comments(text: str) -> str:
-    """Blank out cfg comments (keeping offsets) so keywords inside them are not sections."""
-
-    def blank(m: re.Match[str]) -> str:
-        s = m.group()
-        return s if s.startswith('"') else re.sub(r"[^\n]", " ", s)
-
-    return _COMMENT_RE.sub(blank, text)
-
-
-def _sections(text: str) -> list[tuple[str, int, int]]:
-    """(keyword, start, end) of every section of a cfg; a section runs to the next keyword."""
-    clean = _strip_comments(text)
-    hits = [(m.group(1), m.start()) for m in _KEYWORD_RE.finditer(clean)]
-    # keywords inside strings do not count
-    strings = [(m.start(), m.end()) for m in re.finditer(r'"(?:[^"\\]|\\.)*"', clean)]
-    hits = [(k, s) for k, s in hits if not any(a <= s < b for a, b in strings)]
-    return [
-        (kw, start, hits[i + 1][1] if i + 1 < len(hits) else len(text))
-        for i, (kw, start) in enumerate(hits)
-    ]
-
-
-def cfg_names(text: str, *keywords: str) -> list[str]:
-    """The names listed under the given section keywords (e.g. PROPERTY, PROPERTIES)."""
-    clean = _strip_comments(text)
-    names: list[str] = []
-    for kw, start, end in _sections(text):
-        if kw in keywords:
-            names.extend(clean[start + len(kw) : end].split())
-    return names
-
-
-def witness_cfg(text: str, witness: str) -> str:
-    """``text`` with every INVARIANT(S) and PROPERTY/PROPERTIES section replaced by
-    ``INVARIANT witness``: the witness run checks reachability only, and a liveness property
-    could otherwise fail first and hide whether the witness is reached."""
-    drop = {"INVARIANT", "INVARIANTS", "PROPERTY", "PROPERTIES"}
-    out: list[str] = []
-    pos = 0
-    for kw, start, end in _sections(text):
-        if kw in drop:
-            out.append(text[pos:start])
-            pos = end
-    out.append(text[pos:])
-    body = "".join(out).rstrip()
-    return f"{body}\n\\* ostrom: reachability witness run\nINVARIANT {witness}\n"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -487,7 +420,7 @@ def _row(
             {
                 "model": entry.name,
                 "module": entry.module,
-                "config": entry.config,
+                "config": entry.source,
                 "witness": witness,
                 "expected": expected,
             },
@@ -533,11 +466,10 @@ def check_models(
     out = out_dir if out_dir is not None else root / ".tlc" / "counterexamples"
     tasks: list[tuple[ModelEntry, str | None, str]] = []
     for entry in entries:
-        base_cfg = root / entry.config
         try:
-            base_text = base_cfg.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise RunnerError(f"model '{entry.name}': config {entry.config} not found") from None
+            base_text = cfg_text(manifest, entry, root)
+        except ManifestError as exc:
+            raise RunnerError(str(exc)) from None
         tasks.append((entry, None, base_text))
         tasks += [(entry, w, witness_cfg(base_text, w)) for w in entry.witnesses]
 
@@ -549,7 +481,7 @@ def check_models(
         run = run_tlc(
             root,
             entry.module,
-            Path(entry.config),
+            Path("models") / entry.cfg_name,
             label=label,
             workers=entry.workers if entry.workers is not None else workers,
             fp=entry.fp,
@@ -618,10 +550,15 @@ def run_model(
 
     manifest = load_manifest(manifest_path or root / "models" / "manifest.json")
     entry = select_models(manifest, [name], deep=True)[0]
+    try:
+        text = cfg_text(manifest, entry, root)
+    except ManifestError as exc:
+        raise RunnerError(str(exc)) from None
     return run_tlc(
         root,
         entry.module,
-        Path(entry.config),
+        Path("models") / entry.cfg_name,
+        cfg_text=text,
         label=entry.name,
         workers=entry.workers if entry.workers is not None else workers,
         fp=entry.fp,
