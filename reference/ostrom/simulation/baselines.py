@@ -27,7 +27,7 @@ from ostrom.protocol.reputation import Beta, ReputationBook
 from ostrom.simulation import archetypes as arch
 from ostrom.simulation.config import SimConfig
 from ostrom.simulation.metrics import Tracker, gini, separation
-from ostrom.simulation.run import SERIES, Progress, RunResult
+from ostrom.simulation.result import SERIES, Progress, RunResult
 from ostrom.simulation.world import make_world, stream
 
 

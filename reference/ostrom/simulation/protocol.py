@@ -44,7 +44,7 @@ from ostrom.simulation.metrics import (
     gini,
     separation,
 )
-from ostrom.simulation.run import Progress, RunResult
+from ostrom.simulation.result import Progress, RunResult
 from ostrom.simulation.world import World, make_world, stream
 
 #: How much larger a level is (for "the worst level an agent ever had").

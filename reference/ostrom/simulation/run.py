@@ -2,57 +2,16 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
+from ostrom.simulation.baselines import run_baseline
 from ostrom.simulation.config import SimConfig
-
-#: The per-round series every run records, in this order.
-SERIES = ("precision", "recall", "gini", "fpr")
-
-
-@dataclass
-class RunResult:
-    """What one run measured.  ``series[name][r]`` is the metric after round r + 1;
-    ``final`` holds the values after the last round plus the run's counts."""
-
-    config: SimConfig
-    seed: int
-    series: dict[str, list[float]]
-    final: dict[str, float]
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self, with_series: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "label": self.config.label,
-            "scenario": self.config.scenario,
-            "seed": self.seed,
-            "final": {k: _json_float(v) for k, v in self.final.items()},
-            "extras": self.extras,
-        }
-        if with_series:
-            out["series"] = {k: [_json_float(v) for v in vs] for k, vs in self.series.items()}
-        return out
-
-
-def _json_float(v: float) -> float | None:
-    return None if isinstance(v, float) and math.isnan(v) else v
-
-
-#: Progress callback: (rounds done, rounds in all).
-Progress = Callable[[int, int], None]
+from ostrom.simulation.protocol import run_protocol
+from ostrom.simulation.result import SERIES, Progress, RunResult
 
 
 def simulate(config: SimConfig, seed: int, progress: Progress | None = None) -> RunResult:
     """Run ``config`` with ``seed``: the same pair always gives the same result."""
     if config.governance in ("protocol", "weighted_no_deliberation"):
-        from ostrom.simulation.protocol import run_protocol
-
         return run_protocol(config, seed, progress)
-    from ostrom.simulation.baselines import run_baseline
-
     return run_baseline(config, seed, progress)
 
 
