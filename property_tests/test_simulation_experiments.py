@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from ostrom.simulation import command, report
 from ostrom.simulation import experiments as ex
-from ostrom.simulation import report
 from ostrom.simulation.config import ABLATIONS, GOVERNANCE, ConfigError, SimConfig
-from ostrom.simulation.run import SERIES, RunResult
+from ostrom.simulation.result import SERIES, RunResult
 from ostrom.simulation.stats import paired, summarize
 
 # --- a fake run function ---------------------------------------------------------------
@@ -312,19 +312,19 @@ def test_report_files(tmp_path: Path) -> None:
 
 @pytest.fixture
 def fake_simulate(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ex, "simulate", fake_run)
+    monkeypatch.setattr(command, "simulate", fake_run)
 
 
 @pytest.mark.usefixtures("fake_simulate")
 def test_cli_single_configuration_json() -> None:
     args = ["--governance", "majority", "--seeds", "3", "--rounds", "10", "--agents", "20"]
-    res = CliRunner().invoke(ex.simulate_command, [*args, "--json", "--quiet", "--jobs", "1"])
+    res = CliRunner().invoke(command.simulate_command, [*args, "--json", "--quiet", "--jobs", "1"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["label"] == "majority" and doc["seeds"] == [1, 2, 3]
     assert doc["config"]["rounds"] == 10 and doc["config"]["artifacts"] == 20
     assert doc["summary"]["precision"]["n"] == 3 and len(doc["runs"]) == 3
-    res = CliRunner().invoke(ex.simulate_command, [*args, "--quiet", "--jobs", "1"])
+    res = CliRunner().invoke(command.simulate_command, [*args, "--quiet", "--jobs", "1"])
     assert res.exit_code == 0 and "precision" in res.stdout and "majority" in res.stdout
 
 
@@ -332,13 +332,13 @@ def test_cli_single_configuration_json() -> None:
 def test_cli_experiment(tmp_path: Path) -> None:
     out = tmp_path / "smoke"
     argv = ["--experiment", "smoke", "--out", str(out), "--jobs", "2", "--json", "--quiet"]
-    res = CliRunner().invoke(ex.simulate_command, argv)
+    res = CliRunner().invoke(command.simulate_command, argv)
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["experiment"]["name"] == "smoke" and len(doc["runs"]) == 18
     assert (out / "results.md").is_file() and (out / "degradation.png").is_file()
     res = CliRunner().invoke(
-        ex.simulate_command,
+        command.simulate_command,
         ["--experiment", "paper", "--seeds", "2", "--rounds", "10", "--agents", "20",
          "--scenario", "high", "--out", str(tmp_path / "p"), "--jobs", "1", "--quiet"],
     )  # fmt: skip
@@ -349,7 +349,7 @@ def test_cli_experiment(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("fake_simulate")
 def test_cli_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def run(*argv: str) -> tuple[int, str]:
-        res = CliRunner().invoke(ex.simulate_command, [*argv, "--quiet", "--jobs", "1"])
+        res = CliRunner().invoke(command.simulate_command, [*argv, "--quiet", "--jobs", "1"])
         return res.exit_code, res.stderr
 
     code, err = run("--agents", "4")
@@ -364,21 +364,21 @@ def test_cli_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert code == 2 and "--seeds" in err
     code, _ = run("--scenario", "calm")
     assert code == 2  # click's own usage error
-    monkeypatch.setattr(ex, "simulate", failing_run)
+    monkeypatch.setattr(command, "simulate", failing_run)
     code, err = run("--governance", "majority", "--seeds", "3", "--rounds", "10")
     assert code == 1 and "seed 2" in err and "boom" in err
 
 
 def test_cli_help_and_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    res = CliRunner().invoke(ex.simulate_command, ["--help"])
+    res = CliRunner().invoke(command.simulate_command, ["--help"])
     assert res.exit_code == 0
     assert "Examples:" in res.output and "--experiment paper --seeds 5" in res.output
-    monkeypatch.setattr(ex, "simulate", fake_run)
+    monkeypatch.setattr(command, "simulate", fake_run)
     cfg = tmp_path / "c.toml"
     cfg.write_text("agents = 30\nrounds = 12\nartifacts = 24\n[mix]\nhonest = 0.5\n"
                    "malicious = 0.5\n", encoding="utf-8")  # fmt: skip
     res = CliRunner().invoke(
-        ex.simulate_command, ["--config", str(cfg), "--json", "--quiet", "--jobs", "1"]
+        command.simulate_command, ["--config", str(cfg), "--json", "--quiet", "--jobs", "1"]
     )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)

@@ -36,7 +36,7 @@ main.add_command(explain)
 
 
 def _simulate_command() -> click.Command:
-    from ostrom.simulation.experiments import simulate_command
+    from ostrom.simulation.command import simulate_command
 
     return simulate_command
 

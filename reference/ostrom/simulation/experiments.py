@@ -1,4 +1,5 @@
-"""Experiments: many runs of the evaluation model in parallel, and ``ostrom simulate``.
+"""Experiments: many runs of the evaluation model in parallel (``ostrom simulate``, in
+``ostrom.simulation.command``, runs them).
 
 An ``Experiment`` is a list of labelled cells (one ``SimConfig`` each) × scenarios ×
 seeds.  ``run_experiment`` runs every (cell, scenario, seed) — in a process pool, or
@@ -29,16 +30,12 @@ import concurrent.futures as cf
 import json
 import math
 import os
-import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-import click
 
 from ostrom.simulation.config import (
     ABLATIONS,
@@ -46,9 +43,9 @@ from ostrom.simulation.config import (
     MIXES,
     ConfigError,
     SimConfig,
-    load_config,
 )
-from ostrom.simulation.run import SERIES, RunResult, simulate
+from ostrom.simulation.result import SERIES, RunResult
+from ostrom.simulation.run import simulate
 
 #: What runs one (config, seed) pair; ``simulate`` unless a test injects another.  It must
 #: be picklable (a module-level function) to run in the process pool.
@@ -544,192 +541,6 @@ def run_experiment(
     return ExperimentResult(exp, runs, time.perf_counter() - t0)
 
 
-# --- ostrom simulate ------------------------------------------------------------------
-
-_EPILOG = """\b
-Examples:
-  ostrom simulate                                   # the protocol, moderate, seed 1
-  ostrom simulate --governance majority --seeds 10 --scenario high
-  ostrom simulate --ablation no_commit_reveal --seeds 5 --json
-  ostrom simulate --config my.toml --seeds 3        # SimConfig fields; [mix] table
-  ostrom simulate --experiment smoke                # seconds; results/smoke/
-  ostrom simulate --experiment paper --seeds 5 --rounds 100 --jobs 4
-  ostrom simulate --experiment paper                # 540 runs; results/paper/
-"""
-
-
-@click.command(
-    name="simulate", epilog=_EPILOG, context_settings={"help_option_names": ["-h", "--help"]}
-)
-@click.option(
-    "--scenario",
-    type=click.Choice(sorted(MIXES)),
-    default=None,
-    help="Population mix (default moderate).  With --experiment: run only this scenario.",
-)
-@click.option(
-    "--seeds",
-    type=int,
-    default=None,
-    help="How many seeds (default 1; with --experiment the experiment's, 30 for paper).",
-)
-@click.option("--seed-start", type=int, default=1, show_default=True, help="First seed.")
-@click.option("--rounds", type=int, default=None, help="Rounds per run (default 500).")
-@click.option("--agents", type=int, default=None, help="Agents per run (default 100).")
-@click.option(
-    "--artifacts",
-    type=int,
-    default=None,
-    help="Artifact pool (default 1,000; with --rounds: rounds x proposals per round).",
-)
-@click.option(
-    "--governance",
-    type=click.Choice(GOVERNANCE),
-    default=None,
-    help="Mechanism (default protocol).  Not with --experiment.",
-)
-@click.option(
-    "--ablation",
-    "ablations",
-    type=click.Choice(ABLATIONS),
-    multiple=True,
-    help="Remove a component of the protocol (repeatable).  Not with --experiment.",
-)
-@click.option(
-    "--feedback",
-    type=click.Choice(["decision", "truth"]),
-    default=None,
-    help="What a vote's correctness is judged by (default decision, the paper's rule).",
-)
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="TOML file of SimConfig fields (a [mix] table makes the scenario custom).",
-)
-@click.option(
-    "--experiment",
-    type=click.Choice(sorted(EXPERIMENTS)),
-    default=None,
-    help="Run a built-in experiment and write its report to --out.",
-)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Report directory (default results/<experiment>; without --experiment, none).",
-)
-@click.option("--jobs", type=int, default=None, help="Worker processes (default: one per core).")
-@click.option(
-    "--json", "as_json", is_flag=True, help="Results as JSON on stdout (progress on stderr)."
-)
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-def simulate_command(
-    scenario: str | None,
-    seeds: int | None,
-    seed_start: int,
-    rounds: int | None,
-    agents: int | None,
-    artifacts: int | None,
-    governance: str | None,
-    ablations: tuple[str, ...],
-    feedback: str | None,
-    config_file: Path | None,
-    experiment: str | None,
-    out: Path | None,
-    jobs: int | None,
-    as_json: bool,
-    quiet: bool,
-) -> None:
-    """Run the evaluation model: the paper's agent-based simulation (docs/design.md §10).
-
-    Without --experiment: one configuration (the protocol, or --governance, with any
-    --ablation) over --seeds seeds; prints the mean ± sd of the final precision, recall,
-    reputation Gini and sanction false-positive rate (and any extras the run records).
-
-    With --experiment: paper (protocol, four baselines, four ablations; moderate and
-    high; 30 seeds), truth (decision vs ground-truth feedback), bloc (a coordinated
-    adversary), sanctions (long horizons) or smoke (tiny, for CI).  Writes results.csv,
-    results.json, results.md, runs.csv, comparisons.csv and PNG plots to --out, and
-    prints results.md.  Every configuration is compared with majority vote over the
-    same seeds (paired t-test, Cohen's d_z, 95% CI).
-
-    Runs go to --jobs worker processes; results do not depend on it.  A bad option or
-    config is an error (exit 2); a failing run is reported with its config and seed
-    (exit 1).  Progress goes to stderr.
-    """
-    try:
-        if jobs is not None and jobs < 1:
-            raise ConfigError(f"--jobs: must be at least 1, got {jobs}")
-        if seeds is not None and seeds < 1:
-            raise ConfigError(f"--seeds: must be at least 1, got {seeds}")
-        base = load_config(config_file) if config_file else SimConfig()
-        changes: dict[str, Any] = {}
-        if feedback is not None:
-            changes["feedback"] = feedback
-        if experiment is None:
-            if scenario is not None:
-                changes["scenario"] = scenario
-            if governance is not None:
-                changes["governance"] = governance
-            if ablations:
-                changes["ablations"] = tuple(dict.fromkeys(ablations))
-            if agents is not None:
-                changes["agents"] = agents
-            if rounds is not None:
-                changes["rounds"] = rounds
-                changes["artifacts"] = rounds * base.proposals_per_round
-            if artifacts is not None:
-                changes["artifacts"] = artifacts
-            config = base.with_(**changes)
-            exp = single_experiment(config, range(seed_start, seed_start + (seeds or 1)))
-        else:
-            if governance is not None or ablations:
-                raise ConfigError(
-                    "--governance and --ablation choose a single configuration; "
-                    "an experiment defines its own (use --config for a common base)"
-                )
-            exp = build_experiment(
-                experiment,
-                seeds=seeds,
-                seed_start=seed_start,
-                rounds=rounds,
-                agents=agents,
-                artifacts=artifacts,
-                base=base.with_(**changes) if changes else base,
-                scenarios=(scenario,) if scenario else None,
-            )
-    except ConfigError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-
-    from ostrom.simulation import report
-
-    try:
-        result = run_experiment(exp, jobs=jobs, progress=not quiet, run=simulate)
-    except RunError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
-    click.echo(f"{exp.total} runs in {result.seconds:.1f} s", err=True)
-    if experiment is not None or out is not None:
-        target = out or Path("results") / exp.name
-        written = report.write_report(result, target)
-        click.echo(f"wrote {len(written)} files to {target}", err=True)
-    if as_json:
-        doc = report.results_doc(result) if experiment else report.single_doc(result)
-        click.echo(json.dumps(doc, indent=2, allow_nan=False))
-    elif experiment is not None:
-        click.echo(report.markdown(result), nl=False)
-    else:
-        report.print_summary(result)
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m ostrom.simulation.experiments [options]`` (the same as ``ostrom simulate``)."""
-    simulate_command.main(args=list(argv) if argv is not None else None, prog_name="simulate")
-
-
 __all__ = [
     "EXPERIMENTS",
     "REFERENCE",
@@ -740,13 +551,8 @@ __all__ = [
     "RunFn",
     "RunSpec",
     "build_experiment",
-    "main",
     "metric_value",
     "numeric_values",
     "run_experiment",
-    "simulate_command",
     "single_experiment",
 ]
-
-if __name__ == "__main__":
-    main()

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ostrom.simulation.experiments import ExperimentResult, metric_value
-from ostrom.simulation.run import SERIES
+from ostrom.simulation.result import SERIES
 from ostrom.simulation.stats import Paired, Summary, paired, summarize
 
 #: Columns of results.md's main table.
