@@ -455,6 +455,10 @@ class _Models(list[Any]):
         super().remove(model)
         self._ids.discard(id(model))
 
+    def __reduce__(self) -> tuple[type[_Models], tuple[list[Any]]]:
+        # A copy (or an unpickled machine) rebuilds the index from its own models.
+        return (_Models, (list(self),))
+
 
 class LifecycleMachine(Machine):  # type: ignore[misc]
     """A ``transitions`` machine whose ``add_model`` is O(1) in the number of models and

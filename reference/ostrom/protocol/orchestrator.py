@@ -17,7 +17,9 @@ entropy source: reviewer selection is a sha256 lottery over ``params.seed``.
 
 Cost per command is O(1) in the number of artifacts (plus O(agents) for a recruitment):
 active artifacts are indexed per slot, deadlines per round, proposed artifacts and
-forget candidates in their own sets, so ``tick`` only touches artifacts that are due.
+forget candidates in their own sets, so ``tick`` only touches artifacts that are due;
+a new artifact joins the machine in O(1) too (``lifecycle.LifecycleMachine``), which
+``make bench`` checks with proposals/s at 1,000, 10,000 and 100,000 artifacts.
 
 Each method names its TLA+ action (``# spec/Lifecycle.tla: Name``) and each guard the
 property it protects (``# LC-SAFE-4``).
