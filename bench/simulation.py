@@ -18,16 +18,14 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 from ostrom.simulation.config import SimConfig
 from ostrom.simulation.experiments import build_experiment, run_experiment
 from ostrom.simulation.report import compare, summary
 from ostrom.simulation.run import simulate
+from record import save
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
 SEED = 1
 ROUNDS = 50
 AGENTS = (100, 300, 1_000)
@@ -109,9 +107,7 @@ def main() -> None:
         "--full", action="store_true", help="the paper's 540 runs (default: reduced)"
     )
     args = parser.parse_args()
-    from run import _save  # bench/run.py writes every benchmark's JSON the same way
-
-    _save("simulation", bench_simulation(args.full))
+    save("simulation", bench_simulation(args.full))
 
 
 if __name__ == "__main__":
