@@ -2,7 +2,7 @@
 (* TLC models of spec/CoForgettingAlg1.tla (Algorithm 1 of the Co-Forgetting *)
 (* paper), N = 4, f = 1, one item. The configurations                        *)
 (* models/MCCoForgettingAlg1_*.cfg pick the faults and the switches; most are *)
-(* EXPECTED violations (models/alg1-entries.json, docs/alg1.md). Agents are    *)
+(* EXPECTED violations (models/manifest.json, docs/alg1.md). Agents are        *)
 (* strings and no symmetry is used (TerminationProp is checked, and TLC's     *)
 (* liveness checking is unsound under symmetry).                              *)
 EXTENDS CoForgettingAlg1, TLC

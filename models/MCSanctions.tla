@@ -2,7 +2,7 @@
 (* TLC models of spec/Sanctions.tla. The configurations models/MCSanctions_*.cfg *)
 (* pick the definitions below by substitution (CONST <- Def).                   *)
 (* Agents are strings and no symmetry is used: QuarantineEndsProp is checked,   *)
-(* and TLC's liveness checking is unsound under symmetry (../shared/TOOL-NOTES). *)
+(* and TLC's liveness checking is unsound under symmetry (docs/design.md §12).   *)
 EXTENDS Sanctions
 
 \* --- ci: one agent (agents are independent: one covers every per-agent behaviour),

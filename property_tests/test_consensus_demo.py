@@ -1,4 +1,4 @@
-"""The reviewers' concrete test (issue 3, item 7; ../shared/seeds/co-forgetting-review.md).
+"""The reviewers' concrete test of the Co-Forgetting review (docs/design.md §6).
 
 N=4, f=1, 100 forget decisions ordered through PBFT by the replicated orchestrator, with a
 silent backup, a silent primary (a view change) and a faulty replica that sends

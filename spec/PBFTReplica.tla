@@ -185,13 +185,13 @@ ExecuteOne(s, n, req, reply) ==
 FetchFrom(s, r) ==
     IF r = s.Id \/ r \in s.fetched THEN s
     ELSE [Send(s, Name(r), MkFetch(s)) EXCEPT !.fetched = @ \cup {r}]
-\* _fetch; spec/PBFT.tla: CatchUp (state transfer to a stable checkpoint)
+\* _fetch; spec/PBFT.tla: LogsFrom (state transfer to a stable checkpoint)
 FetchTo(s) ==
     LET RECURSIVE F1(_, _)
         F1(x, q) == IF q = <<>> THEN x ELSE F1(FetchFrom(x, Head(q).r), Tail(q))
     IN F1(s, s.sproof)
 
-\* _advance_stable; spec/PBFT.tla: Checkpoint (stable checkpoint, garbage collection)
+\* _advance_stable (stable checkpoint, garbage collection; abstracted in spec/PBFT.tla)
 AdvanceStable(s, seq, sd, proof) ==
     LET own == {o \in s.ownck : o.n = seq}
         hasapp == own # {} /\ SDOf((CHOOSE o \in own : TRUE).h,
@@ -220,13 +220,13 @@ RecordCheckpoint(s, ck) ==
             IN IF Cardinality(matching) >= Q(s) /\ ck.n > s.stable
                THEN AdvanceStable(s1, ck.n, ck.sd, matching) ELSE s1
 
-\* _make_checkpoint; spec/PBFT.tla: Checkpoint (after executing a multiple of K)
+\* _make_checkpoint (after executing a multiple of K; abstracted in spec/PBFT.tla)
 MakeCheckpoint(s, n) ==
     LET ck == MkCheckpoint(s, n, s.hist)
         s1 == [s EXCEPT !.ownck = {o \in @ : o.n # n} \cup {[n |-> n, h |-> s.hist, app |-> s.app]}]
     IN RecordCheckpoint(Send(s1, Broadcast, ck), ck)
 
-\* _execute; spec/PBFT.tla: Execute (OwnLog: committed requests in sequence order)
+\* _execute; spec/PBFT.tla: OwnLog (committed requests in sequence order)
 RECURSIVE ExecLoop(_)
 ExecLoop(s) ==
     LET due == {e \in s.toexec : e.n = s.lastexec + 1} IN
@@ -340,13 +340,13 @@ OnPrepare(s, p) ==
     ELSE LET rv == RecordVote(s, "prepares", p) IN
          IF rv.ok THEN CheckPrepared(rv.s, p.v, p.n, p.d) ELSE rv.s
 
-\* _on_late_commit; spec/PBFT.tla: Commit (a committed certificate of an earlier view)
+\* _on_late_commit; spec/PBFT.tla: CommittedAt (a committed certificate of an earlier view)
 OnLateCommit(s, c) ==
     IF ~InWin(s, c.n) \/ c.n <= s.lastexec THEN Rej(s, "stale_view")
     ELSE LET sv == StoreVote(s, "commits", c) IN
          IF sv.ok THEN CheckLateCommitted(sv.s, c.v, c.n, c.d) ELSE sv.s
 
-\* _on_commit; spec/PBFT.tla: Commit
+\* _on_commit; spec/PBFT.tla: CommittedAt
 OnCommit(s, c) ==
     IF Late(s, c.v) THEN OnLateCommit(s, c)
     ELSE IF ViewOk(s, c.v) # "ok" THEN Rej(s, ViewOk(s, c.v))
@@ -366,7 +366,7 @@ OnRequest(s, m) ==
             ELSE s1
 
 (* ---- checkpoints and state transfer ------------------------------------ *)
-\* _on_checkpoint; spec/PBFT.tla: Checkpoint
+\* _on_checkpoint (abstracted in spec/PBFT.tla)
 OnCheckpoint(s, ck) ==
     IF ck.n <= s.stable THEN Rej(s, "stale_view")
     ELSE IF ck.n % s.K # 0 THEN Rej(s, "invalid")
@@ -399,7 +399,7 @@ RECURSIVE InstallAll(_, _, _)
 InstallAll(s, q, n) ==
     IF q = <<>> THEN s ELSE InstallAll(ExecuteOne(s, n, Head(q), FALSE), Tail(q), n + 1)
 
-\* _on_state_transfer; spec/PBFT.tla: CatchUp (install a certified state)
+\* _on_state_transfer; spec/PBFT.tla: LogsFrom (install a certified state)
 OnStateTransfer(s, m) ==
     LET key == ValidProof(s, m.proof) IN
     IF m.after # s.lastexec THEN Rej(s, "stale")

@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* Trace validation of the sanctions layer (docs/conformance.md "Trace     *)
 (* validation"; Python side: reference/ostrom/conformance/                 *)
-(* sanctions_trace.py, `ostrom validate-trace` on a log whose header says  *)
+(* trace/sanctions.py, `ostrom validate-trace` on a log whose header says  *)
 (* "layer": "sanctions"). As spec/LifecycleTrace.tla does for the          *)
 (* lifecycle: a log of an implementation's SanctionBook, compiled into the *)
 (* module TraceLog as a sequence constant, is walked with a cursor, and    *)
@@ -47,7 +47,7 @@
 (*    logged.                                                              *)
 (*  - UrgentPenalty must be an integer (Sanctions.tla weighs the other     *)
 (*    kinds 1): a log with a fractional urgent_penalty is refused as       *)
-(*    unusable by sanctions_trace.py, never accepted; so is a window above *)
+(*    unusable by trace/sanctions.py, never accepted; so is a window above *)
 (*    64 rounds (Sanctions.tla's SumAges recurses once per age: TLC's      *)
 (*    default stack overflows a little above 70).                          *)
 (*                                                                         *)
@@ -83,7 +83,7 @@ LvlNext(a) == LevelOf(rank'[a], quar'[a])
 
 -----------------------------------------------------------------------------
 (* The view: what of an agent the spec and the logged state both say      *)
-(* (sanctions_trace.py: the same from a logged state).                    *)
+(* (trace/sanctions.py: the same from a logged state).                    *)
 
 AgentView(a) == [level |-> Lvl(a), rank |-> rank[a], window_count |-> WCount(a)]
 SpecView == [a \in known |-> AgentView(a)]
@@ -170,7 +170,7 @@ CheckStep ==
     /\ cursor' = cursor + 1 /\ expected' = NextExpected /\ phase' = "idle" /\ evs' = None_
     /\ UNCHANGED <<svars, which, now, known>>
 
-\* op "bad" (sanctions_trace.py: an accepted malformed command, or a logged state that
+\* op "bad" (trace/sanctions.py: an accepted malformed command, or a logged state that
 \* is not a sanctions state) has no step.
 Move == E.op # "bad" /\ (AdvStep \/ RecordStep \/ TickDone \/ RefuseStep)
 
@@ -186,7 +186,7 @@ TraceNext ==
     /\ Move \/ CheckStep
 
 -----------------------------------------------------------------------------
-(* The verdict (read by sanctions_trace.py from the PrintT lines)          *)
+(* The verdict (read by trace/sanctions.py from the PrintT lines)          *)
 
 Why ==
     IF phase = "check"

@@ -4,7 +4,7 @@ A strategy sees everything its replica sees and rewrites what it sends.  It hold
 its own replica's ``Signer``: it can sign anything *as itself*, and a message it
 attributes to anyone else carries a signature that does not verify (docs/design.md §6).  That is
 the whole adversary of PBFT, so the strategies cover the behaviours the seed-paper review
-asks about (co-forgetting-review.md): silence, an equivocating primary, conflicting votes
+asks about (docs/design.md §6): silence, an equivocating primary, conflicting votes
 from a replica that stays reachable, delays, and garbage.
 
 The adversary suite adds the attacks on PBFT's own machinery (docs/consensus.md, "The

@@ -1,6 +1,6 @@
-"""The reviewers' concrete test (issue 3, item 7): PBFT and Algorithm 1 side by side.
+"""The reviewers' concrete test (docs/design.md §6): PBFT and Algorithm 1 side by side.
 
-``co-forgetting-review.md`` asks for a deterministic experiment: N=4, f=1, 100 memory items
+The Co-Forgetting review asks for a deterministic experiment: N=4, f=1, 100 memory items
 proposed for forgetting, one faulty agent; do all honest agents reach the same keep/forget
 outcome for every item?  :func:`run_demo` runs one scenario on both protocols:
 

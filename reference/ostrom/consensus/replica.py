@@ -33,7 +33,8 @@ view (PBFT assumes retransmission until delivery), and a replica behind a stable
 checkpoint fetches the certified request log (``FetchState``/``StateTransfer``) and
 replays it after checking its hash chain against the checkpoint digest.
 
-Each handler names its TLA+ action (``# spec/PBFT.tla: Name``).
+Each handler names its TLA+ action (``# spec/PBFT.tla: Name``); what PBFT.tla abstracts
+(checkpoints, state transfer) is named in the code-level ``spec/PBFTReplica.tla``.
 """
 
 from __future__ import annotations
@@ -663,7 +664,7 @@ class Replica:
 
     def _check_prepared(self, view: int, seq: int, digest: str) -> None:
         """prepared(m, v, n, i): pre-prepare + ``q-1`` matching prepares from backups."""
-        # spec/PBFT.tla: Commit  (EagerCommits in the spec: prepared, so send COMMIT)
+        # spec/PBFT.tla: EagerCommits  (prepared, so send COMMIT)
         if self._pp_digest(view, seq) != digest and not self._extra_pre_prepared(view, seq, digest):
             return
         if self.sent_commit.get((view, seq)) == digest:
@@ -694,7 +695,7 @@ class Replica:
         return self.pre_prepares[(view, seq)]
 
     def _on_commit(self, signed: Signed, c: Commit) -> None:
-        # spec/PBFT.tla: Commit  (a matching commit)
+        # spec/PBFT.tla: CommittedAt  (a matching commit)
         if self._late(c.view):
             self._on_late_commit(signed, c)
             return
@@ -716,7 +717,7 @@ class Replica:
         voting.  Without this, such a replica would wait for the next view change or
         checkpoint to learn a decision everyone else has taken.
         """
-        # spec/PBFT.tla: Commit  (a committed certificate from an earlier view)
+        # spec/PBFT.tla: CommittedAt  (a committed certificate from an earlier view)
         if not self._in_window(c.seq) or c.seq <= self.last_exec:
             self._reject("stale_view")
             return
@@ -759,7 +760,7 @@ class Replica:
 
     def _execute(self) -> None:
         """Execute committed requests strictly in sequence order."""
-        # spec/PBFT.tla: Execute  (OwnLog in the spec)
+        # spec/PBFT.tla: OwnLog  (execution in sequence order)
         while self.last_exec + 1 in self.to_execute:
             seq = self.last_exec + 1
             digest, req = self.to_execute.pop(seq)
@@ -804,7 +805,7 @@ class Replica:
     # --- checkpoints and garbage collection ---------------------------------------------
 
     def _make_checkpoint(self, seq: int) -> None:
-        # spec/PBFT.tla: Checkpoint  (send CHECKPOINT after executing a multiple of K)
+        # spec/PBFTReplica.tla: MakeCheckpoint  (send CHECKPOINT after executing a multiple of K)
         app_digest = self.app.digest()
         self.own_checkpoints[seq] = (self.chain, app_digest)
         ck = Checkpoint(seq, state_digest(self.chain, app_digest), self.id)
@@ -812,7 +813,7 @@ class Replica:
         self._record_checkpoint(signed, ck)
 
     def _on_checkpoint(self, signed: Signed, ck: Checkpoint) -> None:
-        # spec/PBFT.tla: Checkpoint  (collect matching checkpoints; stable at q)
+        # spec/PBFTReplica.tla: OnCheckpoint  (collect matching checkpoints; stable at q)
         if ck.seq <= self.stable_seq:
             self._reject("stale_view")
             return
@@ -877,7 +878,7 @@ class Replica:
 
     def _advance_stable(self, seq: int, digest: str, proof: tuple[Signed, ...]) -> None:
         """A stable checkpoint: move the low watermark and garbage-collect the log."""
-        # spec/PBFT.tla: Checkpoint  (stable checkpoint, garbage collection)
+        # spec/PBFTReplica.tla: AdvanceStable  (stable checkpoint, garbage collection)
         self.stable_seq, self.stable_digest = seq, digest
         self.stable_proof = tuple(sorted(proof, key=lambda s: s.sender))
         own = self.own_checkpoints.get(seq)
@@ -900,7 +901,7 @@ class Replica:
             self._send_pre_prepare()
 
     def _fetch(self) -> None:
-        # spec/PBFT.tla: CatchUp  (state transfer to a stable checkpoint)
+        # spec/PBFT.tla: LogsFrom; spec/PBFTReplica.tla: FetchTo  (state transfer)
         for s in self.stable_proof:
             m = s.message
             if isinstance(m, Checkpoint):
@@ -931,7 +932,7 @@ class Replica:
         self._send(replica_name(m.replica), st)
 
     def _on_state_transfer(self, m: StateTransfer) -> None:
-        # spec/PBFT.tla: CatchUp  (install a certified state)
+        # spec/PBFT.tla: LogsFrom; spec/PBFTReplica.tla: OnStateTransfer  (install it)
         if m.after_seq != self.last_exec:
             self._reject("stale")  # an answer to an older FetchState, or to another replica's
             return

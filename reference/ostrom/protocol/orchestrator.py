@@ -466,7 +466,7 @@ class Orchestrator:
         art.ballot = Ballot(kind, round, art.reviewers)
 
     def _supersede(self, art: Artifact) -> list[Event]:
-        """# spec/Lifecycle.tla: Supersede — LC-SAFE-2: the slot's other active artifacts go."""
+        """# spec/Lifecycle.tla: Activate — LC-SAFE-2: the slot's other active artifacts go."""
         others = self._active.get(art.slot, set()) - {art.id}
         return [
             self._fire(self._artifacts[o], "supersede")

@@ -9,7 +9,7 @@ Every run is *staged*: TLC resolves ``EXTENDS`` from the main module's directory
 copies ``spec/*.tla``, ``models/*.tla`` and its cfg (a derived model's generated from its base's,
 :func:`~ostrom.verify.tlc.manifest.cfg_text`) into a fresh ``.tlc/runs/<label>-<time>-<n>/``
 with its own ``-metadir`` and ``java.io.tmpdir`` — two TLC runs sharing a directory collide
-(TOOL-NOTES), and the staged copy also pins exactly what was checked.
+(docs/design.md §12), and the staged copy also pins exactly what was checked.
 """
 
 from __future__ import annotations

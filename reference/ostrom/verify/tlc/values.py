@@ -14,7 +14,7 @@ The grammar covers what TLC prints for *normalised* state values:
 * anything TLC prints lazily (``[x \\in Nat |-> x + 1]``, ``[S -> T]``, ``SUBSET S``...) is kept
   verbatim as :class:`Opaque`, so one exotic value never loses a whole trace.
 
-ITF encoding (see TOOL-NOTES "Trace formats"): integers as JSON numbers when they fit in a double
+ITF encoding (docs/design.md §12): integers as JSON numbers when they fit in a double
 exactly, else ``{"#bigint": "..."}``; sequences as JSON arrays; sets ``{"#set": [...]}``; records as
 plain objects; functions ``{"#map": [[k, v], ...]}``. ITF has no model values: following the
 format's escape hatch they are written ``{"#unserializable": "p1"}`` (as are :class:`Opaque`
