@@ -120,11 +120,12 @@ def bench_trace(out: Path) -> dict[str, Any]:
     if not killmatrix.trace_available():
         return {"validate_trace": "TODO: ostrom validate-trace is not in this tree yet"}
     from ostrom.conformance.generators.random_log import random_lifecycle_log
-    from ostrom.verify.trace import lifecycle as trace
+    from ostrom.verify.trace import log as trace_log
+    from ostrom.verify.trace import validate as trace
 
     log = random_lifecycle_log(LOG_STEPS, seed=SEED)
     path = out / "random-1000.jsonl"
-    path.write_text("\n".join(trace.log_lines(log)) + "\n", encoding="utf-8")
+    path.write_text("\n".join(trace_log.log_lines(log)) + "\n", encoding="utf-8")
     results = [s.result for s in log.steps]
     times = []
     verdict = None

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ostrom.conformance.generators.random_log import random_lifecycle_log
-from ostrom.verify.trace import lifecycle as trace
+from ostrom.verify.trace import log as trace_log
+from ostrom.verify.trace import validate as trace
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -33,7 +34,7 @@ def bench_validate_trace(steps: int, seed: int = 0) -> dict[str, Any]:
     generated = time.monotonic() - started
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"random-{steps}.jsonl"
-        path.write_text("\n".join(trace.log_lines(log)) + "\n", encoding="utf-8")
+        path.write_text("\n".join(trace_log.log_lines(log)) + "\n", encoding="utf-8")
         verdict = trace.validate_file(path)
     artifacts = len(log.steps[-1].state["artifacts"]) if log.steps else 0
     return {

@@ -16,7 +16,8 @@ from ostrom.conformance.pbft_mutants import CATCHING_VECTOR, PBFT_MUTANTS
 from ostrom.conformance.vectors import load_vector
 from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
 from ostrom.verify.trace import pbft as pbft_trace
-from ostrom.verify.trace.lifecycle import format_verdict, validate_file
+from ostrom.verify.trace.validate import validate_file
+from ostrom.verify.trace.verdict import format_verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "vectors"

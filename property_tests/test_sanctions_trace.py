@@ -30,7 +30,7 @@ from ostrom.conformance.mutants import MUTANTS
 from ostrom.conformance.vectors import VECTORS_DIR, load_suite
 from ostrom.protocol.sanctions import SanctionBook, Violation
 from ostrom.verify.trace import sanctions as st
-from ostrom.verify.trace.lifecycle import Verdict
+from ostrom.verify.trace.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 SANCTIONS_MUTANTS = sorted(n for n, m in MUTANTS.items() if m.layer == "sanctions")

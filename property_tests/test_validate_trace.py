@@ -34,7 +34,11 @@ from ostrom.conformance.generators import tlc_vectors
 from ostrom.conformance.generators.random_log import random_lifecycle_log
 from ostrom.conformance.vectors import VECTORS_DIR, load_suite
 from ostrom.verify.tlc.itf import read_itf
-from ostrom.verify.trace import lifecycle as trace
+from ostrom.verify.trace.lifecycle_check import validate_logs
+from ostrom.verify.trace.log import TRACE_SPECS, TraceLog, log_from_vector, read_log
+from ostrom.verify.trace.regvar import REGISTRY_CONSTANTS, registry_variable_spec
+from ostrom.verify.trace.validate import validate_file
+from ostrom.verify.trace.verdict import format_verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,7 +103,7 @@ def test_random_reference_log_is_accepted() -> None:
     """A seeded random walk (ticks with many due artifacts, refusals of every kind)."""
     log = random_lifecycle_log(150, seed=3)
     assert random_lifecycle_log(150, seed=3).steps == log.steps  # deterministic
-    (verdict,) = trace.validate_logs([log])
+    (verdict,) = validate_logs([log])
     assert verdict.status == "accepted", verdict.message
 
 
@@ -127,7 +131,7 @@ def test_broken_logs_are_rejected_at_the_right_step(tmp_path: Path) -> None:
     unknown[4]["result"] = "unknown_agent"
     unknown[4]["state"] = unknown[3]["state"]
     logs = [
-        trace.read_log(_write(tmp_path / f"{name}.jsonl", lines))
+        read_log(_write(tmp_path / f"{name}.jsonl", lines))
         for name, lines in [
             ("deadline", deadline),
             ("outsider", outsider),
@@ -136,7 +140,7 @@ def test_broken_logs_are_rejected_at_the_right_step(tmp_path: Path) -> None:
             ("unknown", unknown),
         ]
     ]
-    v = {Path(x.name).stem: x for x in trace.validate_logs(logs)}  # one TLC run
+    v = {Path(x.name).stem: x for x in validate_logs(logs)}  # one TLC run
 
     assert v["deadline"].status == "rejected" and v["deadline"].exit_code == 1
     f = v["deadline"].failure
@@ -161,7 +165,7 @@ def test_broken_logs_are_rejected_at_the_right_step(tmp_path: Path) -> None:
     assert f is not None and (f.step, f.kind) == (3, "refusal")
     assert "unknown_agent, but the agent is registered" in f.message
 
-    text = trace.format_verdict(v["deadline"])
+    text = format_verdict(v["deadline"])
     assert "REJECTED" in text and "x.deadline: spec 2, log 5" in text
 
 
@@ -173,15 +177,15 @@ def test_forget_decision_weighs_the_votes_confidence() -> None:
     at the tick that forgets, the spec keeping the artifact active."""
     doc = _vector("lifecycle/forget_vote/quorum-reached-forgotten.json")
 
-    def with_confidence(c: float) -> trace.TraceLog:
+    def with_confidence(c: float) -> TraceLog:
         d = copy.deepcopy(doc)
         d["id"] += f"-cat-{c}"
         cmd = d["steps"][6]["command"]
         assert (cmd["op"], cmd["agent"]) == ("forget_vote", "cat")
         cmd["confidence"] = c
-        return trace.log_from_vector(d)
+        return log_from_vector(d)
 
-    at_q, below = trace.validate_logs([with_confidence(0.25), with_confidence(0.24)])
+    at_q, below = validate_logs([with_confidence(0.25), with_confidence(0.24)])
     assert at_q.status == "accepted", at_q.message
     assert below.status == "rejected" and below.exit_code == 1, below.message
     f = below.failure
@@ -271,12 +275,12 @@ def test_registry_variable_spec_only_moves_declarations() -> None:
     """LifecycleRegVar is Lifecycle.tla with the registry constants as variables and the
     ASSUMEs as definitions: every other line is unchanged."""
     text = (ROOT / "spec" / "Lifecycle.tla").read_text(encoding="utf-8")
-    derived = trace.registry_variable_spec(text)
+    derived = registry_variable_spec(text)
     old, new = text.splitlines(), derived.splitlines()
     dropped = [x for x in old if x not in new]
     added = [x for x in new if x not in old]
-    assert len(dropped) == len(trace.REGISTRY_CONSTANTS) + 4  # MODULE line, three ASSUMEs
-    assert all(x.lstrip().startswith(trace.REGISTRY_CONSTANTS) for x in dropped[1:6])
+    assert len(dropped) == len(REGISTRY_CONSTANTS) + 4  # MODULE line, three ASSUMEs
+    assert all(x.lstrip().startswith(REGISTRY_CONSTANTS) for x in dropped[1:6])
     assert sum(x.startswith("ASSUME") for x in dropped) == 3
     assert any(x.startswith("VARIABLES Tier, Weight, Barred, Subscriptions, RepOK") for x in added)
     assert [x for x in added if x.startswith("LifecycleAssumption")] == [
@@ -295,8 +299,8 @@ def test_every_lifecycle_vector_is_accepted_by_the_spec() -> None:
     suite = load_suite()
     vectors = suite.by_layer("lifecycle")
     assert len(vectors) >= 150
-    logs = [trace.log_from_vector(v.doc) for v in vectors]
-    verdicts = trace.validate_logs(logs)
+    logs = [log_from_vector(v.doc) for v in vectors]
+    verdicts = validate_logs(logs)
     bad = {
         v.id: verdict.message
         for v, verdict in zip(vectors, verdicts, strict=True)
@@ -361,14 +365,14 @@ def test_every_community_vector_is_accepted_by_the_community_spec(tmp_path: Path
     assert len(vectors) >= 40
     paths = killmatrix.write_logs(None, vectors, tmp_path)
     assert len(paths) == len(vectors)
-    verdicts = trace.validate_logs([trace.read_log(p) for p in paths])
+    verdicts = validate_logs([read_log(p) for p in paths])
     bad = {
         v.id: verdict.message
         for v, verdict in zip(vectors, verdicts, strict=True)
         if verdict.status != "accepted"
     }
     assert bad == {}
-    assert {v.spec for v in verdicts} == {trace.TRACE_SPECS["community"]}
+    assert {v.spec for v in verdicts} == {TRACE_SPECS["community"]}
 
 
 def test_community_registry_is_derived_not_given(tmp_path: Path) -> None:
@@ -381,10 +385,10 @@ def test_community_registry_is_derived_not_given(tmp_path: Path) -> None:
     tier_one = copy.deepcopy(good)
     for x in tier_one[k:]:
         x["state"]["agents"][agent]["tier"] = 1
-    verdict = trace.validate_file(_write(tmp_path / "tier-one.jsonl", tier_one))
+    verdict = validate_file(_write(tmp_path / "tier-one.jsonl", tier_one))
     assert verdict.status == "rejected" and verdict.failure is not None
     assert verdict.failure.step == k - 1
-    assert f"agents.{agent}.tier: spec 0, log 1" in trace.format_verdict(verdict)
+    assert f"agents.{agent}.tier: spec 0, log 1" in format_verdict(verdict)
 
 
 def killmatrix_logs(tmp: Path, *ids: str) -> list[Path]:

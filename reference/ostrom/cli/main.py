@@ -595,7 +595,7 @@ def vectors_cmd(out: Path | None, check_only: bool) -> None:
 # --- end of ostrom vectors ------------------------------------------------------------------
 
 
-# --- ostrom validate-trace (trace validation with TLC, ostrom/verify/trace/lifecycle.py) ---------
+# --- ostrom validate-trace (trace validation with TLC, ostrom/verify/trace/validate.py) ----------
 
 
 @main.command(name="validate-trace")
@@ -635,7 +635,7 @@ def validate_trace(file: Path, as_json: bool, keep: Path | None, timeout: float 
       ostrom validate-trace run.jsonl
       ostrom validate-trace --json --keep /tmp/trace run.jsonl
     """
-    from ostrom.verify.trace import lifecycle as trace
+    from ostrom.verify.trace import validate as trace
 
     sys.exit(trace.main(file, as_json=as_json, keep=keep, timeout=timeout))
 

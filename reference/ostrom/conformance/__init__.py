@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Final
 
+# The trace-log format of ``ostrom validate-trace`` (defined where trace logs are read).
+from ostrom.verify.trace.log import TRACE_FORMAT as TRACE_FORMAT
+
 #: The vector format this code reads and writes (``"format"`` of a vector file).
 VECTOR_FORMAT: Final = "ostrom-vector/1"
 #: The driver protocol (the ``hello`` handshake names it).
 DRIVER_PROTOCOL: Final = "ostrom-driver/1"
-#: The trace-log format of ``ostrom validate-trace``.
-TRACE_FORMAT: Final = "ostrom-trace/1"
 #: Every layer the suite knows, in the order the runner reports them.
 LAYERS: Final = (
     "lifecycle",

@@ -148,8 +148,8 @@ def conform_mutant(name: str, suite: Suite, *, timeout: float = 30.0) -> Conform
 
 
 def trace_available() -> bool:
-    """Whether ``ostrom validate-trace`` (``ostrom.verify.trace.lifecycle``) is in this tree."""
-    return importlib.util.find_spec("ostrom.verify.trace.lifecycle") is not None
+    """Whether ``ostrom validate-trace`` (``ostrom.verify.trace.validate``) is in this tree."""
+    return importlib.util.find_spec("ostrom.verify.trace.validate") is not None
 
 
 def session(vectors: Iterable[Vector]) -> str:
@@ -201,7 +201,8 @@ def trace_mutant(
         return TraceCell("n/a", NOT_TRACED.get(layer, "no trace spec for this layer"))
     if not trace_available():
         return TraceCell("unavailable", "ostrom validate-trace is not in this tree yet")
-    from ostrom.verify.trace.lifecycle import LAYER_TRACES, UnusableLog
+    from ostrom.verify.trace.log import UnusableLog
+    from ostrom.verify.trace.validate import LAYER_TRACES
 
     validate_paths = importlib.import_module(LAYER_TRACES[layer]).validate_paths
 

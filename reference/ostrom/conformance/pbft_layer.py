@@ -35,6 +35,7 @@ from ostrom.consensus.messages import (
     request_digest,
     signed_from_tree,
 )
+from ostrom.consensus.principals import DEFAULT_BASE_TIMEOUT, DEFAULT_CLIENTS, principals
 from ostrom.consensus.replica import CounterApp, Executed, Output, Replica, Send
 from ostrom.protocol.params import ParamError, Params
 
@@ -49,10 +50,6 @@ __all__ = [
     "send_event",
 ]
 
-#: ``setup.base_timeout`` when absent (``Replica``'s default).
-DEFAULT_BASE_TIMEOUT: Final = 1000
-#: ``setup.clients`` when absent.
-DEFAULT_CLIENTS: Final = ("c0",)
 #: What builds the replica under test (``Replica`` or a mutant subclass).
 ReplicaClass = type[Replica]
 
@@ -61,11 +58,6 @@ _SETUP_KEYS: Final = frozenset({"n", "f", "id", "key_seed", "clients", "base_tim
 #: each at reset, so without a bound one reset line (``"n": 1000000000``) stalls the
 #: driver for hours instead of getting an error.
 MAX_PRINCIPALS: Final = 1024
-
-
-def principals(n: int, clients: tuple[str, ...] | list[str]) -> list[str]:
-    """Every principal with a key: replicas ``r0..r{n-1}``, then the clients."""
-    return [replica_name(i) for i in range(n)] + list(clients)
 
 
 def send_event(send: Send) -> dict[str, Any]:

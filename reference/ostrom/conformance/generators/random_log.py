@@ -20,7 +20,7 @@ from ostrom.conformance import TRACE_FORMAT
 from ostrom.conformance.layers import LifecycleLayer
 from ostrom.conformance.vectors import wire
 from ostrom.protocol.voting import commitment
-from ostrom.verify.trace.lifecycle import TraceLog, parse_log
+from ostrom.verify.trace.log import TraceLog, parse_log
 
 #: The parameters of the random logs (only what differs from the defaults).
 PARAMS: Final[dict[str, Any]] = {

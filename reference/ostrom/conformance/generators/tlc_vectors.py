@@ -49,19 +49,16 @@ from ostrom.conformance.generators.fileformat import dump
 from ostrom.conformance.generators.recorder import Recorder
 from ostrom.conformance.layers import LifecycleLayer
 from ostrom.conformance.vectors import vector_errors, wire
+from ostrom.layout import ROOT
 from ostrom.protocol.agents import micro
 from ostrom.protocol.errors import ErrorCode
 from ostrom.protocol.lifecycle import ACTION_COMMANDS, TIMED, TRANSIENT
 from ostrom.protocol.voting import commitment, select_reviewers
 from ostrom.verify.tlc.output import parse_state_body
-from ostrom.verify.tlc.values import TlaRecord, TlaSet, Value, to_itf
-from ostrom.verify.trace.lifecycle import (
-    ROOT,
-    Names,
-    Rec,
-    project_artifact,
-    run_java_tlc,
-)
+from ostrom.verify.tlc.values import TlaRecord, TlaSet, Value, record, to_itf
+from ostrom.verify.trace.lifecycle import project_artifact
+from ostrom.verify.trace.log import Names
+from ostrom.verify.trace.tlc import run_java_tlc
 
 SOURCE_SIM: Final = "tlc:simulate"
 SOURCE_COVER: Final = "tlc:cover"
@@ -315,7 +312,7 @@ def _salt(*parts: object) -> str:
     return hashlib.sha256("|".join(map(str, ("ostrom-tlc", *parts))).encode()).hexdigest()
 
 
-def spec_view(r: TlaRecord, now: int) -> Rec:
+def spec_view(r: TlaRecord, now: int) -> TlaRecord:
     """The view of a spec artifact record (LifecycleTrace.tla: View; the same as
     trace.project_artifact of the reference's public artifact when they agree)."""
 
@@ -351,7 +348,7 @@ def spec_view(r: TlaRecord, now: int) -> Rec:
         decision = (how, d.get("acc"), d.get("rej"), d.get("nacc"), d.get("nrej"))
     else:
         decision = (how, 0, 0, 0, 0)
-    return Rec.of(
+    return record(
         state=st,
         slot=str(g("slot")),
         submitter=str(g("sub")),
@@ -375,7 +372,7 @@ def spec_view(r: TlaRecord, now: int) -> Rec:
     )
 
 
-def _view_diff(spec: Rec, ref: Rec) -> list[str]:
+def _view_diff(spec: TlaRecord, ref: TlaRecord) -> list[str]:
     s, r = dict(spec.fields), dict(ref.fields)
     return [k for k in s if s[k] != r[k]]
 

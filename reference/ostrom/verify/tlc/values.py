@@ -24,6 +24,7 @@ values, whose text is not an identifier, which is how they are told apart when r
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias, Union
 
@@ -37,7 +38,11 @@ __all__ = [
     "ValueParseError",
     "format_value",
     "from_itf",
+    "function",
+    "lift",
     "parse_value",
+    "record",
+    "tla",
     "to_itf",
 ]
 
@@ -331,6 +336,42 @@ def format_value(value: Value) -> str:
         return "<<>>"  # TLC prints the empty function as the empty sequence
     body = " @@ ".join(f"{format_value(k)} :> {format_value(v)}" for k, v in value.pairs)
     return "(" + body + ")"
+
+
+# ----------------------------------------------------------------------------------------------
+# Building values from Python data (the modules the trace compilers write)
+# ----------------------------------------------------------------------------------------------
+
+
+def lift(value: object) -> Value:
+    """``value`` as a :class:`Value`: a Python ``set``/``frozenset`` becomes a :class:`TlaSet`
+    whose elements are in printed order (so two equal sets are equal values and print the
+    same), a ``list`` a sequence; values of the model are kept, nested ones lifted."""
+    if isinstance(value, bool | int | str | ModelValue | Opaque):
+        return value
+    if isinstance(value, frozenset | set):
+        elems = [lift(v) for v in value]
+        return TlaSet(tuple(sorted(elems, key=format_value)))
+    if isinstance(value, tuple | list):
+        return tuple(lift(v) for v in value)
+    if isinstance(value, TlaSet | TlaRecord | TlaFunction):
+        return value
+    raise TypeError(f"no TLA+ value for {value!r}")
+
+
+def record(**fields: object) -> TlaRecord:
+    """The record ``[f |-> v, ...]`` of ``fields`` (in the given order, values lifted)."""
+    return TlaRecord(tuple((k, lift(v)) for k, v in fields.items()))
+
+
+def function(pairs: Iterable[tuple[object, object]]) -> TlaFunction:
+    """The function ``(k1 :> v1 @@ ...)`` of ``pairs`` (keys and values lifted)."""
+    return TlaFunction(tuple((lift(k), lift(v)) for k, v in pairs))
+
+
+def tla(value: object) -> str:
+    """``value`` (lifted) in TLA+ syntax."""
+    return format_value(lift(value))
 
 
 # ----------------------------------------------------------------------------------------------

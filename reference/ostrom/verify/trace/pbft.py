@@ -39,12 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ostrom.conformance import TRACE_FORMAT
-from ostrom.conformance.pbft_layer import (
-    DEFAULT_BASE_TIMEOUT,
-    DEFAULT_CLIENTS,
-    principals,
-)
+from ostrom import layout
 from ostrom.consensus.crypto import KeyRing, make_keys
 from ostrom.consensus.messages import (
     NULL_DIGEST,
@@ -66,23 +61,31 @@ from ostrom.consensus.messages import (
     sha256_hex,
     signed_from_tree,
 )
+from ostrom.consensus.principals import (
+    DEFAULT_BASE_TIMEOUT,
+    DEFAULT_CLIENTS,
+    principals,
+)
 from ostrom.consensus.replica import GENESIS_CHAIN, chain_step, signer_matches, state_digest
 from ostrom.protocol.params import ParamError, Params
 from ostrom.verify.tlc.jar import TlcSetupError
-from ostrom.verify.tlc.values import ModelValue, Opaque, TlaFunction, TlaRecord, TlaSet, Value
-from ostrom.verify.trace.lifecycle import (
-    SPEC_DIR,
-    Failure,
-    Rec,
-    UnusableLog,
-    Verdict,
-    read_jsonl,
-    run_directory,
-    run_java_tlc,
+from ostrom.verify.tlc.values import (
+    ModelValue,
+    Opaque,
+    TlaFunction,
+    TlaRecord,
+    TlaSet,
+    Value,
+    record,
     tla,
+)
+from ostrom.verify.trace.log import TRACE_FORMAT, UnusableLog, read_jsonl, vector_log
+from ostrom.verify.trace.tlc import run_directory, run_java_tlc
+from ostrom.verify.trace.verdict import (
+    Failure,
+    Verdict,
     validate_file_with,
     validate_paths_with,
-    vector_log,
 )
 
 __all__ = [
@@ -116,7 +119,7 @@ STATE_KEYS: Final = (
     "timeout",
 )
 NULL_ID: Final = "null"
-NULL_REQ: Final = Rec.of(t="null", d=NULL_ID)
+NULL_REQ: Final = record(t="null", d=NULL_ID)
 
 
 # --- reading a log ------------------------------------------------------------------------
@@ -185,9 +188,9 @@ def rid(digest: str) -> str:
     return NULL_ID if digest == NULL_DIGEST else digest[:16]
 
 
-def opaque(hexdigest: Any) -> tuple[Rec]:
+def opaque(hexdigest: Any) -> tuple[TlaRecord]:
     """A digest that hashes no history the log shows: equals nothing the spec computes."""
-    return (Rec.of(t="opaque", x=str(hexdigest)[:16]),)
+    return (record(t="opaque", x=str(hexdigest)[:16]),)
 
 
 class Abstractor:
@@ -258,18 +261,18 @@ class Abstractor:
             self.sd.setdefault(state_digest(chain, app), tuple(hist))
 
     # abstract values ---------------------------------------------------------------------
-    def request(self, r: Signed | None) -> Rec:
+    def request(self, r: Signed | None) -> TlaRecord:
         if r is None:
             return NULL_REQ
         return self.message(r)
 
-    def message(self, s: Signed) -> Rec:
+    def message(self, s: Signed) -> TlaRecord:
         m = s.message
         ok = self.authentic(s)
         if isinstance(m, Request):
-            return Rec.of(t="Request", c=m.client, ts=m.timestamp, d=rid(request_digest(s)), sok=ok)
+            return record(t="Request", c=m.client, ts=m.timestamp, d=rid(request_digest(s)), sok=ok)
         if isinstance(m, PrePrepare):
-            return Rec.of(
+            return record(
                 t="PrePrepare",
                 v=m.view,
                 n=m.seq,
@@ -280,12 +283,12 @@ class Abstractor:
                 sok=ok,
             )
         if isinstance(m, Prepare | Commit):
-            return Rec.of(t=m.TAG, v=m.view, n=m.seq, d=rid(m.digest), r=m.replica, sok=ok)
+            return record(t=m.TAG, v=m.view, n=m.seq, d=rid(m.digest), r=m.replica, sok=ok)
         if isinstance(m, Checkpoint):
             sd = self.sd.get(m.state_digest, opaque(m.state_digest))
-            return Rec.of(t="Checkpoint", n=m.seq, sd=sd, r=m.replica, sok=ok)
+            return record(t="Checkpoint", n=m.seq, sd=sd, r=m.replica, sok=ok)
         if isinstance(m, ViewChange):
-            return Rec.of(
+            return record(
                 t="ViewChange",
                 nv=m.new_view,
                 s=m.last_stable_seq,
@@ -295,7 +298,7 @@ class Abstractor:
                 sok=ok,
             )
         if isinstance(m, NewView):
-            return Rec.of(
+            return record(
                 t="NewView",
                 v=m.view,
                 V=tuple(self.message(x) for x in m.view_changes),
@@ -304,9 +307,9 @@ class Abstractor:
                 sok=ok,
             )
         if isinstance(m, FetchState):
-            return Rec.of(t="FetchState", after=m.after_seq, r=m.replica, sok=ok)
+            return record(t="FetchState", after=m.after_seq, r=m.replica, sok=ok)
         if isinstance(m, StateTransfer):
-            return Rec.of(
+            return record(
                 t="StateTransfer",
                 after=m.after_seq,
                 reqs=tuple(self.request(r) for r in m.requests),
@@ -317,7 +320,7 @@ class Abstractor:
             )
         if isinstance(m, Reply):
             res = m.result.get("n") if isinstance(m.result, dict) else None
-            return Rec.of(
+            return record(
                 t="Reply",
                 v=m.view,
                 ts=m.timestamp,
@@ -326,10 +329,10 @@ class Abstractor:
                 res=res if isinstance(res, int) and not isinstance(res, bool) else -2,
                 sok=ok,
             )
-        return Rec.of(t=type(m).__name__, sok=False)  # PreparedCert: never authentic
+        return record(t=type(m).__name__, sok=False)  # PreparedCert: never authentic
 
-    def cert(self, c: PreparedCert) -> Rec:
-        return Rec.of(
+    def cert(self, c: PreparedCert) -> TlaRecord:
+        return record(
             pp=self.message(c.pre_prepare), preps=tuple(self.message(p) for p in c.prepares)
         )
 
@@ -344,8 +347,8 @@ def _nat(v: object) -> bool:
 @dataclass
 class Compiled:
     log: PbftLog
-    cfg: Rec
-    steps: list[Rec]
+    cfg: TlaRecord
+    steps: list[TlaRecord]
     digests: set[str]
 
 
@@ -444,23 +447,23 @@ def compile_log(log: PbftLog) -> Compiled:
     for t in transfers:
         ab.add_history([*history[: t.after_seq], *t.requests])
 
-    steps: list[Rec] = []
+    steps: list[TlaRecord] = []
     for st, (op, msg, sends) in zip(log.steps, parsed, strict=True):
         if op == "msg":
-            inp = Rec.of(op="msg", m=Rec.of(t="malformed") if msg is None else ab.message(msg))
+            inp = record(op="msg", m=record(t="malformed") if msg is None else ab.message(msg))
         else:
-            inp = Rec.of(op=op)
+            inp = record(op=op)
         rej = tuple(str(ev.get("reason")) for ev in st.events if ev.get("event") == "reject")
         exe = tuple(
-            Rec.of(n=ev["seq"], d=rid(ev["digest"]), res=_result(ev.get("result")))
+            record(n=ev["seq"], d=rid(ev["digest"]), res=_result(ev.get("result")))
             for ev in st.events
             if ev.get("event") == "execute"
         )
-        out = tuple(Rec.of(dest=dest, m=ab.message(s)) for dest, s in sends)
+        out = tuple(record(dest=dest, m=ab.message(s)) for dest, s in sends)
         steps.append(
-            Rec.of(inp=inp, res=st.result, rej=rej, exe=exe, out=out, obs=_observed(st, ab, log))
+            record(inp=inp, res=st.result, rej=rej, exe=exe, out=out, obs=_observed(st, ab, log))
         )
-    cfg = Rec.of(
+    cfg = record(
         n=n,
         f=f,
         id=i,
@@ -479,7 +482,7 @@ def _result(res: Any) -> int:
     return k if isinstance(k, int) and not isinstance(k, bool) else -2
 
 
-def _observed(st: PbftStep, ab: Abstractor, log: PbftLog) -> Rec:
+def _observed(st: PbftStep, ab: Abstractor, log: PbftLog) -> TlaRecord:
     s = st.state
     for k in STATE_KEYS:
         v = s[k]
@@ -495,7 +498,7 @@ def _observed(st: PbftStep, ab: Abstractor, log: PbftLog) -> Rec:
     fields["exec_chain"] = ab.chain.get(s["exec_chain"], opaque(s["exec_chain"]))
     fields["app_digest"] = ab.app.get(s["app_digest"], opaque(s["app_digest"]))
     fields["stable_digest"] = ab.sd.get(s["stable_digest"], opaque(s["stable_digest"]))
-    return Rec(tuple(fields.items()))
+    return record(**fields)
 
 
 # --- modules ----------------------------------------------------------------------------------
@@ -545,7 +548,7 @@ def trace_cfg() -> str:
 def stage(run_dir: Path, logs: Sequence[Compiled]) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     for m in (REPLICA_MODULE, TRACE_MODULE):
-        shutil.copyfile(SPEC_DIR / f"{m}.tla", run_dir / f"{m}.tla")
+        shutil.copyfile(layout.SPEC_DIR / f"{m}.tla", run_dir / f"{m}.tla")
     (run_dir / f"{LOG_MODULE}.tla").write_text(log_module(logs), encoding="utf-8")
     (run_dir / f"{TRACE_MODULE}.cfg").write_text(trace_cfg(), encoding="utf-8")
 

@@ -41,31 +41,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ostrom.conformance import TRACE_FORMAT
+from ostrom import layout
 from ostrom.protocol.agents import MICRO, micro
 from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.sanctions import Violation
 from ostrom.verify.tlc.jar import TlcSetupError
-from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, Value
-from ostrom.verify.trace.lifecycle import (
+from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, Value, function, record, tla
+from ostrom.verify.trace.lifecycle import checked_fields
+from ostrom.verify.trace.log import (
     LOG_MODULE,
-    SPEC_DIR,
-    Failure,
-    Fn,
+    TRACE_FORMAT,
     Names,
-    Rec,
-    TlcResult,
     UnusableLog,
-    Verdict,
-    checked_fields,
-    format_verdict,
     read_jsonl,
-    run_java_tlc,
-    tla,
+    vector_log,
+)
+from ostrom.verify.trace.tlc import TlcResult, run_java_tlc
+from ostrom.verify.trace.verdict import (
+    Failure,
+    Verdict,
+    format_verdict,
     validate_batches,
     validate_file_with,
     validate_paths_with,
-    vector_log,
 )
 
 SPEC: Final = "spec/Sanctions.tla"
@@ -231,22 +229,22 @@ class Entry:
     kind: str = NONE
     round: int = 0
     now: int = 0
-    delta: tuple[tuple[str, Rec], ...] = ()
+    delta: tuple[tuple[str, TlaRecord], ...] = ()
     gone: frozenset[str] = frozenset()
-    events: tuple[Rec, ...] = ()
+    events: tuple[TlaRecord, ...] = ()
     checkev: bool = False
     why: str = ""  # for op "bad"
     ticks: int = 0  # Ticks before the step's action (for messages)
 
-    def record(self) -> Rec:
-        return Rec.of(
+    def record(self) -> TlaRecord:
+        return record(
             op=self.op,
             code=self.code,
             agent=self.agent,
             kind=self.kind,
             round=self.round,
             now=self.now,
-            delta=Fn(self.delta),
+            delta=function(self.delta),
             gone=self.gone,
             events=self.events,
             checkev=self.checkev,
@@ -305,7 +303,7 @@ def _unrepaired(log: SanctionsLog) -> list[str]:
     return list(got)
 
 
-def _agent_view(v: Any) -> Rec | None:
+def _agent_view(v: Any) -> TlaRecord | None:
     """A logged agent as (level, rank, window_count in units of one violation); None if it
     is not an agent's sanctions state.  A count that is no whole number of violations
     cannot be the spec's: it is written -1 (never equal)."""
@@ -314,10 +312,10 @@ def _agent_view(v: Any) -> Rec | None:
     level, rank, count = v["level"], v["rank"], v["window_count"]
     if not isinstance(level, str) or not _is_int(rank) or not _is_int(count):
         return None
-    return Rec.of(level=level, rank=rank, window_count=count // MICRO if count % MICRO == 0 else -1)
+    return record(level=level, rank=rank, window_count=count // MICRO if count % MICRO == 0 else -1)
 
 
-def _event(ev: Any, names: AgentNames) -> Rec:
+def _event(ev: Any, names: AgentNames) -> TlaRecord:
     """A logged event as SanctionsTrace.tla's Ev record (an unknown shape never matches)."""
     keys = {"event", "agent", "from", "to", "cause"}
     if (
@@ -326,14 +324,14 @@ def _event(ev: Any, names: AgentNames) -> Rec:
         and {"event", "agent"} <= set(ev)
         and all(isinstance(v, str) for v in ev.values())
     ):
-        return Rec.of(
+        return record(
             event=ev["event"],
             agent=names(ev["agent"]),
             **{"from": ev.get("from", NONE)},
             to=ev.get("to", NONE),
             cause=ev.get("cause", NONE),
         )
-    return Rec.of(
+    return record(
         event="unrecognised: " + json.dumps(ev, sort_keys=True, default=str),
         agent=NONE,
         **{"from": NONE},
@@ -350,7 +348,7 @@ def compile_log(log: SanctionsLog, names: AgentNames) -> Compiled:
     entries: list[Entry] = []
     raw: list[dict[str, Any]] = []
     prev_now = 0
-    last: dict[str, Rec] = {}
+    last: dict[str, TlaRecord] = {}
     total = 0
     records = 0
     for step in log.steps:
@@ -386,7 +384,7 @@ def compile_log(log: SanctionsLog, names: AgentNames) -> Compiled:
         # the logged state after the step
         state = step.state
         problem = None
-        views: dict[str, Rec] = {}
+        views: dict[str, TlaRecord] = {}
         if not isinstance(state, dict) or set(state) != {"now", "agents"}:
             problem = "it is not {now, agents}"
         elif not _is_int(state["now"]):
@@ -494,7 +492,6 @@ def trace_cfg(batch: Batch) -> str:
         "CONSTANTS",
         "    Agents <- TLAgents",
         "    Kinds <- TraceKinds",
-        '    Mutation = "none"',
     ]
     lines += [f"    {k} = {v}" for k, v in batch.constants.items()]
     lines += ["INVARIANT Watch", ""]
@@ -505,7 +502,7 @@ def stage_trace_run(run_dir: Path, batch: Batch) -> None:
     """Write Sanctions.tla, SanctionsTrace.tla, TraceLog.tla and the cfg into ``run_dir``."""
     run_dir.mkdir(parents=True, exist_ok=True)
     for name in ("Sanctions.tla", f"{TRACE_MODULE}.tla"):
-        shutil.copyfile(SPEC_DIR / name, run_dir / name)
+        shutil.copyfile(layout.SPEC_DIR / name, run_dir / name)
     (run_dir / f"{LOG_MODULE}.tla").write_text(log_module(batch), encoding="utf-8")
     (run_dir / f"{TRACE_MODULE}.cfg").write_text(trace_cfg(batch), encoding="utf-8")
 

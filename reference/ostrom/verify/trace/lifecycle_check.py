@@ -1,0 +1,407 @@
+"""Lifecycle and community logs checked with TLC, and why a rejected one is rejected.
+
+``validate_logs`` compiles the logs (verify/trace/lifecycle.py), runs TLC once per batch on
+spec/LifecycleTrace.tla (or spec/CommunityTrace.tla) and reads the verdict of each log from
+the prints of the trace spec's ``Watch``: accepted iff its cursor reached the end, else
+rejected at the deepest cursor, with the message ``_describe`` writes from the spec's
+``Why`` (the action expected, the refusal the spec would not give, the fields that differ).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from ostrom.protocol.lifecycle import COMMAND_ACTIONS, SINGLE_ACTIONS
+from ostrom.verify.tlc.jar import TlcSetupError
+from ostrom.verify.tlc.values import Value
+from ostrom.verify.trace.lifecycle import (
+    Batch,
+    CompiledLog,
+    Entry,
+    make_batches,
+    stage_trace_run,
+)
+from ostrom.verify.trace.log import NONE, TRACE_SPECS, Names, TraceLog, read_log
+from ostrom.verify.trace.tlc import TlcResult, run_java_tlc
+from ostrom.verify.trace.verdict import (
+    FIELD_NAMES,
+    LIFECYCLE_SPEC,
+    Failure,
+    Verdict,
+    plain_value,
+    validate_batches,
+    validate_file_with,
+    validate_paths_with,
+)
+
+#: How a message names the spec steps of the commands that are not one action
+#: (lifecycle.COMMAND_ACTIONS: tick; set_agent has none; CommunityTrace.tla's Join).
+_OTHER_ACTIONS: Final = {
+    "tick": f"{COMMAND_ACTIONS['tick'][0]} (with the due Recruit, "
+    + " and ".join(COMMAND_ACTIONS["tick"][1:])
+    + " steps)",
+    "set_agent": "set_agent (the registry variables)",
+    "join": "Join",
+}
+
+
+def _action_text(e: Entry, names: Names) -> str:
+    if e.op in ("tick", "set_agent", "noop", "bad"):
+        return _OTHER_ACTIONS.get(e.op, e.op)
+    args = [a for a in (e.agent, e.artifact, e.slot) if a != NONE]
+    if e.op in ("commit_vote", "reveal_vote") and e.vote != NONE:
+        args.append(e.vote if e.vote != "*" else "some vote")
+    if e.op == "arbitrate":
+        args.append(e.outcome)
+    shown = ", ".join(str(names.orig(a)) for a in args)
+    if e.op == "forget_vote":
+        shown += f", {e.conf}"  # the confidence in units of 1/ConfUnit
+    return f"{SINGLE_ACTIONS.get(e.op) or _OTHER_ACTIONS[e.op]}({shown})"
+
+
+def _describe(
+    c: CompiledLog, names: Names, cursor: int, phase: str, why: Value
+) -> tuple[str, str, list[dict[str, Any]]]:
+    """(kind, message, differences) of a dead end (LifecycleTrace.tla: Why)."""
+    e = c.entries[cursor]
+    w = plain_value(why, names)
+    action = _action_text(e, names)
+    if e.op == "bad":
+        return "not-a-spec-command", e.why, []
+    if isinstance(w, dict) and w.get("kind") == "registry":
+        return _registry_failure(e, w, action)
+    if e.op == "join" and isinstance(w, dict):
+        if e.code == "ok":
+            return "command", f"{action}: the agent is already registered", []
+        return "refusal", f"refused as {e.code}, but the agent is not registered", []
+    if isinstance(w, dict) and w.get("kind") == "state":
+        diffs: list[dict[str, Any]] = []
+        spec_now, log_now = w["now"]
+        if spec_now != log_now:
+            diffs.append({"artifact": None, "field": "now", "spec": spec_now, "log": log_now})
+        for x in w["spec_only"]:
+            diffs.append({"artifact": x, "field": "exists", "spec": True, "log": False})
+        for x in w["log_only"]:
+            diffs.append({"artifact": x, "field": "exists", "spec": False, "log": True})
+        for x, fields in sorted(w["diff"].items()):
+            # when the lifecycle state differs, the rest of the view follows from it
+            order = ["state"] if "state" in fields else sorted(fields)
+            for f in order:
+                s, lg = fields[f]
+                diffs.append({"artifact": x, "field": f, "spec": s, "log": lg})
+        parts = [
+            (f"{d['artifact']}." if d["artifact"] else "")
+            + f"{FIELD_NAMES.get(d['field'], d['field'])}: spec {json.dumps(d['spec'])}, "
+            f"log {json.dumps(d['log'])}"
+            for d in diffs
+        ]
+        if e.code != "ok":
+            head = f"the command was refused ({e.code}), so the state must not change, but"
+        elif e.op == "tick":
+            head = "after Tick and the due Recruit/Timeout/Forget steps"
+        else:
+            head = f"after {action}"
+        return (
+            "state",
+            f"{head} the logged state differs from the spec's: " + "; ".join(parts),
+            diffs,
+        )
+    if not isinstance(w, dict):
+        return "command", f"no behaviour of the spec takes {action} here", []
+    view = _spec_view_text(w)
+    rate = _rate_text(e, w)
+    if w.get("kind") == "command":
+        if not w.get("in_domain"):
+            if (
+                e.op != "propose"
+                and isinstance(w.get("artifact"), dict)
+                and (w["artifact"].get("st") == "none")
+            ):
+                return "command", f"{action}: the artifact does not exist in the spec", []
+            return "command", f"{action}: the agent is not in the registry", []
+        if w.get("enabled") and rate is not None and rate[0] >= rate[1]:
+            return (
+                "command",
+                f"{action} exceeds the per-round rate limit: the agent has {rate[2]} "
+                f"{rate[0]} time(s) this round, the limit is {rate[1]}{view}",
+                [],
+            )
+        return "command", f"the spec does not allow {action} here{view}", []
+    # a refusal
+    if e.op == "tick":
+        return "refusal", f"refused a tick ({e.code}): the spec's Tick is always possible", []
+    if e.code == "unknown_agent":
+        return "refusal", f"refused as unknown_agent, but the agent is registered{view}", []
+    if e.code == "unknown_artifact":
+        return "refusal", f"refused as unknown_artifact, but the artifact exists{view}", []
+    if not w.get("in_domain"):
+        msg = f"refused as {e.code}, but the spec cannot even evaluate {action}"
+        if isinstance(w.get("agent"), dict) and not w["agent"].get("registered"):
+            msg += " (the agent is not registered: unknown_agent comes first)"
+        elif isinstance(w.get("artifact"), dict) and w["artifact"].get("st") == "none":
+            msg += " (the artifact does not exist: unknown_artifact comes first)"
+        return "refusal", msg, []
+    if e.code == "rate_limited" and w.get("enabled") and rate is not None:
+        return (
+            "refusal",
+            f"refused as rate_limited, but the agent has {rate[2]} only {rate[0]} time(s) "
+            f"this round, below its limit {rate[1]} (a refused command must not count){view}",
+            [],
+        )
+    return "refusal", f"refused as {e.code}, but the spec allows {action} here{view}", []
+
+
+def _rate_text(e: Entry, w: Mapping[str, Any]) -> tuple[int, int, str] | None:
+    """(count, limit, what) of the rate limit ``e`` is under (Why's ``rate``), or None."""
+    rate = w.get("rate")
+    if e.op not in ("propose", "resubmit", "dispute", "urgent_report") or not isinstance(
+        rate, list
+    ):
+        return None
+    what = "proposed or resubmitted" if e.op in ("propose", "resubmit") else "disputed or reported"
+    return int(rate[0]), int(rate[1]), what
+
+
+def _registry_failure(
+    e: Entry, w: Mapping[str, Any], action: str
+) -> tuple[str, str, list[dict[str, Any]]]:
+    """A community step after which the logged registry is not the derived one
+    (CommunityTrace.tla: CWhy, kind "registry")."""
+    diffs: list[dict[str, Any]] = []
+    for a in sorted(set(w["logged"]) ^ set(w["registered"])):
+        diffs.append(
+            {
+                "artifact": None,
+                "field": f"agents.{a}",
+                "spec": a in w["registered"],
+                "log": a in w["logged"],
+            }
+        )
+    for a, fields in sorted(w["diff"].items()):
+        for f, (spec, log) in sorted(fields.items()):
+            diffs.append({"artifact": None, "field": f"agents.{a}.{f}", "spec": spec, "log": log})
+    parts = [
+        f"{d['field']}: spec {json.dumps(d['spec'])}, log {json.dumps(d['log'])}" for d in diffs
+    ]
+    head = "the step" if e.op in ("noop", "bad") else action
+    why = {
+        "sanction": "the level spec/Sanctions.tla gives for the violations the events report",
+        "tier": "the tier rule over the logged reputation",
+        "weight": "weights change only at a tick",
+    }
+    reasons = sorted(
+        {why[d["field"].rsplit(".", 1)[-1]] for d in diffs if d["field"].count(".") == 2}
+    )
+    return (
+        "state",
+        f"after {head} the logged registry differs from the derived one "
+        f"({'; '.join(reasons) or 'registered agents'}): " + "; ".join(parts),
+        diffs,
+    )
+
+
+def _spec_view_text(w: Mapping[str, Any]) -> str:
+    """The spec's record of the artifact and the agent's registry entry, briefly."""
+    parts: list[str] = []
+    a = w.get("artifact")
+    if isinstance(a, dict):
+        keep = (
+            "st",
+            "slot",
+            "sub",
+            "hidden",
+            "timer",
+            "dphase",
+            "round",
+            "reviewers",
+            "reviewed",
+            "commits",
+            "reveals",
+            "fvotes",
+            "disputes",
+            "resubs",
+            "cool",
+            "rerecruited",
+            "revoted",
+        )
+        parts.append(
+            "spec artifact: " + ", ".join(f"{k}={json.dumps(a[k])}" for k in keep if k in a)
+        )
+    g = w.get("agent")
+    if isinstance(g, dict):
+        parts.append("spec registry entry: " + json.dumps(g, sort_keys=True))
+    if w.get("due"):
+        parts.append("a timeout or forget is due")
+    return " (" + "; ".join(parts) + ")" if parts else ""
+
+
+def validate_logs(
+    logs: Sequence[TraceLog],
+    *,
+    keep: Path | None = None,
+    timeout: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[Verdict]:
+    """Validate every log (batched by constants, one TLC run per batch); a verdict each."""
+    batches, unusable = make_batches(logs)
+    return validate_batches(
+        logs,
+        batches,
+        unusable,
+        lambda run_dir, batch: _run_batch(run_dir, batch, timeout, progress),
+        keep=keep,
+        prefix="ostrom-trace-",
+        spec=LIFECYCLE_SPEC,
+    )
+
+
+def _run_batch(
+    run_dir: Path, batch: Batch, timeout: float | None, progress: Callable[[str], None] | None
+) -> dict[int, Verdict]:
+    try:
+        stage_trace_run(run_dir, batch)
+    except (OSError, ValueError) as exc:  # e.g. Lifecycle.tla's CONSTANTS no longer as expected
+        return {
+            k: _error(c, f"cannot stage the trace run: {exc}") for k, c in enumerate(batch.logs)
+        }
+    total = sum(len(c.entries) for c in batch.logs)
+    tops: dict[int, int] = {}
+    last_report = [0.0]
+
+    def on_print(v: Value) -> None:
+        if progress is None or not isinstance(v, tuple) or v[0] != "ostrom-cursor":
+            return
+        tops[_nat(v[1])] = _nat(v[2])
+        now = time.monotonic()
+        if now - last_report[0] >= 1.0:
+            last_report[0] = now
+            progress(f"TLC: {sum(tops.values())}/{total} steps followed")
+
+    if progress is not None:
+        progress(f"TLC: {len(batch.logs)} log(s), {total} steps ({run_dir})")
+    try:
+        res = run_java_tlc(
+            run_dir,
+            batch.module,
+            f"{batch.module}.cfg",
+            ["-deadlock"],
+            timeout=timeout,
+            on_print=on_print,
+        )
+    except TlcSetupError as exc:
+        return {k: _error(c, str(exc)) for k, c in enumerate(batch.logs)}
+    if progress is not None:
+        progress(f"TLC: finished in {res.seconds:.1f} s, {res.distinct_states} distinct states")
+    return _verdicts(batch, res)
+
+
+def _nat(v: Value) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"expected an integer from TLC, got {v!r}")
+    return v
+
+
+def _error(c: CompiledLog, message: str, seconds: float = 0.0) -> Verdict:
+    return Verdict(c.log.name, "error", len(c.log.steps), 0, message, seconds=seconds)
+
+
+def _verdicts(batch: Batch, res: TlcResult) -> dict[int, Verdict]:
+    """The verdict of each log of the batch from the prints of LifecycleTrace.tla's Watch:
+    accepted iff its cursor reached the end, else rejected at the deepest cursor."""
+    top: dict[int, int] = {}
+    dead: dict[int, list[tuple[int, str, Value]]] = {}
+    for v in res.prints:
+        if not isinstance(v, tuple) or len(v) < 3:
+            continue
+        k = _nat(v[1]) - 1
+        cur = _nat(v[2])
+        if v[0] == "ostrom-cursor":
+            top[k] = max(top.get(k, -1), cur)
+        elif v[0] == "ostrom-deadend" and len(v) == 5:
+            dead.setdefault(k, []).append((cur, str(v[3]), v[4]))
+    out: dict[int, Verdict] = {}
+    share = res.seconds / max(1, len(batch.logs))
+    spec = TRACE_SPECS[batch.layer]
+    for k, c in enumerate(batch.logs):
+        n = len(c.log.steps)
+        if res.error is not None and top.get(k, -1) < n:
+            out[k] = _error(c, f"TLC failed: {res.error}", share)
+            continue
+        if k not in top:
+            out[k] = Verdict(
+                c.log.name,
+                "unusable",
+                n,
+                0,
+                "the spec's assumptions (LifecycleAssumptions of spec/Lifecycle.tla) do not "
+                "hold for this log's parameters and registry",
+                seconds=share,
+            )
+            continue
+        reached = top[k]
+        if reached >= n:
+            out[k] = Verdict(
+                c.log.name,
+                "accepted",
+                n,
+                n,
+                f"accepted: all {n} steps are a behaviour of {spec}",
+                seconds=share,
+                distinct_states=res.distinct_states,
+                spec=spec,
+            )
+            continue
+        ends = [d for d in dead.get(k, []) if d[0] == reached]
+        step = c.log.steps[reached]
+        if ends:
+            kind, msg, diffs = _describe(c, batch.names, reached, ends[0][1], ends[0][2])
+            others = {_describe(c, batch.names, reached, p, w)[1] for _, p, w in ends[1:]}
+            others.discard(msg)
+            if others:
+                msg += " (other behaviours end here too: " + " | ".join(sorted(others)) + ")"
+        else:
+            kind, msg, diffs = "command", "no behaviour of the spec gets past this step", []
+        failure = Failure(
+            reached,
+            step.line,
+            step.command,
+            step.result,
+            kind,
+            _action_text(c.entries[reached], batch.names),
+            msg,
+            diffs,
+        )
+        out[k] = Verdict(
+            c.log.name,
+            "rejected",
+            n,
+            reached,
+            f"rejected at step {reached + 1} of {n} (line {step.line}): {msg}",
+            failure,
+            share,
+            res.distinct_states,
+            spec,
+        )
+    return out
+
+
+def validate_paths(paths: Sequence[Path], *, timeout: float | None = None) -> list[Verdict]:
+    """Validate lifecycle log files (batched); a verdict each (``LAYER_TRACES`` interface)."""
+    return validate_paths_with(read_log, validate_logs, paths, timeout, LIFECYCLE_SPEC)
+
+
+def validate_file(
+    path: Path,
+    *,
+    keep: Path | None = None,
+    timeout: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Verdict:
+    """Validate one lifecycle or community log file (validate.LAYER_TRACES interface)."""
+    return validate_file_with(
+        read_log, validate_logs, path, LIFECYCLE_SPEC, keep=keep, timeout=timeout, progress=progress
+    )
