@@ -19,6 +19,11 @@ import json
 from functools import cached_property
 from typing import Any, ClassVar, Final, Union
 
+# The canonical encoding every signer and verifier hashes (one definition, shared with the
+# vote commitments): re-exported here for the consensus modules.
+from ostrom.protocol.encoding import canonical as canonical
+from ostrom.protocol.encoding import is_hex64
+
 NULL_DIGEST: Final = hashlib.sha256(b"ostrom-pbft-null-request").hexdigest()
 
 
@@ -38,11 +43,6 @@ MAX_DEPTH: Final = 48
 MAX_INT: Final = 2**63 - 1
 
 
-def canonical(obj: Any) -> bytes:
-    """Sorted-key compact JSON: the one byte string every signer and verifier hashes."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -50,10 +50,6 @@ def sha256_hex(data: bytes) -> str:
 def replica_name(i: int) -> str:
     """The principal name under which replica ``i`` signs."""
     return f"r{i}"
-
-
-def _is_hex64(v: object) -> bool:
-    return isinstance(v, str) and len(v) == 64 and all(c in "0123456789abcdef" for c in v)
 
 
 def _is_nat(v: object) -> bool:
@@ -330,7 +326,7 @@ def _field(kind: str, v: Any) -> Any:
             raise Malformed(f"not a string: {v!r}")
         return v
     if kind == "hex":
-        if not _is_hex64(v):
+        if not is_hex64(v):
             raise Malformed(f"not a sha256 hex digest: {v!r}")
         return v
     if kind == "object":

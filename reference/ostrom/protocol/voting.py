@@ -16,23 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import json
 import random
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
+from ostrom.protocol.encoding import canonical as canonical_json
+from ostrom.protocol.encoding import is_hex64 as is_hex64
 from ostrom.protocol.errors import ErrorCode
-
-HEX64: Final = re.compile(r"[0-9a-f]{64}")
-
-
-def is_hex64(value: object) -> bool:
-    """64 lowercase hex digits (commitments and salts; uppercase is refused, so that a
-    salt has exactly one spelling inside the canonical encoding)."""
-    return isinstance(value, str) and len(value) == 64 and HEX64.fullmatch(value) is not None
 
 
 class BallotKind(StrEnum):
@@ -56,7 +48,8 @@ ALL_VOTES: Final[frozenset[str]] = frozenset({"accept", "reject", "retract", "ke
 
 
 def canonical(voter: str, artifact: str, round: int, vote: str, reason: str, salt: str) -> bytes:
-    """The canonical encoding: UTF-8 JSON object of exactly these six keys, sorted, compact."""
+    """The commitment's preimage: the canonical encoding (protocol/encoding.py) of a JSON
+    object of exactly these six keys."""
     obj = {
         "artifact": artifact,
         "reason": reason,
@@ -65,7 +58,7 @@ def canonical(voter: str, artifact: str, round: int, vote: str, reason: str, sal
         "vote": vote,
         "voter": voter,
     }
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return canonical_json(obj)
 
 
 def commitment(voter: str, artifact: str, round: int, vote: str, reason: str, salt: str) -> str:
