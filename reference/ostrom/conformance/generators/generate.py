@@ -50,6 +50,20 @@ SOURCES: Final = ("reference:examples", "reference:hypothesis")
 OWNED_LAYERS: Final = ("lifecycle", "voting", "reputation", "sanctions", "forgetting", "community")
 
 
+__all__ = [
+    "OWNED_LAYERS",
+    "SOURCES",
+    "GenerationError",
+    "Plan",
+    "check_suite",
+    "dump",
+    "generate",
+    "plan",
+    "summary",
+    "write_suite",
+]
+
+
 # --- all vectors ---------------------------------------------------------------------------------
 
 
