@@ -64,7 +64,7 @@ RecordRows ==
         \/ t \in TLCGet(1)
         \/ PrintT(<<"ROW", t>>) /\ TLCSet(1, TLCGet(1) \cup {t})
 
-================================================================\* --- mutants: each replaces one operator of spec/Lifecycle.tla (the model's
+\* --- mutants: each replaces one operator of spec/Lifecycle.tla (the model's
 \*     config substitutes it, `Op <- MutOp`; models/manifest.json lists them and
 \*     reference/ostrom/conformance/mutants/registry.py names each mutant). Every
 \*     one breaks the rule of one property, which the model must report violated.
@@ -96,4 +96,4 @@ MutArbitrationLapse == "expired"
 \* due timeout may never be taken
 MutTimeoutFair == {}
 
-=============
+=============================================================================

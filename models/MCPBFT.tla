@@ -45,7 +45,6 @@ PBFTView ==
       byzvc,
       {[v |-> m.v, O |-> m.O] : m \in nv}>>
 
-================================================================
 \* --- mutants: each replaces one operator of spec/PBFT.tla (the model's config
 \*     substitutes it, `Op <- MutOp`; models/manifest.json lists them and
 \*     reference/ostrom/conformance/mutants/registry.py names each mutant). PBFTView
@@ -65,4 +64,4 @@ MutExecutedLog(D) ==
     IN  [k \in 1..Cardinality(ns) |-> (CHOOSE m \in D : m.n = nth(k)).r]
 \* pbft-no-view-change (BFT-LIVE-1): replicas never start a view change
 MutTimersFire == FALSE
-=============
+=============================================================================

@@ -13,7 +13,6 @@ CIKinds == {"malformed", "non_reveal", "unfounded_urgent"}
 
 \* --- two agents: the same kinds, interleaved (one tick is shared).
 DuoAgents == {"a1", "a2"}
-================================================================
 \* --- mutants: each replaces one operator of spec/Sanctions.tla (the model's config
 \*     substitutes it, `Op <- MutOp`; models/manifest.json lists them and
 \*     reference/ostrom/conformance/mutants/registry.py names each mutant).
@@ -23,4 +22,4 @@ MutLoggedOnly(a) == FALSE
 MutKeep == W + 1
 \* sanctions-never-released (SAN-1): a passed repair check starts another period anyway
 MutReleases(P, a) == FALSE
-=============
+=============================================================================
