@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import mutants
+from ostrom.conformance.mutants.registry import code_mutants
 from ostrom.protocol.agents import MAX_TIER
 from ostrom.protocol.community import Community
 from ostrom.protocol.orchestrator import Event, Orchestrator
@@ -90,17 +91,10 @@ class NoSideRule(Community):
         super().__init__(*args, orchestrator_cls=_NoSideRuleOrch, **kwargs)
 
 
-#: mutant name -> (class, the property id whose check must catch it).
-MUTANTS: dict[str, tuple[type[Community], str]] = {
-    cls.__name__: (cls, prop)
-    for cls, prop in (
-        (SanctionsNotEnforced, "LC-SAFE-4"),
-        (JoinAtTierOne, "LC-SAFE-4"),
-        (StaleTiers, "LC-SAFE-4"),
-        (ForgetWhileDisputed, "LC-SAFE-6"),
-        (NoPopulationGuard, "FG-1"),
-        (NoSideRule, "TALLY-1"),
-    )
-}
+#: key -> (mutant class, the id of the check that must catch it): the code mutants the
+#: mutant registry (ostrom.conformance.mutants.registry) places in this module.
+MUTANTS: dict[str, tuple[type[Community], str]] = code_mutants(
+    "community_mutants", globals(), Community
+)
 
 assert MAX_TIER == 3  # the tier arithmetic above assumes tiers 0..3

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ostrom.conformance.mutants.registry import code_mutants
 from ostrom.consensus.messages import NULL_DIGEST, PrePrepare, Request, Signed, ViewChange
 from ostrom.consensus.replica import Output, Replica
 
@@ -149,13 +150,8 @@ class TentativeNoRollback(Replica):
             self.ahead_result = self.app.execute(m.operation)
 
 
-#: name -> (mutant, the property id whose check must catch it)
-MUTANTS: dict[str, tuple[type[Replica], str]] = {
-    "prepared_one_short": (PreparedOneShort, "BFT-SAFE-1"),
-    "new_primary_ignores_certificates": (NewPrimaryIgnoresCertificates, "BFT-SAFE-1"),
-    "no_view_change": (NoViewChange, "BFT-LIVE-1"),
-    "commit_quorum_2f": (CommitQuorum2f, "BFT-SAFE-1"),
-    "prepares_twice": (PreparesTwice, "BFT-SAFE-1"),
-    "signature_unchecked": (SignatureUnchecked, "BFT-SAFE-2"),
-    "tentative_no_rollback": (TentativeNoRollback, "REPL-1"),
-}
+#: key -> (mutant class, the id of the check that must catch it): the code mutants the
+#: mutant registry (ostrom.conformance.mutants.registry) places in this module.
+MUTANTS: dict[str, tuple[type[Replica], str]] = code_mutants(
+    "consensus_mutants", globals(), Replica
+)

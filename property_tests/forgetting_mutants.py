@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ostrom.conformance.mutants.registry import code_mutants
 from ostrom.protocol.agents import MICRO
 from ostrom.protocol.forgetting import ForgetRule, blocker
 from ostrom.protocol.lifecycle import FORGET_VOTABLE, RETRACTED
@@ -71,13 +72,8 @@ class FloatTally(ForgetRule):
         return s, q, s_f > 0 and s_f >= alpha * total
 
 
-#: mutant name -> (mutant class, the property id whose check must catch it).
-MUTANTS: dict[str, tuple[type[ForgetRule], str]] = {
-    cls.__name__: (cls, prop)
-    for cls, prop in (
-        (QuorumOverVoters, "FG-1"),
-        (VotableIsForgettable, "LC-SAFE-6"),
-        (HiddenIgnored, "LC-SAFE-6"),
-        (FloatTally, "FG-EXACT"),
-    )
-}
+#: key -> (mutant class, the id of the check that must catch it): the code mutants the
+#: mutant registry (ostrom.conformance.mutants.registry) places in this module.
+MUTANTS: dict[str, tuple[type[ForgetRule], str]] = code_mutants(
+    "forgetting_mutants", globals(), ForgetRule
+)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ostrom.conformance.mutants.registry import code_mutants
 from ostrom.protocol.errors import ErrorCode, Refused
 from ostrom.protocol.forgetting import ForgetRule
 from ostrom.protocol.lifecycle import ARBITRATION, DISPUTED, FORGOTTEN
@@ -124,21 +125,8 @@ class RefusalBumpsCounter(Orchestrator):
         return super()._op_propose(agent, artifact, *args, **kw)
 
 
-#: mutant name -> (mutant class, the property id whose check must catch it).  Keyed by
-#: name because spec/properties.toml lists each property's ``code_mutants`` by name.
-MUTANTS: dict[str, tuple[type[Orchestrator], str]] = {
-    cls.__name__: (cls, prop)
-    for cls, prop in (
-        (ObjectionIgnored, "LC-SAFE-1"),
-        (NoSupersede, "LC-SAFE-2"),
-        (DisputeUnbounded, "LC-SAFE-3"),
-        (TierOffByOne, "LC-SAFE-4"),
-        (HiddenNeverCleared, "LC-SAFE-5"),
-        (ForgetWhileDisputed, "LC-SAFE-6"),
-        (RevealUnchecked, "CR-2"),
-        (StaleRoundAccepted, "CR-2"),
-        (CommitmentLeaked, "CR-1"),
-        (ArbitrationNeverTimesOut, "LC-LIVE-1"),
-        (RefusalBumpsCounter, "REFUSAL"),
-    )
-}
+#: key -> (mutant class, the id of the check that must catch it): the code mutants the
+#: mutant registry (ostrom.conformance.mutants.registry) places in this module.
+MUTANTS: dict[str, tuple[type[Orchestrator], str]] = code_mutants(
+    "mutants", globals(), Orchestrator
+)

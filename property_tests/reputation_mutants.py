@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+from ostrom.conformance.mutants.registry import code_mutants
 from ostrom.protocol.reputation import Beta, ReputationBook, TierState, plain_decay, step_tier
 
 
@@ -36,12 +37,8 @@ class NoDwellBook(ReputationBook):
         return step_tier(state, e, dataclasses.replace(self.params, tier1_rounds=0))
 
 
-#: mutant name -> (book class, the check label whose failure must catch it).
-MUTANTS: dict[str, tuple[type[ReputationBook], str]] = {
-    cls.__name__: (cls, prop)
-    for cls, prop in (
-        (PlainDecayBook, "REP-1"),
-        (NoFarmingCapBook, "FARM-CAP"),
-        (NoDwellBook, "TIER-DWELL"),
-    )
-}
+#: key -> (mutant class, the id of the check that must catch it): the code mutants the
+#: mutant registry (ostrom.conformance.mutants.registry) places in this module.
+MUTANTS: dict[str, tuple[type[ReputationBook], str]] = code_mutants(
+    "reputation_mutants", globals(), ReputationBook
+)

@@ -10,6 +10,7 @@ rules (docs/sanctions.md).
 
 from __future__ import annotations
 
+from ostrom.conformance.mutants.registry import code_mutants
 from ostrom.protocol.sanctions import BANNED, AgentRecord, Event, SanctionBook, Violation
 
 
@@ -67,16 +68,8 @@ class BanLifted(SanctionBook):
         return super()._tick_agent(agent, rec)
 
 
-#: mutant name -> (mutant class, the property id whose check must catch it).  Keyed by name
-#: because spec/properties.toml lists each property's ``code_mutants`` by name.
-MUTANTS: dict[str, tuple[type[SanctionBook], str]] = {
-    cls.__name__: (cls, prop)
-    for cls, prop in (
-        (QuarantineEscalates, "SAN-1"),
-        (NeverReleased, "SAN-1"),
-        (ExpiresLate, "SAN-2"),
-        (WindowIgnored, "SAN-2"),
-        (SuspensionOneShort, "SAN-SUSP"),
-        (BanLifted, "SAN-BAN"),
-    )
-}
+#: key -> (mutant class, the id of the check that must catch it): the code mutants the
+#: mutant registry (ostrom.conformance.mutants.registry) places in this module.
+MUTANTS: dict[str, tuple[type[SanctionBook], str]] = code_mutants(
+    "sanctions_mutants", globals(), SanctionBook
+)

@@ -153,13 +153,18 @@ def test_a_chain_of_bases_and_the_module_inherited(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ the real manifest
 
 
+def _module_body(path: Path) -> str:
+    """A module's text up to its closing ``====`` line (SANY ignores what follows)."""
+    return re.split(r"^={4,}", path.read_text(encoding="utf-8"), maxsplit=1, flags=re.M)[0]
+
+
 @pytest.mark.parametrize("entry", DERIVED, ids=lambda e: e.name)
 def test_every_derived_cfg_renders_and_substitutes_a_spec_operator(entry: ModelEntry) -> None:
     assert entry.overrides is not None
     parse_cfg(cfg_text(MANIFEST, entry, layout.ROOT))
-    mc = (layout.MODELS_DIR / f"{entry.module}.tla").read_text(encoding="utf-8")
-    specs = "\n".join(p.read_text(encoding="utf-8") for p in layout.SPEC_DIR.glob("*.tla"))
-    models = "\n".join(p.read_text(encoding="utf-8") for p in layout.MODELS_DIR.glob("*.tla"))
+    mc = _module_body(layout.MODELS_DIR / f"{entry.module}.tla")
+    specs = "\n".join(_module_body(p) for p in layout.SPEC_DIR.glob("*.tla"))
+    models = "\n".join(_module_body(p) for p in layout.MODELS_DIR.glob("*.tla"))
     for op, replacement in entry.overrides.substitute.items():
         defined = re.compile(rf"^{re.escape(replacement)}\b[^=\n]*==", re.MULTILINE)
         assert defined.search(mc) or defined.search(models), (

@@ -1,4 +1,4 @@
-"""Deliberately broken implementations, run through the driver to show the suite catches them.
+"""The driver mutants: the reference with one deliberate bug, served through the driver.
 
 ``python -m ostrom.conformance.driver --mutant NAME`` serves the reference with one layer replaced
 by the mutant's adapter: ``MUTANTS[NAME] = Mutant(layer, factory, description)``.  A mutant is
@@ -6,17 +6,18 @@ a small, deliberate bug — a subclass of the reference class that overrides one
 wrapped by the layer's reference adapter (``ostrom.conformance.layers``), so everything but
 the bug is the reference.
 
-Each description names the property id (docs/design.md §7, spec/properties.toml) or the check
-label (``FARM-CAP``, ``SAN-BAN``, ``FG-EXACT``: rules of docs/ that have no property id) whose
-rule the bug breaks.  The bugs are those the Hypothesis tests already catch in code
-(``property_tests/*mutants.py``), now caught from the outside, through the driver protocol,
-by the conformance vectors: ``property_tests/test_kill_matrix.py`` requires every mutant to
-fail at least one vector of its layer (and, for the layers with a trace spec — lifecycle,
-community, sanctions, pbft — its trace logs to be rejected by ``ostrom validate-trace``);
-``python -m ostrom.conformance.killmatrix`` prints the matrix (docs/conformance.md keeps it).
+Each is an entry of the mutant registry (:mod:`ostrom.conformance.mutants.registry`), which
+gives its name, layer and description (naming the property id, docs/design.md §7, or the
+check label whose rule the bug breaks) and says where else the same bug is played: as a
+Hypothesis mutant (``property_tests/*mutants.py``) and as a TLC model.  Here it is caught from
+the outside, through the driver protocol, by the conformance vectors:
+``property_tests/test_kill_matrix.py`` requires every mutant to fail at least one vector of its
+layer (and, for the layers with a trace spec — lifecycle, community, sanctions, pbft — its
+trace logs to be rejected by ``ostrom validate-trace``); ``python -m
+ostrom.conformance.killmatrix`` prints the matrix (docs/conformance.md keeps it).
 
-Register one with ``@mutant(name, layer, description)`` on a zero-argument factory that
-returns a ``Layer``.  Names are kebab-case and start with their layer.
+Register one with ``@mutant(name)`` on a zero-argument factory that returns a ``Layer``; the
+name must be a registry entry marked ``driver=True``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ostrom.conformance.layers import (
     VotingLayer,
     pbft_available,
 )
+from ostrom.conformance.mutants import registry
 from ostrom.protocol.agents import MAX_TIER, MICRO, Agent, Sanction
 from ostrom.protocol.community import Community
 from ostrom.protocol.errors import ErrorCode, Refused
@@ -58,15 +60,17 @@ class Mutant(NamedTuple):
 MUTANTS: Final[dict[str, Mutant]] = {}
 
 
-def mutant(name: str, layer: str, description: str) -> Callable[[LayerFactory], LayerFactory]:
-    """Register the decorated factory as the mutant ``name`` of ``layer``."""
+def mutant(name: str) -> Callable[[LayerFactory], LayerFactory]:
+    """Register the decorated factory as the driver mutant ``name`` of the registry (its layer
+    and description are the registry's)."""
+    entry = registry.by_name().get(name)
+    if entry is None or not entry.driver:
+        raise ValueError(f"mutant {name!r} is not a driver mutant of the registry")
 
     def register(factory: LayerFactory) -> LayerFactory:
         if name in MUTANTS:
             raise ValueError(f"mutant {name!r} registered twice")
-        if not name.startswith(f"{layer}-"):
-            raise ValueError(f"mutant {name!r} must start with its layer {layer!r}")
-        MUTANTS[name] = Mutant(layer, factory, description)
+        MUTANTS[name] = Mutant(entry.layer, factory, entry.bug)
         return factory
 
     return register
@@ -83,11 +87,7 @@ class _IgnoredObjection(Orchestrator):
         return []
 
 
-@mutant(
-    "lifecycle-ignored-objection",
-    "lifecycle",
-    "an objection answers ok but leaves the artifact in fast_track (LC-SAFE-1)",
-)
+@mutant("lifecycle-ignored-objection")
 def _ignored_objection() -> Layer:
     return LifecycleLayer(_IgnoredObjection)
 
@@ -102,11 +102,7 @@ class _UncheckedReveal(Orchestrator):
         return True
 
 
-@mutant(
-    "lifecycle-unchecked-reveal",
-    "lifecycle",
-    "a reveal is counted without checking it opens the voter's commitment (CR-2)",
-)
+@mutant("lifecycle-unchecked-reveal")
 def _unchecked_reveal() -> Layer:
     return LifecycleLayer(_UncheckedReveal)
 
@@ -125,11 +121,7 @@ class _StaleReveal(Orchestrator):
         )
 
 
-@mutant(
-    "lifecycle-stale-reveal",
-    "lifecycle",
-    "a reveal of an older ballot round's commitment is counted in the current ballot (CR-2)",
-)
+@mutant("lifecycle-stale-reveal")
 def _stale_reveal() -> Layer:
     return LifecycleLayer(_StaleReveal)
 
@@ -141,11 +133,7 @@ class _TierOffByOne(Orchestrator):
         return max(0, super()._min_tier(event) - 1)
 
 
-@mutant(
-    "lifecycle-tier-off-by-one",
-    "lifecycle",
-    "every tier guard admits agents one tier below the event's minimum (LC-SAFE-4)",
-)
+@mutant("lifecycle-tier-off-by-one")
 def _tier_off_by_one() -> Layer:
     return LifecycleLayer(_TierOffByOne)
 
@@ -158,11 +146,7 @@ class _DisputeUnbounded(Orchestrator):
         return super()._open_dispute(agent, artifact, event)
 
 
-@mutant(
-    "lifecycle-dispute-unbounded",
-    "lifecycle",
-    "the max_disputes bound is dropped: a third dispute opens (LC-SAFE-3)",
-)
+@mutant("lifecycle-dispute-unbounded")
 def _dispute_unbounded() -> Layer:
     return LifecycleLayer(_DisputeUnbounded)
 
@@ -174,11 +158,7 @@ class _NoSupersede(Orchestrator):
         return []
 
 
-@mutant(
-    "lifecycle-no-supersede",
-    "lifecycle",
-    "supersession is skipped: a slot keeps two active artifacts (LC-SAFE-2)",
-)
+@mutant("lifecycle-no-supersede")
 def _no_supersede() -> Layer:
     return LifecycleLayer(_NoSupersede)
 
@@ -190,11 +170,7 @@ class _HiddenNeverCleared(Orchestrator):
         pass
 
 
-@mutant(
-    "lifecycle-hidden-never-cleared",
-    "lifecycle",
-    "a kept urgent-reported artifact stays hidden after its review (LC-SAFE-5)",
-)
+@mutant("lifecycle-hidden-never-cleared")
 def _hidden_never_cleared() -> Layer:
     return LifecycleLayer(_HiddenNeverCleared)
 
@@ -215,11 +191,7 @@ class _ForgetWhileDisputed(Orchestrator):
         self._machine.add_transition("forget", DISPUTED, FORGOTTEN)
 
 
-@mutant(
-    "lifecycle-forget-while-disputed",
-    "lifecycle",
-    "a reached forget decision is executed while a dispute is open (LC-SAFE-6)",
-)
+@mutant("lifecycle-forget-while-disputed")
 def _forget_while_disputed() -> Layer:
     return LifecycleLayer(_ForgetWhileDisputed)
 
@@ -232,11 +204,7 @@ class _NoSideRule(Orchestrator):
         self._min_side = 1
 
 
-@mutant(
-    "lifecycle-no-side-rule",
-    "lifecycle",
-    "tallies without the side rule: one heavy voter decides a ballot (TALLY-1)",
-)
+@mutant("lifecycle-no-side-rule")
 def _no_side_rule() -> Layer:
     return LifecycleLayer(_NoSideRule)
 
@@ -251,11 +219,7 @@ class _CommitmentLeaked(Orchestrator):
         return out
 
 
-@mutant(
-    "lifecycle-commitment-leaked",
-    "lifecycle",
-    "the public state shows each reviewer's commitment hash during the commit phase (CR-1)",
-)
+@mutant("lifecycle-commitment-leaked")
 def _commitment_leaked() -> Layer:
     return LifecycleLayer(_CommitmentLeaked)
 
@@ -270,11 +234,7 @@ class _ArbitrationNeverTimesOut(Orchestrator):
         return super()._timeout(art)
 
 
-@mutant(
-    "lifecycle-arbitration-stuck",
-    "lifecycle",
-    "the arbitration timeout never fires: the artifact stays in arbitration (LC-LIVE-1)",
-)
+@mutant("lifecycle-arbitration-stuck")
 def _arbitration_stuck() -> Layer:
     return LifecycleLayer(_ArbitrationNeverTimesOut)
 
@@ -294,11 +254,7 @@ class _SanctionIgnored(Orchestrator):
             self._agents[agent] = a
 
 
-@mutant(
-    "lifecycle-sanction-ignored",
-    "lifecycle",
-    "a suspended, banned or quarantined agent's commands are accepted (LC-SAFE-4)",
-)
+@mutant("lifecycle-sanction-ignored")
 def _sanction_ignored() -> Layer:
     return LifecycleLayer(_SanctionIgnored)
 
@@ -313,11 +269,7 @@ class _RateLimitIgnored(Orchestrator):
         return super()._op_propose(agent, artifact, slot, digest, evidence)
 
 
-@mutant(
-    "lifecycle-rate-limit-ignored",
-    "lifecycle",
-    "propose ignores the per-round rate limit (propose_rate; σ2's lower one) (LC-SAFE-4)",
-)
+@mutant("lifecycle-rate-limit-ignored")
 def _rate_limit_ignored() -> Layer:
     return LifecycleLayer(_RateLimitIgnored)
 
@@ -336,11 +288,7 @@ class _RefusalCounts(Orchestrator):
         return super()._op_propose(agent, artifact, slot, digest, evidence)
 
 
-@mutant(
-    "lifecycle-refusal-counts",
-    "lifecycle",
-    "a refused duplicate proposal still uses up the proposer's rate (REFUSAL)",
-)
+@mutant("lifecycle-refusal-counts")
 def _refusal_counts() -> Layer:
     return LifecycleLayer(_RefusalCounts)
 
@@ -356,12 +304,7 @@ class _SanctionsNotEnforced(Community):
         return self.sanctions.record_events(events, self.now)
 
 
-@mutant(
-    "community-sanction-not-enforced",
-    "community",
-    "a sanction reached by a violation is not enforced until the next tick: a suspended "
-    "agent still acts (LC-SAFE-4)",
-)
+@mutant("community-sanction-not-enforced")
 def _sanction_not_enforced() -> Layer:
     return CommunityLayer(_SanctionsNotEnforced)
 
@@ -377,11 +320,7 @@ class _JoinAtTierOne(Community):
         return events
 
 
-@mutant(
-    "community-join-at-tier-one",
-    "community",
-    "a newcomer is registered at tier 1, so a fresh identity may review (REP-2, LC-SAFE-4)",
-)
+@mutant("community-join-at-tier-one")
 def _join_at_tier_one() -> Layer:
     return CommunityLayer(_JoinAtTierOne)
 
@@ -396,11 +335,7 @@ def _no_population_guard(params: Any, members: Iterable[Any] = ()) -> Community:
     return Community(params, members, orchestrator_cls=_NoPopulationGuardOrch)
 
 
-@mutant(
-    "community-no-population-floor",
-    "community",
-    "the forget decision ignores min_active_agents: a tiny active population forgets (FG-1)",
-)
+@mutant("community-no-population-floor")
 def _no_population_floor() -> Layer:
     return CommunityLayer(_no_population_guard)
 
@@ -422,11 +357,7 @@ def _stale_tiers(params: Any, members: Iterable[Any] = ()) -> Community:
     return Community(params, members, reputation_cls=_StaleTierBook)
 
 
-@mutant(
-    "community-stale-tiers",
-    "community",
-    "the registry keeps each agent's first tier: reputation never promotes or demotes (LC-SAFE-4)",
-)
+@mutant("community-stale-tiers")
 def _stale_tiers_layer() -> Layer:
     return CommunityLayer(_stale_tiers)
 
@@ -444,11 +375,7 @@ class _NoSideRuleVoting(VotingLayer):
         return super()._step(op, command)
 
 
-@mutant(
-    "voting-no-side-rule",
-    "voting",
-    "the verdicts ignore min_side: a single heavy vote decides (TALLY-1)",
-)
+@mutant("voting-no-side-rule")
 def _voting_no_side_rule() -> Layer:
     return _NoSideRuleVoting()
 
@@ -463,11 +390,7 @@ class _RoundlessCommitment(VotingLayer):
         return super()._step(op, command)
 
 
-@mutant(
-    "voting-roundless-commitment",
-    "voting",
-    "the commitment hash leaves out the ballot round, so stale reveals open it (CR-2)",
-)
+@mutant("voting-roundless-commitment")
 def _voting_roundless_commitment() -> Layer:
     return _RoundlessCommitment()
 
@@ -482,11 +405,7 @@ class _PlainDecayBook(ReputationBook):
         return plain_decay(b, self.params.delta)
 
 
-@mutant(
-    "reputation-plain-decay",
-    "reputation",
-    "decay scales the counts r, s (the plain rule), moving an inactive agent's E (REP-1)",
-)
+@mutant("reputation-plain-decay")
 def _plain_decay() -> Layer:
     return ReputationLayer(_PlainDecayBook)
 
@@ -498,11 +417,7 @@ class _NoFarmingCapBook(ReputationBook):
         return raw
 
 
-@mutant(
-    "reputation-no-farming-cap",
-    "reputation",
-    "voting weight jumps to its raw value: no farming cap on its growth (FARM-CAP, REP-2)",
-)
+@mutant("reputation-no-farming-cap")
 def _no_farming_cap() -> Layer:
     return ReputationLayer(_NoFarmingCapBook)
 
@@ -517,11 +432,7 @@ class _WindowOffByOne(SanctionBook):
         return self._now - self.params.sanction_window <= r <= self._now
 
 
-@mutant(
-    "sanctions-window-off-by-one",
-    "sanctions",
-    "violations stay in the window one round too long (W + 1 rounds) (SAN-2)",
-)
+@mutant("sanctions-window-off-by-one")
 def _window_off_by_one() -> Layer:
     return SanctionsLayer(_WindowOffByOne)
 
@@ -533,11 +444,7 @@ class _QuarantineEscalates(SanctionBook):
         return False
 
 
-@mutant(
-    "sanctions-quarantine-escalates",
-    "sanctions",
-    "a quarantined agent's violations still raise its sanction level (SAN-1)",
-)
+@mutant("sanctions-quarantine-escalates")
 def _quarantine_escalates() -> Layer:
     return SanctionsLayer(_QuarantineEscalates)
 
@@ -550,11 +457,7 @@ class _NeverReleased(SanctionBook):
         return False
 
 
-@mutant(
-    "sanctions-never-released",
-    "sanctions",
-    "a repaired agent is never released from quarantine (SAN-1: quarantine ends in bound)",
-)
+@mutant("sanctions-never-released")
 def _never_released() -> Layer:
     return SanctionsLayer(_NeverReleased)
 
@@ -569,11 +472,7 @@ class _QuorumOverVoters(ForgetRule):
         return round(alpha * MICRO) * sum(w for a, w in weights.items() if a in votes)
 
 
-@mutant(
-    "forgetting-quorum-over-voters",
-    "forgetting",
-    "the forget quorum counts only the voters' weight: a lone voter forgets (FG-1)",
-)
+@mutant("forgetting-quorum-over-voters")
 def _quorum_over_voters() -> Layer:
     return ForgettingLayer(_QuorumOverVoters())
 
@@ -585,11 +484,7 @@ class _HiddenIgnored(ForgetRule):
         return blocker(state, False)
 
 
-@mutant(
-    "forgetting-hidden-ignored",
-    "forgetting",
-    "the forget decision ignores the hidden flag (hidden under review) (LC-SAFE-6)",
-)
+@mutant("forgetting-hidden-ignored")
 def _hidden_ignored() -> Layer:
     return ForgettingLayer(_HiddenIgnored())
 
@@ -610,11 +505,7 @@ class _FloatTally(ForgetRule):
         return s, q, s_f > 0 and s_f >= alpha * total
 
 
-@mutant(
-    "forgetting-float-tally",
-    "forgetting",
-    "S ≥ Q is compared in floats, not integers: the threshold case flips (FG-EXACT)",
-)
+@mutant("forgetting-float-tally")
 def _float_tally() -> Layer:
     return ForgettingLayer(_FloatTally())
 
@@ -627,15 +518,8 @@ def _register_pbft() -> None:
         return
     from ostrom.conformance.pbft_mutants import PBFT_MUTANTS
 
-    for name, (layer, factory, description) in PBFT_MUTANTS.items():
-        mutant(name, layer, _PBFT_DESCRIPTIONS.get(name, description))(factory)
-
-
-#: One-line descriptions (pbft_mutants' own name the vector that catches the mutant).
-_PBFT_DESCRIPTIONS: Final = {
-    "pbft-prepares-twice": "a backup accepts a second, conflicting PRE-PREPARE for a "
-    "(view, seq) and prepares twice in the view (BFT-SAFE-1)",
-}
+    for name, (_layer, factory, _description) in PBFT_MUTANTS.items():
+        mutant(name)(factory)
 
 
 _register_pbft()
