@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create the virtual environment and install what ostrom needs on a fresh machine.
-# Usage: scripts/setup.sh [VENV]      -> venv + pinned Python deps (+ java if missing)
+# Usage: scripts/setup.sh [VENV]      -> venv + ostrom with every extra (.[all], pinned) (+ java if missing)
 #        scripts/setup.sh --graphviz  -> Debian's graphviz (only needed to re-render diagrams)
 set -euo pipefail
 
@@ -26,5 +26,5 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-echo "setup: installing ostrom and its pinned dependencies into $VENV" >&2
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[dev]"
+echo "setup: installing ostrom with every extra (pinned) into $VENV" >&2
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[all]"

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ostrom import __version__
+from ostrom.cli.extras import install_hint, missing_extra
 from ostrom.consensus import demo
 from ostrom.figures import diagram
 from ostrom.protocol.params import ParamError, Params
@@ -25,7 +26,21 @@ if TYPE_CHECKING:
     from ostrom.verify import thresholds as thresholds_t
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The command group; a command whose optional extra is not installed stops with one
+    line naming it (``cli/extras.py``) instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except ModuleNotFoundError as exc:
+            message = missing_extra(exc)
+            if message is None:
+                raise
+            raise click.ClickException(message) from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ostrom")
 def main() -> None:
     """ostrom: model-check the specs, run the reference implementation, check conformance."""
@@ -36,8 +51,21 @@ main.add_command(explain)
 
 
 def _simulate_command() -> click.Command:
-    from ostrom.simulation.command import simulate_command
+    try:
+        from ostrom.simulation.command import simulate_command
+    except ModuleNotFoundError as exc:  # scipy/matplotlib: the `sim` extra
+        message = missing_extra(exc)
+        if message is None:
+            raise
 
+        @click.command(
+            context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+            help=f"Run the evaluation model (needs {install_hint('sim')}).",
+        )
+        def unavailable() -> None:
+            raise click.ClickException(message)
+
+        return unavailable
     return simulate_command
 
 

