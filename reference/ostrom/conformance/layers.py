@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Final
 
 from ostrom.conformance.layer import Layer, LayerFactory, Observation
 from ostrom.protocol.agents import MAX_TIER, MICRO, Agent, Sanction
+from ostrom.protocol.commands import is_finite, is_id, is_int, is_text
 from ostrom.protocol.community import Community, Member
 from ostrom.protocol.errors import ErrorCode
 from ostrom.protocol.forgetting import RULE, ForgetRule, decay, forget_confidence_micro, keep_score
@@ -106,29 +107,8 @@ def build_params(params: Mapping[str, Any]) -> Params:
         raise ValueError(f"bad params: {exc}") from exc
 
 
-# --- argument checks (one place, so every layer spells invalid_input the same) -------------
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_num(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _is_text(v: object) -> bool:
-    if not isinstance(v, str):
-        return False
-    try:
-        v.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _is_id(v: object) -> bool:
-    return _is_text(v) and v != ""
+# --- argument checks (protocol/commands.py: one place, so every layer spells invalid_input
+# the same) ------------------------------------------------------------------------------
 
 
 def _fields(
@@ -167,7 +147,7 @@ def _list_of(check: Callable[[object], bool]) -> Callable[[object], bool]:
 
 
 def _micro_weight(v: object) -> bool:
-    return _is_int(v) and v >= 0  # type: ignore[operator]
+    return is_int(v) and v >= 0  # type: ignore[operator]
 
 
 # --- the layers -----------------------------------------------------------------------------
@@ -266,18 +246,18 @@ class VotingLayer(_Base):
         _only(setup, set())
 
     def _step(self, op: str, command: Mapping[str, Any]) -> Observation:
-        nat = lambda v: _is_int(v) and v >= 0  # noqa: E731
-        pos = lambda v: _is_int(v) and v >= 1  # noqa: E731
-        share = lambda v: _is_int(v) and 0 <= v <= MICRO  # noqa: E731
+        nat = lambda v: is_int(v) and v >= 0  # noqa: E731
+        pos = lambda v: is_int(v) and v >= 1  # noqa: E731
+        share = lambda v: is_int(v) and 0 <= v <= MICRO  # noqa: E731
         if op == "commitment":
             f = _fields(
                 command,
                 {
-                    "voter": _is_id,
-                    "artifact": _is_id,
+                    "voter": is_id,
+                    "artifact": is_id,
                     "round": nat,
                     "vote": lambda v: v in ALL_VOTES,
-                    "reason": _is_text,
+                    "reason": is_text,
                     "salt": is_hex64,
                 },
             )
@@ -289,9 +269,9 @@ class VotingLayer(_Base):
                 command,
                 {
                     "seed": nat,
-                    "artifact": _is_id,
+                    "artifact": is_id,
                     "round": nat,
-                    "eligible": _list_of(_is_id),
+                    "eligible": _list_of(is_id),
                     "k": nat,
                 },
             )
@@ -336,8 +316,8 @@ def _prior(v: object) -> bool:
     return (
         isinstance(v, Mapping)
         and set(v) == {"mean", "total"}
-        and _is_num(v["mean"])
-        and _is_num(v["total"])
+        and is_finite(v["mean"])
+        and is_finite(v["total"])
     )
 
 
@@ -362,7 +342,7 @@ class ReputationLayer(_Base):
         _only(setup, {"pretrusted", "feedback"})
         pretrusted = setup.get("pretrusted", [])
         feedback = setup.get("feedback", "decision")
-        if not _list_of(_is_id)(pretrusted):
+        if not _list_of(is_id)(pretrusted):
             raise ValueError("setup: pretrusted must be a list of agent ids")
         if feedback not in FEEDBACK_MODES:
             raise ValueError(f"setup: feedback must be one of {FEEDBACK_MODES}")
@@ -375,12 +355,12 @@ class ReputationLayer(_Base):
     def _step(self, op: str, command: Mapping[str, Any]) -> Observation:
         book = self.book
         events: list[dict[str, Any]] = []
-        unit = lambda v: _is_num(v) and v >= 0  # noqa: E731
+        unit = lambda v: is_finite(v) and v >= 0  # noqa: E731
         if op == "add":
             f = _fields(
                 command,
-                {"agent": _is_id},
-                {"tier": lambda v: _is_int(v) and 0 <= v <= MAX_TIER, "prior": _prior},
+                {"agent": is_id},
+                {"tier": lambda v: is_int(v) and 0 <= v <= MAX_TIER, "prior": _prior},
             )
             prior = None
             if "prior" in f:
@@ -397,7 +377,7 @@ class ReputationLayer(_Base):
         elif op == "observe":
             f = _fields(
                 command,
-                {"agent": _is_id, "positive": lambda v: isinstance(v, bool)},
+                {"agent": is_id, "positive": lambda v: isinstance(v, bool)},
                 {"weight": unit},
             )
             self._known(f["agent"])
@@ -409,7 +389,7 @@ class ReputationLayer(_Base):
                 {
                     "votes": lambda v: (
                         isinstance(v, Mapping)
-                        and all(_is_id(k) and x in ALL_VOTES for k, x in v.items())
+                        and all(is_id(k) and x in ALL_VOTES for k, x in v.items())
                     ),
                     "decision": vote,
                 },
@@ -465,17 +445,17 @@ class SanctionsLayer(_Base):
         self.params = build_params(params)
         _only(setup, {"unrepaired"})
         unrepaired = setup.get("unrepaired", [])
-        if not _list_of(_is_id)(unrepaired):
+        if not _list_of(is_id)(unrepaired):
             raise ValueError("setup: unrepaired must be a list of agent ids")
         broken = frozenset(unrepaired)
         self.book = self._cls(self.params, lambda agent, _round: agent not in broken)
 
     def _step(self, op: str, command: Mapping[str, Any]) -> Observation:
         book = self.book
-        nat = lambda v: _is_int(v) and v >= 0  # noqa: E731
+        nat = lambda v: is_int(v) and v >= 0  # noqa: E731
         if op == "record":
             kinds = {k.value for k in Violation}
-            f = _fields(command, {"agent": _is_id, "kind": lambda v: v in kinds}, {"round": nat})
+            f = _fields(command, {"agent": is_id, "kind": lambda v: v in kinds}, {"round": nat})
             rnd = f.get("round", book.now)
             if rnd < book.now:
                 raise Invalid(detail=f"round {rnd} is before now {book.now}")
@@ -518,11 +498,11 @@ def _forget_artifact(v: object) -> bool:
         return False
     votes = v.get("forget_votes", {})
     return (
-        _is_id(v["id"])
+        is_id(v["id"])
         and v["state"] in STATES
         and isinstance(v.get("hidden", False), bool)
         and isinstance(votes, Mapping)
-        and all(_is_id(k) and _is_int(c) and 0 <= c <= MICRO for k, c in votes.items())
+        and all(is_id(k) and is_int(c) and 0 <= c <= MICRO for k, c in votes.items())
     )
 
 
@@ -535,10 +515,10 @@ def _forget_agent(v: object) -> bool:
     if not set(v) <= {"id", "tier", "weight", "sanction"}:
         return False
     return (
-        _is_id(v["id"])
-        and _is_int(v["tier"])
+        is_id(v["id"])
+        and is_int(v["tier"])
         and 0 <= v["tier"] <= MAX_TIER
-        and _is_num(v["weight"])
+        and is_finite(v["weight"])
         and v["weight"] >= 0
         and v.get("sanction", "none") in _SANCTION_NAMES
     )
@@ -567,14 +547,14 @@ class ForgettingLayer(_Base):
 
     def _step(self, op: str, command: Mapping[str, Any]) -> Observation:
         p = self.params
-        nonneg = lambda v: _is_num(v) and v >= 0  # noqa: E731
-        unit = lambda v: _is_num(v) and 0 <= v <= 1  # noqa: E731
+        nonneg = lambda v: is_finite(v) and v >= 0  # noqa: E731
+        unit = lambda v: is_finite(v) and 0 <= v <= 1  # noqa: E731
         value: Any
         if op == "decide":
             f = _fields(
                 command,
                 {"artifacts": _list_of(_forget_artifact), "agents": _list_of(_forget_agent)},
-                {"min_active": lambda v: _is_int(v) and v >= 0},
+                {"min_active": lambda v: is_int(v) and v >= 0},
             )
             ids = [a["id"] for a in f["agents"]]
             if len(set(ids)) != len(ids):
@@ -625,13 +605,13 @@ def _member(entry: Mapping[str, Any]) -> Member:
         raise ValueError(f"setup: member has unknown key(s) {', '.join(extra)}")
     subs = entry.get("subscriptions", [])
     ok = (
-        _is_id(entry.get("id"))
-        and _is_int(entry.get("tier", 0))
+        is_id(entry.get("id"))
+        and is_int(entry.get("tier", 0))
         and 0 <= entry.get("tier", 0) <= MAX_TIER
-        and _is_num(entry.get("reputation", 0.5))
-        and _is_num(entry.get("evidence", 2.0))
+        and is_finite(entry.get("reputation", 0.5))
+        and is_finite(entry.get("evidence", 2.0))
         and isinstance(entry.get("pretrusted", False), bool)
-        and _list_of(_is_id)(subs)
+        and _list_of(is_id)(subs)
     )
     if not ok:
         raise ValueError(f"setup: bad member {dict(entry)!r}")

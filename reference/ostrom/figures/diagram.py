@@ -12,6 +12,7 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
+from ostrom.protocol import commands
 from ostrom.protocol.lifecycle import (
     AGENT_COMMANDS,
     NEW,
@@ -179,6 +180,7 @@ def update_generated(root: Path, *, svg: bool = True) -> list[Path]:
             changed.append(path)
 
     write(root / "spec" / "LifecycleTable.tla", to_tla_table())
+    write(root / "schema" / "command.schema.json", commands.schema_text())
     write(root / "docs" / "img" / "lifecycle.dot", to_dot())
     if svg:
         write(root / "docs" / "img" / "lifecycle.svg", to_svg())

@@ -27,13 +27,14 @@ property it protects (``# LC-SAFE-4``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from transitions import Machine
 
-from ostrom.protocol.agents import MAX_TIER, Agent, Sanction, micro
+from ostrom.protocol.agents import Agent, Sanction, micro
+from ostrom.protocol.commands import OPS as OPS
+from ostrom.protocol.commands import SCHEMAS as SCHEMAS
 from ostrom.protocol.errors import ErrorCode, Refused
 from ostrom.protocol.forgetting import BLOCK_POPULATION, RULE, ForgetRule
 from ostrom.protocol.forgetting import decide as forget_decide
@@ -55,13 +56,11 @@ from ostrom.protocol.lifecycle import (
 )
 from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.protocol.voting import (
-    ALL_VOTES,
     Ballot,
     BallotKind,
     Phase,
     Tally,
     dispute_verdict,
-    is_hex64,
     review_verdict,
     select_reviewers,
 )
@@ -69,7 +68,6 @@ from ostrom.protocol.voting import (
 Event = dict[str, Any]
 Observation = dict[str, Any]
 
-ARBITER_OUTCOMES: Final = frozenset({"accept", "reject", "revote"})
 #: Decision paths by which an artifact may become (or return to) `active` (LC-SAFE-1).
 LEGIT_ACTIVE_PATHS: Final = frozenset({"fast_track", "tally", "arbiter", "dispute_kept"})
 
@@ -77,87 +75,10 @@ LEGIT_ACTIVE_PATHS: Final = frozenset({"fast_track", "tally", "arbiter", "disput
 #: The commands an agent sends (its ``agent`` field is the sender).
 _AGENT_OPS: Final = frozenset(name for name, spec in EVENTS.items() if spec.actor == "agent")
 
-# --- input validation (check 1: invalid_input) ------------------------------------------
-
-
-def _is_text(v: object) -> bool:
-    """A string that UTF-8 can encode (lone surrogates would crash the canonical encoding)."""
-    if not isinstance(v, str):
-        return False
-    try:
-        v.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _is_id(v: object) -> bool:
-    return _is_text(v) and v != ""
-
-
-#: Largest magnitude a numeric field may have: micro(v) must stay an exact, finite integer.
-_MAX_NUMBER: Final = 1e9
-
-
-def _is_number(v: object) -> bool:
-    """A finite int or float of at most ``_MAX_NUMBER`` in magnitude (``1e303`` or a
-    400-digit integer would overflow ``micro``; booleans are not numbers)."""
-    if not isinstance(v, int | float) or isinstance(v, bool):
-        return False
-    try:
-        return math.isfinite(v) and abs(v) <= _MAX_NUMBER
-    except OverflowError:  # an int too large for a float
-        return False
-
-
-def _is_one_of(values: frozenset[str]) -> Callable[[object], bool]:
-    """A string among ``values`` (a list or dict is not hashable: never a member)."""
-    return lambda v: isinstance(v, str) and v in values
-
-
-def _is_unit(v: object) -> bool:
-    return _is_number(v) and 0 <= v <= 1  # type: ignore[operator]
-
-
-def _is_id_list(v: object) -> bool:
-    return isinstance(v, list | tuple) and all(_is_id(x) for x in v)
-
-
-def _is_tier(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_TIER
-
-
-_SANCTIONS: Final = frozenset(s.value for s in Sanction)
-
-Check = Callable[[object], bool]
-_ID: Final[dict[str, Check]] = {"agent": _is_id, "artifact": _is_id}
-#: op -> (required fields, optional fields).  Any other key is `invalid_input`.
-SCHEMAS: Final[dict[str, tuple[dict[str, Check], dict[str, Check]]]] = {
-    "propose": ({**_ID, "slot": _is_id, "digest": _is_id}, {"evidence": _is_id_list}),
-    "resubmit": ({**_ID, "digest": _is_id}, {"evidence": _is_id_list}),
-    "recruit": ({"artifact": _is_id}, {}),
-    "object": (dict(_ID), {}),
-    "commit_vote": ({**_ID, "commitment": is_hex64}, {}),
-    "reveal_vote": (
-        {**_ID, "vote": _is_one_of(ALL_VOTES), "reason": _is_text, "salt": is_hex64},
-        {},
-    ),
-    "arbitrate": ({**_ID, "outcome": _is_one_of(ARBITER_OUTCOMES)}, {}),
-    "dispute": ({**_ID, "reason": _is_text}, {}),
-    "urgent_report": ({**_ID, "reason": _is_text}, {}),
-    "forget_vote": (dict(_ID), {"confidence": _is_unit}),
-    "tick": ({}, {}),
-    "set_agent": (
-        {"agent": _is_id, "tier": _is_tier},
-        {
-            "weight": _is_number,
-            "reputation": _is_unit,
-            "sanction": lambda v: isinstance(v, str) and v in _SANCTIONS,
-            "subscriptions": _is_id_list,
-        },
-    ),
-}
-OPS: Final[tuple[str, ...]] = tuple(SCHEMAS)
+# --- input validation (check 1: invalid_input): protocol/commands.py --------------------
+# SCHEMAS (op -> required and optional field checks) and OPS are the command table's, the
+# one every other reader of commands uses too (conformance layers, trace compilers, the
+# published schema/command.schema.json).
 
 
 def _violation(agent: str, kind: str) -> Event:

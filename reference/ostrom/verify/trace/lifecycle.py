@@ -42,15 +42,15 @@ docs/conformance.md "Trace validation" is the user's guide.
 
 import math
 import shutil
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from ostrom import layout
 from ostrom.protocol.agents import BARRING, MICRO, micro
+from ostrom.protocol.commands import JOIN, checked_fields, well_formed
 from ostrom.protocol.lifecycle import BALLOT_KINDS, STATES, TRANSIENT
-from ostrom.protocol.orchestrator import SCHEMAS
 from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.voting import BALLOT_VOTES, BallotKind
 from ostrom.verify.tlc.values import TlaFunction, TlaRecord, function, record, tla
@@ -141,39 +141,6 @@ def _params(log: TraceLog) -> Params:
 
 
 # --- commands -------------------------------------------------------------------------------
-
-
-def well_formed(command: Any) -> tuple[str, dict[str, Any]] | None:
-    """``(op, fields)`` if ``command`` passes check 1 of docs/rules.md (orchestrator.SCHEMAS),
-    else None (the command is malformed: invalid_input)."""
-    if not isinstance(command, dict):
-        return None
-    op = command.get("op")
-    if not isinstance(op, str) or op not in SCHEMAS:
-        return None
-    required, optional = SCHEMAS[op]
-    fields = checked_fields(command, required, optional)
-    return None if fields is None else (op, fields)
-
-
-def checked_fields(
-    command: Mapping[str, Any],
-    required: Mapping[str, Callable[[object], bool]],
-    optional: Mapping[str, Callable[[object], bool]],
-) -> dict[str, Any] | None:
-    """The command's fields but ``op`` if each passes its check and every required one is
-    there; None otherwise (a malformed command)."""
-    fields: dict[str, Any] = {}
-    for key, value in command.items():
-        if key == "op":
-            continue
-        check = required.get(key) or optional.get(key)
-        if check is None or not check(value):
-            return None
-        fields[key] = value
-    if any(k not in fields for k in required):
-        return None
-    return fields
 
 
 @dataclass
@@ -296,20 +263,18 @@ def _community_setup(log: TraceLog, params: Params) -> dict[str, RegEntry]:
 
 
 def _join_fields(command: Any) -> tuple[str, list[str]] | None:
-    """(agent, subscriptions) of a well-formed ``join`` (community.py: Community._join)."""
-    if not isinstance(command, dict) or command.get("op") != "join":
+    """(agent, subscriptions) of a well-formed ``join`` (commands.JOIN; community.py:
+    Community._join)."""
+    if not isinstance(command, dict) or command.get("op") != JOIN.op:
         return None
-    subs = command.get("subscriptions", [])
-    agent = command.get("agent")
-    if (
-        set(command) - {"op", "agent", "subscriptions"}
-        or not isinstance(agent, str)
-        or not 0 < len(agent) <= 256
-        or not isinstance(subs, list)
-        or not all(isinstance(x, str) and 0 < len(x) <= 256 for x in subs)
-    ):
+    fields = checked_fields(
+        command,
+        {k: t.check for k, t in JOIN.required.items()},
+        {k: t.check for k, t in JOIN.optional.items()},
+    )
+    if fields is None:
         return None
-    return agent, subs
+    return fields["agent"], list(fields.get("subscriptions", []))
 
 
 def _violations(events: Sequence[Any], names: Names) -> tuple[tuple[str, str], ...]:

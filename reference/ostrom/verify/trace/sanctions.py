@@ -43,11 +43,11 @@ from typing import Any, Final
 
 from ostrom import layout
 from ostrom.protocol.agents import MICRO, micro
+from ostrom.protocol.commands import checked_fields, is_id, is_int
 from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.sanctions import Violation
 from ostrom.verify.tlc.jar import TlcSetupError
 from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, Value, function, record, tla
-from ostrom.verify.trace.lifecycle import checked_fields
 from ostrom.verify.trace.log import (
     LOG_MODULE,
     TRACE_FORMAT,
@@ -185,20 +185,6 @@ class AgentNames(Names):
 # --- compiling ------------------------------------------------------------------------------
 
 
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_id(v: object) -> bool:
-    if not isinstance(v, str) or not v:
-        return False
-    try:
-        v.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def well_formed(command: Any) -> tuple[str, dict[str, Any]] | None:
     """``(op, fields)`` if SanctionsLayer accepts the command's shape, else None (a
     malformed command: invalid_input)."""
@@ -207,13 +193,13 @@ def well_formed(command: Any) -> tuple[str, dict[str, Any]] | None:
     op = command.get("op")
     checks: dict[str, Callable[[object], bool]]
     if op == "record":
-        checks = {"agent": _is_id, "kind": lambda v: isinstance(v, str) and v in KINDS}
+        checks = {"agent": is_id, "kind": lambda v: isinstance(v, str) and v in KINDS}
     elif op == "tick":
         checks = {}
     else:
         return None
     optional: dict[str, Callable[[object], bool]] = {
-        "round": lambda v: _is_int(v) and v >= 0  # type: ignore[operator]
+        "round": lambda v: is_int(v) and v >= 0  # type: ignore[operator]
     }
     fields = checked_fields(command, checks, optional)
     return None if fields is None else (op, fields)
@@ -298,7 +284,7 @@ def _unrepaired(log: SanctionsLog) -> list[str]:
     if extra:
         raise UnusableLog(f"{log.name}: setup: unknown key(s) {', '.join(sorted(extra))}")
     got = log.setup.get("unrepaired", [])
-    if not isinstance(got, list) or not all(_is_id(a) for a in got):
+    if not isinstance(got, list) or not all(is_id(a) for a in got):
         raise UnusableLog(f"{log.name}: setup: unrepaired must be a list of agent ids")
     return list(got)
 
@@ -310,7 +296,7 @@ def _agent_view(v: Any) -> TlaRecord | None:
     if not isinstance(v, dict) or set(v) != set(FIELDS):
         return None
     level, rank, count = v["level"], v["rank"], v["window_count"]
-    if not isinstance(level, str) or not _is_int(rank) or not _is_int(count):
+    if not isinstance(level, str) or not is_int(rank) or not is_int(count):
         return None
     return record(level=level, rank=rank, window_count=count // MICRO if count % MICRO == 0 else -1)
 
@@ -387,7 +373,7 @@ def compile_log(log: SanctionsLog, names: AgentNames) -> Compiled:
         views: dict[str, TlaRecord] = {}
         if not isinstance(state, dict) or set(state) != {"now", "agents"}:
             problem = "it is not {now, agents}"
-        elif not _is_int(state["now"]):
+        elif not is_int(state["now"]):
             problem = f"state.now is {state['now']!r}, not an integer"
         elif not isinstance(state["agents"], dict):
             problem = "state.agents is not an object"
