@@ -247,8 +247,8 @@ def test_unknown_model_is_one_line(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        "error: unknown model 'x'; known: counter-pass, counter-inv, counter-live, counter-deadlock, "
-        "counter-derived"
+        "error: unknown model 'x'; known: counter-pass, counter-inv, counter-live, "
+        "counter-deadlock, counter-derived"
     )
 
 
