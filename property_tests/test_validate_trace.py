@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -396,3 +397,29 @@ def killmatrix_logs(tmp: Path, *ids: str) -> list[Path]:
 
     by_id = {v.id: v for v in load_suite().by_layer("community")}
     return killmatrix.write_logs(None, [by_id[i] for i in ids], tmp)
+
+
+def test_tla_view_is_the_python_view() -> None:
+    # One artifact view (verify/trace/lifecycle.py: artifact_view): LifecycleTrace.tla's
+    # View has its fields in its order, and shows each field in the same states.
+    from ostrom.protocol.lifecycle import ACTIVE, FORGOTTEN, STATES, TRANSIENT
+    from ostrom.verify.trace.lifecycle import VIEW_FIELDS, VIEW_SHOWN
+
+    text = (ROOT / "spec" / "LifecycleTrace.tla").read_text(encoding="utf-8")
+    view = text[text.index("View(x) ==") : text.index("Existing ==")]
+    assert tuple(re.findall(r"(\w+) \|->", view)) == VIEW_FIELDS
+    # the guard each field is written under in TLA+, and the states it means
+    guards = {
+        "ballot": ("ballot |-> BallotView(r)", TRANSIENT),
+        "reviewers": ('IF r.st \\in Transient \\cup {"active"}', TRANSIENT | {ACTIVE}),
+        "committed": ("committed |-> IF r.st \\in Transient", TRANSIENT),
+        "revealed": ("revealed |-> IF r.st \\in Transient", TRANSIENT),
+        "forget_voters": ('IF r.st = "forgotten" THEN {}', frozenset(STATES) - {FORGOTTEN}),
+        "decision": ("decision |-> DecisionView(r)", frozenset({ACTIVE})),
+    }
+    assert set(guards) == set(VIEW_SHOWN)
+    for field, (tla_text, states) in guards.items():
+        assert tla_text in view or tla_text in text, field
+        assert VIEW_SHOWN[field] == states, field
+    assert 'IF r.st # "active" THEN <<NoView, 0, 0, 0, 0>>' in text  # DecisionView
+    assert "[] OTHER -> <<NoView, NoView>>" in text  # BallotView of a stable state

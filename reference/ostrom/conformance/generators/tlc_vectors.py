@@ -52,11 +52,11 @@ from ostrom.conformance.vectors import vector_errors, wire
 from ostrom.layout import ROOT
 from ostrom.protocol.agents import micro
 from ostrom.protocol.errors import ErrorCode
-from ostrom.protocol.lifecycle import ACTION_COMMANDS, TIMED, TRANSIENT
+from ostrom.protocol.lifecycle import ACTION_COMMANDS, TRANSITIONS
 from ostrom.protocol.voting import commitment, select_reviewers
 from ostrom.verify.tlc.output import parse_state_body
-from ostrom.verify.tlc.values import TlaRecord, TlaSet, Value, record, to_itf
-from ostrom.verify.trace.lifecycle import project_artifact
+from ostrom.verify.tlc.values import TlaRecord, TlaSet, Value, to_itf
+from ostrom.verify.trace.lifecycle import project_artifact, spec_view
 from ostrom.verify.trace.log import Names
 from ostrom.verify.trace.tlc import run_java_tlc
 
@@ -310,66 +310,6 @@ def commands_of(trace: Sequence[SimState]) -> list[SimStep]:
 
 def _salt(*parts: object) -> str:
     return hashlib.sha256("|".join(map(str, ("ostrom-tlc", *parts))).encode()).hexdigest()
-
-
-def spec_view(r: TlaRecord, now: int) -> TlaRecord:
-    """The view of a spec artifact record (LifecycleTrace.tla: View; the same as
-    trace.project_artifact of the reference's public artifact when they agree)."""
-
-    def g(name: str) -> Any:
-        return r.get(name)
-
-    def ids(v: Any) -> frozenset[str]:
-        assert isinstance(v, TlaSet)
-        return frozenset(str(e) for e in v.elems)
-
-    def triples(v: Any) -> list[tuple[Any, ...]]:
-        assert isinstance(v, TlaSet)
-        return [tuple(e) for e in v.elems if isinstance(e, tuple)]
-
-    st, rnd = str(g("st")), g("round")
-    transient = st in TRANSIENT
-    if st in ("commit", "reveal"):
-        ballot: tuple[str, str] = ("review", st)
-    elif st == "arbitration":
-        ballot = ("review", "closed")
-    elif st == "disputed":
-        ballot = ("dispute", str(g("dphase")))
-    elif st in ("proposed", "fast_track", "deliberation"):
-        ballot = ("none", "none")
-    else:
-        ballot = ("-", "-")
-    d = g("decision")
-    assert isinstance(d, TlaRecord)
-    how = str(d.get("how"))
-    if st != "active":
-        decision: tuple[Any, ...] = ("-", 0, 0, 0, 0)
-    elif how in ("tally", "dispute_kept"):
-        decision = (how, d.get("acc"), d.get("rej"), d.get("nacc"), d.get("nrej"))
-    else:
-        decision = (how, 0, 0, 0, 0)
-    return record(
-        state=st,
-        slot=str(g("slot")),
-        submitter=str(g("sub")),
-        hidden=bool(g("hidden")),
-        dispute_count=g("disputes"),
-        resubmit_count=g("resubs"),
-        content=bool(g("content")),
-        deadline=now + int(g("timer")) if st in TIMED else -1,
-        ballot=ballot,
-        reviewers=ids(g("reviewers")) if transient or st == "active" else frozenset(),
-        committed=frozenset(str(c[0]) for c in triples(g("commits")) if c[1] == rnd)
-        if transient
-        else frozenset(),
-        revealed=frozenset((str(c[0]), str(c[2])) for c in triples(g("reveals")) if c[1] == rnd)
-        if transient
-        else frozenset(),
-        forget_voters=frozenset()
-        if st == "forgotten"
-        else frozenset(str(v[0]) for v in triples(g("fvotes"))),  # <<voter, confidence>>
-        decision=decision,
-    )
 
 
 def _view_diff(spec: TlaRecord, ref: TlaRecord) -> list[str]:
@@ -696,8 +636,8 @@ def _row_of(key: str) -> tuple[str, str, str]:
 
 
 def _table_rows() -> list[tuple[str, str, str]]:
-    text = (ROOT / "spec" / "LifecycleTable.tla").read_text(encoding="utf-8")
-    return [tuple(m) for m in re.findall(r'<<"(\w+)", "(\w+)", "(\w+)">>', text)]  # type: ignore[misc]
+    """The transition table's rows, in spec/LifecycleTable.tla's order (generated from it)."""
+    return [(r.event, r.source, r.dest) for r in TRANSITIONS]
 
 
 def all_cover_keys() -> list[str]:

@@ -42,7 +42,7 @@ docs/conformance.md "Trace validation" is the user's guide.
 
 import math
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -50,10 +50,21 @@ from typing import Any, Final
 from ostrom import layout
 from ostrom.protocol.agents import BARRING, MICRO, micro
 from ostrom.protocol.commands import JOIN, checked_fields, well_formed
-from ostrom.protocol.lifecycle import BALLOT_KINDS, STATES, TRANSIENT
+from ostrom.protocol.lifecycle import (
+    ACTIVE,
+    ARBITRATION,
+    BALLOT_KINDS,
+    COMMIT,
+    DISPUTED,
+    FORGOTTEN,
+    REVEAL,
+    STATES,
+    TIMED,
+    TRANSIENT,
+)
 from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.voting import BALLOT_VOTES, BallotKind
-from ostrom.verify.tlc.values import TlaFunction, TlaRecord, function, record, tla
+from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, function, record, tla
 from ostrom.verify.trace.log import LOG_MODULE, NONE, Names, TraceLog, UnusableLog
 from ostrom.verify.trace.regvar import REGVAR_MODULE, registry_variable_spec
 
@@ -326,24 +337,73 @@ def _weight_ok(fields: Mapping[str, Any], params: Params) -> bool:
 
 
 def _ids(value: Any, names: Names) -> frozenset[str]:
+    """A logged list of ids as the set of their TLA+ spellings."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"expected a list of ids, got {value!r}")
     return frozenset(names(v) for v in value)
 
 
+#: The fields of an artifact's view, in the order of LifecycleTrace.tla's View record.
+VIEW_FIELDS: Final = (
+    "state",
+    "slot",
+    "submitter",
+    "hidden",
+    "dispute_count",
+    "resubmit_count",
+    "content",
+    "deadline",
+    "ballot",
+    "reviewers",
+    "committed",
+    "revealed",
+    "forget_voters",
+    "decision",
+)
+_EVERY_STATE: Final = frozenset(STATES)
+#: The states in which the view shows a field (every state for the fields not named);
+#: in the others the field is its blank (``VIEW_BLANKS``).  LifecycleTrace.tla's View
+#: writes the same conditions (property_tests/test_validate_trace.py compares them).
+VIEW_SHOWN: Final[dict[str, frozenset[str]]] = {
+    "ballot": TRANSIENT,
+    "reviewers": TRANSIENT | {ACTIVE},
+    "committed": TRANSIENT,
+    "revealed": TRANSIENT,
+    "forget_voters": _EVERY_STATE - {FORGOTTEN},
+    "decision": frozenset({ACTIVE}),  # LC-SAFE-1: only an active artifact keeps its decision
+}
+VIEW_BLANKS: Final[dict[str, object]] = {
+    "ballot": (NONE, NONE),
+    "reviewers": frozenset(),
+    "committed": frozenset(),
+    "revealed": frozenset(),
+    "forget_voters": frozenset(),
+    "decision": (NONE, 0, 0, 0, 0),
+}
+#: The decision paths decided by a tally, and their (winning, losing) sides: the view
+#: keeps the tally of these only (LifecycleTrace.tla: DecisionView).
+TALLY_PATHS: Final = {"tally": ("accept", "reject"), "dispute_kept": ("keep", "retract")}
+
+
+def artifact_view(state: str, value: Callable[[str], object]) -> TlaRecord:
+    """The view of an artifact in ``state``: what the spec and the public state both say
+    about it (LifecycleTrace.tla: View).  ``value(field)`` reads a field from the source
+    (a logged public artifact, ``project_artifact``; a spec record, ``spec_view``) and is
+    asked only for the fields the view shows in ``state``."""
+    return record(
+        **{
+            f: value(f) if state in VIEW_SHOWN.get(f, _EVERY_STATE) else VIEW_BLANKS[f]
+            for f in VIEW_FIELDS
+        }
+    )
+
+
 def project_artifact(a: Mapping[str, Any], names: Names, unit: int) -> TlaRecord:
-    """The view of one logged artifact (LifecycleTrace.tla: View, which computes the same
-    from the spec's record).  ``unit`` divides the tally weights (micro-units)."""
+    """The view of one logged artifact (``artifact_view`` of the public state).  ``unit``
+    divides the tally weights (micro-units)."""
     st = a["state"]
     if st not in STATES:
         raise ValueError(f"unknown state {st!r}")
-    transient = st in TRANSIENT
-    ballot = (a["ballot"] or "none", a["phase"] or "none") if transient else (NONE, NONE)
-    revealed: frozenset[tuple[str, str]] = frozenset()
-    if transient and a["revealed"] is not None:
-        if not isinstance(a["revealed"], dict):
-            raise ValueError("revealed must be null or an object")
-        revealed = frozenset((names(k), str(v)) for k, v in a["revealed"].items())
     deadline = a["deadline"]
     if deadline is not None and (not isinstance(deadline, int) or isinstance(deadline, bool)):
         raise ValueError(f"deadline {deadline!r}")
@@ -353,33 +413,41 @@ def project_artifact(a: Mapping[str, Any], names: Names, unit: int) -> TlaRecord
     for key in ("dispute_count", "resubmit_count"):
         if not isinstance(a[key], int) or isinstance(a[key], bool):
             raise ValueError(f"{key} must be an integer")
-    return record(
-        state=st,
-        slot=names(str(a["slot"])),
-        submitter=names(str(a["submitter"])),
-        hidden=a["hidden"],
-        dispute_count=a["dispute_count"],
-        resubmit_count=a["resubmit_count"],
-        content=a["digest"] is not None,
-        deadline=-1 if deadline is None else deadline,
-        ballot=ballot,
-        reviewers=_ids(a["reviewers"], names) if st in TRANSIENT | {"active"} else frozenset(),
-        committed=_ids(a["committed"], names) if transient else frozenset(),
-        revealed=revealed,
-        forget_voters=frozenset() if st == "forgotten" else _ids(a["forget_voters"], names),
-        decision=_decision_view(st, a["decision"], unit),
-    )
+
+    def revealed() -> frozenset[tuple[str, str]]:
+        if a["revealed"] is None:
+            return frozenset()
+        if not isinstance(a["revealed"], dict):
+            raise ValueError("revealed must be null or an object")
+        return frozenset((names(k), str(v)) for k, v in a["revealed"].items())
+
+    fields: dict[str, Callable[[], object]] = {
+        "state": lambda: st,
+        "slot": lambda: names(str(a["slot"])),
+        "submitter": lambda: names(str(a["submitter"])),
+        "hidden": lambda: a["hidden"],
+        "dispute_count": lambda: a["dispute_count"],
+        "resubmit_count": lambda: a["resubmit_count"],
+        "content": lambda: a["digest"] is not None,
+        "deadline": lambda: -1 if deadline is None else deadline,
+        "ballot": lambda: (a["ballot"] or "none", a["phase"] or "none"),
+        "reviewers": lambda: _ids(a["reviewers"], names),
+        "committed": lambda: _ids(a["committed"], names),
+        "revealed": revealed,
+        "forget_voters": lambda: _ids(a["forget_voters"], names),
+        "decision": lambda: _decision_view(a["decision"], unit),
+    }
+    return artifact_view(st, lambda f: fields[f]())
 
 
-def _decision_view(st: str, d: Any, unit: int) -> tuple[Any, ...]:
-    """LifecycleTrace.tla: DecisionView.  A tally weight that is no multiple of ``unit``
-    cannot be a sum of the registry's weights: it is written -1 (never equal)."""
-    if st != "active":
-        return (NONE, 0, 0, 0, 0)
+def _decision_view(d: Any, unit: int) -> tuple[Any, ...]:
+    """LifecycleTrace.tla: DecisionView of an active artifact.  A tally weight that is no
+    multiple of ``unit`` cannot be a sum of the registry's weights: it is written -1
+    (never equal)."""
     if not isinstance(d, dict) or not isinstance(d.get("path"), str):
         raise ValueError("an active artifact needs a decision with a path")
     path = d["path"]
-    sides = {"tally": ("accept", "reject"), "dispute_kept": ("keep", "retract")}.get(path)
+    sides = TALLY_PATHS.get(path)
     if sides is None:
         return (path, 0, 0, 0, 0)
     t = d.get("tally")
@@ -392,6 +460,58 @@ def _decision_view(st: str, d: Any, unit: int) -> tuple[Any, ...]:
         return v // unit if isinstance(v, int) and v % unit == 0 else -1
 
     return (path, w(win), w(lose), int(t[f"{win}_voters"]), int(t[f"{lose}_voters"]))
+
+
+def spec_view(r: TlaRecord, now: int) -> TlaRecord:
+    """The view of a spec artifact record at clock ``now`` (``artifact_view`` of
+    Lifecycle.tla's record, as LifecycleTrace.tla's View computes it); equal to
+    ``project_artifact`` of the reference's public artifact when the two agree."""
+
+    def g(name: str) -> Any:
+        return r.get(name)
+
+    def elems(v: Any) -> tuple[Any, ...]:
+        if not isinstance(v, TlaSet):
+            raise ValueError(f"expected a set, got {v!r}")
+        return v.elems
+
+    st, rnd = str(g("st")), g("round")
+    # LifecycleTrace.tla: BallotView, for the transient states
+    ballots = {COMMIT: "review", REVEAL: "review", ARBITRATION: "review", DISPUTED: "dispute"}
+    phases = {COMMIT: COMMIT, REVEAL: REVEAL, ARBITRATION: "closed"}
+
+    def decision() -> tuple[Any, ...]:
+        d = g("decision")
+        if not isinstance(d, TlaRecord):
+            raise ValueError(f"decision {d!r}")
+        how = str(d.get("how"))
+        if how not in TALLY_PATHS:
+            return (how, 0, 0, 0, 0)
+        return (how, d.get("acc"), d.get("rej"), d.get("nacc"), d.get("nrej"))
+
+    fields: dict[str, Callable[[], object]] = {
+        "state": lambda: st,
+        "slot": lambda: str(g("slot")),
+        "submitter": lambda: str(g("sub")),
+        "hidden": lambda: bool(g("hidden")),
+        "dispute_count": lambda: g("disputes"),
+        "resubmit_count": lambda: g("resubs"),
+        "content": lambda: bool(g("content")),
+        "deadline": lambda: now + int(g("timer")) if st in TIMED else -1,
+        "ballot": lambda: (
+            ballots.get(st, "none"),
+            str(g("dphase")) if st == DISPUTED else phases.get(st, "none"),
+        ),
+        "reviewers": lambda: frozenset(str(e) for e in elems(g("reviewers"))),
+        "committed": lambda: frozenset(str(c[0]) for c in elems(g("commits")) if c[1] == rnd),
+        "revealed": lambda: frozenset(
+            (str(c[0]), str(c[2])) for c in elems(g("reveals")) if c[1] == rnd
+        ),
+        # fvotes: <<voter, confidence>>
+        "forget_voters": lambda: frozenset(str(v[0]) for v in elems(g("fvotes"))),
+        "decision": decision,
+    }
+    return artifact_view(st, lambda f: fields[f]())
 
 
 def _registry_view(reg: Any, names: Names, unit: int) -> TlaFunction:
