@@ -78,6 +78,7 @@ def bench_hypothesis() -> None:
 
     import conftest  # noqa: F401  (registers the profiles)
     import test_orchestrator_stateful as t
+    from mutant_check import run_machine
 
     counter = {"n": 0}
     original = t.LifecycleMachine.do
@@ -90,7 +91,7 @@ def bench_hypothesis() -> None:
     try:
         profile = settings.get_profile("ci")
         t0 = time.perf_counter()
-        t.run_machine(t.LifecycleMachine)
+        run_machine(t.LifecycleMachine)
         seconds = time.perf_counter() - t0
     finally:
         t.LifecycleMachine.do = original  # type: ignore[method-assign]

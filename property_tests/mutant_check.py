@@ -32,7 +32,7 @@ def assert_mutant_caught(machine: type[RuleBasedStateMachine], mutant: str, prop
             machine,
             phases=[Phase.explicit, Phase.generate],
             report_multiple_bugs=False,
-            max_examples=max(1000, settings.default.max_examples),
+            max_examples=max(1000, settings().max_examples),
         )
     except AssertionError as failure:
         message = str(failure)

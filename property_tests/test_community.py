@@ -108,7 +108,7 @@ class CommunityMachine(RuleBasedStateMachine):
         """Any agent, or (half the time) one whose registry tier suffices: the rare
         commands still get through often enough to reach their paths."""
         able = [a for a, x in sorted(self.c.agents.items()) if x.tier >= min_tier]
-        pool = able if able and data.draw(st.booleans()) else self._ids()
+        pool = able if bool(able) and data.draw(st.booleans()) else self._ids()
         return data.draw(st.sampled_from(pool))
 
     def _artifacts(self, states: set[str] | None = None) -> list[str]:
@@ -125,8 +125,8 @@ class CommunityMachine(RuleBasedStateMachine):
         return tier >= need, f"reputation tier {tier} < {need}"
 
     def do(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        op = cmd.get("op")
-        agent = cmd.get("agent")
+        op = cmd.get("op", "")
+        agent = cmd.get("agent", "")
         is_agent_op = op in AGENT_OPS and isinstance(agent, str) and agent in self.c.agents
         allowed, why = self._allowed(agent, op) if is_agent_op else (True, "")
         before = self.c.public_state()["artifacts"] if op == "tick" else None
@@ -149,7 +149,7 @@ class CommunityMachine(RuleBasedStateMachine):
         active = {a for a, x in self.c.agents.items() if not x.barred}
         hidden = {x: a["hidden"] for x, a in before.items()}
         for ev in events:
-            x = ev.get("artifact")
+            x = ev.get("artifact", "")
             if ev["event"] == "timeout" and ev["from"] == DISPUTED and ev["to"] != DISPUTED:
                 hidden[x] = hidden[x] and ev["to"] == RETRACTED  # LC-SAFE-5: a failed one clears
             if ev["event"] == "forget":
@@ -317,7 +317,7 @@ class CommunityMachine(RuleBasedStateMachine):
         x = data.draw(st.sampled_from(self._artifacts({"arbitration"})))
         reviewers = self.c.public_state()["artifacts"][x]["reviewers"]
         free = [a for a, e in sorted(self.c.agents.items()) if e.tier == 3 and a not in reviewers]
-        pool = free if free and data.draw(st.booleans()) else self._ids()
+        pool = free if bool(free) and data.draw(st.booleans()) else self._ids()
         self.do({"op": "arbitrate", "agent": data.draw(st.sampled_from(pool)), "artifact": x,
                  "outcome": outcome})  # fmt: skip
 
@@ -335,7 +335,7 @@ class CommunityMachine(RuleBasedStateMachine):
                               "retracted"})  # fmt: skip
         if xs:
             disputed = self._artifacts({DISPUTED})
-            pool = disputed if disputed and data.draw(st.booleans()) else xs
+            pool = disputed if bool(disputed) and data.draw(st.booleans()) else xs
             self.do({"op": "forget_vote", "agent": data.draw(st.sampled_from(self._ids())),
                      "artifact": data.draw(st.sampled_from(pool))})  # fmt: skip
 

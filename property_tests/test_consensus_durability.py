@@ -556,7 +556,7 @@ def test_the_same_schedule_with_the_database_keeps_agreement() -> None:
 class World:
     """Four durable replicas driven by hand (no network), each with an in-memory store."""
 
-    def __init__(self, **kw: int) -> None:
+    def __init__(self, **kw: Any) -> None:
         names = [replica_name(i) for i in range(4)] + ["c0", "c1"]
         self.ring, self.signers = make_keys(7, names)
         self.kw = kw
@@ -647,12 +647,20 @@ def test_restarted_replica_keeps_its_view(world: World) -> None:
     a = world.request("a")
     world.nodes[1].on_message(a)
     out = world.nodes[1].on_timeout()
-    (vc,) = [s.payload for s in out.sends if isinstance(s.payload.message, ViewChange)]
+    (vc,) = [
+        s.payload
+        for s in out.sends
+        if isinstance(s.payload, Signed) and isinstance(s.payload.message, ViewChange)
+    ]
     node = world.restart(1)
     assert (node.replica.view, node.replica.active) == (1, False)
     out = node.on_message(world.pre_prepare(0, 1, a))
     assert out.sends == [] and node.replica.rejected["stale_view"] == 1
-    again = [s.payload for s in node.retransmit().sends if s.payload == vc]
+    again = [
+        s.payload
+        for s in node.retransmit().sends
+        if isinstance(s.payload, Signed) and s.payload == vc
+    ]
     assert again and again[0].signature == vc.signature
 
 

@@ -328,13 +328,22 @@ def test_fetch_state_is_answered_once_per_retransmission_period() -> None:
     fetch = signers["r3"].sign(FetchState(0, 3))
     replies = [r0.on_message(fetch) for _ in range(100)]
     transfers = [
-        s for out in replies for s in out.sends if isinstance(s.payload.message, StateTransfer)
+        s
+        for out in replies
+        for s in out.sends
+        if isinstance(s.payload, Signed) and isinstance(s.payload.message, StateTransfer)
     ]
     assert len(transfers) == 1
     assert r0.rejected["rate_limited"] == 99
     r0.retransmit()
     out = r0.on_message(fetch)
-    assert sum(isinstance(s.payload.message, StateTransfer) for s in out.sends) == 1
+    assert (
+        sum(
+            isinstance(s.payload, Signed) and isinstance(s.payload.message, StateTransfer)
+            for s in out.sends
+        )
+        == 1
+    )
 
 
 def test_far_future_view_changes_are_not_all_stored() -> None:

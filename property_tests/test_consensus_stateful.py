@@ -342,7 +342,7 @@ def test_pbft_n4() -> None:
 
 def test_pbft_n7() -> None:
     """A third of the examples: each step costs about twice as much with seven replicas."""
-    run_machine(PBFTMachine7, max_examples=max(1, settings.default.max_examples // 3))
+    run_machine(PBFTMachine7, max_examples=max(1, settings().max_examples // 3))
 
 
 #: What the runs must reach, or the safety checks prove nothing (docs/design.md §7 witnesses).

@@ -7,6 +7,8 @@ schedules; these pin down individual rules, each with the smallest setup that sh
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 import pytest
 
 from ostrom.consensus.byzantine import EquivocatingPrimary, Garbage, Silent
@@ -42,7 +44,7 @@ from test_orchestrator_stateful import AGENTS, PARAMS
 
 
 class World:
-    def __init__(self, n: int = 4, f: int = 1, **kw: int) -> None:
+    def __init__(self, n: int = 4, f: int = 1, **kw: Any) -> None:
         names = [replica_name(i) for i in range(n)] + ["c0", "c1"]
         self.ring, self.signers = make_keys(7, names)
         self.replicas = [
@@ -60,6 +62,15 @@ class World:
             for s in out.sends
             if isinstance(s.payload, Signed) and isinstance(s.payload.message, kind)
         ]
+
+
+M = TypeVar("M")
+
+
+def body(s: Signed, kind: type[M]) -> M:
+    """The message ``s`` carries, checked to be a ``kind`` (which types its fields)."""
+    assert isinstance(s.message, kind)
+    return s.message
 
 
 def _deliver_all(w: World, src: int, msgs: list[Signed], to: list[int]) -> list[Output]:
@@ -164,7 +175,7 @@ def test_prepared_needs_2f_prepares_from_backups_and_commit_2f_plus_1() -> None:
     out = r1.on_message(pp)
     (p1,) = w.sent(out, Prepare)
     assert not w.sent(out, Commit)  # own prepare only: 1 < 2f
-    primary_prep = w.signers["r0"].sign(Prepare(0, 1, pp.message.digest, 0))
+    primary_prep = w.signers["r0"].sign(Prepare(0, 1, body(pp, PrePrepare).digest, 0))
     assert not w.sent(r1.on_message(primary_prep), Commit)
     assert r1.rejected["not_backup"] == 1  # the primary's prepare does not count
     p2 = w.sent(w.replicas[2].on_message(pp), Prepare)[0]
@@ -173,10 +184,10 @@ def test_prepared_needs_2f_prepares_from_backups_and_commit_2f_plus_1() -> None:
     c2 = w.sent(w.replicas[2].on_message(p1), Commit)[0]
     assert not r1.on_message(c2).executed  # 2 commits < 2f+1
     w.replicas[3].on_message(pp)
-    c3 = w.signers["r3"].sign(Commit(0, 1, pp.message.digest, 3))
+    c3 = w.signers["r3"].sign(Commit(0, 1, body(pp, PrePrepare).digest, 3))
     out = r1.on_message(c3)
     assert [e.seq for e in out.executed] == [1]
-    assert r1.last_exec == 1 and r1.executed_log[0][1] == pp.message.digest
+    assert r1.last_exec == 1 and r1.executed_log[0][1] == body(pp, PrePrepare).digest
     (reply,) = [s for s in out.sends if s.dest == "c0"]
     assert isinstance(reply.payload, Signed) and isinstance(reply.payload.message, Reply)
 
@@ -200,7 +211,7 @@ def test_execution_is_in_sequence_order() -> None:
     w = World()
     _, pp1 = _pre_prepare(w)
     _, pp2 = _pre_prepare(w)
-    assert pp2.message.seq == 2
+    assert body(pp2, PrePrepare).seq == 2
     _commit_everywhere(w, [pp2])
     assert all(r.last_exec == 0 for r in w.replicas)  # seq 2 committed, waits for seq 1
     assert all(2 in r.committed for r in w.replicas[1:])
@@ -282,14 +293,14 @@ def _prepared_then_view_change(w: World) -> list[Signed]:
         for j in (1, 2, 3):
             if p.sender != replica_name(j):
                 w.replicas[j].on_message(p)
-    assert all((0, 1, pp.message.digest) in w.replicas[j].prepared_log for j in (1, 2, 3))
+    assert all((0, 1, body(pp, PrePrepare).digest) in w.replicas[j].prepared_log for j in (1, 2, 3))
     return [w.sent(w.replicas[j].on_timeout(), ViewChange)[0] for j in (1, 2, 3)]
 
 
 def test_new_view_verification_rejects_a_primary_ignoring_a_prepared_certificate() -> None:
     w = World()
     vcs = _prepared_then_view_change(w)
-    assert all(len(vc.message.prepared) == 1 for vc in vcs)
+    assert all(len(body(vc, ViewChange).prepared) == 1 for vc in vcs)
     new_primary = w.signers["r1"]  # primary of view 1
     forged_o = (new_primary.sign(PrePrepare(1, 1, NULL_DIGEST, None, 1)),)
     bad = new_primary.sign(NewView(1, tuple(vcs), forged_o, 1))
@@ -305,8 +316,8 @@ def test_new_view_verification_rejects_a_primary_ignoring_a_prepared_certificate
     for vc in vcs[1:]:
         out.extend(r1.on_message(vc))
     (nv,) = w.sent(out, NewView)
-    (o1,) = nv.message.pre_prepares
-    assert o1.message.digest != NULL_DIGEST and o1.message.seq == 1
+    (o1,) = body(nv, NewView).pre_prepares
+    assert body(o1, PrePrepare).digest != NULL_DIGEST and body(o1, PrePrepare).seq == 1
     r2.on_message(nv)
     assert r2.active and r2.view == 1
 
@@ -331,7 +342,7 @@ def test_rejections_are_counted_by_reason() -> None:
     w = World()
     _, pp = _pre_prepare(w)
     r1 = w.replicas[1]
-    d = pp.message.digest
+    d = body(pp, PrePrepare).digest
     r1.on_message(pp)
     r1.on_message(pp)
     assert r1.rejected["replayed"] == 1
@@ -461,7 +472,7 @@ def test_a_replica_that_left_the_view_still_executes_a_committed_request() -> No
     """q signed commits of a view it has left decide the sequence number for it too."""
     w = World()
     _, pp = _pre_prepare(w)
-    d = pp.message.digest
+    d = body(pp, PrePrepare).digest
     r3 = w.replicas[3]
     r3.on_message(pp)
     r3.on_timeout()  # r3 leaves view 0 alone

@@ -507,7 +507,9 @@ def test_threshold_is_exact_in_micro_units() -> None:
 
 
 @st.composite
-def registries(draw: st.DrawFn) -> tuple[Params, list[Agent], dict[str, float], dict[str, str]]:
+def registries(
+    draw: st.DrawFn,
+) -> tuple[Params, list[Agent], dict[str, float], dict[str, Sanction]]:
     w_min = draw(units(1, MICRO // 2))
     w_max = draw(units(micro(w_min), 2 * MICRO))
     n = draw(st.integers(1, 10))
@@ -535,7 +537,7 @@ def registries(draw: st.DrawFn) -> tuple[Params, list[Agent], dict[str, float], 
 
 @given(registries())
 def test_decide_agrees_with_the_orchestrator(
-    case: tuple[Params, list[Agent], dict[str, float], dict[str, str]],
+    case: tuple[Params, list[Agent], dict[str, float], dict[str, Sanction]],
 ) -> None:
     """``decide`` on the recorded votes predicts the orchestrator's forget at the tick:
     barred voters, tier-0 weights and the population guard included.  The orchestrator
@@ -572,7 +574,7 @@ def test_forgetting_mutant_is_caught(mutant: type[ForgetRule], prop: str) -> Non
     check = settings(
         phases=[Phase.explicit, Phase.generate],
         report_multiple_bugs=False,
-        max_examples=max(1000, settings.default.max_examples),
+        max_examples=max(1000, settings().max_examples),
     )(CHECKS[prop](mutant()))
     with pytest.raises(AssertionError) as caught:
         check()

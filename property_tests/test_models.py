@@ -56,7 +56,7 @@ def _reached_rows(row: RowResult) -> set[tuple[str, str, str]]:
         m = re.match(r'<<"ROW", <<(".*?"), (".*?"), (".*?")>>>>', line.strip())
         if m:
             reached.add(tuple(ast.literal_eval(g) for g in m.groups()))
-    return reached  # type: ignore[return-value]
+    return reached
 
 
 def test_spec_takes_only_table_rows_and_reaches_every_row(rows: dict[str, RowResult]) -> None:

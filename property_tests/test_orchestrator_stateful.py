@@ -587,7 +587,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     def malformed(self, data: st.DataObject) -> None:
         """Input that is not a well-formed command is `invalid_input`, never an exception."""
         good = {"op": "dispute", "agent": "d1", "artifact": "x0", "reason": ""}
-        junk = data.draw(
+        junk: Any = data.draw(
             st.sampled_from(
                 [
                     None,

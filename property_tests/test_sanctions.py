@@ -35,6 +35,7 @@ import copy
 import re
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -561,7 +562,10 @@ def _abstract(book: SanctionBook, agent: str, window: int) -> AbsState:
         row[0] += book.weight(k) // MICRO
         row[1] += 1
         row[2] += k in MALFUNCTION
-    left = lambda until: 0 if until is None else until - book.now  # noqa: E731
+
+    def left(until: int | None) -> int:
+        return 0 if until is None else until - book.now
+
     return (
         tuple((w, n, m) for w, n, m in hist),
         rec.rank,
@@ -570,6 +574,11 @@ def _abstract(book: SanctionBook, agent: str, window: int) -> AbsState:
         left(rec.probation_until),
         rec.strategic,
     )
+
+
+def _repair_check(ok: bool) -> Callable[[str, int], bool]:
+    """A repair check that always answers ``ok``."""
+    return lambda agent, now: ok
 
 
 def _python_graph(params: Params, window: int, per_round: int) -> set[tuple[AbsState, AbsState]]:
@@ -592,7 +601,7 @@ def _python_graph(params: Params, window: int, per_round: int) -> set[tuple[AbsS
                 succ.append(nxt)
         for ok in (True, False):
             nxt = copy.deepcopy(book)
-            nxt._repair_check = lambda a, r, ok=ok: ok
+            nxt._repair_check = _repair_check(ok)
             nxt.tick(nxt.now + 1)
             succ.append(nxt)
         for nxt in succ:

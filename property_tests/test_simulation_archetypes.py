@@ -62,7 +62,9 @@ def ballot(
     )
 
 
-def votes(archetype: str, b: arch.Ballot, n: int = N, cfg: SimConfig = CFG, seed: int = SEED):
+def votes(
+    archetype: str, b: arch.Ballot, n: int = N, cfg: SimConfig = CFG, seed: int = SEED
+) -> list[arch.Act]:
     """``n`` votes of one agent on the same ballot (one random stream)."""
     rng = random.Random(seed)
     return [arch.vote(archetype, "a001", b, cfg, rng, seed) for _ in range(n)]
@@ -79,7 +81,7 @@ def flip(act: str) -> str:
 @pytest.mark.parametrize("quality", [0.05, 0.2, 0.4, 0.95, 0.99])
 def test_honest_is_accurate_far_from_the_threshold(quality: float, deliberated: bool) -> None:
     acts = votes("honest", ballot(quality=quality, deliberated=deliberated))
-    right = arch.ENDORSE if quality >= ACCEPT_THRESHOLD else arch.OPPOSE
+    right: arch.Act = arch.ENDORSE if quality >= ACCEPT_THRESHOLD else arch.OPPOSE
     accuracy = acts.count(right) / N
     assert accuracy >= 0.99, f"honest accuracy {accuracy} at quality {quality}"
     assert set(acts) <= {arch.ENDORSE, arch.OPPOSE}  # an honest agent always votes
@@ -97,7 +99,7 @@ def test_honest_follows_a_gaussian_reading(quality: float, deliberated: bool) ->
 
 @pytest.mark.parametrize("quality", [0.62, 0.66, 0.75, 0.78])
 def test_deliberation_reduces_errors_near_the_threshold(quality: float) -> None:
-    right = arch.ENDORSE if quality >= ACCEPT_THRESHOLD else arch.OPPOSE
+    right: arch.Act = arch.ENDORSE if quality >= ACCEPT_THRESHOLD else arch.OPPOSE
     err = {}
     for d in (False, True):
         acts = votes("honest", ballot(quality=quality, deliberated=d), seed=SEED + d)
@@ -116,7 +118,9 @@ def test_noise_free_reading_is_the_threshold_rule() -> None:
 def test_honest_objects_and_disputes_when_its_reading_says_reject() -> None:
     rng = random.Random(SEED)
     for q, expect in ((0.1, arch.OPPOSE), (0.95, arch.ABSTAIN)):
-        acts = [arch.objects("honest", "a1", ballot(quality=q), CFG, rng, SEED) for _ in range(N)]
+        acts: list[str] = [
+            arch.objects("honest", "a1", ballot(quality=q), CFG, rng, SEED) for _ in range(N)
+        ]
         assert acts.count(expect) / N >= 0.99, (q, expect)
         assert set(acts) <= {arch.OPPOSE, arch.ABSTAIN}
         ds = [
@@ -129,7 +133,9 @@ def test_honest_objects_and_disputes_when_its_reading_says_reject() -> None:
 # --- malicious, strategic, adaptive --------------------------------------------------------
 
 
-def twin(archetype: str, b: arch.Ballot, agent: str = "a001", seed: int = SEED, n: int = 1):
+def twin(
+    archetype: str, b: arch.Ballot, agent: str = "a001", seed: int = SEED, n: int = 1
+) -> list[tuple[arch.Act, arch.Act]]:
     """The act of ``archetype`` and the honest act, on twin random streams."""
     r1, r2 = random.Random(seed), random.Random(seed)
     return [

@@ -16,6 +16,7 @@ under test.
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 import pytest
@@ -112,7 +113,7 @@ def test_gini_is_the_mean_absolute_difference_formula(x: list[float]) -> None:
 
 
 @given(values, st.floats(0.01, 1000.0), st.randoms(use_true_random=False))
-def test_gini_is_scale_and_order_invariant(x: list[float], k: float, rnd) -> None:
+def test_gini_is_scale_and_order_invariant(x: list[float], k: float, rnd: random.Random) -> None:
     g = m.gini(x)
     y = [v * k for v in x]
     rnd.shuffle(y)
@@ -159,7 +160,7 @@ def test_false_positive_rate_counts_sigma2_and_above_only() -> None:
 
 
 def test_punished_levels_are_sigma2_and_above() -> None:
-    from ostrom.protocol.sanctions import Sanction
+    from ostrom.protocol.agents import Sanction
 
     levels = {s.value for s in Sanction}
     punished = set(m.PUNISHED)
@@ -182,7 +183,9 @@ ARTS = [f"x{i}" for i in range(6)]
     st.lists(st.booleans(), min_size=len(ARTS), max_size=len(ARTS)),
     st.lists(st.tuples(st.sampled_from(ARTS), st.sampled_from(lifecycle.STATES)), max_size=60),
 )
-def test_tracker_counts_match_a_recount(good_flags: list[bool], changes) -> None:
+def test_tracker_counts_match_a_recount(
+    good_flags: list[bool], changes: list[tuple[str, str]]
+) -> None:
     good = dict(zip(ARTS, good_flags, strict=True))
     t = m.Tracker(good)
     mine: dict[str, str] = {}

@@ -359,7 +359,7 @@ class Simulation:
     # --- plumbing -----------------------------------------------------------------------
 
     def node(self, i: int) -> Node:
-        return self.byzantine.get(i) or self.durable.get(i) or self.replicas[i]  # type: ignore[no-any-return]
+        return self.byzantine.get(i) or self.durable.get(i) or self.replicas[i]
 
     def route(self, src: str, out: Output, *, periodic: bool = False) -> None:
         """Hand ``out``'s sends to the network, one per link.  With timer-driven

@@ -460,7 +460,7 @@ class _Models(list[Any]):
         return (_Models, (list(self),))
 
 
-class LifecycleMachine(Machine):  # type: ignore[misc]
+class LifecycleMachine(Machine):
     """A ``transitions`` machine whose ``add_model`` is O(1) in the number of models and
     binds only what the orchestrator uses to each model.
 

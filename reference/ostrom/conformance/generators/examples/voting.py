@@ -170,4 +170,4 @@ def _(r: Recorder) -> None:
 )
 def _(r: Recorder) -> None:
     r.do({"op": "dispute_verdict", "retract": [1], "keep": [1]}, "invalid_input")
-    r.do(_dv([1], [True]), "invalid_input", "a boolean is not a weight")  # type: ignore[list-item]
+    r.do(_dv([1], [True]), "invalid_input", "a boolean is not a weight")
