@@ -13,8 +13,9 @@ from typing import Any
 import mutants
 from ostrom.conformance.mutants.registry import code_mutants
 from ostrom.protocol.agents import MAX_TIER
+from ostrom.protocol.commands import Event
 from ostrom.protocol.community import Community
-from ostrom.protocol.orchestrator import Event, Orchestrator
+from ostrom.protocol.orchestrator import Orchestrator
 
 
 class SanctionsNotEnforced(Community):

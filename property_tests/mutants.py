@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from ostrom.conformance.mutants.registry import code_mutants
+from ostrom.protocol.commands import Event
 from ostrom.protocol.errors import ErrorCode, Refused
 from ostrom.protocol.forgetting import ForgetRule
 from ostrom.protocol.lifecycle import ARBITRATION, DISPUTED, FORGOTTEN
-from ostrom.protocol.orchestrator import Artifact, Event, Orchestrator
+from ostrom.protocol.orchestrator import Artifact, Orchestrator
 from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.protocol.voting import Ballot, commitment
 

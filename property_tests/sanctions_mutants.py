@@ -11,7 +11,8 @@ rules (docs/sanctions.md).
 from __future__ import annotations
 
 from ostrom.conformance.mutants.registry import code_mutants
-from ostrom.protocol.sanctions import BANNED, AgentRecord, Event, SanctionBook, Violation
+from ostrom.protocol.commands import Event
+from ostrom.protocol.sanctions import BANNED, AgentRecord, SanctionBook, Violation
 
 
 class QuarantineEscalates(SanctionBook):

@@ -38,6 +38,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from community_mutants import MUTANTS
 from mutant_check import assert_mutant_caught, run_machine
 from ostrom.protocol.agents import BARRING, MAX_TIER, Agent
+from ostrom.protocol.commands import Observation
 from ostrom.protocol.community import Community, Member
 from ostrom.protocol.forgetting import fg1_min_active
 from ostrom.protocol.lifecycle import DISPUTED, EVENTS, RETRACTED
@@ -124,7 +125,7 @@ class CommunityMachine(RuleBasedStateMachine):
         need = EVENTS[op].min_tier or 0
         return tier >= need, f"reputation tier {tier} < {need}"
 
-    def do(self, cmd: dict[str, Any]) -> dict[str, Any]:
+    def do(self, cmd: dict[str, Any]) -> Observation:
         op = cmd.get("op", "")
         agent = cmd.get("agent", "")
         is_agent_op = op in AGENT_OPS and isinstance(agent, str) and agent in self.c.agents

@@ -9,14 +9,15 @@ know which layer they drive.  ``step`` never raises for a bad command: a refusal
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypedDict
+from typing import Any, Protocol
+
+from ostrom.protocol import commands
 
 
-class Observation(TypedDict):
-    """The normative reply to one command: result code, events, public state after it."""
+class Observation(commands.Observation):
+    """The normative reply to one command: the orchestrator's result code and events, and
+    the layer's public state after it."""
 
-    result: str
-    events: list[dict[str, Any]]
     state: Any
 
 

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from ostrom.consensus.messages import Request, Signed, canonical, sha256_hex
 from ostrom.consensus.network import Faults, Simulation
 from ostrom.protocol.agents import Agent
+from ostrom.protocol.commands import Observation
 from ostrom.protocol.orchestrator import Orchestrator
 from ostrom.protocol.params import DEFAULTS, Params
 
@@ -28,7 +29,7 @@ class Core(Protocol):
     """What a replica replicates: a deterministic ``apply`` and a public state
     (``Orchestrator``, or ``community.Community`` with the layers that feed it)."""
 
-    def apply(self, command: object) -> dict[str, Any]: ...
+    def apply(self, command: object) -> Observation: ...
 
     def public_state(self) -> dict[str, Any]: ...
 

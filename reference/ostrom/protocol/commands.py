@@ -417,8 +417,13 @@ TYPED: Final[dict[str, type]] = {
 }
 
 
+#: One event of an observation: ``{"event": name, ...}`` with the fields docs/rules.md lists
+#: for that event (an artifact's ``from``/``to``, a violation's ``agent`` and ``kind``, ...).
+Event: TypeAlias = dict[str, Any]
+
+
 class Observation(TypedDict):
     """What the orchestrator answers to a command: ``ok`` or an error code, and events."""
 
     result: str
-    events: list[dict[str, Any]]
+    events: list[Event]

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ostrom.protocol.agents import MAX_TIER, Agent, Sanction, micro
-from ostrom.protocol.orchestrator import Event, Observation, Orchestrator
+from ostrom.protocol.commands import Event, Observation
+from ostrom.protocol.orchestrator import Orchestrator
 from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.protocol.reputation import Beta, ReputationBook
 from ostrom.protocol.sanctions import RepairCheck, SanctionBook

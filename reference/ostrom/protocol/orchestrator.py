@@ -35,6 +35,7 @@ from transitions import Machine
 from ostrom.protocol.agents import Agent, Sanction, micro
 from ostrom.protocol.commands import OPS as OPS
 from ostrom.protocol.commands import SCHEMAS as SCHEMAS
+from ostrom.protocol.commands import Event, Observation
 from ostrom.protocol.errors import ErrorCode, Refused
 from ostrom.protocol.forgetting import BLOCK_POPULATION, RULE, ForgetRule
 from ostrom.protocol.forgetting import decide as forget_decide
@@ -64,9 +65,6 @@ from ostrom.protocol.voting import (
     review_verdict,
     select_reviewers,
 )
-
-Event = dict[str, Any]
-Observation = dict[str, Any]
 
 #: Decision paths by which an artifact may become (or return to) `active` (LC-SAFE-1).
 LEGIT_ACTIVE_PATHS: Final = frozenset({"fast_track", "tally", "arbiter", "dispute_kept"})

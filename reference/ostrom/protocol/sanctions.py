@@ -55,6 +55,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from ostrom.protocol.agents import BARRING, MAX_TIER, MICRO, Sanction, micro
+from ostrom.protocol.commands import Event
 from ostrom.protocol.lifecycle import EVENTS
 from ostrom.protocol.params import DEFAULTS, Params
 
@@ -112,9 +113,8 @@ AGENT_ACTIONS: Final[frozenset[str]] = frozenset(
 
 #: ``repair_check(agent, round)``: does the quarantined agent pass its repair check now?
 RepairCheck = Callable[[str, int], bool]
-#: What ``record``/``tick`` report: ``{"event": "sanction", "agent", "from", "to", "cause"}``
-#: when an agent's level changes, plus ``quarantine_renewed`` and ``reclassified``.
-Event = dict[str, Any]
+# What ``record``/``tick`` report (``Event``): ``{"event": "sanction", "agent", "from", "to",
+# "cause"}`` when an agent's level changes, plus ``quarantine_renewed`` and ``reclassified``.
 
 
 def _always_repaired(agent: str, round: int) -> bool:

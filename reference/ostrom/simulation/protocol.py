@@ -29,8 +29,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ostrom.protocol.commands import Event, Observation
 from ostrom.protocol.community import Community, Member, Truth
-from ostrom.protocol.orchestrator import Event
 from ostrom.protocol.params import Params
 from ostrom.protocol.reputation import ReputationBook
 from ostrom.protocol.sanctions import SanctionBook
@@ -188,7 +188,7 @@ class Run:
         k = self.kind[agent]
         return "honest" if k == "broken" and agent in self.repaired else k
 
-    def apply(self, command: dict[str, Any]) -> dict[str, Any]:
+    def apply(self, command: dict[str, Any]) -> Observation:
         obs = self.community.apply(command)
         self.counts[f"{command['op']}:{obs['result']}"] += 1
         self._events(obs["events"])

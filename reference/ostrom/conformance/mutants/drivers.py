@@ -38,11 +38,12 @@ from ostrom.conformance.layers import (
 )
 from ostrom.conformance.mutants import registry
 from ostrom.protocol.agents import MAX_TIER, MICRO, Agent, Sanction
+from ostrom.protocol.commands import Event
 from ostrom.protocol.community import Community
 from ostrom.protocol.errors import ErrorCode, Refused
 from ostrom.protocol.forgetting import ForgetRule, blocker
 from ostrom.protocol.lifecycle import ARBITRATION, DISPUTED, FORGOTTEN
-from ostrom.protocol.orchestrator import Artifact, Event, Orchestrator
+from ostrom.protocol.orchestrator import Artifact, Orchestrator
 from ostrom.protocol.reputation import Beta, ReputationBook, plain_decay
 from ostrom.protocol.sanctions import AgentRecord, SanctionBook
 from ostrom.protocol.voting import Ballot, commitment
