@@ -37,6 +37,7 @@ from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
+    initialize,
     invariant,
     precondition,
     rule,
@@ -45,6 +46,7 @@ from transitions import Machine
 
 from mutant_check import run_machine
 from ostrom.protocol.agents import Agent, Sanction, micro
+from ostrom.protocol.commands import Observation
 from ostrom.protocol.errors import ErrorCode
 from ostrom.protocol.lifecycle import (
     ACTIVE,
@@ -112,6 +114,16 @@ COMMIT_CLOSE = {
 }
 
 NAN = float("nan")
+
+#: How an example starts (LifecycleMachine.preamble): empty, or with an artifact in
+#: arbitration, rejected by a tally, or retracted by a dispute.
+PREAMBLES = (None, "arbitration", "rejected", "retracted")
+
+#: What the honest arbiters decide for each artifact that reaches arbitration (None: no
+#: one takes it, so the window times out and the artifact is rejected, the status quo).
+ARBITER_POLICY: dict[str, str | None] = dict(
+    zip(ARTIFACT_IDS, ["accept", "revote", "reject", None, "accept", "revote"], strict=True)
+)
 
 #: What the ci run reached, across all examples (read by ``test_lifecycle_reaches``).
 REACHED: Counter[str] = Counter()
@@ -201,12 +213,11 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.legit: dict[str, str] = {}  # artifact -> path the model verified for its activation
         self.drains = 0
         self.set_agents = 0
-        self.arbitrations = 0
         self.steps = 0
 
     # --- plumbing -------------------------------------------------------------------------
 
-    def do(self, cmd: Any, alt: Any = None) -> dict[str, Any]:
+    def do(self, cmd: Any, alt: Any = None) -> Observation:
         """Apply ``cmd`` to the orchestrator (``alt``, same but other secrets, to the twin)."""
         self.steps += 1
         before = deep_snapshot(self.orch)
@@ -392,6 +403,49 @@ class LifecycleMachine(RuleBasedStateMachine):
         a = self.reg.get(agent)
         return a is not None and not a.barred and a.tier >= (EVENTS[op].min_tier or 0)
 
+    # --- the start: often an artifact deep in its lifecycle -------------------------------
+
+    @initialize(data=st.data(), start=st.sampled_from(PREAMBLES), x=st.sampled_from(ARTIFACT_IDS))
+    def preamble(self, data: st.DataObject, start: str | None, x: str) -> None:
+        """Most examples start with ``x`` brought, through the same checked steps as any
+        other command, to a state a random history of 80 steps reaches only near its end,
+        if at all: ``arbitration`` (a split review), ``rejected`` (two reject votes) or
+        ``retracted`` (accepted, disputed, two retract votes). Arbitration, for one, needs a
+        proposal, recruitment, T_delib, commits, T_commit, reveals and T_reveal — too late,
+        otherwise, for the arbiter's outcomes, a revote's stale reveals or the timeout."""
+        if start is None:
+            return
+        slot = data.draw(st.sampled_from(SLOTS), label="slot")
+        self.do({"op": "propose", "agent": "n0", "artifact": x, "slot": slot, "digest": "d0"})
+        self.do({"op": "recruit", "artifact": x})  # a tier-0 submitter: formal review
+        for _ in range(PARAMS.T_delib):
+            self.do({"op": "tick"})
+        first = {"arbitration": (True, False), "rejected": (False, False)}.get(start)
+        if not self._ballot(data, x, first or (True, True)) or start != "retracted":
+            return
+        disputers = [g for y, g in self._disputable() if y == x]
+        if disputers:
+            self.do({"op": "dispute", "agent": disputers[0], "artifact": x, "reason": "start"})
+            self._ballot(data, x, (True, True))
+
+    def _ballot(self, data: st.DataObject, x: str, votes: tuple[bool, bool]) -> bool:
+        """Two reviewers of ``x``'s open ballot commit ``votes`` (True: accept or retract),
+        reveal them, and the ballot's windows run out; False if it has no two free voters."""
+        pairs = [(v, w) for y, v, w in self._free_pairs() if y == x]
+        if not pairs:
+            return False
+        voters = pairs[0]
+        yes, no = _votes(self.pub[x]["ballot"])
+        for voter, vote in zip(voters, votes, strict=True):
+            self._commit(x, voter, data, None, vote=yes if vote else no)
+        for _ in range(PARAMS.T_commit):
+            self.do({"op": "tick"})
+        for voter in voters:
+            self._reveal(x, voter)
+        for _ in range(PARAMS.T_reveal):
+            self.do({"op": "tick"})
+        return True
+
     # --- rules: every command, valid and invalid --------------------------------------------
 
     @rule(
@@ -423,12 +477,15 @@ class LifecycleMachine(RuleBasedStateMachine):
         prefer = self.pub[x]["reviewers"] if x in self.pub else None
         self.do({"op": "object", "agent": self._agent(data, prefer), "artifact": x})
 
-    def _commit(self, x: str, v: str, data: st.DataObject, replay: Commit | None) -> None:
+    def _commit(
+        self, x: str, v: str, data: st.DataObject, replay: Commit | None, vote: str | None = None
+    ) -> None:
         a = self.pub[x]
         rnd, kind = a["round"], a["ballot"]
         yes, no = _votes(kind)
         if replay is None:
-            vote = data.draw(st.sampled_from([yes, no]), label="vote")
+            if vote is None:
+                vote = data.draw(st.sampled_from([yes, no]), label="vote")
             reason = data.draw(st.sampled_from(REASONS), label="reason")
             c = Commit(commitment(v, x, rnd, vote, reason, salt := make_salt(self.rng)), vote,
                        reason, salt, rnd)  # fmt: skip
@@ -455,6 +512,29 @@ class LifecycleMachine(RuleBasedStateMachine):
                 # a reviewer of an earlier round sometimes replays its old hash (CR-2)
                 replay = old is not None and old.vote is not None and data.draw(st.booleans())
                 self._commit(x, v, data, old if replay else None)
+
+    def _free_pairs(self) -> list[tuple[str, str, str]]:
+        """(artifact, reviewer, reviewer): a ballot in its commit phase with two eligible
+        reviewers who have not committed yet."""
+        out = []
+        for x, a in sorted(self.pub.items()):
+            if a["phase"] != "commit" or a["state"] not in ("commit", DISPUTED):
+                continue
+            free = [v for v in a["reviewers"]
+                    if v not in a["committed"] and self._able(v, "commit_vote")]  # fmt: skip
+            out += [(x, free[0], free[1])] if len(free) >= 2 else []
+        return out
+
+    @precondition(lambda self: bool(self._free_pairs()))
+    @rule(data=st.data())
+    def commit_split(self, data: st.DataObject) -> None:
+        """Two reviewers commit opposite votes: neither side reaches ``tally_min_side`` or
+        the accept share is between the thresholds, so the tally is undecided and a review
+        goes to arbitration (LC-SAFE-1's arbiter path) — drawn votes rarely split."""
+        x, v, w = data.draw(st.sampled_from(self._free_pairs()), label="split")
+        yes, no = _votes(self.pub[x]["ballot"])
+        self._commit(x, v, data, None, vote=yes)
+        self._commit(x, w, data, None, vote=no)
 
     @precondition(lambda self: bool(self._replays()))
     @rule(data=st.data())
@@ -493,6 +573,20 @@ class LifecycleMachine(RuleBasedStateMachine):
             assert obs["result"] == "ok", f"RULES: an honest reveal was refused: {obs}"
         if obs["result"] == "ok":
             self.reveals.setdefault((x, rnd), {})[v] = c
+
+    def _stale_reveals(self) -> list[tuple[str, str]]:
+        return [
+            (x, v)
+            for x, v in self._pending("reveal", committed=True)
+            if self.commits[(x, self.pub[x]["round"], v)].hash_round != self.pub[x]["round"]
+        ]
+
+    @precondition(lambda self: bool(self._stale_reveals()))
+    @rule(data=st.data())
+    def reveal_stale(self, data: st.DataObject) -> None:
+        """A reviewer who replayed an earlier round's hash reveals it: CR-2 refuses it."""
+        x, v = data.draw(st.sampled_from(self._stale_reveals()), label="stale")
+        self._reveal(x, v)
 
     @precondition(lambda self: bool(self._pending("reveal", committed=True)))
     @rule(data=st.data(), how=st.sampled_from(["vote", "salt", "reason", "kind"]))
@@ -665,17 +759,23 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.do({"op": "resubmit", "agent": a["submitter"], "artifact": x,
                  "digest": (a["digest"] or "d") + "'"})  # fmt: skip
 
-    def _arbiters(self) -> list[tuple[str, str]]:
+    def _arbiters(self) -> list[tuple[str, str, str]]:
+        """(artifact, arbiter, outcome) for every open arbitration the honest arbiters decide.
+
+        Their policy is fixed per artifact (``ARBITER_POLICY``), so a replayed example
+        decides the same way, and every outcome — and the timeout, for the artifacts no
+        arbiter takes — is reached whichever artifacts a run happens to bring to arbitration.
+        The ``arbitrate`` rules add arbitrary outcomes by arbitrary agents."""
         return [
-            (x, g)
+            (x, g, outcome)
             for x, a in sorted(self.pub.items())
-            if a["state"] == "arbitration"
+            if a["state"] == "arbitration" and (outcome := ARBITER_POLICY[x]) is not None
             for g in sorted(self.reg)
             if self._able(g, "arbitrate") and g != a["submitter"] and g not in a["reviewers"]
         ]
 
-    def _arbitrate_focused(self, data: st.DataObject, outcome: str) -> None:
-        x, g = data.draw(st.sampled_from(self._arbiters()))
+    def _arbitrate_focused(self, data: st.DataObject) -> None:
+        x, g, outcome = data.draw(st.sampled_from(self._arbiters()), label="arbiter")
         obs = self.do({"op": "arbitrate", "agent": g, "artifact": x, "outcome": outcome})
         assert obs["result"] in ("ok", "limit_reached"), f"RULES: arbitrate gave {obs}"
 
@@ -688,19 +788,13 @@ class LifecycleMachine(RuleBasedStateMachine):
     )
     @rule(data=st.data())
     def participants_act(self, data: st.DataObject) -> None:
-        """Everyone with something due acts: pending commits, reveals and one arbitration.
-
-        The arbiter's outcome cycles revote/accept/reject: arbitration windows are rare
-        and short, and a drawn outcome was heavily biased in derandomized runs.
-        """
+        """Everyone with something due acts: pending commits, reveals and one arbitration."""
         if self._pending("commit", committed=False):
             self.commit_honest(data)
         if self._pending("reveal", committed=True):
             self.reveal_honest(data)
         if self._arbiters():
-            outcome = ("revote", "accept", "reject")[self.arbitrations % 3]
-            self.arbitrations += 1
-            self._arbitrate_focused(data, outcome)
+            self._arbitrate_focused(data)
 
     def _objectors(self) -> list[tuple[str, str]]:
         return [
@@ -746,13 +840,20 @@ class LifecycleMachine(RuleBasedStateMachine):
         """Alias (a ballot's window is a few ticks; reviewers must be likely to use it)."""
         self.reveal_honest(data)
 
-    @rule()
-    def tick(self) -> None:
+    def _arbiter_may_act(self, data: st.DataObject) -> None:
+        """Before the clock moves, an honest arbiter decides one open arbitration."""
+        if self._arbiters():
+            self._arbitrate_focused(data)
+
+    @rule(data=st.data())
+    def tick(self, data: st.DataObject) -> None:
+        self._arbiter_may_act(data)
         self.do({"op": "tick"})
 
-    @rule()
-    def tick_again(self) -> None:
+    @rule(data=st.data())
+    def tick_again(self, data: st.DataObject) -> None:
         """Ticks are a third of a lifecycle's steps; a second rule makes them frequent."""
+        self._arbiter_may_act(data)
         self.do({"op": "tick"})
 
     @precondition(lambda self: self.drains == 0 and self.steps >= 60)
