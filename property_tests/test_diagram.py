@@ -86,3 +86,14 @@ def test_trace_spec_act_is_the_command_action_map() -> None:
     act = text[text.index("Act(e) ==") : text.index("\n\n", text.index("Act(e) =="))]
     arms = re.findall(r'e\.op = "(\w+)" ->(?:.*?\n?.*?)\b([A-Z]\w+)\(', act)
     assert dict(arms) == SINGLE_ACTIONS
+
+
+def test_one_slug_for_every_spelling_of_an_event() -> None:
+    # vector and file names: the op, the TLA+ action and a hyphenated name are one slug
+    from ostrom.protocol.lifecycle import COMMAND_ACTIONS, slug
+
+    assert slug("reveal_vote") == slug("RevealVote") == slug("reveal-vote") == "reveal-vote"
+    assert slug("row", "reveal_vote", "reveal", "reveal") == "row-reveal-vote-reveal-reveal"
+    for op, actions in COMMAND_ACTIONS.items():
+        if len(actions) == 1:
+            assert slug(op) == slug(actions[0]), op

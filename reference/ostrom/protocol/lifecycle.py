@@ -19,6 +19,7 @@ the method ``Orchestrator.dispute`` and the vector op ``{"op": "dispute"}``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -407,6 +408,14 @@ SINGLE_ACTIONS: Final[dict[str, str]] = {
 AGENT_COMMANDS: Final[tuple[str, ...]] = tuple(
     spec.event for spec in EVENTS.values() if spec.actor == "agent"
 )
+
+
+def slug(*parts: str) -> str:
+    """The one spelling of an event, action or row in a file or vector name: lower case,
+    words joined by ``-`` (``reveal_vote``, ``RevealVote`` and ``reveal-vote`` are all
+    ``reveal-vote``), the parts joined by ``-``."""
+    words = (re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", p) for p in parts)
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(words).lower()).strip("-")
 
 
 def rows_for(event: str) -> tuple[Row, ...]:

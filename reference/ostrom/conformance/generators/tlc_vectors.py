@@ -52,7 +52,7 @@ from ostrom.conformance.vectors import vector_errors, wire
 from ostrom.layout import ROOT
 from ostrom.protocol.agents import micro
 from ostrom.protocol.errors import ErrorCode
-from ostrom.protocol.lifecycle import ACTION_COMMANDS, TRANSITIONS
+from ostrom.protocol.lifecycle import ACTION_COMMANDS, TRANSITIONS, slug
 from ostrom.protocol.voting import commitment, select_reviewers
 from ostrom.verify.tlc.output import parse_state_body
 from ostrom.verify.tlc.values import TlaRecord, TlaSet, Value, to_itf
@@ -617,7 +617,7 @@ def replay_behaviour(
 
 
 def _key_slug(key: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
+    return slug(key)
 
 
 def cover_keys(step: SimStep) -> list[str]:

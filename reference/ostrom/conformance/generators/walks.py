@@ -27,6 +27,7 @@ from ostrom.conformance.generators.recorder import GenerationError, Recorder
 from ostrom.conformance.layer import Layer
 from ostrom.conformance.layers import ADAPTER_CLASSES, ADAPTERS
 from ostrom.conformance.vectors import wire
+from ostrom.protocol.lifecycle import slug
 from ostrom.protocol.voting import commitment
 
 SOURCE: Final = "reference:hypothesis"
@@ -378,7 +379,7 @@ def _tier_keys(before: Any, after: Any) -> list[Key]:
 
 
 def _slug(key: Key) -> str:
-    return "-".join(k.replace("_", "-") for k in key)
+    return slug(*key)
 
 
 def _vectors(walk: Walk, found: Mapping[Key, list[Command]]) -> list[dict[str, Any]]:
