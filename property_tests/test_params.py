@@ -106,3 +106,24 @@ def test_nan_is_refused() -> None:
         with pytest.raises(ParamError, match="outside"):
             Params.from_mapping({"alpha": v})
     assert Params.from_mapping({"decay_scales": [10.0, 100.0, float("inf")]})
+
+
+#: The constants of spec/Lifecycle.tla that describe a model's world, not a parameter.
+WORLD_CONSTANTS = {
+    "Agents", "Artifacts", "Slots", "Tier", "Weight", "WMin", "Barred", "Subscriptions",
+    "RepOK", "Proposals", "ForgetVotes",
+}  # fmt: skip
+
+
+def test_every_lifecycle_constant_is_a_parameter_of_the_table() -> None:
+    # The table's ``tla`` names are the one map from parameters to spec constants
+    # (spec_constants, the generated MCLifecycleSim cfgs): a constant added to the spec
+    # without a row, or a row naming a constant the spec lacks, fails here.
+    from ostrom.verify.trace.lifecycle import lifecycle_constants
+
+    declared = lifecycle_constants()
+    trace = {"ProposeRate", "ProposeRateLimited", "DisputeRate"}  # LifecycleTrace.tla's own
+    named = {row.tla for row in table() if row.tla is not None}
+    assert declared - WORLD_CONSTANTS == named - trace
+    assert trace <= named
+    assert all(row.unit == "share" or isinstance(row.default, int) for row in table() if row.tla)

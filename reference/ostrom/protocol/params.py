@@ -22,8 +22,19 @@ class ParamError(ValueError):
     """A parameter file or mapping is invalid; the message names every problem."""
 
 
-def _p(default: Any, unit: str, lo: float | None, hi: float | None, doc: str) -> Any:
-    return field(default=default, metadata={"unit": unit, "lo": lo, "hi": hi, "doc": doc})
+def _p(
+    default: Any,
+    unit: str,
+    lo: float | None,
+    hi: float | None,
+    doc: str,
+    tla: str | None = None,
+) -> Any:
+    """One row: ``tla`` is the parameter's CONSTANT in spec/Lifecycle.tla (or in
+    spec/LifecycleTrace.tla for the rate limits, which Lifecycle.tla abstracts), where shares
+    are whole percentages (``tla_constants``)."""
+    meta = {"unit": unit, "lo": lo, "hi": hi, "doc": doc, "tla": tla}
+    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
@@ -40,18 +51,32 @@ class Params:
     """
 
     # review
-    reviewers: int = _p(5, "agents", 1, 1000, "reviewers recruited per artifact")
-    quorum: int = _p(3, "reveals", 1, 1000, "valid reveals needed for a tally to decide")
-    T_fast: int = _p(3, "rounds", 1, 10_000, "fast-track objection window")
-    T_delib: int = _p(5, "rounds", 1, 10_000, "deliberation phase length")
-    T_commit: int = _p(2, "rounds", 1, 10_000, "commit phase length")
-    T_reveal: int = _p(2, "rounds", 1, 10_000, "reveal phase length")
-    T_arb: int = _p(5, "rounds", 1, 10_000, "arbitration deadline; status quo (rejected) after it")
+    reviewers: int = _p(5, "agents", 1, 1000, "reviewers recruited per artifact", tla="Reviewers")
+    quorum: int = _p(
+        3, "reveals", 1, 1000, "valid reveals needed for a tally to decide", tla="Quorum"
+    )
+    T_fast: int = _p(3, "rounds", 1, 10_000, "fast-track objection window", tla="TFast")
+    T_delib: int = _p(5, "rounds", 1, 10_000, "deliberation phase length", tla="TDelib")
+    T_commit: int = _p(2, "rounds", 1, 10_000, "commit phase length", tla="TCommit")
+    T_reveal: int = _p(2, "rounds", 1, 10_000, "reveal phase length", tla="TReveal")
+    T_arb: int = _p(
+        5, "rounds", 1, 10_000, "arbitration deadline; status quo (rejected) after it", tla="TArb"
+    )
     tau_accept: float = _p(
-        0.60, "share", 0.0, 1.0, "weighted accept share at or above which a tally accepts"
+        0.60,
+        "share",
+        0.0,
+        1.0,
+        "weighted accept share at or above which a tally accepts",
+        tla="TauAccept",
     )
     tau_reject: float = _p(
-        0.40, "share", 0.0, 1.0, "weighted accept share at or below which a tally rejects"
+        0.40,
+        "share",
+        0.0,
+        1.0,
+        "weighted accept share at or below which a tally rejects",
+        tla="TauReject",
     )
     tally_min_side: int = _p(
         2,
@@ -60,33 +85,67 @@ class Params:
         1000,
         "fewest voters a side needs to win a tally (at most quorum and q_dispute); a lone "
         "heavy vote cannot decide (TALLY-1)",
+        tla="MinSide",
     )
     # disputes
-    dispute_reviewers: int = _p(7, "agents", 1, 1000, "fresh reviewers recruited for a dispute")
-    q_dispute: int = _p(5, "reveals", 1, 1000, "valid reveals needed for a dispute tally")
+    dispute_reviewers: int = _p(
+        7, "agents", 1, 1000, "fresh reviewers recruited for a dispute", tla="DisputeReviewers"
+    )
+    q_dispute: int = _p(
+        5, "reveals", 1, 1000, "valid reveals needed for a dispute tally", tla="QDispute"
+    )
     tau_retract: float = _p(
-        0.67, "share", 0.0, 1.0, "weighted retract share at or above which a dispute retracts"
+        0.67,
+        "share",
+        0.0,
+        1.0,
+        "weighted retract share at or above which a dispute retracts",
+        tla="TauRetract",
     )
     max_disputes: int = _p(
-        2, "disputes", 0, 1000, "disputes (and urgent reports) per artifact, ever"
+        2,
+        "disputes",
+        0,
+        1000,
+        "disputes (and urgent reports) per artifact, ever",
+        tla="MaxDisputes",
     )
     dispute_rate: int = _p(
-        1, "per round", 0, 1000, "disputes and urgent reports one agent may open per round"
+        1,
+        "per round",
+        0,
+        1000,
+        "disputes and urgent reports one agent may open per round",
+        tla="DisputeRate",
     )
     urgent_penalty: float = _p(
         3.0, "x", 1.0, 100.0, "penalty of an unfounded urgent report, in frivolous-dispute units"
     )
     # resubmission
-    max_resubmit: int = _p(2, "resubmissions", 0, 1000, "resubmissions per artifact, ever")
+    max_resubmit: int = _p(
+        2, "resubmissions", 0, 1000, "resubmissions per artifact, ever", tla="MaxResubmit"
+    )
     cooldown: int = _p(
-        20, "rounds", 0, 100_000, "wait after rejected/expired/retracted before resubmitting"
+        20,
+        "rounds",
+        0,
+        100_000,
+        "wait after rejected/expired/retracted before resubmitting",
+        tla="Cooldown",
     )
     r_resubmit: float = _p(0.5, "reputation", 0.0, 1.0, "submitter reputation needed to resubmit")
     # rate limits (σ2 lowers the proposal rate)
     propose_rate: int = _p(
-        2, "per round", 1, 1000, "proposals and resubmissions per agent per round"
+        2,
+        "per round",
+        1,
+        1000,
+        "proposals and resubmissions per agent per round",
+        tla="ProposeRate",
     )
-    propose_rate_limited: int = _p(1, "per round", 0, 1000, "the same under sanction level σ2")
+    propose_rate_limited: int = _p(
+        1, "per round", 0, 1000, "the same under sanction level σ2", tla="ProposeRateLimited"
+    )
     # reputation and weights
     delta: float = _p(0.01, "per round", 0.0, 1.0, "evidence decay factor")
     eigentrust_a: float = _p(
@@ -122,7 +181,9 @@ class Params:
         (10.0, 100.0, 1000.0), "rounds", 0.0, None, "decay time scales S_k"
     )
     decay_weights: tuple[float, ...] = _p((0.5, 0.3, 0.2), "weight", 0.0, 1.0, "decay weights γ_k")
-    alpha: float = _p(0.5, "share", 0.0, 1.0, "forget quorum Q = alpha · Σ w over active agents")
+    alpha: float = _p(
+        0.5, "share", 0.0, 1.0, "forget quorum Q = alpha · Σ w over active agents", tla="Alpha"
+    )
     min_active_agents: int = _p(
         12,
         "agents",
@@ -130,6 +191,7 @@ class Params:
         1_000_000,
         "no forget decision while fewer agents are active (not barred); FG-1 needs "
         "(1 − alpha)·w_max < alpha·(min_active_agents − 1)·w_min: 12 at the defaults",
+        tla="MinActive",
     )
     # consensus
     checkpoint_k: int = _p(16, "requests", 1, 1_000_000, "PBFT checkpoint interval K")
@@ -200,6 +262,8 @@ class ParamInfo:
     lo: float | None
     hi: float | None
     doc: str
+    #: the CONSTANT that stands for it in the lifecycle specs, if any
+    tla: str | None = None
 
 
 def table() -> list[ParamInfo]:
@@ -212,6 +276,7 @@ def table() -> list[ParamInfo]:
             f.metadata["lo"],
             f.metadata["hi"],
             f.metadata["doc"],
+            f.metadata["tla"],
         )
         for f in dataclasses.fields(Params)
     ]

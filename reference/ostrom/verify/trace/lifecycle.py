@@ -41,6 +41,7 @@ docs/conformance.md "Trace validation" is the user's guide.
 """
 
 import math
+import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,7 @@ from ostrom.protocol.lifecycle import (
     TRANSIENT,
 )
 from ostrom.protocol.params import ParamError, Params
+from ostrom.protocol.params import table as param_table
 from ostrom.protocol.voting import BALLOT_VOTES, BallotKind
 from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, function, record, tla
 from ostrom.verify.trace.log import LOG_MODULE, NONE, Names, TraceLog, UnusableLog
@@ -89,33 +91,28 @@ def _percent(name: str, value: float) -> int:
 
 
 def spec_constants(params: Params) -> dict[str, int]:
-    """The numeric constants of Lifecycle.tla and LifecycleTrace.tla (the rate limits)
-    for ``params`` (WMin is added per batch)."""
-    return {
-        "Reviewers": params.reviewers,
-        "Quorum": params.quorum,
-        "DisputeReviewers": params.dispute_reviewers,
-        "QDispute": params.q_dispute,
-        "MinSide": params.tally_min_side,
-        "TauAccept": _percent("tau_accept", params.tau_accept),
-        "TauReject": _percent("tau_reject", params.tau_reject),
-        "TauRetract": _percent("tau_retract", params.tau_retract),
-        "Alpha": _percent("alpha", params.alpha),
-        "MinActive": max(1, params.min_active_agents),
-        "TFast": params.T_fast,
-        "TDelib": params.T_delib,
-        "TCommit": params.T_commit,
-        "TReveal": params.T_reveal,
-        "TArb": params.T_arb,
-        "MaxDisputes": params.max_disputes,
-        "MaxResubmit": params.max_resubmit,
-        "Cooldown": params.cooldown,
-        # LifecycleTrace.tla's own constants (RATE LIMITS in its header): Lifecycle.tla
-        # abstracts the per-round rate limits, the trace spec checks them
-        "ProposeRate": params.propose_rate,
-        "ProposeRateLimited": params.propose_rate_limited,
-        "DisputeRate": params.dispute_rate,
-    }
+    """The numeric constants of Lifecycle.tla and LifecycleTrace.tla (the rate limits) for
+    ``params``: each parameter the table maps to a CONSTANT (``ParamInfo.tla``), a share
+    as a whole percentage (WMin is added per batch)."""
+    out: dict[str, int] = {}
+    for row in param_table():
+        if row.tla is None:
+            continue
+        value = getattr(params, row.name)
+        if row.unit == "share":
+            out[row.tla] = _percent(row.name, value)
+        else:
+            assert isinstance(value, int), f"{row.name}: a spec constant is an integer"
+            out[row.tla] = value
+    return out
+
+
+def lifecycle_constants() -> frozenset[str]:
+    """The CONSTANTS spec/Lifecycle.tla declares (its CONSTANTS block, up to ASSUME)."""
+    text = (layout.SPEC_DIR / "Lifecycle.tla").read_text(encoding="utf-8")
+    block = text[text.index("\nCONSTANTS") + len("\nCONSTANTS") : text.index("\nASSUME")]
+    block = re.sub(r"\\\*[^\n]*", "", block)  # \* comments
+    return frozenset(re.findall(r"[A-Za-z_]\w*", block))
 
 
 def community_constants(params: Params) -> dict[str, int]:
