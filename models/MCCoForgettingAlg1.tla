@@ -30,4 +30,26 @@ NotHonestlySent ==
     \cup {<<"P", m>> : m \in {x \in prepares : x[2] \in Byz \/ prepared[x[2]] # x[3]}}
     \cup {<<"C", m>> : m \in {x \in commits : x[2] \in Byz \/ x[3] \notin committed[x[2]]}}
 AdversaryBudget == Cardinality(NotHonestlySent) <= AdversaryMessages
+
+\* --- reachability witnesses (docs/design.md §7) ----------------------------------
+\* Invariants TLC must report VIOLATED: a passing model whose witnesses all held would
+\* be vacuous. Model checks, not protocol: they live here, not in spec/CoForgettingAlg1.tla.
+
+\* some honest agent decides
+NeverDecidedInv == \A a \in Honest : decided[a] = None
+\* every honest agent decides
+NeverAllDecidedInv == ~\A a \in Honest : decided[a] # None
+\* a Byzantine agent's vote is sent (the adversary is exercised)
+NeverByzVoteInv == \A m \in prepares \cup commits : m[2] \notin Byz
+\* two honest agents prepared different values (the coordinator equivocated to them)
+NeverConflictingPreparesInv == \A a, b \in Honest : prepared[a] = None \/ prepared[b] = None \/ prepared[a] = prepared[b]
+\* both values reached the prepare threshold (2f lets conflicting values "prepare")
+NeverBothPreparedInv == ~\A v \in Values : Cardinality(PrepareSenders(0, v)) >= PrepareQuorum
+\* honest agents committed different values (split commit: the seed of the stall)
+NeverSplitCommitInv == ~\E a, b \in Honest : committed[a] # {} /\ committed[b] # {} /\ committed[a] # committed[b]
+\* an agent moved to view 1
+NeverViewChangedInv == \A a \in Agents : view[a] = 0
+\* an agent decided in view 1 (the new coordinator's proposal)
+NeverDecidedInView1Inv == \A a \in Honest : decided[a] = None \/ view[a] = 0
+
 =============================================================================

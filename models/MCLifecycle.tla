@@ -98,4 +98,33 @@ MutArbitrationLapse == "expired"
 \* due timeout may never be taken
 MutTimeoutFair == {}
 
+\* --- reachability witnesses (docs/design.md §7) ----------------------------------
+\* Invariants TLC must report VIOLATED: a passing model whose witnesses all held would
+\* be vacuous. Model checks, not protocol: they live here, not in spec/Lifecycle.tla.
+
+NoStep(t) == t \notin lastEvent
+NeverActiveInv == \A x \in Artifacts : art[x].st # "active"
+NeverFastTrackActiveInv == NoStep(<<"timeout", "fast_track", "active">>)
+NeverTallyAcceptedInv == NoStep(<<"timeout", "reveal", "active">>)
+NeverTallyRejectedInv == NoStep(<<"timeout", "reveal", "rejected">>)
+NeverObjectedInv == NoStep(<<"object", "fast_track", "deliberation">>)
+NeverArbitratedInv == \A t \in lastEvent : t[1] # "arbitrate"
+NeverArbiterAcceptInv == NoStep(<<"arbitrate", "arbitration", "active">>)
+NeverArbitrationTimeoutInv == NoStep(<<"timeout", "arbitration", "rejected">>)
+NeverRevoteInv == NoStep(<<"arbitrate", "arbitration", "commit">>)
+NeverRerecruitInv == NoStep(<<"timeout", "reveal", "commit">>)
+NeverExpiredInv == \A x \in Artifacts : art[x].st # "expired"
+NeverDisputedInv == \A x \in Artifacts : art[x].st # "disputed"
+NeverUrgentReportInv == NoStep(<<"urgent_report", "active", "disputed">>)
+NeverRetractedInv == \A x \in Artifacts : art[x].st # "retracted"
+NeverDisputeKeptInv == NoStep(<<"timeout", "disputed", "active">>)
+NeverKeptSupersededInv == NoStep(<<"timeout", "disputed", "superseded">>)
+NeverSupersededInv == \A x \in Artifacts : art[x].st # "superseded"
+NeverResubmittedInv == \A x \in Artifacts : art[x].resubs = 0
+NeverResubmitRetractedInv == NoStep(<<"resubmit", "retracted", "proposed">>)
+NeverForgottenInv == \A x \in Artifacts : art[x].st # "forgotten"
+NeverHiddenInv == \A x \in Artifacts : ~art[x].hidden
+NeverHiddenResolvedInv ==   \* a hidden artifact after its review was upheld
+    \A x \in Artifacts : ~(art[x].hidden /\ art[x].st = "retracted")
+
 =============================================================================

@@ -22,4 +22,26 @@ MutLoggedOnly(a) == FALSE
 MutKeep == W + 1
 \* sanctions-never-released (SAN-1): a passed repair check starts another period anyway
 MutReleases(P, a) == FALSE
+
+\* --- reachability witnesses (docs/design.md §7) ----------------------------------
+\* Invariants TLC must report VIOLATED: a passing model whose witnesses all held would
+\* be vacuous. Model checks, not protocol: they live here, not in spec/Sanctions.tla.
+
+NeverWarnedInv == \A a \in Agents : rank[a] # 1
+NeverRateLimitedInv == \A a \in Agents : rank[a] # 2
+NeverSuspendedInv == \A a \in Agents : rank[a] # 3
+NeverBannedInv == \A a \in Agents : rank[a] # 4
+NeverQuarantinedInv == \A a \in Agents : quar[a] = 0
+NeverRenewedInv == ~(last = Tick_ /\ \E a \in Agents : quar[a] = TQuar)
+NeverReleasedInv == \A a \in Agents : prob[a] = 0
+NeverReclassifiedInv == \A a \in Agents : ~strategic[a]
+\* a reclassified agent goes up the ladder
+NeverReclassifiedRiseInv == \A a \in Agents : ~(strategic[a] /\ a \in risen)
+\* a Record in quarantine, after the round that started it, where the window gives more
+\* than the rank: SAN-1 held a rise back (requires TQuar >= 2)
+NeverQuarantineHeldInv ==
+    ~(last \in Agents /\ quar[last] \in 1..(TQuar - 1) /\ WRank(last) > rank[last])
+\* a suspension ends while the window still gives sigma3: the level is capped at sigma2
+NeverCappedInv == \A a \in Agents : ~(rank[a] = 2 /\ quar[a] = 0 /\ WRank(a) >= 3)
+
 =============================================================================

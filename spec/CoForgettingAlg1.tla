@@ -271,23 +271,4 @@ ValidityInv ==
 \* ALG1-FAIL-1: every honest agent eventually decides.
 TerminationProp == <>(\A a \in Honest : decided[a] # None)
 
-(* ---- reachability witnesses: TLC must report each VIOLATED ---- *)
-
-\* some honest agent decides
-NeverDecidedInv == \A a \in Honest : decided[a] = None
-\* every honest agent decides
-NeverAllDecidedInv == ~\A a \in Honest : decided[a] # None
-\* a Byzantine agent's vote is sent (the adversary is exercised)
-NeverByzVoteInv == \A m \in prepares \cup commits : m[2] \notin Byz
-\* two honest agents prepared different values (the coordinator equivocated to them)
-NeverConflictingPreparesInv == \A a, b \in Honest : prepared[a] = None \/ prepared[b] = None \/ prepared[a] = prepared[b]
-\* both values reached the prepare threshold (2f lets conflicting values "prepare")
-NeverBothPreparedInv == ~\A v \in Values : Cardinality(PrepareSenders(0, v)) >= PrepareQuorum
-\* honest agents committed different values (split commit: the seed of the stall)
-NeverSplitCommitInv == ~\E a, b \in Honest : committed[a] # {} /\ committed[b] # {} /\ committed[a] # committed[b]
-\* an agent moved to view 1
-NeverViewChangedInv == \A a \in Agents : view[a] = 0
-\* an agent decided in view 1 (the new coordinator's proposal)
-NeverDecidedInView1Inv == \A a \in Honest : decided[a] = None \/ view[a] = 0
-
 =============================================================================

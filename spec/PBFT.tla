@@ -135,8 +135,9 @@
 (* request is executed by every honest replica, unless the model's bounds  *)
 (* caused the stop (the last view has a Byzantine primary, or its primary  *)
 (* has no free sequence number: the window would move at a checkpoint).    *)
-(* The witnesses NeverStuckInv and NeverStuckAfterViewChangeInv show that  *)
-(* the premise is reached, also after a view change.                       *)
+(* The witnesses NeverStuckInv and NeverStuckAfterViewChangeInv (in       *)
+(* models/MCPBFT.tla) show that the premise is reached, also after a view  *)
+(* change.                                                                 *)
 (*                                                                         *)
 (* The spec never deadlocks: Idle (the clients waiting) is always enabled; *)
 (* the stopped states are what LivenessInv inspects.                       *)
@@ -592,46 +593,5 @@ BoundStop ==
     \E i \in Honest : view[i] = MaxView /\ (Primary(MaxView) \in Byz \/ NextSeq(MaxView) > MaxSeq)
 AllExecuted == LET L == Logs IN \A i \in Honest : sent \subseteq Range(L[i])
 LivenessInv == AllExecuted \/ BoundStop \/ ~Stuck
-
------------------------------------------------------------------------------
-(* Reachability witnesses (docs/design.md §7): TLC must report each        *)
-(* one VIOLATED.                                                           *)
-
-\* some honest replica commits (committed-local) a request
-NeverCommittedInv == \A i \in Honest : CommittedIn(ComSet, i) = {}
-\* some honest replica executes a client request
-NeverExecutedInv == \A i \in Honest : Range(OwnLog(i)) \subseteq {Null}
-\* every request is executed by every honest replica
-NeverAllExecutedInv == ~AllExecuted
-\* a view change completes: an honest backup accepts a NEW-VIEW
-NeverViewChangeInv == \A i \in Honest : view[i] = 0 \/ status[i] = "vc" \/ i = Primary(view[i])
-\* a second view change completes (view 2 is entered by an honest backup)
-NeverSecondViewChangeInv ==
-    \A i \in Honest : view[i] < 2 \/ status[i] = "vc" \/ i = Primary(view[i])
-\* a NEW-VIEW re-proposes a prepared request (O carries a certificate's request)
-NeverNewViewReproposalInv == \A m \in nv : \A o \in m.O : o.r = Null
-\* a NEW-VIEW fills a gap with the null request
-NeverNullRequestInv == \A m \in nv : \A o \in m.O : o.r # Null
-\* the Byzantine primary equivocates: two pre-prepares for one (v, n)
-NeverByzantineEquivocationInv ==
-    \A a, b \in pp : a.v = b.v /\ a.n = b.n => a.r = b.r
-\* ... and honest backups accept different ones
-NeverSplitPrepareInv ==
-    \A a, b \in prep : a.src \in Honest /\ b.src \in Honest /\ a.v = b.v /\ a.n = b.n
-                        => a.r = b.r
-\* a request is committed in a view after a view change
-NeverCommittedAfterViewChangeInv ==
-    \A i \in Honest : \A m \in CommittedIn(ComSet, i) : m.v = 0
-\* a request re-proposed by a NEW-VIEW is executed
-NeverReproposedExecutedInv ==
-    \A m \in nv : \A o \in m.O : o.r # Null =>
-        \A i \in Honest : [v |-> m.v, n |-> o.n, r |-> o.r] \notin CommittedIn(ComSet, i)
-\* a replica is behind and takes the state of another (state transfer)
-NeverCatchUpInv == Stuck => Logs = OwnLogs
-\* the premise of LivenessInv is reached (the run stops, not at a bound) ...
-NeverStuckInv == ~(Stuck /\ ~BoundStop)
-\* ... also after a view change, with everything executed
-NeverStuckAfterViewChangeInv ==
-    ~(Stuck /\ ~BoundStop /\ \A i \in Honest : view[i] >= 1)
 
 =============================================================================

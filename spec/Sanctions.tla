@@ -272,24 +272,4 @@ QuarantineEndsProp == \A a \in Agents : (quar[a] > 0) ~> (quar[a] = 0)
 \* A ban is terminal (an action property: checked on every step, no tableau needed).
 BanTerminalProp == [][\A a \in Agents : rank[a] = 4 => rank'[a] = 4]_vars
 
------------------------------------------------------------------------------
-(* Reachability witnesses (docs/design.md §7): TLC must report each        *)
-(* one VIOLATED.                                                           *)
-
-NeverWarnedInv == \A a \in Agents : rank[a] # 1
-NeverRateLimitedInv == \A a \in Agents : rank[a] # 2
-NeverSuspendedInv == \A a \in Agents : rank[a] # 3
-NeverBannedInv == \A a \in Agents : rank[a] # 4
-NeverQuarantinedInv == \A a \in Agents : quar[a] = 0
-NeverRenewedInv == ~(last = Tick_ /\ \E a \in Agents : quar[a] = TQuar)
-NeverReleasedInv == \A a \in Agents : prob[a] = 0
-NeverReclassifiedInv == \A a \in Agents : ~strategic[a]
-\* a reclassified agent goes up the ladder
-NeverReclassifiedRiseInv == \A a \in Agents : ~(strategic[a] /\ a \in risen)
-\* a Record in quarantine, after the round that started it, where the window gives more
-\* than the rank: SAN-1 held a rise back (requires TQuar >= 2)
-NeverQuarantineHeldInv ==
-    ~(last \in Agents /\ quar[last] \in 1..(TQuar - 1) /\ WRank(last) > rank[last])
-\* a suspension ends while the window still gives sigma3: the level is capped at sigma2
-NeverCappedInv == \A a \in Agents : ~(rank[a] = 2 /\ quar[a] = 0 /\ WRank(a) >= 3)
 =============================================================================
