@@ -1,7 +1,7 @@
 ----------------------------- MODULE MCLifecycleSim -----------------------------
 (* Random simulation of spec/Lifecycle.tla for the conformance vectors of source   *)
 (* tlc:simulate and tlc:cover (reference/ostrom/conformance/generators/tlc_vectors.py runs    *)
-(* TLC -simulate num=N -depth D -seed S on models/MCLifecycleSim.cfg).             *)
+(* TLC -simulate num=N -depth D -seed S on the cfg its sim_cfg generates).         *)
 (*                                                                                 *)
 (* SimNext is Lifecycle.tla's Next, disjunct by disjunct, with one history         *)
 (* variable added: `hist` records the action just taken and its arguments, so that *)
@@ -22,12 +22,12 @@ NotCovered == <<CoverEvent, CoverFrom, CoverTo>> \notin lastEvent
 \* --- the registry: a tier-0 newcomer a0, a1 (tier 1, subscribes s1), a2 (tier 2),
 \*     a3 (tier 3), a4 (tier 1, reputation below r_resubmit), b (tier 2, barred).
 \*     Weights in units of w_min: 1 for a0, a1, a4; 2 for a2, a3, b.
-\*     sim (MCLifecycleSim.cfg, simulated): all six; artifacts x1 by a0 and x2 by a3
+\*     sim (tlc_vectors.SIM, simulated): all six; artifacts x1 by a0 and x2 by a3
 \*     share slot s1, x3 by a1 has slot s2; five agents are not barred: MinActive 5
 \*     lets forgetting happen.
-\*     solo (MCLifecycleSim_solo.cfg, cover runs): all six, x1 alone, forget votes
+\*     solo (tlc_vectors.SOLO, cover runs): all six, x1 alone, forget votes
 \*     from a2 and a3 (retraction and what follows it).
-\*     duo (MCLifecycleSim_duo.cfg, cover runs): a0, a2, a3; x1 and x2 in s1, forget
+\*     duo (tlc_vectors.DUO, cover runs): a0, a2, a3; x1 and x2 in s1, forget
 \*     votes from a2 (a dispute kept while another artifact took the slot).
 TierOf(A) == [a \in A |-> CASE a = "a0" -> 0 [] a \in {"a1", "a4"} -> 1
                              [] a \in {"a2", "b"} -> 2 [] a = "a3" -> 3]

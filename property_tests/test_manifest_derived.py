@@ -25,12 +25,10 @@ from ostrom.verify.tlc.cfg import (
     parse_overrides,
 )
 from ostrom.verify.tlc.manifest import ManifestError, ModelEntry, cfg_text, load_manifest
+from ostrom.verify.trace.lifecycle import lifecycle_constants
 
 MANIFEST = load_manifest(layout.MODELS_DIR / "manifest.json")
 DERIVED = [m for m in MANIFEST.models if m.base is not None]
-#: cfg files read by other tools than ``ostrom check`` (the tlc:* vector generator's
-#: simulation and cover runs, conformance/generators/tlc_vectors.py).
-OTHER_CFGS = {"MCLifecycleSim.cfg", "MCLifecycleSim_duo.cfg", "MCLifecycleSim_solo.cfg"}
 
 BASE = """\\* a comment with INVARIANT Hidden
 CONSTANTS
@@ -176,12 +174,14 @@ def test_every_derived_cfg_renders_and_substitutes_a_spec_operator(entry: ModelE
         )
 
 
-def test_specs_carry_no_mutation_switch() -> None:
+def test_specs_carry_no_mutation_switch_and_no_witness() -> None:
     """The normative specs are the protocol only: mutants replace their operators from the MC
-    modules (models/MC*.tla), selected by the manifest."""
+    modules (models/MC*.tla), selected by the manifest, and the reachability witnesses a
+    model must violate are defined there too."""
     for path in sorted(layout.SPEC_DIR.glob("*.tla")):
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"\bMutation\b|\bMUTANT\b", text), f"{path.name} switches on a mutant"
+        assert not re.search(r"^Never\w*Inv\b", text, re.M), f"{path.name} defines a witness"
 
 
 def test_mutants_are_derived_and_named() -> None:
@@ -195,21 +195,17 @@ def test_mutants_are_derived_and_named() -> None:
 
 
 def test_every_cfg_file_is_a_base_model() -> None:
-    """No derived copy is left behind: each cfg in models/ is the config of a base model (or
-    read by the vector generator)."""
+    """No derived copy is left behind: each cfg in models/ is the config of a base model (the
+    vector generator's cfgs are generated too: tlc_vectors.sim_cfg)."""
     used = {Path(m.config).name for m in MANIFEST.models if m.config is not None}
     files = {p.name for p in layout.MODELS_DIR.glob("*.cfg")}
-    assert files - OTHER_CFGS == used
+    assert files == used
 
 
 def test_lifecycle_constants_live_in_the_base_cfgs_only() -> None:
-    """A new CONSTANT of spec/Lifecycle.tla is assigned in the lifecycle base cfgs
-    (MCLifecycle_ci.cfg and the three simulation cfgs); its derived models inherit it."""
-    spec = (layout.SPEC_DIR / "Lifecycle.tla").read_text(encoding="utf-8")
-    block = re.split(r"^CONSTANTS\s*$", spec, maxsplit=1, flags=re.MULTILINE)[1]
-    block = block.split("\nASSUME", 1)[0]
-    block = re.sub(r"\\\*[^\n]*", "", block)
-    constants = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", block))
+    """A new CONSTANT of spec/Lifecycle.tla is assigned in the lifecycle base cfg
+    (MCLifecycle_ci.cfg) only; its derived models inherit it."""
+    constants = lifecycle_constants()
     lifecycle = [m for m in MANIFEST.models if m.module == "MCLifecycle"]
     bases = {m.config for m in lifecycle if m.config is not None}
     assert bases == {"models/MCLifecycle_ci.cfg"}
@@ -218,3 +214,18 @@ def test_lifecycle_constants_live_in_the_base_cfgs_only() -> None:
     for entry in lifecycle:
         if entry.overrides is not None:
             assert constants >= set(entry.overrides.constants), entry.name
+
+
+def test_the_vector_generators_cfgs_assign_every_constant_their_module_declares() -> None:
+    # The MCLifecycleSim cfgs are generated (tlc_vectors.sim_cfg): every CONSTANT of
+    # Lifecycle.tla and the cover row, and nothing else; the registry differs per setup.
+    from ostrom.conformance.generators import tlc_vectors as tv
+
+    cfgs = {s.name: parse_cfg(tv.sim_cfg(s)) for s in (tv.SIM, tv.SOLO, tv.DUO)}
+    for name, cfg in cfgs.items():
+        assert set(cfg.constants) == lifecycle_constants() | set(tv.COVER_CONSTANTS), name
+        assert cfg.sections == {"INIT": ["SimInit"], "NEXT": ["SimNext"]}, name
+    assert cfgs["solo"].constants["Artifacts"] == ("=", '{"x1"}')
+    assert cfgs["duo"].constants["Agents"] == ("<-", "DuoAgents")
+    row = ("retract", "disputed", "retracted")
+    assert parse_cfg(tv.sim_cfg(tv.SOLO, row)).constants["CoverTo"] == ("=", '"retracted"')

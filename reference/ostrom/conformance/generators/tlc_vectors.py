@@ -53,28 +53,38 @@ from ostrom.layout import ROOT
 from ostrom.protocol.agents import micro
 from ostrom.protocol.errors import ErrorCode
 from ostrom.protocol.lifecycle import ACTION_COMMANDS, TRANSITIONS, slug
+from ostrom.protocol.params import Params
 from ostrom.protocol.voting import commitment, select_reviewers
+from ostrom.verify.tlc.cfg import ParsedCfg, render_cfg
 from ostrom.verify.tlc.output import parse_state_body
 from ostrom.verify.tlc.values import TlaRecord, TlaSet, Value, to_itf
-from ostrom.verify.trace.lifecycle import project_artifact, spec_view
+from ostrom.verify.trace.lifecycle import (
+    lifecycle_constants,
+    project_artifact,
+    spec_constants,
+    spec_view,
+)
 from ostrom.verify.trace.log import Names
 from ostrom.verify.trace.tlc import run_java_tlc
 
 SOURCE_SIM: Final = "tlc:simulate"
 SOURCE_COVER: Final = "tlc:cover"
 SIM_MODULE: Final = "MCLifecycleSim"
+#: MCLifecycleSim.tla's constants naming the transition row a cover run looks for.
+COVER_CONSTANTS: Final = ("CoverEvent", "CoverFrom", "CoverTo")
 SIM_SEED: Final = 20261
 SIM_DEPTH: Final = 40
 SIM_NUM: Final = 160
-#: Lifecycle.tla's ConfUnit, which models/MCLifecycleSim*.cfg do not override.
+#: Lifecycle.tla's ConfUnit, which the generated MCLifecycleSim cfgs do not override.
 SIM_CONF_UNIT: Final = 1
 #: How many of the simulated behaviours become tlc:simulate vectors (and ITF traces).
 SIM_VECTORS: Final = 12
 #: The largest reference seed tried for a behaviour's reviewer draws.
 MAX_SEED: Final = 200_000
 
-#: The reference's parameters for models/MCLifecycleSim.cfg (non-defaults only): the same
-#: numbers, w_min 0.5 as the weight unit, and rate limits that never bind (the spec has none).
+#: The reference's parameters for the MCLifecycleSim cfgs (non-defaults only), from which
+#: sim_cfg writes their constants: w_min 0.5 is the weight unit (WMin 1), and the rate
+#: limits never bind (Lifecycle.tla has none).
 PARAMS: Final[dict[str, Any]] = {
     "reviewers": 2,
     "quorum": 2,
@@ -108,11 +118,15 @@ UNIT: Final = micro(0.5)
 
 @dataclass(frozen=True)
 class Setup:
-    """A registry of models/MCLifecycleSim.tla: its cfg and the reference's setup."""
+    """A registry of models/MCLifecycleSim.tla: its cfg and the reference's setup.
+
+    ``world`` is the registry's part of the cfg (``Name -> (op, value)``: ``<-`` names an
+    operator of MCLifecycleSim.tla); the rest of the cfg is derived (``sim_cfg``)."""
 
     name: str
     cfg: str
     agents: tuple[str, ...]
+    world: dict[str, tuple[str, str]]
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -128,9 +142,65 @@ class Setup:
 
 #: The simulated registry, and the two small ones of the BFS cover runs (retraction and
 #: what follows it; a dispute kept while another artifact took the slot).
-SIM: Final = Setup("sim", f"{SIM_MODULE}.cfg", ("a0", "a1", "a2", "a3", "a4", "b"))
-SOLO: Final = Setup("solo", f"{SIM_MODULE}_solo.cfg", SIM.agents)
-DUO: Final = Setup("duo", f"{SIM_MODULE}_duo.cfg", ("a0", "a2", "a3"))
+def _world(prefix: str, artifacts: str, slots: str, barred: str, rep_ok: str) -> dict[str, Any]:
+    ops = ("Agents", "Tier", "Weight", "Subscriptions", "Proposals", "ForgetVotes")
+    world = {name: ("<-", f"{prefix}{name}") for name in ops}
+    values = {"Artifacts": artifacts, "Slots": slots, "Barred": barred, "RepOK": rep_ok}
+    return world | {name: ("=", value) for name, value in values.items()}
+
+
+_SIM_WORLD: Final = _world("Sim", '{"x1", "x2", "x3"}', '{"s1", "s2"}', '{"b"}',
+                           '{"a0", "a1", "a2", "a3"}')  # fmt: skip
+SIM: Final = Setup("sim", f"{SIM_MODULE}.cfg", ("a0", "a1", "a2", "a3", "a4", "b"), _SIM_WORLD)
+SOLO: Final = Setup(
+    "solo",
+    f"{SIM_MODULE}_solo.cfg",
+    SIM.agents,
+    _SIM_WORLD
+    | {
+        "Proposals": ("<-", "SoloProposals"),
+        "ForgetVotes": ("<-", "SoloForgetVotes"),
+        "Artifacts": ("=", '{"x1"}'),
+        "Slots": ("=", '{"s1"}'),
+    },
+)
+DUO: Final = Setup(
+    "duo",
+    f"{SIM_MODULE}_duo.cfg",
+    ("a0", "a2", "a3"),
+    _world("Duo", '{"x1", "x2"}', '{"s1"}', "{}", '{"a0", "a2", "a3"}'),
+)
+#: What each registry's cfg says about itself (its header).
+_HEADERS: Final = {
+    "sim": "Random simulation of spec/Lifecycle.tla for the tlc:simulate vectors.",
+    "solo": "Cover runs (BFS with INVARIANT NotCovered), solo registry: x1 alone, forget "
+    "votes from a2 and a3.",
+    "duo": "Cover runs (BFS with INVARIANT NotCovered), duo registry: a0, a2, a3; x1 and "
+    "x2 in s1, forget votes from a2.",
+}
+
+
+def sim_cfg(setup: Setup, cover: tuple[str, str, str] = ("-", "-", "-")) -> str:
+    """The cfg of ``setup``'s registry, generated: its ``world``, the transition row a
+    cover run looks for, and Lifecycle.tla's parameters as ``PARAMS`` gives them (through
+    the parameter table's CONSTANT names: spec_constants), WMin 1 (the weight unit)."""
+    spec = spec_constants(Params.from_mapping(PARAMS))
+    declared = lifecycle_constants()
+    cfg = ParsedCfg(
+        constants={
+            **{n: ("=", f'"{v}"') for n, v in zip(COVER_CONSTANTS, cover, strict=True)},
+            **setup.world,
+            "WMin": ("=", "1"),
+            **{name: ("=", str(value)) for name, value in spec.items() if name in declared},
+        },
+        sections={"INIT": ["SimInit"], "NEXT": ["SimNext"]},
+    )
+    header = (
+        f"{_HEADERS[setup.name]}\nGenerated by ostrom.conformance.generators.tlc_vectors"
+        ".sim_cfg (models/MCLifecycleSim.tla; the reference replays with tlc_vectors.PARAMS)."
+    )
+    return render_cfg(cfg, header)
+
 
 #: Every error code of docs/rules.md, in the enum's (the check list's) order.
 ERROR_CODES: Final = tuple(code.value for code in ErrorCode)
@@ -206,24 +276,18 @@ def read_sim_file(path: Path) -> list[SimState]:
 
 def _stage(work: Path) -> None:
     work.mkdir(parents=True, exist_ok=True)
-    for src in (
-        "spec/Lifecycle.tla",
-        "spec/LifecycleTable.tla",
-        f"models/{SIM_MODULE}.tla",
-        *(f"models/{m.cfg}" for m in (SIM, SOLO, DUO)),
-    ):
+    for src in ("spec/Lifecycle.tla", "spec/LifecycleTable.tla", f"models/{SIM_MODULE}.tla"):
         shutil.copyfile(ROOT / src, work / Path(src).name)
+    for setup in (SIM, SOLO, DUO):
+        (work / setup.cfg).write_text(sim_cfg(setup), encoding="utf-8")
 
 
 def cover_run(work: Path, setup: Setup, row: tuple[str, str, str]) -> list[SimState] | None:
     """TLC's shortest behaviour of ``setup``'s registry that takes ``row`` (BFS with the
     invariant NotCovered), or None if none does."""
     _stage(work)
-    text = (work / setup.cfg).read_text(encoding="utf-8")
-    for name, value in zip(("CoverEvent", "CoverFrom", "CoverTo"), row, strict=True):
-        text = text.replace(f'    {name} = "-"', f'    {name} = "{value}"')
     cfg = f"cover-{setup.name}-{'-'.join(row)}.cfg"
-    (work / cfg).write_text(text + "INVARIANT NotCovered\n", encoding="utf-8")
+    (work / cfg).write_text(sim_cfg(setup, row) + "INVARIANT NotCovered\n", encoding="utf-8")
     res = run_java_tlc(work, SIM_MODULE, cfg)
     if res.outcome.kind == "pass":
         return None
