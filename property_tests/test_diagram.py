@@ -97,3 +97,16 @@ def test_one_slug_for_every_spelling_of_an_event() -> None:
     for op, actions in COMMAND_ACTIONS.items():
         if len(actions) == 1:
             assert slug(op) == slug(actions[0]), op
+
+
+def test_js_driver_parameter_table_is_current() -> None:
+    # drivers/js/params.js checks a vector's params against the same rows as Params.
+    text = (ROOT / "drivers" / "js" / "params.js").read_text(encoding="utf-8")
+    match = re.search(r"// BEGIN generated: params\n(.*?)// END generated: params", text, re.S)
+    assert match, "drivers/js/params.js lacks the generated block params"
+    assert match.group(1) == diagram.to_js_params(), "run: make docs"
+
+
+def test_defaults_parameter_file_is_current() -> None:
+    committed = (ROOT / "examples" / "params" / "defaults.toml").read_text(encoding="utf-8")
+    assert committed == diagram.to_params_toml(), "run: make docs"

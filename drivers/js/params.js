@@ -1,13 +1,15 @@
 'use strict';
-// The parameter table (docs/lifecycle.md "Parameters", reference/ostrom/protocol/params.py):
-// name -> [kind, default, lo, hi].  `reset` applies the vector's `params` over these
-// defaults with the same checks as Params.from_mapping: unknown keys, types (an integer
-// parameter refuses 5.0, a float one takes 5), ranges, relations.
+// The parameter table (docs/lifecycle.md "Parameters"): name -> [kind, default, lo, hi],
+// generated from reference/ostrom/protocol/params.py by `ostrom docs` (make docs).  `reset`
+// applies the vector's `params` over these defaults with the same checks as
+// Params.from_mapping: unknown keys, types (an integer parameter refuses 5.0, a float one
+// takes 5), ranges, relations.
 
 const { isDict } = require('./pyjson');
 
 const INF = null; // no upper bound
 const TABLE = {
+// BEGIN generated: params
   reviewers: ['int', 5, 1, 1000],
   quorum: ['int', 3, 1, 1000],
   T_fast: ['int', 3, 1, 10000],
@@ -56,6 +58,7 @@ const TABLE = {
   checkpoint_k: ['int', 16, 1, 1000000],
   watermark_window: ['int', 32, 1, 1000000],
   seed: ['int', 0, 0, INF],
+// END generated: params
 };
 
 const isNum = (v) => typeof v === 'bigint' || typeof v === 'number';

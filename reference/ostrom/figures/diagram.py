@@ -153,15 +153,60 @@ def to_param_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def to_js_params() -> str:
+    """The JavaScript driver's parameter table (drivers/js/params.js: ``name: [kind,
+    default, lo, hi]``), from ``ostrom.protocol.params``: the driver checks a vector's
+    ``params`` as ``Params.from_mapping`` does, against the same rows."""
+    from ostrom.protocol.params import table
+
+    def bound(v: float | None) -> str:
+        return "INF" if v is None else str(int(v)) if float(v).is_integer() else repr(v)
+
+    lines = []
+    for p in table():
+        kind = "floats" if isinstance(p.default, tuple) else type(p.default).__name__
+        default = repr(list(p.default)) if isinstance(p.default, tuple) else repr(p.default)
+        lines.append(f"  {p.name}: ['{kind}', {default}, {bound(p.lo)}, {bound(p.hi)}],")
+    return "\n".join(lines) + "\n"
+
+
+#: The comment heading examples/params/defaults.toml.
+_DEFAULTS_HEADER = """\
+# The docs/design.md §8 defaults, spelled out: every key of the parameter table
+# (ostrom.protocol.params), generated from it by `ostrom docs` (make docs).  A parameter
+# file may give any subset; keys left out take these values, unknown keys are an error
+# that names them.  Check a file with:  ostrom check-params examples/params/defaults.toml
+#
+# Z3's verdict on these defaults (docs/thresholds.md): every theorem holds.  TALLY-1 needs
+# the side rule (tally_min_side = 2): with w_max/w_min = 10 weights alone would let one
+# reviewer at w_max outvote a quorum's other reviewers at w_min.  FG-1 needs the population
+# floor (min_active_agents = 12): with 11 active agents one at w_max forgets alone.
+
+"""
+
+
+def to_params_toml() -> str:
+    """examples/params/defaults.toml: every parameter at its default, with its meaning."""
+    from ostrom.protocol.params import table
+
+    lines = []
+    for p in table():
+        value = repr(list(p.default)) if isinstance(p.default, tuple) else repr(p.default)
+        unit = f" [{p.unit}]" if p.unit else ""
+        lines.append(f"{p.name} = {value}  # {p.doc}{unit}")
+    return _DEFAULTS_HEADER + "\n".join(lines) + "\n"
+
+
 FORMATS.update({"guards": to_guard_table, "params": to_param_table})
 
 
-def _replace_block(text: str, name: str, body: str) -> str:
+def _replace_block(text: str, name: str, body: str, comment: str = "<!-- {} -->") -> str:
+    """``text`` with the lines between ``BEGIN generated: name`` and ``END generated:
+    name`` (each inside ``comment``: HTML in Markdown, ``// {}`` in JavaScript) replaced."""
     import re
 
-    pattern = re.compile(
-        rf"(<!-- BEGIN generated: {name} -->\n).*?(<!-- END generated: {name} -->)", re.S
-    )
+    begin, end = (re.escape(comment.format(f"{w} generated: {name}")) for w in ("BEGIN", "END"))
+    pattern = re.compile(rf"({begin}\n).*?({end})", re.S)
     if not pattern.search(text):
         raise ValueError(f"no generated block {name!r}")
     return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
@@ -196,4 +241,7 @@ def update_generated(root: Path, *, svg: bool = True) -> list[Path]:
     text = _replace_block(text, "guards", to_guard_table())
     text = _replace_block(text, "params", to_param_table())
     write(chapter, text)
+    write(root / "examples" / "params" / "defaults.toml", to_params_toml())
+    js = root / "drivers" / "js" / "params.js"
+    write(js, _replace_block(js.read_text(encoding="utf-8"), "params", to_js_params(), "// {}"))
     return changed
