@@ -3,7 +3,7 @@
 (* constants. Replicas are the integers 0..N-1 because Primary(v) = v % N, so    *)
 (* they are not a symmetry set; the requests are model values and are one       *)
 (* (RequestSymmetry). The null request is the string "null".                    *)
-EXTENDS PBFT, TLC
+EXTENDS PBFT, PBFTWitnesses, TLC
 
 \* The client requests are model values, so that they can be a symmetry set.
 CONSTANTS r1, r2, r3
@@ -65,45 +65,7 @@ MutExecutedLog(D) ==
 \* pbft-no-view-change (BFT-LIVE-1): replicas never start a view change
 MutTimersFire == FALSE
 
-\* --- reachability witnesses (docs/design.md §7) ----------------------------------
-\* Invariants TLC must report VIOLATED: a passing model whose witnesses all held would
-\* be vacuous. Model checks, not protocol: they live here, not in spec/PBFT.tla.
-
-\* some honest replica commits (committed-local) a request
-NeverCommittedInv == \A i \in Honest : CommittedIn(ComSet, i) = {}
-\* some honest replica executes a client request
-NeverExecutedInv == \A i \in Honest : Range(OwnLog(i)) \subseteq {Null}
-\* every request is executed by every honest replica
-NeverAllExecutedInv == ~AllExecuted
-\* a view change completes: an honest backup accepts a NEW-VIEW
-NeverViewChangeInv == \A i \in Honest : view[i] = 0 \/ status[i] = "vc" \/ i = Primary(view[i])
-\* a second view change completes (view 2 is entered by an honest backup)
-NeverSecondViewChangeInv ==
-    \A i \in Honest : view[i] < 2 \/ status[i] = "vc" \/ i = Primary(view[i])
-\* a NEW-VIEW re-proposes a prepared request (O carries a certificate's request)
-NeverNewViewReproposalInv == \A m \in nv : \A o \in m.O : o.r = Null
-\* a NEW-VIEW fills a gap with the null request
-NeverNullRequestInv == \A m \in nv : \A o \in m.O : o.r # Null
-\* the Byzantine primary equivocates: two pre-prepares for one (v, n)
-NeverByzantineEquivocationInv ==
-    \A a, b \in pp : a.v = b.v /\ a.n = b.n => a.r = b.r
-\* ... and honest backups accept different ones
-NeverSplitPrepareInv ==
-    \A a, b \in prep : a.src \in Honest /\ b.src \in Honest /\ a.v = b.v /\ a.n = b.n
-                        => a.r = b.r
-\* a request is committed in a view after a view change
-NeverCommittedAfterViewChangeInv ==
-    \A i \in Honest : \A m \in CommittedIn(ComSet, i) : m.v = 0
-\* a request re-proposed by a NEW-VIEW is executed
-NeverReproposedExecutedInv ==
-    \A m \in nv : \A o \in m.O : o.r # Null =>
-        \A i \in Honest : [v |-> m.v, n |-> o.n, r |-> o.r] \notin CommittedIn(ComSet, i)
-\* a replica is behind and takes the state of another (state transfer)
-NeverCatchUpInv == Stuck => Logs = OwnLogs
-\* the premise of LivenessInv is reached (the run stops, not at a bound) ...
-NeverStuckInv == ~(Stuck /\ ~BoundStop)
-\* ... also after a view change, with everything executed
-NeverStuckAfterViewChangeInv ==
-    ~(Stuck /\ ~BoundStop /\ \A i \in Honest : view[i] >= 1)
+\* The reachability witnesses are in models/PBFTWitnesses.tla (MCPBFTRefinement checks
+\* them on its mapped state too).
 
 =============================================================================

@@ -158,7 +158,7 @@ APrep == {[v |-> p.v, n |-> p.n, r |-> p.d, src |-> p.r] : p \in Sent("Prepare")
 ACom == {[v |-> p.v, n |-> p.n, r |-> p.d, src |-> p.r] : p \in Sent("Commit")}
 MCClientRequests == LET q == SortByTs(Requests) IN [k \in DOMAIN q |-> q[k].d]
 
-Abs == INSTANCE PBFT WITH
+Abs == INSTANCE PBFTWitnesses WITH
         view <- AView, status <- AStatus, pp <- APP, prep <- APrep, com <- ACom,
         vc <- vcSent, byzvc <- {}, nv <- nvSent,
         ClientRequests <- MCClientRequests, Null <- "null", MaxSeq <- W,
