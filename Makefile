@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.installed
 WORKERS ?= 2
 JOBS    ?= 2
 
-.PHONY: help setup check check-deep test lint bench docs diagram clean
+.PHONY: help setup check check-deep test test-slow test-fast lint bench docs diagram clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -36,8 +36,19 @@ lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff format --check reference property_tests bench
 	$(VENV)/bin/mypy
 
-test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci)
-	$(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci}
+# two pytest workers (CI has 2 cores); a module whose fixture is costly (the TLC models, the
+# kill matrix, ...) is one xdist group, so one worker computes it once.
+PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci} \
+	-n $(WORKERS) --dist loadgroup
+
+test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci) but the slow models, with its branch coverage of reference/ostrom
+	$(PYTEST) -m "not slow" --cov --cov-report=term:skip-covered
+
+test-slow: $(STAMP) ## the whole test suite, the manifest's slow TLC models included (no coverage)
+	$(PYTEST)
+
+test-fast: $(STAMP) ## the inner loop: pytest without the tests marked tlc, venv or slow (no java, no lint, no coverage)
+	$(PYTEST) -m "not tlc and not venv and not slow"
 
 bench: $(STAMP) ## benchmarks: TLC, orchestrator, Hypothesis, PBFT, EigenTrust, check-params, conformance, the simulation's full paper experiment (JSON in bench/results/)
 	$(PY) bench/run.py
@@ -51,4 +62,4 @@ docs: $(STAMP) ## regenerate generated docs (state diagram from the transition t
 	$(OSTROM) docs
 
 clean: ## remove the venv and TLC scratch directories
-	rm -rf $(VENV) .tlc build *.egg-info reference/*.egg-info
+	rm -rf $(VENV) .tlc build *.egg-info reference/*.egg-info .coverage

@@ -41,6 +41,8 @@ from ostrom.conformance.vectors import (
     write_manifest,
 )
 
+pytestmark = pytest.mark.xdist_group("conformance_vectors")  # one worker holds the module's fixture
+
 
 @pytest.fixture(scope="module")
 def suite() -> Any:

@@ -46,7 +46,10 @@ ROOT = Path(__file__).resolve().parents[1]
 JS_DRIVER = Path(os.environ.get("OSTROM_JS_DRIVER", ROOT / "drivers" / "js" / "ostrom-driver.js"))
 NODE = shutil.which("node")
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="node (Node.js) is not installed")
+pytestmark = [
+    pytest.mark.skipif(NODE is None, reason="node (Node.js) is not installed"),
+    pytest.mark.xdist_group("js_driver"),
+]  # one worker holds the module's fixture
 
 PROTOCOL = "ostrom-driver/1"
 REPLY_TIMEOUT = 20.0  # seconds per reply before the driver is declared hung

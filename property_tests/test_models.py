@@ -2,8 +2,10 @@
 are violated, state counts are unchanged — and the spec explores exactly the Python table.
 
 This is ``make check``'s TLC part inside the test suite, so CI fails when a mutant stops
-being caught or a model becomes vacuous. All rows run once per session (two TLC JVMs at a
-time), and each row is its own test so a failure names the model.
+being caught or a model becomes vacuous. The selected rows run once per session (two TLC JVMs
+at a time), and each row is its own test so a failure names the model. A model the manifest
+marks ``slow`` (with its witnesses) is a ``slow`` test: ``make test-slow`` runs it, ``make
+test`` does not, and ``make check`` always does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ from ostrom.protocol.lifecycle import triples
 from ostrom.verify.tlc.manifest import load_manifest
 from ostrom.verify.tlc.runner import RowResult, check_models, select_models
 
+pytestmark = [
+    pytest.mark.tlc,
+    pytest.mark.xdist_group("models"),
+]  # one worker holds the module's fixture
+
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = load_manifest(ROOT / "models" / "manifest.json")
 ENTRIES = select_models(MANIFEST, [], deep=False)
@@ -25,13 +32,40 @@ ENTRIES = select_models(MANIFEST, [], deep=False)
 # takes all rows but `resubmit retracted -> proposed`, which the one-artifact lifecycle-ci-solo
 # adds (two artifacts that both resubmit do not fit the CI time budget).
 CROSS_CHECK_MODELS = ("lifecycle-ci", "lifecycle-ci-solo")
-ROW_NAMES = [n for e in ENTRIES for n in [e.name, *(f"{e.name}/{w}" for w in e.witnesses)]]
+ROWS = [
+    pytest.param(n, marks=[pytest.mark.slow] if e.slow else [], id=n)
+    for e in ENTRIES
+    for n in [e.name, *(f"{e.name}/{w}" for w in e.witnesses)]
+]
+SLOW = {e.name for e in ENTRIES if e.slow}
+
+
+def _selected_models(session: pytest.Session) -> set[str]:
+    """The models whose rows this session runs (after -m and -k): only those go to TLC."""
+    names = set()
+    for item in session.items:
+        if not isinstance(item, pytest.Function) or item.module is None:
+            continue
+        if item.module.__name__ != __name__:
+            continue
+        spec = getattr(item, "callspec", None)
+        if spec is not None:
+            names.add(str(spec.params["name"]).split("/")[0])
+        elif item.name.startswith("test_spec_reaches_every_row"):
+            names.update(CROSS_CHECK_MODELS)
+        elif item.name.startswith("test_spec_takes_only_table_rows"):
+            names.update(m for m in CROSS_CHECK_MODELS if m not in SLOW)
+    return names
 
 
 @pytest.fixture(scope="session")
-def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RowResult]:
+def rows(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, RowResult]:
     out = tmp_path_factory.mktemp("counterexamples")
-    results = check_models(MANIFEST, ROOT, ENTRIES, out_dir=out, jobs=2, timeout=900)
+    wanted = _selected_models(request.session)
+    entries = [e for e in ENTRIES if e.name in wanted]
+    results = check_models(MANIFEST, ROOT, entries, out_dir=out, jobs=2, timeout=900)
     return {r.name: r for r in results}
 
 
@@ -42,7 +76,7 @@ def test_manifest_has_ci_models_mutants_and_witnesses() -> None:
     assert any(e.raw.get("mutant") for e in ENTRIES), "no mutant models"
 
 
-@pytest.mark.parametrize("name", ROW_NAMES)
+@pytest.mark.parametrize("name", ROWS)
 def test_row_shows_what_the_manifest_expects(rows: dict[str, RowResult], name: str) -> None:
     row = rows[name]
     assert row.ok, f"{name}: expected {row.expected}, got {row.got}. {row.message}"
@@ -59,14 +93,29 @@ def _reached_rows(row: RowResult) -> set[tuple[str, str, str]]:
     return reached
 
 
-def test_spec_takes_only_table_rows_and_reaches_every_row(rows: dict[str, RowResult]) -> None:
-    """Spec and code agree: TableInv (checked in lifecycle-ci) says every step TLC takes is a
-    row of the Python table; the printed rows say every row of the table is taken."""
+def _rows_taken(rows: dict[str, RowResult], models: list[str]) -> set[tuple[str, str, str]]:
     reached: set[tuple[str, str, str]] = set()
-    for name in CROSS_CHECK_MODELS:
+    for name in models:
         assert rows[name].ok, f"{name} must pass (TableInv) before rows can be compared"
         reached |= _reached_rows(rows[name])
-    table = set(triples())
     assert reached, "no ROW lines printed: is RecordRows the models' ACTION_CONSTRAINT?"
+    return reached
+
+
+def test_spec_takes_only_table_rows(rows: dict[str, RowResult]) -> None:
+    """Spec and code agree, one way (the models of ``make test``): every step TLC takes is a
+    row of the Python table (TableInv checks it inside the spec; this checks it against
+    the Python table itself)."""
+    reached = _rows_taken(rows, [m for m in CROSS_CHECK_MODELS if m not in SLOW])
+    table = set(triples())
+    assert reached <= table, f"TLC took steps outside the table: {sorted(reached - table)}"
+
+
+@pytest.mark.slow
+def test_spec_reaches_every_row(rows: dict[str, RowResult]) -> None:
+    """Spec and code agree, both ways: the steps TLC takes in all the cross-check models are
+    exactly the rows of the Python table (``lifecycle-ci`` is slow, so ``make test-slow``)."""
+    reached = _rows_taken(rows, list(CROSS_CHECK_MODELS))
+    table = set(triples())
     assert reached <= table, f"TLC took steps outside the table: {sorted(reached - table)}"
     assert table <= reached, f"rows of the table TLC never takes: {sorted(table - reached)}"

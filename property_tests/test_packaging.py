@@ -81,7 +81,7 @@ def _session(python: Path, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
-@pytest.mark.slow
+@pytest.mark.venv
 def test_the_core_install_runs_the_protocol_and_the_driver(tmp_path: Path) -> None:
     # A copy of what the wheel is built from, so the build leaves nothing in the tree.
     src = tmp_path / "src"

@@ -33,7 +33,10 @@ def _tlc() -> bool:
     return True
 
 
-pytestmark = pytest.mark.skipif(not _tlc(), reason="TLC (java + tla2tools.jar) not available")
+pytestmark = [
+    pytest.mark.tlc,
+    pytest.mark.skipif(not _tlc(), reason="TLC (java + tla2tools.jar) not available"),
+]
 
 
 def _doc(rel: str) -> dict[str, Any]:

@@ -656,6 +656,7 @@ def _tlc_graph(tmp: Path, cfg_text: str) -> set[tuple[AbsState, AbsState]]:
     return {(nodes[a], nodes[b]) for a, b in edges}
 
 
+@pytest.mark.tlc
 def test_spec_and_code_agree(tmp_path: Path) -> None:
     """The CI model of spec/Sanctions.tla and the Python book have the same transition
     system: TLC's state graph, projected to the per-agent variables (the history variables

@@ -32,6 +32,8 @@ from ostrom.protocol.sanctions import SanctionBook, Violation
 from ostrom.verify.trace import sanctions as st
 from ostrom.verify.trace.verdict import Verdict
 
+pytestmark = pytest.mark.tlc
+
 ROOT = Path(__file__).resolve().parents[1]
 SANCTIONS_MUTANTS = sorted(n for n, m in MUTANTS.items() if m.layer == "sanctions")
 

@@ -22,6 +22,11 @@ from ostrom.cli.main import main
 from ostrom.verify.tlc.jar import TlcSetupError, find_java
 from ostrom.verify.tlc.runner import run_model, run_tlc
 
+pytestmark = [
+    pytest.mark.tlc,
+    pytest.mark.xdist_group("tlc_runner"),
+]  # one worker holds the module's fixture
+
 FIXTURE = Path(__file__).parent / "fixtures" / "tla"
 ACTIONS = {"Initial predicate", "Inc", "Bump", "Reset"}
 

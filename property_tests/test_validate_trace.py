@@ -41,6 +41,8 @@ from ostrom.verify.trace.regvar import REGISTRY_CONSTANTS, registry_variable_spe
 from ostrom.verify.trace.validate import validate_file
 from ostrom.verify.trace.verdict import format_verdict
 
+pytestmark = pytest.mark.tlc
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -52,6 +52,8 @@ class ModelEntry:
     config: str | None
     expect: str
     deep: bool = False
+    #: run by ``make check`` but, for its cost, not by ``make test`` (``make test-slow`` does)
+    slow: bool = False
     #: the registry name of the mutant this model plays (``<layer>-<bug>``), or None
     mutant: str | None = None
     #: the model this one is derived from, and how its cfg differs (None for a base model)
@@ -134,8 +136,9 @@ def _parse_entry(entry: Any, index: int) -> ModelEntry:
         not isinstance(entry["module"], str) or not _IDENT_RE.match(entry["module"])
     ):
         raise ManifestError(f"{where}: 'module' must be a TLA+ module name, not a path")
-    if not isinstance(entry.get("deep", False), bool):
-        raise ManifestError(f"{where}: 'deep' must be true or false")
+    for flag in ("deep", "slow"):
+        if not isinstance(entry.get(flag, False), bool):
+            raise ManifestError(f"{where}: '{flag}' must be true or false")
     mutant = entry.get("mutant")
     if mutant is not None and not isinstance(mutant, bool | str):
         raise ManifestError(f"{where}: 'mutant' must be a mutant name (or false)")
@@ -167,6 +170,7 @@ def _parse_entry(entry: Any, index: int) -> ModelEntry:
         config=None if derived else entry["config"],
         expect=entry["expect"],
         deep=entry.get("deep", False),
+        slow=entry.get("slow", False),
         mutant=mutant or None,
         base=entry.get("base"),
         overrides=overrides,
