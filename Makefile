@@ -36,10 +36,13 @@ lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff format --check reference property_tests bench
 	$(VENV)/bin/mypy
 
-# two pytest workers (CI has 2 cores); a module whose fixture is costly (the TLC models, the
-# kill matrix, ...) is one xdist group, so one worker computes it once.
+# PYTEST_WORKERS=2 spreads the tests over two processes (pytest-xdist, loadgroup: a module
+# whose fixture is costly or whose reachability test reads what its machines recorded is one
+# group). The default is one process: under two workers test_pbft_reaches and
+# test_attack_machine_reaches miss a witness they reach in one (not yet understood).
+PYTEST_WORKERS ?= 0
 PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci} \
-	-n $(WORKERS) --dist loadgroup
+	-n $(PYTEST_WORKERS) --dist loadgroup
 
 test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci) but the slow models, with its branch coverage of reference/ostrom
 	$(PYTEST) -m "not slow" --cov --cov-report=term:skip-covered

@@ -33,6 +33,7 @@ from collections import Counter
 from enum import Enum
 from typing import Any, ClassVar
 
+import pytest
 from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -62,6 +63,10 @@ from ostrom.protocol.lifecycle import (
 from ostrom.protocol.orchestrator import LEGIT_ACTIVE_PATHS, Orchestrator
 from ostrom.protocol.params import Params
 from ostrom.protocol.voting import commitment, make_salt
+
+# The reachability test at the end reads what the machines above recorded in this
+# process: the whole module runs on one xdist worker, in file order.
+pytestmark = pytest.mark.xdist_group("orchestrator_stateful")
 
 # --- the world under test ----------------------------------------------------------------
 

@@ -57,6 +57,10 @@ from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
 from ostrom.verify.tlc.values import parse_value, to_itf
 from sanctions_mutants import MUTANTS
 
+# The reachability test at the end reads what the machines above recorded in this
+# process: the whole module runs on one xdist worker, in file order.
+pytestmark = pytest.mark.xdist_group("sanctions")
+
 # --- the world under test ----------------------------------------------------------------
 
 PARAMS = Params(
