@@ -70,7 +70,6 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
         GateError("replayed", 409, "seq is not above the sender's last seq (already used)"),
         GateError("out_of_order", 409, "seq skips ahead of the sender's last seq + 1"),
         GateError("too_large", 413, "the request body exceeds the node's limit"),
-        GateError("unsupported_media_type", 415, "the body is not application/json"),
         GateError("bad_query", 422, "a query parameter is not what the endpoint takes"),
         GateError("db_unavailable", 503, "the database refused the write; nothing was applied"),
     )

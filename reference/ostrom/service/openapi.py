@@ -1,0 +1,233 @@
+"""The node's HTTP API as data: the endpoint table and the OpenAPI 3.1 document made from it.
+
+``ENDPOINTS`` is the one list of routes: app.py binds a handler to each (and refuses to
+build an app if one is missing or extra), this module turns it, the gate's error table
+(``GATE_ERRORS``) and the command schema (protocol/commands.py) into the OpenAPI
+document committed as schema/openapi.json (``openapi_text``;
+property_tests/test_service_app.py fails when the file drifts: regenerate with
+``ostrom docs``), and docs/service.md's API table is ``markdown_table()``.
+No web framework is imported here, so ``ostrom docs`` runs without the service extra.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ostrom import __version__
+from ostrom.protocol.commands import command_schema
+from ostrom.service.gate import GATE_ERRORS
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query parameter: its name, JSON Schema and meaning."""
+
+    name: str
+    schema: dict[str, Any]
+    doc: str
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One route: method, path (Starlette syntax), what it answers, its errors."""
+
+    method: str
+    path: str
+    name: str
+    summary: str
+    query: tuple[Query, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+#: Largest request body the node reads (bytes); larger: 413 too_large, before parsing.
+BODY_LIMIT: Final = 64 * 1024
+#: Most log entries one GET /log or /events returns.
+MAX_LIMIT: Final = 1000
+#: Longest wait of GET /events (seconds).
+MAX_WAIT: Final = 30.0
+
+_AFTER = Query("after", {"type": "integer", "minimum": 0, "default": 0}, "entries after pos N")
+_LIMIT = Query(
+    "limit",
+    {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 100},
+    "at most M entries",
+)
+_TIMEOUT = Query(
+    "timeout",
+    {"type": "number", "minimum": 0, "maximum": MAX_WAIT, "default": 10},
+    "seconds to wait for an entry after N",
+)
+_WRITE_ERRORS: Final = tuple(
+    c for c in GATE_ERRORS if c not in ("not_found", "method_not_allowed", "bad_query")
+)
+
+ENDPOINTS: Final[tuple[Endpoint, ...]] = (
+    Endpoint(
+        "POST",
+        "/commands",
+        "commands",
+        "Submit a signed envelope; answers the observation once it is durable in the log "
+        "(a retry of the same envelope is answered from the log, not applied again).",
+        errors=_WRITE_ERRORS,
+    ),
+    Endpoint("GET", "/artifacts", "artifacts", "The public state: round and every artifact."),
+    Endpoint(
+        "GET",
+        "/artifacts/{artifact:path}",
+        "artifact",
+        "One artifact's public state.",
+        errors=("not_found",),
+    ),
+    Endpoint("GET", "/agents", "agents", "The registry the layers derived, and every key."),
+    Endpoint(
+        "GET",
+        "/agents/{agent:path}",
+        "agent",
+        "One agent (or operator): registry entry, public key, last_seq and next_seq.",
+        errors=("not_found",),
+    ),
+    Endpoint("GET", "/slots", "slots", "Each slot's artifacts and its active one(s)."),
+    Endpoint(
+        "GET",
+        "/log",
+        "log",
+        "Log entries after pos N (refused reveals redacted until public: CR-1).",
+        (_AFTER, _LIMIT),
+        ("bad_query", "db_unavailable"),
+    ),
+    Endpoint(
+        "GET",
+        "/events",
+        "events",
+        "Long poll: the entries after pos N, waiting up to `timeout` s for the first.",
+        (_AFTER, _LIMIT, _TIMEOUT),
+        ("bad_query", "db_unavailable"),
+    ),
+    Endpoint("GET", "/health", "health", "Liveness: log position and round."),
+    Endpoint("GET", "/openapi.json", "openapi", "This document."),
+)
+
+
+def _oa_path(path: str) -> str:
+    return path.replace(":path}", "}")
+
+
+def _error_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["error", "detail"],
+        "additionalProperties": False,
+        "properties": {
+            "error": {"enum": sorted(GATE_ERRORS)},
+            "detail": {"type": "string"},
+        },
+    }
+
+
+ENVELOPE_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "required": ["agent", "seq", "command", "signature"],
+    "additionalProperties": False,
+    "properties": {
+        "agent": {"type": "string", "minLength": 1, "maxLength": 256},
+        "seq": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
+        "command": {"$ref": "#/components/schemas/Command"},
+        "signature": {"type": "string", "pattern": "^[0-9a-f]{128}$"},
+        "public_key": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    },
+    "description": (
+        "Ed25519 signature by `agent` over b'ostrom-command/1\\n' + canonical JSON of "
+        "{agent, seq, command[, public_key]} (docs/service.md). public_key: join only."
+    ),
+}
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the node."""
+    paths: dict[str, Any] = {}
+    for e in ENDPOINTS:
+        op: dict[str, Any] = {"operationId": e.name, "summary": e.summary}
+        params = [
+            {
+                "name": q.name,
+                "in": "query",
+                "required": False,
+                "schema": q.schema,
+                "description": q.doc,
+            }
+            for q in e.query
+        ]
+        params += [
+            {
+                "name": seg.strip("{}").split(":")[0],
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string"},
+            }
+            for seg in e.path.split("/")
+            if seg.startswith("{")
+        ]
+        if params:
+            op["parameters"] = params
+        if e.method == "POST":
+            op["requestBody"] = {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/Envelope"}}
+                },
+            }
+        responses: dict[str, Any] = {
+            "200": {
+                "description": "OK",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            }
+        }
+        for status in sorted({GATE_ERRORS[c].status for c in e.errors}):
+            codes = [c for c in e.errors if GATE_ERRORS[c].status == status]
+            responses[str(status)] = {
+                "description": "; ".join(f"{c}: {GATE_ERRORS[c].doc}" for c in codes),
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            }
+        op["responses"] = responses
+        paths.setdefault(_oa_path(e.path), {})[e.method.lower()] = op
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "ostrom node",
+            "version": __version__,
+            "description": "One ostrom node (docs/service.md). Generated from "
+            "reference/ostrom/service/openapi.py; regenerate with `ostrom docs`.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": {
+                "Envelope": ENVELOPE_SCHEMA,
+                "Command": command_schema(),
+                "Error": _error_schema(),
+            }
+        },
+    }
+
+
+def openapi_text() -> str:
+    """schema/openapi.json as committed."""
+    return json.dumps(openapi(), indent=2, ensure_ascii=False) + "\n"
+
+
+def markdown_table() -> str:
+    """docs/service.md's API table."""
+    rows = ["| method | path | answers | errors |", "|---|---|---|---|"]
+    for e in ENDPOINTS:
+        q = "?" + "&".join(f"{x.name}=" for x in e.query) if e.query else ""
+        errs = ", ".join(f"`{c}`" for c in e.errors) or "—"
+        rows.append(f"| {e.method} | `{_oa_path(e.path)}{q}` | {e.summary} | {errs} |")
+    return "\n".join(rows) + "\n"
+
+
+def errors_table() -> str:
+    """docs/service.md's error table (from ``GATE_ERRORS``)."""
+    rows = ["| code | HTTP | meaning |", "|---|---|---|"]
+    rows += [f"| `{e.code}` | {e.status} | {e.doc} |" for e in GATE_ERRORS.values()]
+    return "\n".join(rows) + "\n"
