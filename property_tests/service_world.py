@@ -51,3 +51,51 @@ class Signer:
 
 def commitment(agent: str, artifact: str, rnd: int, vote: str) -> str:
     return voting.commitment(agent, artifact, rnd, vote, SECRET_REASON, SALT)
+
+
+VOTES = {"f1": "accept", "f2": "accept", "f3": "accept", "f4": "accept", "f5": "reject"}
+
+
+def reveal(agent: str, artifact: str = "x") -> dict[str, Any]:
+    return {
+        "op": "reveal_vote",
+        "agent": agent,
+        "artifact": artifact,
+        "vote": VOTES[agent],
+        "reason": SECRET_REASON,
+        "salt": SALT,
+    }
+
+
+def commit_phase(s: Signer) -> list[dict[str, Any]]:
+    """A newcomer's proposal up to its commit phase: every founder committed, and f1's
+    early reveal (refused: the commit phase is open) — the moment CR-1 is about."""
+    envs = [
+        s.env("n", {"op": "join", "agent": "n"}, join=True),
+        s.env("n", {"op": "propose", "agent": "n", "artifact": "x", "slot": "s", "digest": "d"}),
+    ]
+    envs += [s.env(OPERATOR, {"op": "tick"}) for _ in range(5)]
+    envs += [
+        s.env(
+            f,
+            {
+                "op": "commit_vote",
+                "agent": f,
+                "artifact": "x",
+                "commitment": commitment(f, "x", 1, VOTES[f]),
+            },
+        )
+        for f in FOUNDERS
+    ]
+    envs.append(s.env("f1", reveal("f1")))
+    return envs
+
+
+def decided(s: Signer) -> list[dict[str, Any]]:
+    """After ``commit_phase``: the reveal phase, every reveal, the decision."""
+    envs = [s.env(OPERATOR, {"op": "tick"}) for _ in range(2)]
+    envs += [s.env(f, reveal(f)) for f in FOUNDERS]
+    envs += [s.env(OPERATOR, {"op": "tick"}) for _ in range(3)]
+    envs.append(s.env("f2", {"op": "dispute", "agent": "f2", "artifact": "x", "reason": "stale"}))
+    envs.append(s.env(OPERATOR, {"op": "tick"}))
+    return envs

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -154,6 +155,9 @@ class Node:
             if setup is not None and store.setup != _json(setup.to_json()):
                 raise StoreError(f"{path}: the database was created with other founders")
             gate, envelopes = replay(store, verify=verify)
+        except sqlite3.Error as exc:  # e.g. a row's bytes that are not UTF-8 any more
+            store.close()
+            raise StoreError(f"{path}: the log does not read back: {exc}") from None
         except BaseException:
             store.close()
             raise

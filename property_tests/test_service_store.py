@@ -1,0 +1,296 @@
+"""Durability of the node (service/store.py, service/node.py): what got a reply is in
+the log and survives a restart; a failed write (disk full, locked) leaves the state and
+the log as they were (503); a corrupt, torn, foreign or tampered file is refused on open;
+checkpoints and --verify catch a log that no longer replays."""
+
+from __future__ import annotations
+
+import copy
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ostrom.protocol.params import Params
+from ostrom.service.gate import Gate
+from ostrom.service.node import Node
+from ostrom.service.store import FORMAT, Store, StoreError
+from service_world import (
+    FOUNDERS,
+    OPERATOR,
+    PARAMS,
+    Signer,
+    commit_phase,
+    decided,
+    setup,
+)
+
+
+def _open(path: Path, **kw: Any) -> Node:
+    kw.setdefault("fsync", False)
+    return Node.open(path, params=PARAMS, setup=setup(), **kw)
+
+
+def _rows(path: Path) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(path) as db:
+        return db.execute(
+            "SELECT pos, agent, seq, result, refused FROM log ORDER BY pos"
+        ).fetchall()
+
+
+def test_every_answered_command_is_in_the_log_and_survives_a_restart(tmp_path: Path) -> None:
+    db, s = tmp_path / "n.db", Signer()
+    node = _open(db, snapshot_every=4)
+    envs = commit_phase(s)
+    replies = [node.submit(e) for e in envs]
+    assert all(r.status == 200 for r in replies)
+    state = copy.deepcopy(node.public_state())
+    node.close()
+    rows = _rows(db)
+    assert [r[0] for r in rows] == list(range(1, len(envs) + 1))
+    # the early reveal was refused by the protocol: logged, marked refused
+    assert rows[-1][3:] == ("wrong_phase", 1)
+    again = Node.open(db, verify=True)
+    assert again.public_state() == state
+    for e in decided(s):  # and it continues where it stopped
+        assert again.submit(e).status == 200
+    again.close()
+
+
+def test_a_retry_is_answered_from_the_log_not_applied_again(tmp_path: Path) -> None:
+    node, s = _open(tmp_path / "n.db"), Signer()
+    env = s.env("f1", {"op": "propose", "agent": "f1", "artifact": "a", "slot": "s", "digest": "d"})
+    first = node.submit(env)
+    state = copy.deepcopy(node.public_state())
+    second = node.submit(copy.deepcopy(env))
+    assert second.body == {**first.body, "retry": True}
+    assert node.public_state() == state and node.last_pos == 1
+    # the same (agent, seq) with another command is a replay, not a retry
+    other = dict(env, command={**env["command"], "digest": "e"})
+    assert node.submit(other).body["error"] in ("replayed", "bad_signature")
+
+
+def test_gate_refusals_are_not_logged(tmp_path: Path) -> None:
+    node = _open(tmp_path / "n.db")
+    bads: list[object] = [None, [], {"agent": "f1"}, {"agent": "f1", "seq": 1, "command": {}}]
+    for bad in bads:
+        assert node.submit(bad).status >= 400
+    assert node.last_pos == 0
+
+
+def _fill(node: Node, s: Signer, n: int) -> list[int]:
+    return [
+        node.submit(
+            s.env(
+                "f1",
+                {
+                    "op": "propose",
+                    "agent": "f1",
+                    "artifact": f"a{i}",
+                    "slot": f"s{i}",
+                    "digest": "d" * 2000,
+                },
+            )
+        ).status
+        for i in range(n)
+    ]
+
+
+def test_disk_full_is_503_and_nothing_half_applied(tmp_path: Path) -> None:
+    node, s = _open(tmp_path / "n.db"), Signer()
+    _fill(node, s, 3)
+    db = node.store._db  # the node's own connection: the limit is per connection
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    db.execute(f"PRAGMA max_page_count={pages}")
+    state, pos = copy.deepcopy(node.public_state()), node.last_pos
+    statuses = _fill(node, s, 20)
+    assert 503 in statuses
+    first = statuses.index(503)
+    assert node.last_pos == pos + first
+    # the failed commands are not in the state either: rebuild from disk agrees
+    assert node.public_state()["artifacts"].keys() == {
+        *state["artifacts"],
+        *(f"a{i}" for i in range(first)),
+    }
+    db.execute("PRAGMA max_page_count=1073741823")
+    s.seq["f1"] = node.gate.last_seq("f1")  # the client re-signs the lost command
+    assert _fill(node, s, 1) == [200]
+    mem = copy.deepcopy(node.public_state())
+    node.close()
+    assert Node.open(tmp_path / "n.db", verify=True).public_state() == mem
+
+
+def test_a_locked_database_is_503_and_nothing_changes(tmp_path: Path) -> None:
+    node, s = _open(tmp_path / "n.db", busy_timeout=0.05), Signer()
+    _fill(node, s, 1)
+    state = copy.deepcopy(node.public_state())
+    other = sqlite3.connect(tmp_path / "n.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # a second writer holds the write lock
+    try:
+        env = s.env("f1", {"op": "object", "agent": "f1", "artifact": "zz"})
+        r = node.submit(env)
+        assert (r.status, r.body["error"]) == (503, "db_unavailable")
+        assert node.public_state() == state and node.last_pos == 1
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert node.submit(env).status == 200  # the same envelope, once the lock is gone
+
+
+def _make(tmp_path: Path, n: int = 6) -> Path:
+    db, s = tmp_path / "n.db", Signer()
+    node = _open(db, snapshot_every=2)
+    for e in commit_phase(s)[:n]:
+        node.submit(e)
+    node.close()
+    return db
+
+
+def _sql(path: Path, sql: str) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute(sql)
+
+
+@pytest.mark.parametrize(
+    "damage,match",
+    [
+        ("UPDATE meta SET value='other/9' WHERE key='format'", "format"),
+        ("UPDATE meta SET value='7' WHERE key='version'", "schema version"),
+        ("UPDATE meta SET value='{' WHERE key='params'", "not JSON"),
+        ("UPDATE meta SET value='{\"w_min\": 7}' WHERE key='params'", "header does not load"),
+        ("DELETE FROM log WHERE pos=3", "positions"),
+        ("UPDATE log SET envelope='[' WHERE pos=2", "not JSON"),
+        ("UPDATE log SET result='duplicate' WHERE pos=2", "agree"),
+        ("UPDATE snapshot SET state='{}' WHERE pos=4", "hash"),
+        ("DROP TABLE snapshot", "not a node database"),
+        (
+            'UPDATE log SET envelope=replace(envelope, \'"digest":"d"\', \'"digest":"e"\')',
+            "gate refuses",
+        ),
+    ],
+)
+def test_a_damaged_file_is_refused_with_a_clear_message(
+    tmp_path: Path, damage: str, match: str
+) -> None:
+    db = _make(tmp_path)
+    _sql(db, damage)
+    with pytest.raises(StoreError, match=match):
+        Node.open(db, verify=True)
+
+
+def test_a_changed_observation_is_caught_by_verify_only(tmp_path: Path) -> None:
+    db = _make(tmp_path)
+    _sql(
+        db,
+        "UPDATE log SET observation=replace(observation, '\"events\":[', "
+        '\'"events":[{"event":"forged"},\') WHERE pos=2',
+    )
+    Node.open(db).close()  # the state is unchanged: only --verify reads every observation
+    with pytest.raises(StoreError, match="observation differs"):
+        Node.open(db, verify=True)
+
+
+def test_a_checkpoint_that_disagrees_with_the_replay_is_refused(tmp_path: Path) -> None:
+    db = _make(tmp_path)
+    import hashlib
+    import json
+
+    with sqlite3.connect(db) as c:
+        pos, state = c.execute("SELECT pos, state FROM snapshot ORDER BY pos DESC").fetchone()
+        doc = json.loads(state)
+        doc["now"] += 1
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+        c.execute(
+            "UPDATE snapshot SET state=?, sha256=? WHERE pos=?",
+            (text, hashlib.sha256(text.encode()).hexdigest(), pos),
+        )
+    with pytest.raises(StoreError, match="checkpoint"):
+        Node.open(db)
+
+
+@pytest.mark.parametrize("where", [0, 100, b'"digest":"d"', b'"op":"tick"', b"ostrom-node/1"])
+def test_overwritten_bytes_are_refused(tmp_path: Path, where: int | bytes) -> None:
+    """The file header, a b-tree page header, a log row, the meta table (free space in a
+    page is not data: overwriting it changes nothing, so it is not tested)."""
+    db = _make(tmp_path)
+    data = bytearray(db.read_bytes())
+    offset = where if isinstance(where, int) else data.index(where)
+    data[offset : offset + 64] = b"\xa5" * 64
+    db.write_bytes(bytes(data))
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    with pytest.raises(StoreError):
+        Node.open(db, verify=True)
+
+
+def test_foreign_empty_and_missing_files_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "text").write_text("hello, not sqlite" * 100)
+    (tmp_path / "empty").write_bytes(b"")
+    sqlite3.connect(tmp_path / "other.db").execute("CREATE TABLE t (x)").connection.close()
+    for name in ("text", "empty", "other.db"):
+        with pytest.raises(StoreError):
+            Node.open(tmp_path / name)
+    with pytest.raises(StoreError, match="no such"):
+        Store.open(tmp_path / "missing")
+    assert FORMAT == "ostrom-node/1"
+
+
+def test_other_params_or_founders_on_reopen_are_refused(tmp_path: Path) -> None:
+    db = _make(tmp_path)
+    with pytest.raises(StoreError, match="parameters"):
+        Node.open(db, params=Params(seed=5))
+    with pytest.raises(StoreError, match="founders"):
+        Node.open(db, setup=setup().__class__())
+
+
+OPS = st.sampled_from(["tick", "propose", "object", "join", "garbage"])
+
+
+@settings(max_examples=25)
+@given(
+    st.lists(st.tuples(OPS, st.sampled_from(FOUNDERS), st.integers(0, 3)), max_size=25),
+    st.integers(0, 25),
+    st.integers(1, 5),
+)
+def test_a_restart_anywhere_is_invisible(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[Any], cut: int, every: int
+) -> None:
+    """Restart (replay + checkpoints) in the middle == never restarted."""
+    path = tmp_path_factory.mktemp("r") / "n.db"
+    s = Signer()
+    envs: list[Any] = []
+    for op, f, i in steps:
+        if op == "tick":
+            envs.append(s.env(OPERATOR, {"op": "tick"}))
+        elif op == "propose":
+            envs.append(
+                s.env(
+                    f,
+                    {
+                        "op": "propose",
+                        "agent": f,
+                        "artifact": f"a{i}",
+                        "slot": f"s{i}",
+                        "digest": "d",
+                    },
+                )
+            )
+        elif op == "object":
+            envs.append(s.env(f, {"op": "object", "agent": f, "artifact": f"a{i}"}))
+        elif op == "join":
+            envs.append(s.env(f"j{i}", {"op": "join", "agent": f"j{i}"}, join=True))
+        else:
+            envs.append({"agent": f, "seq": i, "command": {"op": "x"}})
+    node = _open(path, snapshot_every=every)
+    ref = Gate(PARAMS, setup())
+    for k, e in enumerate(envs):
+        if k == cut:
+            node.close()
+            node = Node.open(path, verify=True, fsync=False, snapshot_every=every)
+        node.submit(e)
+        ref.apply(e)
+    assert node.public_state() == ref.public_state()
+    node.close()
