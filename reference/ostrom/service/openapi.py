@@ -12,7 +12,9 @@ No web framework is imported here, so ``ostrom docs`` runs without the service e
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from ostrom import __version__
@@ -231,3 +233,41 @@ def errors_table() -> str:
     rows = ["| code | HTTP | meaning |", "|---|---|---|"]
     rows += [f"| `{e.code}` | {e.status} | {e.doc} |" for e in GATE_ERRORS.values()]
     return "\n".join(rows) + "\n"
+
+
+def _replace_block(text: str, name: str, body: str) -> str:
+    """``text`` with the lines between ``<!-- BEGIN generated: name -->`` and its END
+    replaced by ``body`` (the same markers as figures/diagram.py's docs blocks)."""
+    import re
+
+    begin, end = (re.escape(f"<!-- {w} generated: {name} -->") for w in ("BEGIN", "END"))
+    pattern = re.compile(rf"({begin}\n).*?({end})", re.S)
+    if not pattern.search(text):
+        raise ValueError(f"docs/service.md: no generated block {name!r}")
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+
+
+def service_doc(text: str) -> str:
+    """docs/service.md with its generated tables current."""
+    text = _replace_block(text, "service-api", markdown_table())
+    return _replace_block(text, "service-errors", errors_table())
+
+
+def update_generated(root: Path) -> list[Path]:
+    """Rewrite schema/openapi.json and docs/service.md's tables (``ostrom docs``)."""
+    changed: list[Path] = []
+
+    def schema(_old: str) -> str:
+        return openapi_text()
+
+    targets: list[tuple[Path, Callable[[str], str]]] = [
+        (root / "schema" / "openapi.json", schema),
+        (root / "docs" / "service.md", service_doc),
+    ]
+    for path, make in targets:
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        new = make(old)
+        if new != old:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path)
+    return changed
