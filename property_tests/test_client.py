@@ -4,6 +4,7 @@ Every wait is bounded."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -12,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,6 +22,7 @@ import uvicorn
 from ostrom import layout
 from ostrom.client import Client, ClientError
 from ostrom.service.app import create_app
+from ostrom.service.identity import save_key
 from ostrom.service.node import Node
 from service_world import FOUNDERS, OPERATOR, PARAMS, key, setup
 
@@ -160,3 +163,50 @@ def test_ostrom_serve_starts_answers_and_refuses_bad_files(tmp_path: Path) -> No
         assert r.returncode == 2 and r.stderr.startswith("error: "), r.stderr
         assert "Traceback" not in r.stderr
         assert not (tmp_path / "other.db").exists()
+
+
+def _example_agent() -> Any:
+    spec = importlib.util.spec_from_file_location("example_agent", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+EXAMPLE = layout.ROOT / "examples" / "agent.py"
+
+
+def test_the_example_agent_joins_proposes_and_reviews(
+    node_url: tuple[str, Node], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, node = node_url
+    agent = _example_agent()
+    for who in ("n", *FOUNDERS):
+        save_key(key(who), tmp_path / f"{who}.key")
+
+    def run(who: str, *args: str) -> int:
+        return int(
+            agent.main(["--url", url, "--agent", who, "--key", str(tmp_path / f"{who}.key"), *args])
+        )
+
+    assert run("n", "join") == 0
+    assert run("n", "propose", "x", "s", "d") == 0
+    op = Client(url, OPERATOR, key(OPERATOR))
+    for _ in range(5):
+        op.tick()
+    # each founder's review commits in the commit phase and reveals in the reveal phase
+    # (one Client each: the committed vote and salt live in the client object)
+    clients = {f: Client(url, f, key(f)) for f in FOUNDERS}
+    for c in clients.values():
+        agent.review(c, rounds=1, wait=0)
+    for _ in range(2):
+        op.tick()
+    for c in clients.values():
+        agent.review(c, rounds=1, wait=0)
+    for _ in range(3):
+        op.tick()
+    assert node.public_state()["artifacts"]["x"]["state"] == "active"
+    assert "commit accept ok" in capsys.readouterr().out
+    assert run("n", "propose", "x", "s", "d") == 1  # duplicate: exit 1
+    for c in (op, *clients.values()):
+        c.close()
