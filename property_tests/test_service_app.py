@@ -64,6 +64,11 @@ def test_openapi_file_is_current_and_matches_the_routes(tmp_path: Path) -> None:
     assert _run(node, body) == openapi.openapi()
 
 
+def test_docs_service_md_tables_are_current() -> None:
+    text = (layout.ROOT / "docs" / "service.md").read_text(encoding="utf-8")
+    assert openapi.service_doc(text) == text, "run: ostrom docs"
+
+
 def test_every_error_code_is_documented_in_the_openapi_document() -> None:
     doc = openapi.openapi()
     assert doc["components"]["schemas"]["Error"]["properties"]["error"]["enum"] == sorted(
