@@ -33,7 +33,7 @@ def _fail(message: str) -> NoReturn:
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("ostrom.db"),
+    default=Path("node.db"),
     show_default=True,
     help="The node's SQLite database; created (with --params and --founders) if missing.",
 )
@@ -197,7 +197,7 @@ def log() -> None:
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("ostrom.db"),
+    default=Path("node.db"),
     show_default=True,
     help="The node's database (read only; a running node may keep writing).",
 )
