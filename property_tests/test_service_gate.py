@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ostrom.service import identity
-from ostrom.service.gate import GATE_ERRORS, OPERATOR_OPS, Gate, Setup
+from ostrom.service.gate import GATE_ERRORS, OPERATOR_OPS, Admission, Gate, Setup
 from service_world import FOUNDERS, OPERATOR, PARAMS, Signer, commitment, key, setup
 
 
@@ -184,3 +184,60 @@ def test_forged_sequences_of_valid_envelopes_only_apply_in_order() -> None:
         assert g.admit(e).ok
         g.apply(e)
     assert [g.admit(e).code for e in envs] == ["replayed"] * 4
+
+
+# --- the gate's checks, each shown to matter: a mutant gate that skips one lets an attack
+# through, and the real gate lets none ------------------------------------------------------
+
+ATTACKED = (
+    "bad_signature",
+    "impersonation",
+    "replayed",
+    "out_of_order",
+    "not_operator",
+    "unknown_agent",
+    "unsigned",
+)
+
+
+def _mutant(skipped: str) -> type[Gate]:
+    class Skips(Gate):
+        def admit(self, envelope: object) -> Admission:
+            a = super().admit(envelope)
+            return Admission(None, "", a.agent, a.seq) if a.code == skipped else a
+
+    return Skips
+
+
+def attacks_through(gate_cls: type[Gate]) -> list[str]:
+    """The attacks that changed the state of a gate of class ``gate_cls``."""
+    through = []
+    prop = {"op": "propose", "agent": "f1", "artifact": "x", "slot": "s", "digest": "d"}
+    scenarios: dict[str, Any] = {
+        "forged": identity.sign_envelope(key("f2"), "f1", 2, {**prop, "artifact": "y"}),
+        "impersonation": identity.sign_envelope(key("f2"), "f2", 1, {**prop, "artifact": "y"}),
+        "replay": None,  # the operator's tick again
+        "reorder": identity.sign_envelope(key("f1"), "f1", 5, {**prop, "artifact": "y"}),
+        "tick by an agent": identity.sign_envelope(key("f1"), "f1", 2, {"op": "tick"}),
+        "stranger": identity.sign_envelope(key("z"), "z", 1, {**prop, "agent": "z"}),
+        "unsigned": {"agent": "f1", "seq": 2, "command": {**prop, "artifact": "y"}},
+    }
+    for name, env in scenarios.items():
+        g = gate_cls(PARAMS, setup())
+        first = identity.sign_envelope(key("f1"), "f1", 1, prop)
+        tick = identity.sign_envelope(key(OPERATOR), OPERATOR, 1, {"op": "tick"})
+        assert g.apply(first)["result"] == g.apply(tick)["result"] == "ok"
+        before = _state(g)
+        g.apply(tick if env is None else env)
+        if _state(g) != before:
+            through.append(name)
+    return through
+
+
+def test_the_gate_lets_no_attack_through() -> None:
+    assert attacks_through(Gate) == []
+
+
+@pytest.mark.parametrize("skipped", ATTACKED)
+def test_a_gate_that_skips_one_check_lets_an_attack_through(skipped: str) -> None:
+    assert attacks_through(_mutant(skipped)), f"skipping {skipped} went unnoticed"

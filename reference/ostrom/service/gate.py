@@ -228,11 +228,16 @@ class Gate:
     def public_state(self) -> dict[str, Any]:
         """The Community's public state plus the gate's (keys, last seqs): what replicas
         compare.  Nothing secret: public keys and counters."""
+        names = sorted({*self._keys, *self._operators, *self._last})
         return {
             **self.community.public_state(),
             "principals": {
-                p: {"public_key": k, "last_seq": self.last_seq(p), "operator": p in self._operators}
-                for p, k in sorted({**self._keys, **self._operators}.items())
+                p: {
+                    "public_key": self.key_of(p),
+                    "last_seq": self.last_seq(p),
+                    "operator": p in self._operators,
+                }
+                for p in names
             },
         }
 
