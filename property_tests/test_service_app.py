@@ -172,6 +172,7 @@ def test_the_errors_of_the_write_path(tmp_path: Path) -> None:
             b'"\\ud800"',
             b"\xff",
             b"[" * 60000,
+            b'{"agent": "\\ud800", "seq": 1, "command": {"op": "tick"}, "signature": "00"}',
             json.dumps({**env, "signature": "00" * 64}).encode(),
             json.dumps(env).encode(),
             json.dumps(env).encode(),
@@ -192,6 +193,7 @@ def test_the_errors_of_the_write_path(tmp_path: Path) -> None:
 
     got = _run(node, body)
     assert got == [
+        (400, "malformed"),
         (400, "malformed"),
         (400, "malformed"),
         (400, "malformed"),

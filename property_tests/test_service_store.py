@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ostrom.protocol.params import Params
@@ -293,4 +293,38 @@ def test_a_restart_anywhere_is_invisible(
         node.submit(e)
         ref.apply(e)
     assert node.public_state() == ref.public_state()
+    node.close()
+
+
+TEXT = st.text(st.characters(exclude_categories=()), max_size=4)  # lone surrogates too
+HOSTILE = st.fixed_dictionaries(
+    {},
+    optional={
+        "agent": TEXT | st.sampled_from(FOUNDERS) | st.integers(),
+        "seq": st.integers(-1, 2**64) | st.floats() | st.booleans(),
+        "command": st.dictionaries(
+            st.sampled_from(["op", "agent", "artifact", "slot", "digest"]) | TEXT,
+            st.sampled_from(["tick", "propose", "join", "f1"]) | TEXT | st.integers(),
+            max_size=5,
+        ),
+        "signature": TEXT | st.just("00" * 64),
+        "public_key": TEXT | st.just("00" * 32),
+    },
+)
+
+
+@settings(max_examples=200)
+@given(st.lists(HOSTILE, max_size=5))
+@example([{"agent": "\ud800", "seq": 1, "command": {"op": "tick"}}])
+def test_hostile_envelopes_on_a_healthy_node_are_4xx_and_change_nothing(
+    tmp_path_factory: pytest.TempPathFactory, envs: list[Any]
+) -> None:
+    """A healthy database never answers 503 to bad input (a lone surrogate in an agent
+    name once reached SQLite and came back as db_unavailable)."""
+    node = _open(tmp_path_factory.mktemp("h") / "n.db")
+    before = copy.deepcopy(node.public_state())
+    for e in envs:
+        r = node.submit(e)
+        assert 400 <= r.status < 500, r
+    assert node.public_state() == before and node.last_pos == 0
     node.close()

@@ -31,7 +31,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ostrom.protocol.commands import COMMANDS, JOIN, SCHEMAS, Observation, checked_fields
+from ostrom.protocol.commands import (
+    COMMANDS,
+    JOIN,
+    SCHEMAS,
+    Observation,
+    checked_fields,
+    is_text,
+)
 from ostrom.protocol.community import Community, Member
 from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.service.identity import (
@@ -255,8 +262,9 @@ class Gate:
         if extra:
             return Admission("malformed", f"unknown envelope key(s): {', '.join(sorted(extra))}")
         agent, seq, command = envelope.get("agent"), envelope.get("seq"), envelope.get("command")
-        if not isinstance(agent, str) or not 0 < len(agent) <= 256:
+        if not is_text(agent) or not 0 < len(agent) <= 256:  # is_text: UTF-8 can encode it
             return Admission("malformed", "agent must be a string of 1 to 256 characters")
+        assert isinstance(agent, str)
         if isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq <= MAX_SEQ:
             return Admission("malformed", f"seq must be an integer in 1..{MAX_SEQ}", agent)
         if not isinstance(command, dict):

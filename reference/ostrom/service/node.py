@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from ostrom.protocol.commands import is_text
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.gate import GATE_ERRORS, Gate, Setup
 from ostrom.service.identity import canonical, sign_envelope
@@ -203,8 +204,8 @@ class Node:
         if not isinstance(envelope, dict):
             return None
         agent, seq = envelope.get("agent"), envelope.get("seq")
-        if not isinstance(agent, str) or isinstance(seq, bool) or not isinstance(seq, int):
-            return None
+        if not is_text(agent) or isinstance(seq, bool) or not isinstance(seq, int):
+            return None  # not an (agent, seq) that could be in the log (lone surrogates too)
         if not 1 <= seq < 2**63:
             return None
         try:
