@@ -262,9 +262,9 @@ class Gate:
         if extra:
             return Admission("malformed", f"unknown envelope key(s): {', '.join(sorted(extra))}")
         agent, seq, command = envelope.get("agent"), envelope.get("seq"), envelope.get("command")
-        if not is_text(agent) or not 0 < len(agent) <= 256:  # is_text: UTF-8 can encode it
+        if not isinstance(agent, str) or not is_text(agent) or not 0 < len(agent) <= 256:
+            # is_text: UTF-8 can encode it (a lone surrogate cannot be logged or signed)
             return Admission("malformed", "agent must be a string of 1 to 256 characters")
-        assert isinstance(agent, str)
         if isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq <= MAX_SEQ:
             return Admission("malformed", f"seq must be an integer in 1..{MAX_SEQ}", agent)
         if not isinstance(command, dict):

@@ -204,8 +204,10 @@ class Node:
         if not isinstance(envelope, dict):
             return None
         agent, seq = envelope.get("agent"), envelope.get("seq")
-        if not is_text(agent) or isinstance(seq, bool) or not isinstance(seq, int):
-            return None  # not an (agent, seq) that could be in the log (lone surrogates too)
+        if not isinstance(agent, str) or not is_text(agent):
+            return None  # not an agent that could be in the log (lone surrogates too)
+        if isinstance(seq, bool) or not isinstance(seq, int):
+            return None
         if not 1 <= seq < 2**63:
             return None
         try:
