@@ -193,21 +193,51 @@ def test_a_changed_observation_is_caught_by_verify_only(tmp_path: Path) -> None:
         Node.open(db, verify=True)
 
 
-def test_a_checkpoint_that_disagrees_with_the_replay_is_refused(tmp_path: Path) -> None:
-    db = _make(tmp_path)
+def _rewrite_latest_snapshot(db: Path, change: Any) -> None:
+    """Change the latest snapshot's document and re-hash it (a consistent forgery)."""
     import hashlib
     import json
 
     with sqlite3.connect(db) as c:
         pos, state = c.execute("SELECT pos, state FROM snapshot ORDER BY pos DESC").fetchone()
         doc = json.loads(state)
-        doc["now"] += 1
+        change(doc)
         text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
         c.execute(
             "UPDATE snapshot SET state=?, sha256=? WHERE pos=?",
             (text, hashlib.sha256(text.encode()).hexdigest(), pos),
         )
-    with pytest.raises(StoreError, match="checkpoint"):
+
+
+def test_a_snapshot_whose_parts_disagree_is_refused(tmp_path: Path) -> None:
+    db = _make(tmp_path)
+    _rewrite_latest_snapshot(db, lambda d: d["public"].__setitem__("now", d["public"]["now"] + 1))
+    with pytest.raises(StoreError, match="public state is not its full state"):
+        Node.open(db)
+
+
+def test_a_snapshot_that_is_not_what_the_log_produces_is_caught_by_verify(
+    tmp_path: Path,
+) -> None:
+    """Forged consistently (full and public state agree): only the replay can tell."""
+    db = _make(tmp_path)
+
+    def forge(d: Any) -> None:
+        d["public"]["now"] += 1
+        for k, v in d["full"]["orchestrator"].items():
+            if k == "_now":
+                d["full"]["orchestrator"][k] = v + 1
+
+    _rewrite_latest_snapshot(db, forge)
+    Node.open(db).close()  # restored from the forged snapshot: consistent with itself
+    with pytest.raises(StoreError, match="differs"):
+        Node.open(db, verify=True)
+
+
+def test_a_snapshot_that_does_not_restore_is_refused(tmp_path: Path) -> None:
+    db = _make(tmp_path)
+    _rewrite_latest_snapshot(db, lambda d: d["full"].__setitem__("format", "pickle"))
+    with pytest.raises(StoreError, match="does not restore"):
         Node.open(db)
 
 

@@ -12,12 +12,14 @@ writer, so the log's order *is* the order of application):
 4. only then the reply; waiting readers of ``/events`` are woken.
 
 If the append fails (disk full, locked, I/O) the in-memory state is rebuilt from the
-envelopes already durable, so the state is exactly the log's and the reply is 503
-``db_unavailable`` — nothing half-applied.
+last snapshot and the envelopes durable since, so the state is exactly the log's and the
+reply is 503 ``db_unavailable`` — nothing half-applied.
 
-On open the whole log is replayed from the header (the Community has no serializer, so
-snapshots are checkpoints): the latest checkpoint must match the replayed state, and with
-``verify`` every checkpoint and every logged observation must match too.
+Every ``snapshot_every`` commands the row also carries a snapshot: the gate's whole state
+(service/snapshot.py) and its public state.  On open the node restores the latest
+snapshot and replays the log after it; with ``verify`` it replays the *whole* log from
+the header instead and checks every logged observation and every snapshot against the
+replay (a snapshot that is not what the log produces is refused).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ostrom.protocol.commands import is_text
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.gate import GATE_ERRORS, Gate, Setup
 from ostrom.service.identity import canonical, sign_envelope
+from ostrom.service.snapshot import CodecError, restore, snapshot
 from ostrom.service.store import DbUnavailable, Entry, Store, StoreError, digest
 
 #: Fields of a reveal_vote that are the ballot's secret until its commit phase closes.
@@ -117,12 +120,14 @@ class Node:
         gate: Gate,
         envelopes: list[dict[str, Any]],
         *,
+        base: Any = None,
         snapshot_every: int = 1000,
         operator: Operator | None = None,
     ) -> None:
         self.store = store
         self.gate = gate
-        self._envelopes = envelopes
+        self._envelopes = envelopes  # durable since the base snapshot (for a rollback)
+        self._base = base  # the latest snapshot's full state (None: the header)
         self.snapshot_every = snapshot_every
         self.operator = operator
         self._lock = threading.RLock()
@@ -155,7 +160,7 @@ class Node:
                 raise StoreError(f"{path}: the database was created with other parameters")
             if setup is not None and store.setup != _json(setup.to_json()):
                 raise StoreError(f"{path}: the database was created with other founders")
-            gate, envelopes = replay(store, verify=verify)
+            gate, base, envelopes = replay(store, verify=verify)
         except sqlite3.Error as exc:  # e.g. a row's bytes that are not UTF-8 any more
             store.close()
             raise StoreError(f"{path}: the log does not read back: {exc}") from None
@@ -165,7 +170,9 @@ class Node:
         if operator is not None and gate.key_of(operator.id) is None:
             store.close()
             raise StoreError(f"operator {operator.id!r} is not an operator of this database")
-        return cls(store, gate, envelopes, snapshot_every=snapshot_every, operator=operator)
+        return cls(
+            store, gate, envelopes, base=base, snapshot_every=snapshot_every, operator=operator
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -188,13 +195,16 @@ class Node:
             assert isinstance(envelope, dict)
             obs = self.gate.apply(envelope)
             pos = self.store.last_pos + 1
-            snap = self.gate.public_state() if pos % self.snapshot_every == 0 else None
+            snap = checkpoint(self.gate) if pos % self.snapshot_every == 0 else None
             try:
                 self.store.append(envelope, obs, snap)
             except (DbUnavailable, ValueError, TypeError) as exc:
                 self._rebuild()
                 return error("db_unavailable", f"the command was not applied: {exc}")
-            self._envelopes.append(envelope)
+            if snap is not None:
+                self._base, self._envelopes = _json(snap["full"]), []
+            else:
+                self._envelopes.append(envelope)
             self._wake()
             return Reply(
                 200, {"pos": pos, "result": obs["result"], "events": obs["events"], "retry": False}
@@ -224,7 +234,8 @@ class Node:
 
     def _rebuild(self) -> None:
         """The state of the durable envelopes, after a failed append (nothing half-applied)."""
-        gate = Gate(self.gate.params, self.gate.setup)
+        params, setup = self.gate.params, self.gate.setup
+        gate = Gate(params, setup) if self._base is None else restore(params, setup, self._base)
         for env in self._envelopes:
             gate.apply(env)
         self.gate = gate
@@ -300,30 +311,53 @@ class Node:
         self._waiters.clear()
 
 
-def replay(store: Store, *, verify: bool = False) -> tuple[Gate, list[dict[str, Any]]]:
-    """The gate rebuilt from the store's header and whole log, and the envelopes.
+def checkpoint(gate: Gate) -> dict[str, Any]:
+    """What a snapshot row holds: the whole state and the public state."""
+    return {"public": gate.public_state(), "full": snapshot(gate)}
 
-    Always: the latest checkpoint must equal the replayed state at its position.  With
-    ``verify``: every checkpoint and every logged observation too.  ``StoreError`` names
-    the first disagreement (a tampered log, or a reference that no longer replays it)."""
+
+def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[str, Any]]]:
+    """The gate rebuilt from the store, the snapshot it starts from (None: the header)
+    and the envelopes after it.
+
+    Without ``verify``: the latest snapshot restored (its public state must be what its
+    full state says), then the log after it.  With ``verify``: the whole log from the
+    header, every logged observation and every snapshot compared with the replay.
+    ``StoreError`` names the first disagreement (a tampered file, or a reference that no
+    longer replays the log)."""
     try:
         params = Params.from_mapping(store.params)
         setup = Setup.from_json(store.setup)
     except (ParamError, ValueError, TypeError) as exc:
         raise StoreError(f"{store.path}: the header does not load: {exc}") from None
-    gate = Gate(params, setup)
     snaps = store.snapshots()
-    check = set(snaps) if verify else ({max(snaps)} if snaps else set())
+    if set(snaps) - set(range(1, store.last_pos + 1)):
+        raise StoreError(f"{store.path}: a snapshot names a position past the log's end")
+    gate, base, start = Gate(params, setup), None, 0
+    if snaps and not verify:
+        start = max(snaps)
+        doc = store.snapshot_state(start)
+        if not isinstance(doc, dict) or set(doc) != {"public", "full"}:
+            raise StoreError(f"snapshot[{start}]: not a {{public, full}} document")
+        try:
+            gate = restore(params, setup, doc["full"])
+        except CodecError as exc:
+            raise StoreError(f"snapshot[{start}]: does not restore: {exc}") from None
+        if _json(gate.public_state()) != doc["public"]:
+            raise StoreError(f"snapshot[{start}]: its public state is not its full state's")
+        base = doc["full"]
     envelopes: list[dict[str, Any]] = []
-    for e in store.entries():
+    for e in store.entries(after=start):
         obs = gate.apply(e.envelope)
         if obs["result"] in GATE_ERRORS:
             raise StoreError(f"log[{e.pos}]: the gate refuses this row ({obs['result']})")
         if verify and _json(obs) != e.observation:
             raise StoreError(f"log[{e.pos}]: the replayed observation differs from the logged one")
-        if e.pos in check and digest(_json(gate.public_state())) != snaps[e.pos]:
-            raise StoreError(f"snapshot[{e.pos}]: the replayed state differs from the checkpoint")
+        if e.pos in snaps:  # only with verify: otherwise the replay starts after the last
+            state = _json(checkpoint(gate))
+            if digest(state) != snaps[e.pos]:
+                raise StoreError(f"snapshot[{e.pos}]: the replayed state differs from it")
+            base, envelopes = state["full"], []
+            continue
         envelopes.append(e.envelope)
-    if set(snaps) - set(range(1, store.last_pos + 1)):
-        raise StoreError(f"{store.path}: a snapshot names a position past the log's end")
-    return gate, envelopes
+    return gate, base, envelopes

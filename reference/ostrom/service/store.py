@@ -14,10 +14,10 @@ Tables:
   (agent, seq) is applied at most once), the ``envelope`` as received (canonical JSON,
   signature included: the log proves who sent what), ``result``, ``refused``, the
   ``observation`` (canonical JSON);
-* ``snapshot``: every K commands the gate's public state after ``pos`` and its SHA-256.
-  The node rebuilds its state by replaying the whole log from the header (the Community
-  has no serializer; a snapshot is a *checkpoint*, compared against the replay at every
-  start), so a changed log, a changed reference or a changed file is refused.
+* ``snapshot``: every K commands, the state after ``pos`` (``{"public", "full"}``: the
+  public state and the gate's whole state, service/snapshot.py) and its SHA-256.  The
+  node starts from the latest one and replays the log after it; ``--verify`` replays
+  the whole log and compares every snapshot.
 
 The file is hostile input: ``open`` checks SQLite's own ``quick_check``, the header, the
 schema version, contiguous positions and every JSON column, and refuses what fails
@@ -249,6 +249,17 @@ class Store:
                 raise StoreError(f"snapshot[{pos}]: its hash does not match its state")
             out[int(pos)] = sha
         return out
+
+    def snapshot_state(self, pos: int) -> Any:
+        """The parsed state of the snapshot at ``pos`` (its hash verified)."""
+        row = self._db.execute("SELECT state, sha256 FROM snapshot WHERE pos = ?", (pos,))
+        found = row.fetchone()
+        if found is None:
+            raise StoreError(f"snapshot[{pos}]: missing")
+        state, sha = found
+        if not isinstance(state, str) or hashlib.sha256(state.encode()).hexdigest() != sha:
+            raise StoreError(f"snapshot[{pos}]: its hash does not match its state")
+        return _loads(state, f"snapshot[{pos}]")
 
     # --- writing ----------------------------------------------------------------------------
 
