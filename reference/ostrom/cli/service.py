@@ -66,12 +66,13 @@ def _fail(message: str) -> NoReturn:
     type=click.IntRange(min=1),
     default=1000,
     show_default=True,
-    help="Write a checkpoint of the state every K commands.",
+    help="Write a snapshot of the whole state every K commands (a start restores the latest).",
 )
 @click.option(
     "--verify",
     is_flag=True,
-    help="At start, replay the whole log and check every logged observation and checkpoint.",
+    help="At start, replay the whole log from the header and check every logged observation "
+    "and every snapshot.",
 )
 @click.option(
     "--tick-interval",
@@ -102,9 +103,9 @@ def serve(
 
     Every command is an envelope signed by its agent (Ed25519, per-agent sequence
     numbers); a reply is sent only after the command and its observation are durable in
-    the SQLite log.  On start the state is rebuilt by replaying the log (checked against
-    the latest checkpoint; --verify checks everything).  API: GET /openapi.json, and
-    docs/service.md.
+    the SQLite log.  On start the state is restored from the latest snapshot and the log
+    after it is replayed (--verify: the whole log, every observation and snapshot
+    compared).  API: GET /openapi.json, and docs/service.md.
 
     \b
     Examples:

@@ -8,7 +8,7 @@ writer, so the log's order *is* the order of application):
    envelope: it cannot double-apply);
 2. the gate admits or refuses (a refusal: a 4xx, nothing changed, nothing logged);
 3. the command is applied to the gate, and its envelope and observation are appended to
-   the log in one SQLite transaction (a checkpoint every ``snapshot_every`` commands);
+   the log in one SQLite transaction (with a snapshot every ``snapshot_every`` commands);
 4. only then the reply; waiting readers of ``/events`` are woken.
 
 If the append fails (disk full, locked, I/O) the in-memory state is rebuilt from the
@@ -195,7 +195,7 @@ class Node:
             assert isinstance(envelope, dict)
             obs = self.gate.apply(envelope)
             pos = self.store.last_pos + 1
-            snap = checkpoint(self.gate) if pos % self.snapshot_every == 0 else None
+            snap = snapshot_row(self.gate) if pos % self.snapshot_every == 0 else None
             try:
                 self.store.append(envelope, obs, snap)
             except (DbUnavailable, ValueError, TypeError) as exc:
@@ -311,7 +311,7 @@ class Node:
         self._waiters.clear()
 
 
-def checkpoint(gate: Gate) -> dict[str, Any]:
+def snapshot_row(gate: Gate) -> dict[str, Any]:
     """What a snapshot row holds: the whole state and the public state."""
     return {"public": gate.public_state(), "full": snapshot(gate)}
 
@@ -354,7 +354,7 @@ def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[
         if verify and _json(obs) != e.observation:
             raise StoreError(f"log[{e.pos}]: the replayed observation differs from the logged one")
         if e.pos in snaps:  # only with verify: otherwise the replay starts after the last
-            state = _json(checkpoint(gate))
+            state = _json(snapshot_row(gate))
             if digest(state) != snaps[e.pos]:
                 raise StoreError(f"snapshot[{e.pos}]: the replayed state differs from it")
             base, envelopes = state["full"], []

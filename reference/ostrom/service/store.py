@@ -269,7 +269,7 @@ class Store:
         observation: Mapping[str, Any],
         snapshot: Any = None,
     ) -> int:
-        """Append one command in one transaction (with a checkpoint of ``snapshot``, the
+        """Append one command in one transaction (with a snapshot row of ``snapshot``, the
         state after it, if given); its position.  ``DbUnavailable`` if SQLite refuses:
         the transaction is rolled back, nothing was kept."""
         pos = self.last_pos + 1
