@@ -264,3 +264,49 @@ def test_fuzz_every_endpoint_no_500_stable_errors_nothing_changed(
 
     _run(node, body)
     assert node.public_state() == before and node.last_pos == 1
+
+
+def test_every_answer_matches_its_openapi_schema(tmp_path: Path) -> None:
+    """The document does not lie: real answers of a ballot, a dispute and the reads
+    validate against the response schemas the document declares."""
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs
+
+    doc = openapi.openapi()
+
+    def check(path: str, method: str, status: int, body: Any) -> None:
+        spec = doc["paths"][path][method]["responses"][str(status)]
+        schema = spec["content"]["application/json"]["schema"]
+        errors = list(Draft202012Validator({**doc, **schema}).iter_errors(body))
+        assert not errors, (path, status, errors[0].message)
+
+    node, s = _node(tmp_path), Signer()
+
+    async def body(c: httpx.AsyncClient) -> None:
+        envelope = Draft202012Validator({**doc, "$ref": "#/components/schemas/Envelope"})
+        for e in commit_phase(s) + decided(s):
+            assert not list(envelope.iter_errors(e)), e  # what the node takes, as documented
+            r = await c.post("/commands", json=e)
+            check("/commands", "post", r.status_code, r.json())
+        assert list(envelope.iter_errors({**e, "command": {"op": "tick", "x": 1}}))
+        r = await c.post("/commands", json=e)  # a retry
+        check("/commands", "post", r.status_code, r.json())
+        r = await c.post("/commands", json={**e, "seq": 99})
+        check("/commands", "post", r.status_code, r.json())
+        for url, path in [
+            ("/artifacts", "/artifacts"),
+            ("/artifacts/x", "/artifacts/{artifact}"),
+            ("/artifacts/nope", "/artifacts/{artifact}"),
+            ("/agents", "/agents"),
+            ("/agents/f1", "/agents/{agent}"),
+            (f"/agents/{OPERATOR}", "/agents/{agent}"),
+            ("/agents/nobody", "/agents/{agent}"),
+            ("/slots", "/slots"),
+            ("/log?after=3&limit=5", "/log"),
+            ("/log?after=x", "/log"),
+            ("/events?after=0&timeout=0", "/events"),
+            ("/health", "/health"),
+        ]:
+            r = await c.get(url)
+            check(path, "get", r.status_code, r.json())
+
+    _run(node, body)

@@ -41,6 +41,7 @@ class Endpoint:
     summary: str
     query: tuple[Query, ...] = ()
     errors: tuple[str, ...] = ()
+    response: str = ""  # the component schema of its 200 body (RESPONSES)
 
 
 #: Largest request body the node reads (bytes); larger: 413 too_large, before parsing.
@@ -73,24 +74,41 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "Submit a signed envelope; answers the observation once it is durable in the log "
         "(a retry of the same envelope is answered from the log, not applied again).",
         errors=_WRITE_ERRORS,
+        response="CommandReply",
     ),
-    Endpoint("GET", "/artifacts", "artifacts", "The public state: round and every artifact."),
+    Endpoint(
+        "GET",
+        "/artifacts",
+        "artifacts",
+        "The public state: round and every artifact.",
+        response="Artifacts",
+    ),
     Endpoint(
         "GET",
         "/artifacts/{artifact:path}",
         "artifact",
         "One artifact's public state.",
         errors=("not_found",),
+        response="Artifact",
     ),
-    Endpoint("GET", "/agents", "agents", "The registry the layers derived, and every key."),
+    Endpoint(
+        "GET",
+        "/agents",
+        "agents",
+        "The registry the layers derived, and every key.",
+        response="Agents",
+    ),
     Endpoint(
         "GET",
         "/agents/{agent:path}",
         "agent",
         "One agent (or operator): registry entry, public key, last_seq and next_seq.",
         errors=("not_found",),
+        response="AgentInfo",
     ),
-    Endpoint("GET", "/slots", "slots", "Each slot's artifacts and its active one(s)."),
+    Endpoint(
+        "GET", "/slots", "slots", "Each slot's artifacts and its active one(s).", response="Slots"
+    ),
     Endpoint(
         "GET",
         "/log",
@@ -98,6 +116,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "Log entries after pos N (refused reveals redacted until public: CR-1).",
         (_AFTER, _LIMIT),
         ("bad_query", "db_unavailable"),
+        "LogPage",
     ),
     Endpoint(
         "GET",
@@ -106,8 +125,9 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "Long poll: the entries after pos N, waiting up to `timeout` s for the first.",
         (_AFTER, _LIMIT, _TIMEOUT),
         ("bad_query", "db_unavailable"),
+        "LogPage",
     ),
-    Endpoint("GET", "/health", "health", "Liveness: log position and round."),
+    Endpoint("GET", "/health", "health", "Liveness: log position and round.", response="Health"),
     Endpoint("GET", "/openapi.json", "openapi", "This document."),
 )
 
@@ -146,6 +166,104 @@ ENVELOPE_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
+def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": sorted(required),
+        "properties": {**required, **(optional or {})},
+        "additionalProperties": optional is not None,
+    }
+
+
+_INT: Final = {"type": "integer"}
+_POS: Final = {"type": "integer", "minimum": 0}
+_STR: Final = {"type": "string"}
+_EVENTS: Final = {"type": "array", "items": {"type": "object"}}
+_IDS: Final = {"type": "array", "items": _STR}
+
+#: The 200 bodies, as component schemas (test_service_app validates real answers).
+RESPONSES: Final[dict[str, Any]] = {
+    "CommandReply": _obj(
+        {"pos": _POS, "result": _STR, "events": _EVENTS, "retry": {"type": "boolean"}}
+    ),
+    "LogEntry": _obj(
+        {
+            "pos": _POS,
+            "agent": _STR,
+            "seq": _POS,
+            "command": {"type": "object"},
+            "result": _STR,
+            "events": _EVENTS,
+        }
+    ),
+    "LogPage": _obj(
+        {
+            "entries": {"type": "array", "items": {"$ref": "#/components/schemas/LogEntry"}},
+            "last_pos": _POS,
+        }
+    ),
+    "Artifact": _obj(
+        {
+            "slot": _STR,
+            "submitter": _STR,
+            "state": _STR,
+            "phase": {"type": ["string", "null"]},
+            "reviewers": _IDS,
+            "committed": _IDS,
+            "revealed": {"type": ["object", "null"], "additionalProperties": _STR},
+        },
+        {},
+    ),
+    "Artifacts": _obj(
+        {
+            "now": _INT,
+            "artifacts": {
+                "type": "object",
+                "additionalProperties": {"$ref": "#/components/schemas/Artifact"},
+            },
+        }
+    ),
+    "AgentInfo": _obj(
+        {
+            "agent": _STR,
+            "operator": {"type": "boolean"},
+            "public_key": {"type": ["string", "null"]},
+            "last_seq": _POS,
+            "next_seq": {"type": "integer", "minimum": 1},
+        },
+        {"tier": _INT, "weight": {"type": "number"}, "sanction": _STR, "reputation_micro": _INT},
+    ),
+    "Agents": _obj({"agents": {"type": "object"}, "principals": {"type": "object"}}),
+    "Slots": _obj(
+        {
+            "slots": {
+                "type": "object",
+                "additionalProperties": _obj({"artifacts": _IDS, "active": _IDS}),
+            }
+        }
+    ),
+    "Health": _obj({"status": {"const": "ok"}, "last_pos": _POS, "now": _INT}),
+}
+
+
+def _rebase(schema: Any, prefix: str) -> Any:
+    """``schema`` with its local refs (``#/$defs/x``) rewritten under ``prefix``, so that
+    it resolves embedded in another document by any tool (no reliance on ``$id``)."""
+    if isinstance(schema, dict):
+        return {
+            k: (
+                prefix + v[1:]
+                if k == "$ref" and isinstance(v, str) and v.startswith("#/")
+                else _rebase(v, prefix)
+            )
+            for k, v in schema.items()
+            if k not in ("$id", "$schema")
+        }
+    if isinstance(schema, list):
+        return [_rebase(v, prefix) for v in schema]
+    return schema
+
+
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 document of the node."""
     paths: dict[str, Any] = {}
@@ -180,11 +298,9 @@ def openapi() -> dict[str, Any]:
                     "application/json": {"schema": {"$ref": "#/components/schemas/Envelope"}}
                 },
             }
+        ok = {"$ref": f"#/components/schemas/{e.response}"} if e.response else {"type": "object"}
         responses: dict[str, Any] = {
-            "200": {
-                "description": "OK",
-                "content": {"application/json": {"schema": {"type": "object"}}},
-            }
+            "200": {"description": "OK", "content": {"application/json": {"schema": ok}}}
         }
         for status in sorted({GATE_ERRORS[c].status for c in e.errors}):
             codes = [c for c in e.errors if GATE_ERRORS[c].status == status]
@@ -206,8 +322,9 @@ def openapi() -> dict[str, Any]:
         "components": {
             "schemas": {
                 "Envelope": ENVELOPE_SCHEMA,
-                "Command": command_schema(),
+                "Command": _rebase(command_schema(), "#/components/schemas/Command"),
                 "Error": _error_schema(),
+                **RESPONSES,
             }
         },
     }
