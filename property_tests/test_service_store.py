@@ -358,3 +358,43 @@ def test_hostile_envelopes_on_a_healthy_node_are_4xx_and_change_nothing(
         assert 400 <= r.status < 500, r
     assert node.public_state() == before and node.last_pos == 0
     node.close()
+
+
+def test_concurrent_writers_are_serialised_in_log_order(tmp_path: Path) -> None:
+    """Four threads submit at once: every command is logged exactly once, and the state
+    is the log replayed in its order (one writer: the log's order is the application's)."""
+    import threading
+
+    node, s = _open(tmp_path / "n.db", snapshot_every=7), Signer()
+    per = {
+        f: [
+            s.env(
+                f,
+                {
+                    "op": "propose",
+                    "agent": f,
+                    "artifact": f"{f}-{i}",
+                    "slot": f"{f}{i}",
+                    "digest": "d",
+                },
+            )
+            for i in range(15)
+        ]
+        for f in FOUNDERS[:3]
+    }
+    per[OPERATOR] = [s.env(OPERATOR, {"op": "tick"}) for _ in range(15)]
+    statuses: list[int] = []
+
+    def run(envs: list[Any]) -> None:
+        for e in envs:
+            statuses.append(node.submit(e).status)
+
+    threads = [threading.Thread(target=run, args=(envs,)) for envs in per.values()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert statuses == [200] * 60 and node.last_pos == 60
+    state = copy.deepcopy(node.public_state())
+    node.close()
+    assert Node.open(tmp_path / "n.db", verify=True).public_state() == state

@@ -124,29 +124,33 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
         envelope = parse_json(raw)
         return _reply(await run_in_threadpool(node.submit, envelope))
 
+    async def state() -> dict[str, Any]:
+        """The public state, computed off the event loop (it waits for the node's lock)."""
+        return await run_in_threadpool(node.public_state)
+
     async def artifacts(request: Request) -> Response:
-        st = node.public_state()
+        st = await state()
         return JSONResponse({"now": st["now"], "artifacts": st["artifacts"]})
 
     async def artifact(request: Request) -> Response:
         x = request.path_params["artifact"]
-        a = node.public_state()["artifacts"].get(x)
+        a = (await state())["artifacts"].get(x)
         if a is None:
             return _err("not_found", f"no artifact {x[:200]!r}")
         return JSONResponse({"artifact": x, **a})
 
     async def agents(request: Request) -> Response:
-        st = node.public_state()
+        st = await state()
         return JSONResponse({"agents": st["agents"], "principals": st["principals"]})
 
     async def agent(request: Request) -> Response:
-        a = node.agent(request.path_params["agent"])
+        a = await run_in_threadpool(node.agent, request.path_params["agent"])
         if a is None:
             return _err("not_found", "no such agent or operator (join first)")
         return JSONResponse(a)
 
     async def slots(request: Request) -> Response:
-        return JSONResponse({"slots": _slots(node.public_state()["artifacts"])})
+        return JSONResponse({"slots": _slots((await state())["artifacts"])})
 
     def _page(request: Request) -> tuple[int, int]:
         return (
@@ -168,7 +172,7 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
 
     async def health(request: Request) -> Response:
         return JSONResponse(
-            {"status": "ok", "last_pos": node.last_pos, "now": node.public_state()["now"]}
+            {"status": "ok", "last_pos": node.last_pos, "now": (await state())["now"]}
         )
 
     doc = openapi()
