@@ -310,3 +310,28 @@ def test_every_answer_matches_its_openapi_schema(tmp_path: Path) -> None:
             check(path, "get", r.status_code, r.json())
 
     _run(node, body)
+
+
+def test_events_as_server_sent_events_redacted_and_resumable(tmp_path: Path) -> None:
+    node, s = _node(tmp_path), Signer()
+    envs = commit_phase(s)
+    for e in envs:
+        node.submit(e)
+
+    async def body(c: httpx.AsyncClient) -> tuple[str, str, int]:
+        sse = {"accept": "text/event-stream"}
+        full = await c.get("/events?after=0&timeout=0.1&limit=1000", headers=sse)
+        resumed = await c.get(
+            "/events?timeout=0.1", headers={**sse, "last-event-id": str(len(envs) - 1)}
+        )
+        bad = await c.get("/events?timeout=0", headers={**sse, "last-event-id": "x"})
+        return full.text, resumed.text, bad.status_code
+
+    full, resumed, bad = _run(node, body)
+    ids = [int(line[4:]) for line in full.splitlines() if line.startswith("id: ")]
+    assert ids == list(range(1, len(envs) + 1))
+    assert SECRET_REASON not in full and SALT not in full and REDACTED in full
+    assert [line for line in resumed.splitlines() if line.startswith("id: ")] == [
+        f"id: {len(envs)}"
+    ]
+    assert bad == 422

@@ -25,7 +25,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ostrom.service.gate import GATE_ERRORS
@@ -166,6 +166,15 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
     async def events(request: Request) -> Response:
         after, limit = _page(request)
         timeout = _float(request, "timeout", 10.0, 0.0, MAX_WAIT)
+        if "text/event-stream" in request.headers.get("accept", ""):
+            last = request.headers.get("last-event-id", "")
+            if last:  # a reconnecting EventSource resumes after the last entry it saw
+                if not last.isascii() or not last.isdigit() or len(last) > 19:
+                    raise BadRequest("bad_query", "Last-Event-ID must be a log position")
+                after = max(after, int(last))
+            return StreamingResponse(
+                _sse(node, after, limit, timeout), media_type="text/event-stream"
+            )
         await node.wait(after, timeout)
         entries = await run_in_threadpool(node.log, after, limit)
         return JSONResponse({"entries": entries, "last_pos": node.last_pos})
@@ -231,6 +240,22 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
     return Starlette(
         routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan
     )
+
+
+async def _sse(node: Node, after: int, limit: int, timeout: float) -> AsyncIterator[str]:
+    """Server-sent events: one ``entry`` event per log entry after ``after`` (``id``: its
+    position, ``data``: the public entry, redacted as GET /log), for ``timeout`` seconds;
+    then the stream ends and an EventSource reconnects with Last-Event-ID."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        for e in await run_in_threadpool(node.log, after, limit):
+            after = e["pos"]
+            yield f"id: {after}\nevent: entry\ndata: {json.dumps(e, sort_keys=True)}\n\n"
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return
+        await node.wait(after, remaining)
 
 
 async def _ticker(node: Node, interval: float) -> None:

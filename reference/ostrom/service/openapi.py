@@ -122,7 +122,9 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "GET",
         "/events",
         "events",
-        "Long poll: the entries after pos N, waiting up to `timeout` s for the first.",
+        "Long poll: the entries after pos N, waiting up to `timeout` s for the first. With "
+        "`Accept: text/event-stream`: server-sent events (`id` = pos, `data` = a LogEntry) "
+        "for `timeout` s, resuming after `Last-Event-ID`.",
         (_AFTER, _LIMIT, _TIMEOUT),
         ("bad_query", "db_unavailable"),
         "LogPage",
@@ -299,9 +301,10 @@ def openapi() -> dict[str, Any]:
                 },
             }
         ok = {"$ref": f"#/components/schemas/{e.response}"} if e.response else {"type": "object"}
-        responses: dict[str, Any] = {
-            "200": {"description": "OK", "content": {"application/json": {"schema": ok}}}
-        }
+        content: dict[str, Any] = {"application/json": {"schema": ok}}
+        if e.name == "events":
+            content["text/event-stream"] = {"schema": {"type": "string"}}
+        responses: dict[str, Any] = {"200": {"description": "OK", "content": content}}
         for status in sorted({GATE_ERRORS[c].status for c in e.errors}):
             codes = [c for c in e.errors if GATE_ERRORS[c].status == status]
             responses[str(status)] = {
