@@ -10,8 +10,11 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ostrom import layout
 from ostrom.service.export import ExportError, export
@@ -117,3 +120,25 @@ def test_validate_trace_rejects_a_trace_of_a_misbehaving_node(tmp_path: Path) ->
         timeout=600,
     )
     assert r.returncode == 1, r.stdout + r.stderr
+
+
+@settings(max_examples=50)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 10**6), st.binary(min_size=1, max_size=8)), min_size=1, max_size=3
+    )
+)
+def test_export_of_a_damaged_file_writes_a_trace_or_fails_cleanly(
+    tmp_path_factory: pytest.TempPathFactory, damage: list[Any]
+) -> None:
+    d = tmp_path_factory.mktemp("x")
+    _workload(d / "n.db")
+    data = bytearray((d / "n.db").read_bytes())
+    for offset, chunk in damage:
+        at = offset % len(data)
+        data[at : at + len(chunk)] = chunk
+    (d / "n.db").write_bytes(bytes(data))
+    try:
+        export(d / "n.db", d / "t.jsonl")
+    except ExportError:
+        assert not (d / "t.jsonl").exists()

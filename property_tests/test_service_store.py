@@ -5,6 +5,7 @@ checkpoints and --verify catch a log that no longer replays."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import sqlite3
 from pathlib import Path
@@ -398,3 +399,30 @@ def test_concurrent_writers_are_serialised_in_log_order(tmp_path: Path) -> None:
     state = copy.deepcopy(node.public_state())
     node.close()
     assert Node.open(tmp_path / "n.db", verify=True).public_state() == state
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _make(tmp_path_factory.mktemp("pristine"), n=13)
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 10**6), st.binary(min_size=1, max_size=8)), min_size=1, max_size=4
+    )
+)
+def test_any_damage_to_the_file_opens_or_is_a_store_error(
+    tmp_path_factory: pytest.TempPathFactory, pristine: Path, damage: list[Any]
+) -> None:
+    """Random bytes written anywhere in the file: the node opens (the bytes were not
+    data, or still say the same) or refuses with StoreError — never another exception."""
+    data = bytearray(pristine.read_bytes())
+    for offset, chunk in damage:
+        at = offset % len(data)
+        data[at : at + len(chunk)] = chunk
+    path = tmp_path_factory.mktemp("dmg") / "n.db"
+    path.write_bytes(bytes(data))
+    for verify in (False, True):
+        with contextlib.suppress(StoreError):
+            Node.open(path, verify=verify, fsync=False).close()

@@ -12,6 +12,7 @@ exported as sent (the raw log keeps them; only the public endpoints redact).
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,8 +74,8 @@ def export(db: str | Path, out: Path) -> int:
                 fh.write(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n")
                 steps += 1
         tmp.replace(out)
-    except StoreError as exc:
-        raise ExportError(str(exc)) from None
+    except (StoreError, sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged file
+        raise ExportError(f"{db}: {exc}") from None
     finally:
         store.close()
         tmp.unlink(missing_ok=True)

@@ -161,7 +161,7 @@ class Node:
             if setup is not None and store.setup != _json(setup.to_json()):
                 raise StoreError(f"{path}: the database was created with other founders")
             gate, base, envelopes = replay(store, verify=verify)
-        except sqlite3.Error as exc:  # e.g. a row's bytes that are not UTF-8 any more
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # e.g. a row no longer UTF-8
             store.close()
             raise StoreError(f"{path}: the log does not read back: {exc}") from None
         except BaseException:
@@ -341,9 +341,12 @@ def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[
             raise StoreError(f"snapshot[{start}]: not a {{public, full}} document")
         try:
             gate = restore(params, setup, doc["full"])
+            public = _json(gate.public_state())
         except CodecError as exc:
             raise StoreError(f"snapshot[{start}]: does not restore: {exc}") from None
-        if _json(gate.public_state()) != doc["public"]:
+        except Exception as exc:  # well-formed but wrong-typed state: hostile file bytes
+            raise StoreError(f"snapshot[{start}]: does not restore: {exc!r}") from None
+        if public != doc["public"]:
             raise StoreError(f"snapshot[{start}]: its public state is not its full state's")
         base = doc["full"]
     envelopes: list[dict[str, Any]] = []

@@ -140,7 +140,7 @@ class Store:
                 store = cls._create(db, p, dict(create[0]), dict(create[1]))
             db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'OFF'}")
             return store
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # text that is not UTF-8 any more
             db.close()
             raise StoreError(f"{p}: not a usable node database: {exc}") from None
         except StoreError:
