@@ -426,3 +426,32 @@ def test_any_damage_to_the_file_opens_or_is_a_store_error(
     for verify in (False, True):
         with contextlib.suppress(StoreError):
             Node.open(path, verify=verify, fsync=False).close()
+
+
+def test_a_core_that_raises_changes_nothing_and_the_node_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The core promises never to raise; if it did half-way through a command, the node
+    undoes what it changed (rebuilt from the log) and answers 500 internal_error."""
+    node, s = _open(tmp_path / "n.db"), Signer()
+    assert node.submit(s.env(OPERATOR, {"op": "tick"})).status == 200
+    state = copy.deepcopy(node.public_state())
+    community = node.gate.community
+
+    def half_then_raise(command: object) -> Any:
+        community.orchestrator._now += 5  # a change, then the failure
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(community, "apply", half_then_raise)
+    r = node.submit(s.env(OPERATOR, {"op": "tick"}))
+    assert (r.status, r.body["error"]) == (500, "internal_error")
+    assert node.public_state() == state and node.last_pos == 1
+    s.seq[OPERATOR] -= 1  # the client re-signs the same seq: the rebuilt gate takes it
+    assert node.submit(s.env(OPERATOR, {"op": "tick"})).status == 200
+
+
+def test_a_snapshot_that_cannot_be_encoded_is_skipped_not_fatal(tmp_path: Path) -> None:
+    node, s = _open(tmp_path / "n.db", snapshot_every=2), Signer()
+    node.gate.community.orchestrator._hook = print  # type: ignore[attr-defined]
+    statuses = [node.submit(s.env(OPERATOR, {"op": "tick"})).status for _ in range(3)]
+    assert statuses == [200] * 3 and node.store.snapshots() == {}

@@ -27,7 +27,7 @@ Who may send what (docs/service.md "Identity"):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -78,6 +78,9 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
         GateError("out_of_order", 409, "seq skips ahead of the sender's last seq + 1"),
         GateError("too_large", 413, "the request body exceeds the node's limit"),
         GateError("bad_query", 422, "a query parameter is not what the endpoint takes"),
+        GateError(
+            "internal_error", 500, "the core raised (a bug, never input's fault); nothing applied"
+        ),
         GateError("db_unavailable", 503, "the database refused the write; nothing was applied"),
     )
 }
@@ -202,9 +205,8 @@ def member_from_json(doc: Any) -> Member:
     return Member(mid, tier, float(rep), float(ev), pre, frozenset(subs))
 
 
-def refused(code: str, detail: str = "") -> Observation:
+def refused(code: str) -> Observation:
     """The observation ``Gate.apply`` returns for an envelope ``admit`` refuses."""
-    del detail
     return {"result": code, "events": []}
 
 
@@ -322,7 +324,7 @@ class Gate:
         observation, or ``{"result": gate code, "events": []}`` if ``admit`` refuses it."""
         adm = self.admit(command)
         if not adm.ok:
-            return refused(str(adm.code), adm.detail)
+            return refused(str(adm.code))
         assert isinstance(command, dict) and adm.agent is not None and adm.seq is not None
         inner = command["command"]
         obs = self.community.apply(inner)
@@ -330,13 +332,3 @@ class Gate:
             self._keys[adm.agent] = str(command["public_key"])
         self._last[adm.agent] = adm.seq
         return obs
-
-    # --- snapshot of the gate's own state (the Community is rebuilt by replay) -------------
-
-    def principals_json(self) -> dict[str, Any]:
-        return {"keys": dict(sorted(self._keys.items())), "last": dict(sorted(self._last.items()))}
-
-
-def apply_all(gate: Gate, envelopes: Iterable[object]) -> list[Observation]:
-    """Apply envelopes in order (a replay)."""
-    return [gate.apply(e) for e in envelopes]

@@ -27,9 +27,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -42,6 +42,8 @@ from ostrom.service.gate import GATE_ERRORS, Gate, Setup
 from ostrom.service.identity import canonical, sign_envelope
 from ostrom.service.snapshot import CodecError, restore, snapshot
 from ostrom.service.store import DbUnavailable, Entry, Store, StoreError, digest
+
+_log = logging.getLogger(__name__)
 
 #: Fields of a reveal_vote that are the ballot's secret until its commit phase closes.
 SECRET_FIELDS: Final = ("vote", "reason", "salt")
@@ -193,9 +195,19 @@ class Node:
             if not adm.ok:
                 return error(str(adm.code), adm.detail)
             assert isinstance(envelope, dict)
-            obs = self.gate.apply(envelope)
+            try:
+                obs = self.gate.apply(envelope)
+            except Exception as exc:  # the core promises never to raise: a bug
+                _log.exception("the core raised on %r", envelope.get("command"))
+                self._rebuild()  # whatever it changed before raising is undone
+                return error("internal_error", f"{type(exc).__name__}; nothing was applied")
             pos = self.store.last_pos + 1
-            snap = snapshot_row(self.gate) if pos % self.snapshot_every == 0 else None
+            snap = None
+            if pos % self.snapshot_every == 0:
+                try:
+                    snap = snapshot_row(self.gate)
+                except CodecError:  # a bug of the codec: log the command, skip the snapshot
+                    _log.exception("no snapshot at log position %d", pos)
             try:
                 self.store.append(envelope, obs, snap)
             except (DbUnavailable, ValueError, TypeError) as exc:
@@ -251,11 +263,6 @@ class Node:
             return self.submit(env)
 
     # --- reading ----------------------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[Gate]:
-        with self._lock:
-            yield self.gate
 
     @property
     def last_pos(self) -> int:
