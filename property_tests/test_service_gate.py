@@ -5,6 +5,7 @@ never raise.  Each check names the mutation it is shown to catch where one exist
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -241,3 +242,19 @@ def test_the_gate_lets_no_attack_through() -> None:
 @pytest.mark.parametrize("skipped", ATTACKED)
 def test_a_gate_that_skips_one_check_lets_an_attack_through(skipped: str) -> None:
     assert attacks_through(_mutant(skipped)), f"skipping {skipped} went unnoticed"
+
+
+def test_the_gate_is_a_replicated_core() -> None:
+    """consensus.replicated runs the gate as it runs the orchestrator: replicas fed the
+    same envelopes agree, and agree with one fresh gate replaying them (REPL-1)."""
+    from ostrom.consensus.replicated import OrchestratorApp, reference_state
+    from service_world import commit_phase, decided
+
+    s = Signer()
+    envs = commit_phase(s) + decided(s) + [{"agent": "f1", "seq": 1, "command": {}}]
+    apps = [OrchestratorApp(core=lambda: Gate(PARAMS, setup())) for _ in range(3)]
+    for e in envs:
+        assert len({json.dumps(a.execute(e), sort_keys=True) for a in apps}) == 1
+    assert len({a.digest() for a in apps}) == 1
+    core = lambda: Gate(PARAMS, setup())  # noqa: E731
+    assert reference_state(envs, PARAMS, (), core=core) == apps[0].state()
