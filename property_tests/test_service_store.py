@@ -442,7 +442,7 @@ def test_a_core_that_raises_changes_nothing_and_the_node_goes_on(
         community.orchestrator._now += 5  # a change, then the failure
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(community, "apply", half_then_raise)
+    monkeypatch.setattr(community, "apply", half_then_raise)  # under apply_admitted
     r = node.submit(s.env(OPERATOR, {"op": "tick"}))
     assert (r.status, r.body["error"]) == (500, "internal_error")
     assert node.public_state() == state and node.last_pos == 1

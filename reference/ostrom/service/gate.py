@@ -325,10 +325,16 @@ class Gate:
         adm = self.admit(command)
         if not adm.ok:
             return refused(str(adm.code))
-        assert isinstance(command, dict) and adm.agent is not None and adm.seq is not None
-        inner = command["command"]
+        assert isinstance(command, dict)
+        return self.apply_admitted(command, adm)
+
+    def apply_admitted(self, envelope: dict[str, Any], adm: Admission) -> Observation:
+        """Apply ``envelope`` that ``admit`` has just admitted as ``adm``, with nothing
+        applied in between (the node's write path: one signature check per command)."""
+        assert adm.ok and adm.agent is not None and adm.seq is not None
+        inner = envelope["command"]
         obs = self.community.apply(inner)
         if inner.get("op") == "join" and obs["result"] == "ok" and adm.agent not in self._keys:
-            self._keys[adm.agent] = str(command["public_key"])
+            self._keys[adm.agent] = str(envelope["public_key"])
         self._last[adm.agent] = adm.seq
         return obs

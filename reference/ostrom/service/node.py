@@ -196,7 +196,7 @@ class Node:
                 return error(str(adm.code), adm.detail)
             assert isinstance(envelope, dict)
             try:
-                obs = self.gate.apply(envelope)
+                obs = self.gate.apply_admitted(envelope, adm)
             except Exception as exc:  # the core promises never to raise: a bug
                 _log.exception("the core raised on %r", envelope.get("command"))
                 self._rebuild()  # whatever it changed before raising is undone
