@@ -334,6 +334,7 @@ class Gate:
         assert adm.ok and adm.agent is not None and adm.seq is not None
         inner = envelope["command"]
         obs = self.community.apply(inner)
+        # a join registers its key only when the Community admits it (tier 0, w_min: REP-2)
         if inner.get("op") == "join" and obs["result"] == "ok" and adm.agent not in self._keys:
             self._keys[adm.agent] = str(envelope["public_key"])
         self._last[adm.agent] = adm.seq

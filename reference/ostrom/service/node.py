@@ -70,7 +70,7 @@ def public_command(command: Any, result: str) -> Any:
     duplicate) keeps its vote, reason and salt out of every public view: published, an
     early reveal would expose a vote while others are still committing.  An accepted
     reveal happens only in the reveal phase, after the commit phase closed: public."""
-    if isinstance(command, dict) and command.get("op") == "reveal_vote" and result != "ok":
+    if isinstance(command, dict) and command.get("op") == "reveal_vote" and result != "ok":  # CR-1
         return {k: (REDACTED if k in SECRET_FIELDS else v) for k, v in command.items()}
     return command
 
