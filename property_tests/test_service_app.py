@@ -21,7 +21,7 @@ from ostrom import layout
 from ostrom.service import node as node_module
 from ostrom.service import openapi
 from ostrom.service.app import create_app
-from ostrom.service.gate import GATE_ERRORS
+from ostrom.service.gate import GATE_ERRORS, Gate
 from ostrom.service.node import REDACTED, Node
 from service_world import (
     FOUNDERS,
@@ -335,3 +335,52 @@ def test_events_as_server_sent_events_redacted_and_resumable(tmp_path: Path) -> 
         f"id: {len(envs)}"
     ]
     assert bad == 422
+
+
+SENDERS = st.sampled_from([*FOUNDERS, OPERATOR, "n", "z"])
+OPS = st.sampled_from(["tick", "propose", "object", "join", "forget_vote", "garbage"])
+
+
+@settings(max_examples=40)
+@given(st.lists(st.tuples(OPS, SENDERS, st.integers(0, 2), st.integers(-1, 1)), max_size=25))
+def test_the_http_node_answers_what_the_gate_answers(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[Any]
+) -> None:
+    """The node is a thin layer: over HTTP, every envelope gets the gate's answer (its
+    observation, or its refusal code) and the node's state is the gate's."""
+    from ostrom.service.identity import public_hex, sign_envelope
+    from service_world import key
+
+    node, ref = _node(tmp_path_factory.mktemp("eq")), Gate(PARAMS, setup())
+    seqs: dict[str, int] = {}
+    envs = []
+    for op, who, i, skew in steps:
+        seq = max(1, seqs.get(who, 0) + 1 + skew)  # -1: a replay, +1: a gap
+        seqs[who] = max(seqs.get(who, 0), seq)
+        cmd: dict[str, Any] = {"op": op, "agent": who, "artifact": f"a{i}"}
+        if op == "tick":
+            cmd = {"op": "tick"}
+        elif op == "propose":
+            cmd |= {"slot": f"s{i}", "digest": "d"}
+        elif op == "join":
+            cmd = {"op": "join", "agent": who}
+        pk = public_hex(key(who)) if op == "join" else None
+        envs.append(sign_envelope(key(who), who, seq, cmd, pk))
+
+    async def body(c: httpx.AsyncClient) -> list[Any]:
+        return [(await c.post("/commands", json=e)).json() for e in envs]
+
+    replies = _run(node, body)
+    for e, r in zip(envs, replies, strict=True):
+        adm = ref.admit(e)
+        obs = ref.apply(e)
+        if adm.ok:
+            assert (r["result"], r["events"]) == (
+                obs["result"],
+                json.loads(json.dumps(obs["events"])),
+            )
+        elif r.get("retry"):  # the identical envelope again: answered from the log
+            assert adm.code == "replayed"
+        else:
+            assert r["error"] == adm.code
+    assert node.public_state() == ref.public_state()
