@@ -210,3 +210,30 @@ def test_the_example_agent_joins_proposes_and_reviews(
     assert run("n", "propose", "x", "s", "d") == 1  # duplicate: exit 1
     for c in (op, *clients.values()):
         c.close()
+
+
+class _Busy503First(httpx.BaseTransport):
+    """Answers the first POST with the node's 503 without delivering it (the database
+    was busy: nothing applied), then delivers."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.busy = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and not self.busy:
+            self.busy += 1
+            return httpx.Response(
+                503, json={"error": "db_unavailable", "detail": "locked"}, request=request
+            )
+        return self.inner.handle_request(request)
+
+
+def test_a_503_is_retried_with_the_same_envelope(node_url: tuple[str, Node]) -> None:
+    url, node = node_url
+    transport = _Busy503First()
+    c = Client(url, "f1", key("f1"), transport=transport, backoff=0.01)
+    out = c.propose("a", "s", "d")
+    assert transport.busy == 1 and out["retry"] is False and out["pos"] == 1
+    assert node.gate.last_seq("f1") == 1
+    c.close()
