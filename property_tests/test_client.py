@@ -237,3 +237,16 @@ def test_a_503_is_retried_with_the_same_envelope(node_url: tuple[str, Node]) -> 
     assert transport.busy == 1 and out["retry"] is False and out["pos"] == 1
     assert node.gate.last_seq("f1") == 1
     c.close()
+
+
+def test_two_clients_of_one_agent_resync_instead_of_failing(node_url: tuple[str, Node]) -> None:
+    """Two processes signing for f1: the second's seq is stale, the node refuses it as
+    replayed (its envelope was not applied), the client reads the seq back and re-signs."""
+    url, node = node_url
+    a, b = Client(url, "f1", key("f1")), Client(url, "f1", key("f1"))
+    assert a.resync() == b.resync() == 1
+    assert a.propose("a", "s", "d")["pos"] == 1
+    assert b.propose("b", "s2", "d")["pos"] == 2  # seq 1 was taken: resynced to 2
+    assert node.gate.last_seq("f1") == 2 and set(node.public_state()["artifacts"]) == {"a", "b"}
+    a.close()
+    b.close()

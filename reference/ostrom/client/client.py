@@ -95,9 +95,29 @@ class Client:
     def send(self, command: Mapping[str, Any], *, public_key: str | None = None) -> dict[str, Any]:
         """Sign ``command`` with the next seq, post it, retry the same envelope on a
         timeout, a lost connection or a 503; the node's answer ``{pos, result, events,
-        retry}``.  ``ClientError`` for a refusal (4xx) or when every attempt failed."""
-        seq = self._seq if self._seq is not None else self.resync()
-        envelope = sign_envelope(self.key, self.agent, seq, command, public_key)
+        retry}``.  ``ClientError`` for a refusal (4xx) or when every attempt failed.
+
+        A ``replayed`` or ``out_of_order`` refusal means this client's seq is stale
+        (another process signs for the same agent): the node has *another* envelope at
+        that seq, so this one was not applied; the client reads the seq back once and
+        signs again."""
+        for resynced in (False, True):
+            seq = self._seq if self._seq is not None else self.resync()
+            envelope = sign_envelope(self.key, self.agent, seq, command, public_key)
+            try:
+                body = self._post(envelope)
+            except ClientError as exc:
+                if exc.code in ("replayed", "out_of_order") and not resynced:
+                    self.resync()
+                    continue
+                raise
+            self._seq = seq + 1
+            return body
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _post(self, envelope: dict[str, Any]) -> dict[str, Any]:
+        """Post one envelope, resending it unchanged on a timeout, a lost connection or
+        a 503; the 200 body, or ``ClientError``."""
         last = "no attempt"
         for attempt in range(self.retries + 1):
             if attempt:
@@ -112,7 +132,6 @@ class Client:
                 continue
             body = self._json(r)
             if r.status_code == 200:
-                self._seq = seq + 1
                 return body
             raise ClientError(str(body.get("error")), str(body.get("detail")), r.status_code)
         self._seq = None  # unknown whether the node applied it: resync before the next
