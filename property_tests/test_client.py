@@ -111,6 +111,12 @@ def test_an_unreachable_node_is_a_clear_error_and_resync_recovers(
     with pytest.raises(ClientError) as exc:
         dead.object("x")
     assert exc.value.code == "unreachable"
+    fresh = Client("http://127.0.0.1:9", "f1", key("f1"), timeout=1)  # its first read fails
+    for call in (fresh.resync, fresh.artifacts, lambda: fresh.object("x")):
+        with pytest.raises(ClientError) as exc:
+            call()
+        assert exc.value.code == "unreachable"
+    fresh.close()
     live = Client(url, "f1", key("f1"))
     assert live.resync() == 1
     dead.close()

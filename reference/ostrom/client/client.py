@@ -85,7 +85,7 @@ class Client:
 
     def resync(self) -> int:
         """Read this agent's next seq from the node (1 before its join)."""
-        r = self._http.get(f"/agents/{quote(self.agent, safe='')}")
+        r = self._get(f"/agents/{quote(self.agent, safe='')}")
         if r.status_code == 404:
             self._seq = 1
         else:
@@ -136,6 +136,13 @@ class Client:
             raise ClientError(str(body.get("error")), str(body.get("detail")), r.status_code)
         self._seq = None  # unknown whether the node applied it: resync before the next
         raise ClientError("unreachable", f"{self.retries + 1} attempts failed ({last})")
+
+    def _get(self, path: str, **kwargs: Any) -> httpx.Response:
+        """A read; a node that cannot be reached is ``ClientError("unreachable")``."""
+        try:
+            return self._http.get(path, **kwargs)
+        except httpx.TransportError as exc:
+            raise ClientError("unreachable", f"GET {path}: {type(exc).__name__}: {exc}") from None
 
     @staticmethod
     def _json(r: httpx.Response) -> dict[str, Any]:
@@ -232,21 +239,21 @@ class Client:
     # --- reading ----------------------------------------------------------------------------
 
     def artifacts(self) -> dict[str, Any]:
-        return self._json(self._http.get("/artifacts"))
+        return self._json(self._get("/artifacts"))
 
     def artifact(self, artifact: str) -> dict[str, Any]:
-        return self._json(self._http.get(f"/artifacts/{quote(artifact, safe='')}"))
+        return self._json(self._get(f"/artifacts/{quote(artifact, safe='')}"))
 
     def agent_info(self, agent: str | None = None) -> dict[str, Any]:
-        return self._json(self._http.get(f"/agents/{quote(agent or self.agent, safe='')}"))
+        return self._json(self._get(f"/agents/{quote(agent or self.agent, safe='')}"))
 
     def log(self, after: int = 0, limit: int = 100) -> list[dict[str, Any]]:
-        body = self._json(self._http.get("/log", params={"after": after, "limit": limit}))
+        body = self._json(self._get("/log", params={"after": after, "limit": limit}))
         return list(body["entries"])
 
     def events(self, after: int = 0, timeout: float = 10.0) -> list[dict[str, Any]]:
         """Entries after ``after``, waiting up to ``timeout`` s for the first (long poll)."""
-        r = self._http.get(
+        r = self._get(
             "/events",
             params={"after": after, "timeout": timeout},
             timeout=timeout + self._http.timeout.read if self._http.timeout.read else None,
