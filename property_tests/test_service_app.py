@@ -203,7 +203,7 @@ def test_the_errors_of_the_write_path(tmp_path: Path) -> None:
         (401, "bad_signature"),
         (200, "unknown_artifact"),
         (200, "unknown_artifact"),
-        (400, "unknown_op"),
+        (403, "impersonation"),
         (413, "too_large"),
         (413, "too_large"),
     ]

@@ -55,8 +55,9 @@ def test_each_gate_refusal() -> None:
     _refused(g, {**good, "extra": 1}, "malformed")
     _refused(g, {**good, "seq": 0}, "malformed")
     _refused(g, {**good, "seq": True}, "malformed")
-    _refused(g, {**good, "command": {"op": "nope"}}, "unknown_op")
-    _refused(g, {**good, "command": {**prop, "digest": 3}}, "invalid_command")
+    # a command that names nobody is nobody's: not the sender's (and the signature is not
+    # over it either)
+    _refused(g, {**good, "command": {"op": "nope"}}, "impersonation")
     unsigned = dict(good)
     del unsigned["signature"]
     _refused(g, unsigned, "unsigned")
@@ -266,3 +267,26 @@ def test_set_agent_is_the_communitys_refusal_and_is_sequenced() -> None:
     g, s = _gate(), Signer()
     obs = g.apply(s.env("f1", {"op": "set_agent", "agent": "f1", "tier": 3}))
     assert obs["result"] == "invalid_input" and g.last_seq("f1") == 1
+
+
+def test_a_signed_malformed_command_is_the_senders_protocol_input() -> None:
+    """Authenticated and in sequence, but not a command of the schema (an unknown op, a
+    field of the wrong type): the Community answers invalid_input and counts a
+    ``malformed`` violation against the sender (SAN-1's malfunction classifier needs to
+    see it), and the seq is used: it is a logged command like any refusal."""
+    g = _gate()
+    before = g.public_state()
+    malformed = {"event": "violation", "agent": "f1", "kind": "malformed"}
+    for seq, (cmd, counted) in enumerate(
+        (
+            ({"op": "nope", "agent": "f1"}, False),  # an unknown op is no one's command
+            ({"op": "propose", "agent": "f1", "artifact": "x", "slot": "s", "digest": 3}, True),
+            ({"op": "object", "agent": "f1"}, True),
+        ),
+        start=1,
+    ):
+        obs = g.apply(identity.sign_envelope(key("f1"), "f1", seq, cmd))
+        assert obs["result"] == "invalid_input"
+        assert (malformed in obs["events"]) is counted
+        assert g.last_seq("f1") == seq
+    assert g.public_state()["artifacts"] == before["artifacts"]
