@@ -277,14 +277,12 @@ def test_a_signed_malformed_command_is_the_senders_protocol_input() -> None:
     g = _gate()
     before = g.public_state()
     malformed = {"event": "violation", "agent": "f1", "kind": "malformed"}
-    for seq, (cmd, counted) in enumerate(
-        (
-            ({"op": "nope", "agent": "f1"}, False),  # an unknown op is no one's command
-            ({"op": "propose", "agent": "f1", "artifact": "x", "slot": "s", "digest": 3}, True),
-            ({"op": "object", "agent": "f1"}, True),
-        ),
-        start=1,
-    ):
+    cases: list[tuple[dict[str, Any], bool]] = [
+        ({"op": "nope", "agent": "f1"}, False),  # an unknown op is no one's command
+        ({"op": "propose", "agent": "f1", "artifact": "x", "slot": "s", "digest": 3}, True),
+        ({"op": "object", "agent": "f1"}, True),
+    ]
+    for seq, (cmd, counted) in enumerate(cases, start=1):
         obs = g.apply(identity.sign_envelope(key("f1"), "f1", seq, cmd))
         assert obs["result"] == "invalid_input"
         assert (malformed in obs["events"]) is counted
