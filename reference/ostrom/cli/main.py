@@ -71,7 +71,13 @@ def _simulate_command() -> click.Command:
             raise click.ClickException(message)
 
         return unavailable
-    return simulate_command
+    try:  # --target and --node-setup need the client (the `service` extra)
+        from ostrom.cli.target import extend_simulate
+    except ModuleNotFoundError as exc:
+        if missing_extra(exc) is None:
+            raise
+        return simulate_command
+    return extend_simulate(simulate_command)
 
 
 main.add_command(_simulate_command(), name="simulate")

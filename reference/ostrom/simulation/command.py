@@ -41,6 +41,36 @@ Examples:
 """
 
 
+def single_config(
+    base: SimConfig,
+    *,
+    scenario: str | None = None,
+    governance: str | None = None,
+    ablations: tuple[str, ...] = (),
+    agents: int | None = None,
+    rounds: int | None = None,
+    artifacts: int | None = None,
+) -> SimConfig:
+    """The one configuration the options describe (without --experiment): ``base`` with
+    each option that was given (``ConfigError`` if the result is invalid).  Also what
+    ``ostrom simulate --target`` runs (cli/target.py)."""
+    changes: dict[str, Any] = {}
+    if scenario is not None:
+        changes["scenario"] = scenario
+    if governance is not None:
+        changes["governance"] = governance
+    if ablations:
+        changes["ablations"] = tuple(dict.fromkeys(ablations))
+    if agents is not None:
+        changes["agents"] = agents
+    if rounds is not None:
+        changes["rounds"] = rounds
+        changes["artifacts"] = rounds * base.proposals_per_round
+    if artifacts is not None:
+        changes["artifacts"] = artifacts
+    return base.with_(**changes) if changes else base
+
+
 @click.command(
     name="simulate", epilog=_EPILOG, context_settings={"help_option_names": ["-h", "--help"]}
 )
@@ -152,20 +182,15 @@ def simulate_command(
         if feedback is not None:
             changes["feedback"] = feedback
         if experiment is None:
-            if scenario is not None:
-                changes["scenario"] = scenario
-            if governance is not None:
-                changes["governance"] = governance
-            if ablations:
-                changes["ablations"] = tuple(dict.fromkeys(ablations))
-            if agents is not None:
-                changes["agents"] = agents
-            if rounds is not None:
-                changes["rounds"] = rounds
-                changes["artifacts"] = rounds * base.proposals_per_round
-            if artifacts is not None:
-                changes["artifacts"] = artifacts
-            config = base.with_(**changes)
+            config = single_config(
+                base.with_(**changes) if changes else base,
+                scenario=scenario,
+                governance=governance,
+                ablations=ablations,
+                agents=agents,
+                rounds=rounds,
+                artifacts=artifacts,
+            )
             exp = single_experiment(config, range(seed_start, seed_start + (seeds or 1)))
         else:
             if governance is not None or ablations:
@@ -206,4 +231,4 @@ def simulate_command(
         report.print_summary(result)
 
 
-__all__ = ["simulate_command"]
+__all__ = ["simulate_command", "single_config"]
