@@ -1,0 +1,330 @@
+"""The HTTP front of a cluster: a PBFT client that answers after ``f+1`` matching replies.
+
+``POST /commands`` takes one command (any JSON body, the same body as the single node)
+and answers ``{"observation": ..., "client": ..., "timestamp": ...}`` once ``f+1``
+replicas sent the same signed result (``consensus.client.Client``: at least one of them
+is honest, so the result is one the replicated service produced).
+
+**Several client identities.**  A PBFT client has one outstanding request; the front
+holds ``clients`` of them (``c0..``), so concurrent HTTP requests are not serialised
+behind one.  A client's timestamps start at the wall clock in microseconds, so a
+restarted front never reuses a timestamp the replicas executed (they would answer the
+old reply: PBFT's exactly-once rule).
+
+**Batching** (docs/cluster.md): the dispatcher takes the first waiting command, waits
+for a free client, then takes up to ``batch_size`` commands (waiting at most
+``batch_window_ms`` for more) into one request ``{"batch": [...]}``; the reply's
+``results`` are handed back in order, one per HTTP request.
+
+**Timers.**  A client whose request has no result within the client timeout (twice the
+view-change timeout, as ``Simulation``) broadcasts it to every replica
+(``Client.on_timeout``): that is what makes the backups suspect a silent primary.
+
+Hostile input: a body that is not JSON, or larger than ``MAX_BODY``, is refused with 400
+or 413 and changes nothing; a reply frame that is not a valid signed reply is counted
+and dropped by ``Client.on_reply``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ostrom.cluster.app import RESULTS, batch_operation
+from ostrom.cluster.config import ClusterConfig, ConfigError, load
+from ostrom.cluster.keys import KeyFileError, load_ring, load_signer
+from ostrom.cluster.links import Link
+from ostrom.cluster.wire import (
+    HELLO_TIMEOUT_S,
+    FrameDecoder,
+    FrameError,
+    parse_hello,
+    read_frames,
+    read_one,
+)
+from ostrom.consensus.client import Client
+from ostrom.consensus.messages import Malformed, Reply, Signed, decode
+from ostrom.consensus.replica import BROADCAST, Output
+
+MAX_BODY: Final = 1 << 20
+#: How long an HTTP request waits for its result before answering 504.
+RESULT_TIMEOUT_S: Final = 60.0
+TICK_S: Final = 0.01
+
+
+@dataclass
+class Pending:
+    command: Any
+    future: asyncio.Future[dict[str, Any]]
+
+
+@dataclass
+class Slot:
+    """One client identity and what it carries."""
+
+    client: Client
+    batch: list[Pending] = field(default_factory=list)
+    sent_at: float = 0.0
+    timeout_at: float = 0.0
+
+
+class Front:
+    def __init__(self, cfg: ClusterConfig) -> None:
+        self.cfg = cfg
+        ring = load_ring(cfg.keys)
+        now_us = time.time_ns() // 1000
+        self.slots: dict[str, Slot] = {}
+        for name in cfg.client_names:
+            c = Client(name, load_signer(cfg.keys, name), ring, cfg.n, cfg.f)
+            c.timestamp = now_us
+            self.slots[name] = Slot(c)
+        self.queue: asyncio.Queue[Pending] = asyncio.Queue()
+        self.free: asyncio.Queue[str] = asyncio.Queue()
+        self.links: dict[str, Link] = {}
+        self.stats: Counter[str] = Counter()
+        self.latencies: list[float] = []
+        self.client_timeout_s = 2 * cfg.base_timeout_ms / 1000
+        self.stopping = asyncio.Event()
+
+    # --- PBFT side ------------------------------------------------------------------------
+
+    def route(self, out: Output) -> None:
+        for s in out.sends:
+            payload = s.payload if isinstance(s.payload, bytes) else s.payload.encoded
+            dests = list(self.links) if s.dest == BROADCAST else [s.dest]
+            for d in dests:
+                link = self.links.get(d)
+                if link is not None:
+                    link.send(payload)
+
+    async def dispatch(self) -> None:
+        """Batches waiting commands into requests, one per free client."""
+        window = self.cfg.batch_window_ms / 1000
+        while True:
+            first = await self.queue.get()
+            name = await self.free.get()
+            batch = [first]
+            while len(batch) < self.cfg.batch_size and not self.queue.empty():
+                batch.append(self.queue.get_nowait())
+            deadline = time.monotonic() + window
+            while len(batch) < self.cfg.batch_size:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    batch.append(await asyncio.wait_for(self.queue.get(), left))
+                except asyncio.TimeoutError:
+                    break
+            slot = self.slots[name]
+            slot.batch = batch
+            slot.sent_at = time.monotonic()
+            slot.timeout_at = slot.sent_at + self.client_timeout_s
+            self.stats["requests"] += 1
+            self.stats["commands"] += len(batch)
+            self.route(slot.client.request(batch_operation([p.command for p in batch])))
+
+    def on_reply(self, data: bytes) -> None:
+        try:
+            signed = decode(data)
+        except Malformed:
+            self.stats["malformed_replies"] += 1
+            return
+        m = signed.message
+        if not isinstance(signed, Signed) or not isinstance(m, Reply):
+            self.stats["not_replies"] += 1
+            return
+        slot = self.slots.get(m.client)
+        if slot is None or not slot.client.busy:
+            self.stats["unexpected_replies"] += 1
+            return
+        slot.client.on_reply(signed)
+        if not slot.client.busy:
+            self._complete(m.client, slot)
+
+    def _complete(self, name: str, slot: Slot) -> None:
+        ts, result = slot.client.results[-1]
+        del slot.client.results[:]  # the front keeps no history of results
+        results = result.get(RESULTS) if isinstance(result, dict) else None
+        batch, slot.batch = slot.batch, []
+        self.latencies.append(time.monotonic() - slot.sent_at)
+        if len(self.latencies) > 100_000:
+            del self.latencies[:50_000]
+        for i, p in enumerate(batch):
+            if p.future.done():
+                continue
+            if isinstance(results, list) and i < len(results):
+                p.future.set_result(
+                    {"observation": results[i], "client": name, "timestamp": ts, "index": i}
+                )
+            else:
+                p.future.set_exception(RuntimeError("the replicas answered no result"))
+        self.stats["acknowledged"] += len(batch)
+        self.free.put_nowait(name)
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        for slot in self.slots.values():
+            if slot.client.busy and now >= slot.timeout_at:
+                slot.timeout_at = now + self.client_timeout_s
+                self.stats["client_timeouts"] += 1
+                self.route(slot.client.on_timeout())
+
+    async def _ticker(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            self.tick()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Replies from the replicas (each dials the front like any peer)."""
+        try:
+            first = await asyncio.wait_for(read_one(reader, 256), HELLO_TIMEOUT_S)
+            if first is None:
+                return
+            parse_hello(first)
+            decoder = FrameDecoder()
+            while True:
+                frames = await read_frames(reader, decoder)
+                if frames is None:
+                    return
+                for data in frames:
+                    self.on_reply(data)
+        except FrameError:
+            self.stats["garbage_connections"] += 1
+        except (OSError, ConnectionError, asyncio.TimeoutError):
+            self.stats["broken_connections"] += 1
+        except asyncio.CancelledError:
+            pass  # the front stops: the connection closes with it
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    # --- HTTP side ------------------------------------------------------------------------
+
+    async def submit(self, command: Any) -> dict[str, Any]:
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.queue.put_nowait(Pending(command, fut))
+        return await asyncio.wait_for(fut, RESULT_TIMEOUT_S)
+
+    def status(self) -> dict[str, Any]:
+        lat = sorted(self.latencies[-10_000:])
+        return {
+            "n": self.cfg.n,
+            "f": self.cfg.f,
+            "batch_size": self.cfg.batch_size,
+            "clients": len(self.slots),
+            "busy": sum(1 for s in self.slots.values() if s.client.busy),
+            "queued": self.queue.qsize(),
+            "stats": dict(sorted(self.stats.items())),
+            "latency_p50_ms": round(1000 * lat[len(lat) // 2], 3) if lat else None,
+        }
+
+    def asgi(self) -> Any:
+        from starlette.applications import Starlette
+        from starlette.requests import Request as HttpRequest
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+
+        async def commands(request: HttpRequest) -> JSONResponse:
+            body = await _read_body(request)
+            if body is None:
+                return JSONResponse({"error": f"body larger than {MAX_BODY} bytes"}, 413)
+            try:
+                command = json.loads(body.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                return JSONResponse({"error": "the body is not JSON"}, 400)
+            try:
+                return JSONResponse(await self.submit(command))
+            except asyncio.TimeoutError:
+                return JSONResponse({"error": "no result from the replicas in time"}, 504)
+            except RuntimeError as exc:
+                return JSONResponse({"error": str(exc)}, 502)
+
+        async def status(request: HttpRequest) -> JSONResponse:
+            return JSONResponse(self.status())
+
+        return Starlette(
+            routes=[
+                Route("/commands", commands, methods=["POST"]),
+                Route("/status", status, methods=["GET"]),
+            ]
+        )
+
+    async def run(self) -> int:
+        import signal
+
+        import uvicorn
+
+        loop = asyncio.get_running_loop()
+        for rc in self.cfg.replicas:
+            self.links[rc.name] = Link("front", rc.name, rc.dial)
+            self.links[rc.name].start()
+        for name in self.slots:
+            self.free.put_nowait(name)
+        server = await asyncio.start_server(
+            self._serve, self.cfg.front.host, self.cfg.front.port, reuse_address=True
+        )
+        tasks = [loop.create_task(self.dispatch()), loop.create_task(self._ticker())]
+        config = uvicorn.Config(
+            self.asgi(),
+            host=self.cfg.http.host,
+            port=self.cfg.http.port,
+            log_level="warning",
+            lifespan="off",
+        )
+        http = uvicorn.Server(config)
+        http.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self._stop, http)
+        print(f"front: http://{self.cfg.http.host}:{self.cfg.http.port}", flush=True)
+        try:
+            await http.serve()
+        finally:
+            server.close()
+            for t in tasks:
+                t.cancel()
+            for link in self.links.values():
+                await link.close()
+        return 0
+
+    def _stop(self, http: Any) -> None:
+        http.should_exit = True
+
+
+async def _read_body(request: Any) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="ostrom cluster front", description="The HTTP front.")
+    p.add_argument("--cluster", required=True)
+    args = p.parse_args(argv)
+    try:
+        front = Front(load(args.cluster))
+    except (ConfigError, KeyFileError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(front.run())
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
