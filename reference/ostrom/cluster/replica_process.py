@@ -14,9 +14,15 @@ loop:
   restarted process resumes from ``DurableReplica.recover``;
 * **timers** (as ``Simulation._rearm`` and ``_fire_resends``): the view-change timer runs
   while ``Replica.waiting`` and restarts when ``progress`` moves, then ``on_timeout``;
-  ``retransmit`` runs each quarter of the view-change timeout, doubling (capped) while
-  nothing progresses (BFT-LIVE-1: PBFT assumes retransmission until delivery).  One
-  logical tick of the replica is one millisecond here;
+  ``retransmit`` runs when a quarter of the view-change timeout passed without progress,
+  the period doubling (capped) while nothing progresses (BFT-LIVE-1: PBFT assumes
+  retransmission until delivery).  TCP delivers what a live connection carries, so only
+  a broken connection (a killed or partitioned peer) loses messages; a replica that
+  executes meanwhile needs no repetition, and one left behind catches up by the next
+  stable checkpoint (state transfer).  Re-sending the whole window every period under
+  load (the simulation's per-message acknowledgements skip what arrived; TCP gives no
+  such acknowledgement to the replica) cost most of a replica's CPU.  One logical tick
+  of the replica is one millisecond here;
 * **status**: a connection whose hello is ``status`` gets one frame of JSON (view, last
   executed, stable checkpoint, application digest, refusals) and is closed;
 * **Byzantine**: ``--byzantine STRATEGY`` wraps the replica in a strategy of
@@ -55,7 +61,8 @@ from ostrom.cluster.wire import (
     read_one,
 )
 from ostrom.consensus.byzantine import STRATEGIES, Strategy
-from ostrom.consensus.messages import replica_name
+from ostrom.consensus.messages import Commit, Malformed, Prepare, PrePrepare, decode, replica_name
+from ostrom.consensus.network import RETRY_LATER
 from ostrom.consensus.replica import BROADCAST, Output, Replica
 from ostrom.consensus.storage import DurableReplica, FileLocation, StoreError, StoreMissing
 
@@ -66,6 +73,8 @@ RESEND_DIVISOR: Final = 4
 #: ... doubling at most this many times while nothing progresses.
 RESEND_DOUBLINGS: Final = 2
 STATUS: Final = "status"
+#: Messages refused for now kept for another try (the oldest dropped beyond).
+DEFER_MAX: Final = 2048
 EXIT_STORE: Final = 3
 
 
@@ -132,6 +141,8 @@ class Node:
         self._resend_interval = 0.0
         self._resend_progress = -1
         self.started = time.monotonic()
+        self.deferred: list[bytes] = []
+        self._deferred_at: tuple[int, int, bool, int] | None = None
 
     # --- the replica's outputs ------------------------------------------------------------
 
@@ -171,6 +182,63 @@ class Node:
         self.stats[kind] += 1
         self.route(out)
 
+    def deliver(self, data: bytes) -> None:
+        """A frame from the network.  A message refused *for now* (above the window,
+        of a future view, rate limited, or of the view being entered: ``network.py``'s
+        ``RETRY_LATER``) is kept and offered again when the replica's position changes:
+        the receiver-side half of what the simulation's per-message retransmission
+        timers do (BFT-LIVE-1).  Without it a backup whose stable checkpoint trails the
+        primary's refuses the next PRE-PREPAREs for good and waits for the next
+        checkpoint to catch up."""
+        before, view, active = self._refusals(), self.replica.view, self.replica.active
+        self.step("message", data)
+        if self._not_yet(data, before, view, active):
+            self.deferred.append(data)
+            if len(self.deferred) > DEFER_MAX:
+                del self.deferred[0]
+                self.stats["deferred_dropped"] += 1
+        self._redeliver()
+
+    def _refusals(self) -> tuple[int, ...]:
+        rej = self.replica.rejected
+        return tuple(rej[k] for k in RETRY_LATER) + (rej["stale_view"],)
+
+    def _not_yet(self, data: bytes, before: tuple[int, ...], view: int, active: bool) -> bool:
+        """Was ``data`` refused only for now?  (``Simulation._not_yet``'s rule: above the
+        window, a future view, rate limited, or a normal-case message of the view the
+        replica is changing to.)"""
+        now = self._refusals()
+        window, future, limited, stale = (now[k] - before[k] for k in range(4))
+        if future or limited:
+            return True
+        if not (window or (stale and not active)):
+            return False
+        try:
+            m = decode(data).message
+        except Malformed:
+            return False
+        if window:
+            seq = getattr(m, "seq", None)
+            return isinstance(seq, int) and seq > self.replica.stable_seq
+        return isinstance(m, PrePrepare | Prepare | Commit) and m.view == view
+
+    def _position(self) -> tuple[int, int, bool, int]:
+        r = self.replica
+        return (r.progress, r.view, r.active, r.stable_seq)
+
+    def _redeliver(self) -> None:
+        pos = self._position()
+        while self.deferred and pos != self._deferred_at:
+            self._deferred_at = pos
+            frames, self.deferred = self.deferred, []
+            self.stats["redelivered"] += len(frames)
+            for data in frames:
+                before, view, active = self._refusals(), self.replica.view, self.replica.active
+                self.step("message", data)
+                if self._not_yet(data, before, view, active):
+                    self.deferred.append(data)
+            pos = self._position()
+
     # --- timers ---------------------------------------------------------------------------
 
     def tick(self) -> None:
@@ -187,17 +255,19 @@ class Node:
         if now >= self._resend_at:
             base = max(r.timeout_duration() / RESEND_DIVISOR, TICK_MS) / 1000
             if r.progress != self._resend_progress:
+                # progressing: the links deliver, nothing to repeat
                 self._resend_interval = base
+                self._resend_progress = r.progress
             else:
+                self.step("retransmit")
                 self._resend_interval = min(2 * self._resend_interval, base * (1 << RESEND_DOUBLINGS))
-            self._resend_progress = r.progress
             self._resend_at = now + self._resend_interval
-            self.step("retransmit")
 
     async def _ticker(self) -> None:
         while not self.stopping.is_set():
             await asyncio.sleep(TICK_MS / 1000)
             self.tick()
+            self._redeliver()
 
     # --- connections ----------------------------------------------------------------------
 
@@ -238,7 +308,7 @@ class Node:
                 if frames is None:
                     return
                 for data in frames:
-                    self.step("message", data)
+                    self.deliver(data)
         except FrameError:
             self.stats["garbage_connections"] += 1  # closed: the stream is out of step
         except (OSError, ConnectionError, asyncio.TimeoutError):
