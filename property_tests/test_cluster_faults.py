@@ -112,7 +112,7 @@ class Load:
 
 
 def primary(c: Cluster, honest: list[int]) -> int:
-    views = [s["view"] for i, s in c.status().items() if i in honest and s is not None]
+    views = [int(s["view"]) for i, s in c.status().items() if i in honest and s is not None]
     return max(views) % c.cfg.n
 
 
@@ -189,7 +189,9 @@ def test_a_partition_then_heal(tmp_path: Path, clusters: list[Cluster]) -> None:
     """The proxy cuts the primary off from the backups under load; the backups change
     view and go on; after the heal the old primary catches up, and the audit passes."""
     dial = free_ports(4)
-    cfg = create(tmp_path, dial_ports=dial, base_timeout_ms=TIMEOUT_MS, synchronous="NORMAL", seed=3)
+    cfg = create(
+        tmp_path, dial_ports=dial, base_timeout_ms=TIMEOUT_MS, synchronous="NORMAL", seed=3
+    )
     proxy = FaultProxy(
         {r.name: (Address(r.dial.host, r.dial.port), r.listen) for r in cfg.replicas}, seed=1
     )

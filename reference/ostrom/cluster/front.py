@@ -120,7 +120,7 @@ class Front:
                     break
                 try:
                     batch.append(await asyncio.wait_for(self.queue.get(), left))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     break
             slot = self.slots[name]
             slot.batch = batch
@@ -197,7 +197,7 @@ class Front:
                     self.on_reply(data)
         except FrameError:
             self.stats["garbage_connections"] += 1
-        except (OSError, ConnectionError, asyncio.TimeoutError):
+        except (TimeoutError, OSError, ConnectionError):
             self.stats["broken_connections"] += 1
         except asyncio.CancelledError:
             pass  # the front stops: the connection closes with it
@@ -242,7 +242,7 @@ class Front:
                 return JSONResponse({"error": "the body is not JSON"}, 400)
             try:
                 return JSONResponse(await self.submit(command))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return JSONResponse({"error": "no result from the replicas in time"}, 504)
             except RuntimeError as exc:
                 return JSONResponse({"error": str(exc)}, 502)
@@ -258,8 +258,6 @@ class Front:
         )
 
     async def run(self) -> int:
-        import signal
-
         import uvicorn
 
         loop = asyncio.get_running_loop()
@@ -279,11 +277,7 @@ class Front:
             log_level="warning",
             lifespan="off",
         )
-        http = uvicorn.Server(config)
-        http.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self._stop, http)
+        http = uvicorn.Server(config)  # it stops on SIGTERM and SIGINT itself
         print(f"front: http://{self.cfg.http.host}:{self.cfg.http.port}", flush=True)
         try:
             await http.serve()
@@ -294,9 +288,6 @@ class Front:
             for link in self.links.values():
                 await link.close()
         return 0
-
-    def _stop(self, http: Any) -> None:
-        http.should_exit = True
 
 
 async def _read_body(request: Any) -> bytes | None:

@@ -58,7 +58,7 @@ class Link:
                     asyncio.open_connection(self.address.host, self.address.port),
                     CONNECT_TIMEOUT_S,
                 )
-            except (OSError, asyncio.TimeoutError):
+            except (TimeoutError, OSError):
                 self.stats["connect_failed"] += 1
                 await asyncio.sleep(backoff)
                 backoff = min(2 * backoff, BACKOFF_MAX_S)
@@ -72,9 +72,7 @@ class Link:
                     data = await self.queue.get()
                     writer.write(data)
                     self.stats["frames"] += 1
-                    if writer.transport.get_write_buffer_size() > 1 << 20:
-                        await writer.drain()
-                    elif self.queue.empty():
+                    if writer.transport.get_write_buffer_size() > 1 << 20 or self.queue.empty():
                         await writer.drain()
             except (OSError, ConnectionError):
                 self.stats["disconnected"] += 1

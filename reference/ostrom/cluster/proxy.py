@@ -22,7 +22,7 @@ import contextlib
 import random
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 from ostrom.cluster.config import Address
 from ostrom.cluster.wire import FrameDecoder, FrameError, frame, hello, parse_hello, read_one
@@ -102,12 +102,20 @@ class FaultProxy:
     async def _start(self) -> None:
         for dst, (listen, upstream) in self.routes.items():
             server = await asyncio.start_server(
-                lambda r, w, d=dst, u=upstream: self._conn(r, w, d, u),
+                self._handler(dst, upstream),
                 listen.host,
                 listen.port,
                 reuse_address=True,
             )
             self._servers.append(server)
+
+    def _handler(
+        self, dst: str, up: Address
+    ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+        async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            await self._conn(r, w, dst, up)
+
+        return handle
 
     async def _shutdown(self) -> None:
         for s in self._servers:
@@ -125,8 +133,9 @@ class FaultProxy:
             if first is None:
                 return
             src = parse_hello(first)
-            upr, upw = await asyncio.wait_for(asyncio.open_connection(up.host, up.port), 5)
-            upw.write(hello(src))
+            upr, out = await asyncio.wait_for(asyncio.open_connection(up.host, up.port), 5)
+            upw = out
+            out.write(hello(src))
             back = asyncio.get_running_loop().create_task(self._pump_back(upr, writer))
             decoder = FrameDecoder()
             try:
@@ -141,11 +150,11 @@ class FaultProxy:
                         if self.delay > 0:
                             await asyncio.sleep(self.delay)
                         self.stats["passed"] += 1
-                        upw.write(frame(payload))
-                    await upw.drain()
+                        out.write(frame(payload))
+                    await out.drain()
             finally:
                 back.cancel()
-        except (FrameError, OSError, ConnectionError, asyncio.TimeoutError):
+        except (TimeoutError, FrameError, OSError, ConnectionError):
             self.stats["closed"] += 1
         except asyncio.CancelledError:
             pass

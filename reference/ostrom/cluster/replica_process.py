@@ -201,7 +201,7 @@ class Node:
 
     def _refusals(self) -> tuple[int, ...]:
         rej = self.replica.rejected
-        return tuple(rej[k] for k in RETRY_LATER) + (rej["stale_view"],)
+        return (*(rej[k] for k in RETRY_LATER), rej["stale_view"])
 
     def _not_yet(self, data: bytes, before: tuple[int, ...], view: int, active: bool) -> bool:
         """Was ``data`` refused only for now?  (``Simulation._not_yet``'s rule: above the
@@ -260,7 +260,9 @@ class Node:
                 self._resend_progress = r.progress
             else:
                 self.step("retransmit")
-                self._resend_interval = min(2 * self._resend_interval, base * (1 << RESEND_DOUBLINGS))
+                self._resend_interval = min(
+                    2 * self._resend_interval, base * (1 << RESEND_DOUBLINGS)
+                )
             self._resend_at = now + self._resend_interval
 
     async def _ticker(self) -> None:
@@ -311,7 +313,7 @@ class Node:
                     self.deliver(data)
         except FrameError:
             self.stats["garbage_connections"] += 1  # closed: the stream is out of step
-        except (OSError, ConnectionError, asyncio.TimeoutError):
+        except (TimeoutError, OSError, ConnectionError):
             self.stats["broken_connections"] += 1
         except asyncio.CancelledError:
             pass  # the process stops: the connection closes with it

@@ -91,7 +91,9 @@ def create(
         front=Address(host, front_port),
         http=Address(host, http),
         replicas=tuple(
-            ReplicaConfig(i, Address(host, listen[i]), Address(host, dials[i]), directory / f"r{i}.sqlite3")
+            ReplicaConfig(
+                i, Address(host, listen[i]), Address(host, dials[i]), directory / f"r{i}.sqlite3"
+            )
             for i in range(n)
         ),
         founders=tuple(founders),
@@ -128,7 +130,7 @@ def replica_status(address: Address, timeout: float = STATUS_TIMEOUT_S) -> dict[
     """The status a replica answers, or None if it does not answer in time."""
     try:
         return asyncio.run(_ask(address, timeout))
-    except (OSError, ConnectionError, ValueError, asyncio.TimeoutError):
+    except (TimeoutError, OSError, ConnectionError, ValueError):
         return None
     except Exception:  # FrameError and the like: a peer that is not a replica
         return None
@@ -177,7 +179,13 @@ class Cluster:
         )
 
     def start_replica(self, i: int, byzantine: str | None = None, *, detach: bool = False) -> None:
-        args = ["ostrom.cluster.replica_process", "--cluster", str(self.config_path), "--id", str(i)]
+        args = [
+            "ostrom.cluster.replica_process",
+            "--cluster",
+            str(self.config_path),
+            "--id",
+            str(i),
+        ]
         if byzantine is not None:
             args += ["--byzantine", byzantine]
             self.byzantine[i] = byzantine
@@ -268,7 +276,7 @@ class Cluster:
 
 def _http_ok(url: str, timeout: float = 1.0) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (loopback)
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
             return bool(resp.status == 200)
     except (urllib.error.URLError, OSError, ValueError):
         return False
@@ -307,7 +315,7 @@ def down(directory: Path, timeout: float = 10.0) -> list[str]:
             os.kill(pid, signal.SIGTERM)
             stopped.append(name)
     deadline = time.monotonic() + timeout
-    for name, pid in sorted(pids.items()):
+    for _name, pid in sorted(pids.items()):
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.05)
         if _alive(pid):

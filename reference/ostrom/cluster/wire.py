@@ -94,7 +94,7 @@ def parse_hello(payload: bytes) -> str:
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise FrameError("hello is not JSON") from None
     if not isinstance(doc, dict) or set(doc) != {"hello"}:
-        raise FrameError("hello is not {\"hello\": NAME}")
+        raise FrameError('hello is not {"hello": NAME}')
     name = doc["hello"]
     if not isinstance(name, str) or not _NAME.match(name):
         raise FrameError("hello names no principal")
