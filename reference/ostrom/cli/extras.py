@@ -19,6 +19,9 @@ EXTRA_OF_MODULE: Final = {
     "hypothesis": "check",
     "scipy": "sim",
     "matplotlib": "sim",
+    "starlette": "service",
+    "uvicorn": "service",
+    "httpx": "service",
 }
 
 

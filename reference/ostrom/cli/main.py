@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ostrom import __version__
+from ostrom.cli.cluster import cluster, node
 from ostrom.cli.extras import install_hint, missing_extra
 from ostrom.consensus import demo
 from ostrom.figures import diagram
@@ -48,6 +49,8 @@ def main() -> None:
 
 main.add_command(check)
 main.add_command(explain)
+main.add_command(cluster)
+main.add_command(node)
 
 
 def _simulate_command() -> click.Command:
