@@ -85,7 +85,7 @@ def test_the_commands_of_a_log() -> None:
 def test_safety_passes_on_prefixes_and_fails_on_a_conflict() -> None:
     check_safety(logs(r2=HISTORY[:3]))  # a replica behind: a prefix is fine
     doctored = (*HISTORY[:2], req("c1", 1, [join(9)]), *HISTORY[3:])
-    with pytest.raises(AuditError, match="BFT-SAFE-1: replicas 0 and 1 .* sequence number 3"):
+    with pytest.raises(AuditError, match=r"BFT-SAFE-1: replicas 0 and 1 .* sequence number 3"):
         check_safety(logs(r1=doctored))
     with pytest.raises(AuditError, match="sequence number 2"):
         check_safety(logs(r3=(HISTORY[0], HISTORY[2])))  # a request where a null was

@@ -29,6 +29,7 @@ from ostrom.cluster.audit import AuditError, audit
 from ostrom.cluster.config import Address
 from ostrom.cluster.proxy import FaultProxy
 from ostrom.cluster.supervisor import Cluster, create, free_ports
+from ostrom.consensus.byzantine import STRATEGIES
 
 TIMEOUT_MS = 800  # the view-change timeout: short, for quick recovery on loopback
 CONVERGE_S = 60.0
@@ -182,7 +183,21 @@ def test_a_byzantine_replica(tmp_path: Path, clusters: list[Cluster]) -> None:
     honest = [1, 2, 3]
     load = Load(c.url, [command("z", i) for i in range(24)]).start()
     load.join()
+    st = c.status()
+    refused = sum(st[i]["rejected"].get("conflicting", 0) for i in honest if st[i])
+    moved = max(st[i]["view"] for i in honest if st[i])
+    assert refused or moved, "the equivocation left no trace at the honest replicas"
     check(c, honest, load.acked, at_least=1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_every_strategy(tmp_path: Path, clusters: list[Cluster], strategy: str) -> None:
+    """Each strategy of consensus/byzantine.py in the view-0 primary's process."""
+    c = new_cluster(clusters, tmp_path, byzantine={0: strategy}, batch_size=2)
+    load = Load(c.url, [command("s", i) for i in range(16)]).start()
+    load.join()
+    check(c, [1, 2, 3], load.acked, at_least=1)
 
 
 def test_a_partition_then_heal(tmp_path: Path, clusters: list[Cluster]) -> None:
@@ -204,6 +219,8 @@ def test_a_partition_then_heal(tmp_path: Path, clusters: list[Cluster]) -> None:
         load.wait_acked(6)
         proxy.partition({"r0"}, {"r1", "r2", "r3"})
         load.wait_acked(25)  # progress without the old primary
+        st = c.status()
+        assert all(st[i] and st[i]["view"] > 0 for i in (1, 2, 3)), st
         proxy.heal()
         load.join()
         assert proxy.stats["dropped"] > 0

@@ -1,0 +1,57 @@
+"""``ostrom cluster up|status --audit|down`` and ``ostrom node`` (ostrom/cli/cluster.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+from click.testing import CliRunner
+
+from ostrom.cli.main import main
+
+
+def test_up_status_audit_down(tmp_path: Path) -> None:
+    d = tmp_path / "c"
+    runner = CliRunner()
+    up = runner.invoke(
+        main,
+        [
+            *("cluster", "up", "--dir", str(d), "--seed", "1", "--synchronous", "OFF"),
+            *("--byzantine", "3=silent", "--batch-size", "2"),
+        ],
+    )
+    try:
+        assert up.exit_code == 0, up.output
+        url = up.output.strip().rsplit(" ", 1)[-1]
+        for i in range(5):
+            r = httpx.post(url + "/commands", json={"op": "join", "agent": f"u{i}"}, timeout=60)
+            assert r.status_code == 200 and r.json()["observation"]["result"] == "ok"
+        assert httpx.post(url + "/commands", content=b"\xff{", timeout=10).status_code == 400
+        huge = httpx.post(url + "/commands", content=b"x" * (2 << 20), timeout=10)
+        assert huge.status_code == 413
+        st = runner.invoke(main, ["cluster", "status", "--dir", str(d), "--audit", "--json"])
+        assert st.exit_code == 0, st.output
+        doc = json.loads(st.output)
+        assert doc["audit"]["checks"] == ["BFT-SAFE-1", "acknowledged", "REPL-1"]
+        assert sorted(doc["audit"]["replicas"]) == ["0", "1", "2"]  # r3 is Byzantine
+        assert doc["replicas"]["3"]["byzantine"] == "silent"
+        text = runner.invoke(main, ["cluster", "status", "--dir", str(d)])
+        assert "view" in text.output and "byzantine silent" in text.output
+        again = runner.invoke(main, ["cluster", "up", "--dir", str(d)])
+        assert again.exit_code != 0 and "already runs" in again.output
+    finally:
+        down = runner.invoke(main, ["cluster", "down", "--dir", str(d)])
+    assert down.exit_code == 0 and "stopped" in down.output
+    assert "nothing running" in runner.invoke(main, ["cluster", "down", "--dir", str(d)]).output
+
+
+def test_clear_errors_without_tracebacks(tmp_path: Path) -> None:
+    runner = CliRunner()
+    r = runner.invoke(main, ["cluster", "status", "--dir", str(tmp_path)])
+    assert r.exit_code == 1 and "cannot read" in r.output and "Traceback" not in r.output
+    (tmp_path / "bad.toml").write_text("[cluster]\nn = 'x'\n")
+    r = runner.invoke(main, ["node", "--id", "0", "--cluster", str(tmp_path / "bad.toml")])
+    assert r.exit_code == 2
+    r = runner.invoke(main, ["cluster", "up", "--dir", str(tmp_path / "u"), "--byzantine", "x"])
+    assert r.exit_code != 0 and "I=STRATEGY" in r.output
