@@ -50,19 +50,66 @@ from ostrom.cluster.wire import (
     read_one,
 )
 from ostrom.consensus.client import Client
-from ostrom.consensus.messages import Malformed, Reply, Signed, decode
+from ostrom.consensus.messages import (
+    MAX_MESSAGE_BYTES,
+    Malformed,
+    Reply,
+    Signed,
+    canonical,
+    check_tree,
+    decode,
+)
 from ostrom.consensus.replica import BROADCAST, Output
 
 MAX_BODY: Final = 1 << 20
+#: The encoded commands of one batch stay below this (a PBFT message carries at most
+#: ``MAX_MESSAGE_BYTES``; the rest is the envelope).
+MAX_BATCH_BYTES: Final = MAX_MESSAGE_BYTES // 2
+#: Levels of the request envelope above a command (Signed, Request, operation, batch).
+ENVELOPE_DEPTH: Final = 6
 #: How long an HTTP request waits for its result before answering 504.
 RESULT_TIMEOUT_S: Final = 60.0
 TICK_S: Final = 0.01
+
+
+class BadCommand(ValueError):
+    """The body cannot travel as a command (the message says why): 400, nothing sent."""
+
+
+def parse_command(body: bytes) -> tuple[Any, int]:
+    """The command in an HTTP body and its encoded size, or ``BadCommand``.
+
+    The replicas decode requests with ``messages.decode``, which refuses what is not
+    JSON every implementation reads alike (``check_tree``: 64-bit integers, finite
+    floats, no lone surrogates, bounded depth).  A command it would refuse must be
+    refused *here*: signed and sent, it would be dropped by every replica and its client
+    identity would retry it forever."""
+    if len(body) > MAX_BODY:
+        raise BadCommand(f"body larger than {MAX_BODY} bytes")
+    try:
+        command = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise BadCommand("the body is not JSON") from None
+    wrapped: Any = command
+    for _ in range(ENVELOPE_DEPTH):
+        wrapped = [wrapped]
+    try:
+        check_tree(wrapped)
+        size = len(canonical(command))
+    except (Malformed, ValueError, RecursionError) as exc:
+        raise BadCommand(f"the command cannot be signed: {exc}") from None
+    return command, size
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 @dataclass
 class Pending:
     command: Any
     future: asyncio.Future[dict[str, Any]]
+    size: int = 0
 
 
 @dataclass
@@ -92,6 +139,7 @@ class Front:
         self.latencies: list[float] = []
         self.client_timeout_s = 2 * cfg.base_timeout_ms / 1000
         self.stopping = asyncio.Event()
+        self._held: Pending | None = None
 
     # --- PBFT side ------------------------------------------------------------------------
 
@@ -108,27 +156,44 @@ class Front:
         """Batches waiting commands into requests, one per free client."""
         window = self.cfg.batch_window_ms / 1000
         while True:
-            first = await self.queue.get()
+            first = self._held if self._held is not None else await self.queue.get()
+            self._held = None
             name = await self.free.get()
-            batch = [first]
-            while len(batch) < self.cfg.batch_size and not self.queue.empty():
-                batch.append(self.queue.get_nowait())
+            batch, size = [first], first.size
             deadline = time.monotonic() + window
             while len(batch) < self.cfg.batch_size:
-                left = deadline - time.monotonic()
-                if left <= 0:
+                if self.queue.empty():
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    try:
+                        nxt = await asyncio.wait_for(self.queue.get(), left)
+                    except TimeoutError:
+                        break
+                else:
+                    nxt = self.queue.get_nowait()
+                if size + nxt.size > MAX_BATCH_BYTES:
+                    self._held = nxt  # the first of the next batch
                     break
-                try:
-                    batch.append(await asyncio.wait_for(self.queue.get(), left))
-                except TimeoutError:
-                    break
+                batch.append(nxt)
+                size += nxt.size
             slot = self.slots[name]
             slot.batch = batch
             slot.sent_at = time.monotonic()
             slot.timeout_at = slot.sent_at + self.client_timeout_s
             self.stats["requests"] += 1
             self.stats["commands"] += len(batch)
-            self.route(slot.client.request(batch_operation([p.command for p in batch])))
+            try:
+                out = slot.client.request(batch_operation([p.command for p in batch]))
+            except Exception as exc:  # parse_command admits only what signs; never die here
+                self.stats["unsendable"] += 1
+                for p in batch:
+                    if not p.future.done():
+                        p.future.set_exception(RuntimeError(f"cannot send: {exc}"))
+                slot.client.outstanding, slot.batch = None, []
+                self.free.put_nowait(name)
+                continue
+            self.route(out)
 
     def on_reply(self, data: bytes) -> None:
         try:
@@ -208,9 +273,9 @@ class Front:
 
     # --- HTTP side ------------------------------------------------------------------------
 
-    async def submit(self, command: Any) -> dict[str, Any]:
+    async def submit(self, command: Any, size: int = 0) -> dict[str, Any]:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.queue.put_nowait(Pending(command, fut))
+        self.queue.put_nowait(Pending(command, fut, size))
         return await asyncio.wait_for(fut, RESULT_TIMEOUT_S)
 
     def status(self) -> dict[str, Any]:
@@ -237,11 +302,11 @@ class Front:
             if body is None:
                 return JSONResponse({"error": f"body larger than {MAX_BODY} bytes"}, 413)
             try:
-                command = json.loads(body.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                return JSONResponse({"error": "the body is not JSON"}, 400)
+                command, size = parse_command(body)
+            except BadCommand as exc:
+                return JSONResponse({"error": str(exc)}, 400)
             try:
-                return JSONResponse(await self.submit(command))
+                return JSONResponse(await self.submit(command, size))
             except TimeoutError:
                 return JSONResponse({"error": "no result from the replicas in time"}, 504)
             except RuntimeError as exc:
