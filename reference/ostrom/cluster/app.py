@@ -11,7 +11,7 @@ hostile or buggy client gets the core's refusal, never an exception).
 
 The core is the Community with the founders of ``cluster.toml`` (docs/community.md):
 the node's logic minus the signed-envelope gate, which the node branch adds
-(``ostrom.service.gate.Gate``) and which the cluster will run once it is on main.
+(its ``Gate``, in the service package) and which the cluster will run once it is on main.
 """
 
 from __future__ import annotations
