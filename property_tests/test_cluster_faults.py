@@ -257,3 +257,45 @@ def test_repeated_kills_under_load(tmp_path: Path, clusters: list[Cluster]) -> N
         c.restart_replica(i)
     load.join(timeout=300)
     check(c, honest, load.acked, at_least=1)
+
+
+@pytest.mark.slow
+def test_lossy_slow_links(tmp_path: Path, clusters: list[Cluster]) -> None:
+    """Every replica-bound frame crosses the proxy, 10% of them dropped and each delayed
+    by 2 ms: retransmission (when nothing progresses) and the re-offered refusals keep
+    the cluster live, and the audit passes."""
+    dial = free_ports(4)
+    cfg = create(
+        tmp_path, dial_ports=dial, base_timeout_ms=TIMEOUT_MS, synchronous="NORMAL", seed=4
+    )
+    proxy = FaultProxy(
+        {r.name: (Address(r.dial.host, r.dial.port), r.listen) for r in cfg.replicas}, seed=2
+    )
+    try:
+        c = Cluster(tmp_path)
+        clusters.append(c)
+        c.start(timeout=60)
+        proxy.set_drop(0.1)
+        proxy.set_delay(0.002)
+        load = Load(c.url, [command("l", i) for i in range(40)]).start()
+        load.join(timeout=180)
+        proxy.set_drop(0.0)
+        assert proxy.stats["dropped"] > 0
+        check(c, [0, 1, 2, 3], load.acked, at_least=1)
+    finally:
+        proxy.close()
+
+
+@pytest.mark.slow
+def test_seven_replicas_lose_two(tmp_path: Path, clusters: list[Cluster]) -> None:
+    """n = 7, f = 2: the primary and a backup killed together under load, restarted."""
+    c = new_cluster(clusters, tmp_path, n=7, batch_size=4)
+    honest = list(range(7))
+    load = Load(c.url, [command("h", i) for i in range(60)]).start()
+    load.wait_acked(15)
+    c.kill("r0")
+    c.kill("r4")
+    load.join(timeout=180)
+    c.restart_replica(0)
+    c.restart_replica(4)
+    check(c, honest, load.acked, at_least=1)
