@@ -19,15 +19,27 @@ adversaries vote first), ``no_reputation`` gives every agent the same weight w_m
 ``no_sanctions`` records no violation, ``no_farming_cap`` lifts the farming cap.
 ``weighted_no_deliberation`` is the protocol with the shortest deliberation (1 round,
 the parameter's minimum) and no deliberation bonus to the readings.
+
+**Against a live node** (``ostrom simulate --target URL``, docs/service.md): a ``Remote``
+answers every command instead of the in-process core, and a *shadow* ``Community`` built
+from the same parameters and founders (``node_setup``) answers it too; any difference
+between the two observations stops the run (``Divergence``).  The node runs the plain
+community, so the run must too: no feedback noise, no ablation, feedback by decision, and
+the default repair check (``check_remote_config`` says which field is in the way).  The
+agents' choices depend only on their own random streams and on the observations, which
+the shadow makes equal, so a run against a node gives exactly the result of the same run
+against an in-process community of the same setup (property_tests/test_simulation_remote.py
+plays one against the other, and a node that differs in one parameter is caught).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from ostrom.protocol.commands import Event, Observation
 from ostrom.protocol.community import Community, Member, Truth
@@ -62,6 +74,51 @@ LEVEL_RANK = {
 REPAIR_SUCCESS = 0.5
 
 
+class Remote(Protocol):
+    """A node (or cluster) that answers commands: ``apply`` sends one and returns the
+    observation the node answered (its ``result`` and ``events``)."""
+
+    def apply(self, command: dict[str, Any]) -> Observation: ...
+
+
+class Divergence(Exception):
+    """The node answered a command differently from the shadow community."""
+
+
+def check_remote_config(cfg: SimConfig) -> None:
+    """Raise ``ValueError`` naming the field that a run against a node cannot honour: the
+    node runs the plain ``Community`` (no noise, no ablation, decision feedback)."""
+    if cfg.governance != "protocol":
+        raise ValueError(f"--target runs the protocol only, not governance {cfg.governance!r}")
+    if cfg.ablations:
+        raise ValueError("--target runs the protocol as the node does: no ablations")
+    if cfg.feedback != "decision":
+        raise ValueError("--target: the node scores votes against the decision (feedback)")
+    if cfg.feedback_noise != 0:
+        raise ValueError(
+            "--target: the node has no feedback noise; set feedback_noise = 0 in --config"
+        )
+
+
+def founders(cfg: SimConfig, seed: int) -> list[Member]:
+    """The run's agents as the community's founders (every one at tier 1)."""
+    return [
+        Member(a, tier=1, reputation=cfg.founder_reputation, evidence=cfg.founder_evidence)
+        for a in make_world(cfg, seed).agents
+    ]
+
+
+def node_setup(cfg: SimConfig, seed: int) -> tuple[Params, list[Member]]:
+    """The parameters and founders a node must be started with for ``--target``."""
+    check_remote_config(cfg)
+    return protocol_params(cfg, seed), founders(cfg, seed)
+
+
+def _plain(obs: Observation) -> Any:
+    """An observation as it crosses a network: JSON values (tuples become lists)."""
+    return json.loads(json.dumps(obs))
+
+
 def protocol_params(cfg: SimConfig, seed: int) -> Params:
     """The protocol's parameters for a run: the defaults, with the run's workload."""
     delib = 1 if cfg.governance == "weighted_no_deliberation" else cfg.deliberation_rounds
@@ -80,9 +137,12 @@ def protocol_params(cfg: SimConfig, seed: int) -> Params:
 class Run:
     """One protocol run in progress (one object per run: no shared state)."""
 
-    def __init__(self, cfg: SimConfig, seed: int) -> None:
+    def __init__(self, cfg: SimConfig, seed: int, remote: Remote | None = None) -> None:
+        if remote is not None:
+            check_remote_config(cfg)
         self.cfg = cfg
         self.seed = seed
+        self.remote = remote
         self.world: World = make_world(cfg, seed)
         self.kind = dict(self.world.archetype)
         self.art = {a.id: a for a in self.world.artifacts}
@@ -113,6 +173,8 @@ class Run:
     # --- the core ---------------------------------------------------------------------------
 
     def _community(self) -> Community:
+        if self.remote is not None:  # the shadow of the node: its parameters and founders
+            return Community(*node_setup(self.cfg, self.seed))
         cfg, noise, rng = self.cfg, self.cfg.feedback_noise, self.rng_noise
 
         class NoisyBook(ReputationBook):
@@ -161,10 +223,7 @@ class Run:
                     return "keep" if g else "retract"
                 return "accept" if g else "reject"
 
-        members = [
-            Member(a, tier=1, reputation=cfg.founder_reputation, evidence=cfg.founder_evidence)
-            for a in self.world.agents
-        ]
+        members = founders(cfg, self.seed)
 
         def repair_check(agent: str, _round: int) -> bool:
             if self.kind.get(agent) != "broken" or agent in self.repaired:
@@ -190,6 +249,13 @@ class Run:
 
     def apply(self, command: dict[str, Any]) -> Observation:
         obs = self.community.apply(command)
+        if self.remote is not None:
+            answer = self.remote.apply(command)
+            if _plain(answer) != _plain(obs):
+                raise Divergence(
+                    f"round {self.community.now}: {json.dumps(command)}: the node answered "
+                    f"{json.dumps(answer)}, the shadow community {json.dumps(_plain(obs))}"
+                )
         self.counts[f"{command['op']}:{obs['result']}"] += 1
         self._events(obs["events"])
         return obs
@@ -455,9 +521,23 @@ class Run:
         return RunResult(self.cfg, self.seed, series, final, extras)
 
 
-def run_protocol(cfg: SimConfig, seed: int, progress: Progress | None = None) -> RunResult:
-    """The protocol (or an ablation, or weighted-without-deliberation) for one seed."""
-    return Run(cfg, seed).run(progress)
+def run_protocol(
+    cfg: SimConfig, seed: int, progress: Progress | None = None, remote: Remote | None = None
+) -> RunResult:
+    """The protocol (or an ablation, or weighted-without-deliberation) for one seed; with
+    ``remote``, played against a node and checked against the shadow community."""
+    return Run(cfg, seed, remote).run(progress)
 
 
-__all__ = ["LEVEL_RANK", "REPAIR_SUCCESS", "Run", "protocol_params", "run_protocol"]
+__all__ = [
+    "LEVEL_RANK",
+    "REPAIR_SUCCESS",
+    "Divergence",
+    "Remote",
+    "Run",
+    "check_remote_config",
+    "founders",
+    "node_setup",
+    "protocol_params",
+    "run_protocol",
+]
