@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ostrom.cluster.app import batch_operation, community_factory, execute_operation
+from ostrom.cluster.app import batch_operation, core_factory, execute_operation
 from ostrom.cluster.audit import (
     AuditError,
     ReplicaLog,
@@ -48,7 +48,7 @@ tier = 2
     ),
     base=Path("."),
 )
-FACTORY = community_factory(CFG)
+FACTORY = core_factory(CFG)
 _, SIGNERS = make_keys(1, ["c0", "c1"])
 
 

@@ -76,9 +76,10 @@ def state_digest(state: dict[str, Any]) -> str:
     return sha256_hex(canonical(state))
 
 
-def community_factory(cfg: ClusterConfig) -> CoreFactory:
-    """A fresh Community with the configured founders, per call (every replica and
-    every replay of the audit starts from the same state)."""
+def core_factory(cfg: ClusterConfig) -> CoreFactory:
+    """The cluster's core, the one place that names it: a fresh Community with the
+    configured founders per call (every replica and every replay of the audit starts
+    from the same state).  The node's Gate takes its place here when it is on main."""
     members = tuple(
         Member(fd.id, tier=fd.tier, reputation=fd.reputation, evidence=fd.evidence)
         for fd in cfg.founders

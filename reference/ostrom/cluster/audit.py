@@ -31,7 +31,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ostrom.cluster.app import commands_of, community_factory, execute_operation, state_digest
+from ostrom.cluster.app import commands_of, core_factory, execute_operation, state_digest
 from ostrom.cluster.config import ClusterConfig
 from ostrom.cluster.keys import load_ring
 from ostrom.consensus.crypto import KeyRing, Signer
@@ -221,7 +221,7 @@ def audit(
     logs = read_logs(cfg, honest)
     check_safety(logs)
     check_acknowledged(logs, acknowledged)
-    digests = check_repl1(logs, community_factory(cfg), live)
+    digests = check_repl1(logs, core_factory(cfg), live)
     return {
         "replicas": {
             i: {

@@ -31,11 +31,15 @@ import argparse
 import asyncio
 import contextlib
 import json
+import signal
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+import uvicorn
 
 from ostrom.cluster.app import RESULTS, batch_operation
 from ostrom.cluster.config import ClusterConfig, ConfigError, load
@@ -323,8 +327,6 @@ class Front:
         )
 
     async def run(self) -> int:
-        import uvicorn
-
         loop = asyncio.get_running_loop()
         for rc in self.cfg.replicas:
             self.links[rc.name] = Link("front", rc.name, rc.dial)
@@ -342,7 +344,10 @@ class Front:
             log_level="warning",
             lifespan="off",
         )
-        http = uvicorn.Server(config)  # it stops on SIGTERM and SIGINT itself
+        http = _QuietServer(config)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, http.stop)
         print(f"front: http://{self.cfg.http.host}:{self.cfg.http.port}", flush=True)
         try:
             await http.serve()
@@ -353,6 +358,19 @@ class Front:
             for link in self.links.values():
                 await link.close()
         return 0
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn's server without its signal capture: uvicorn re-raises a captured SIGTERM
+    after its shutdown, so the front would die of the signal (exit -15) instead of
+    stopping cleanly (exit 0, as the replicas do).  The front's loop handles SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    def stop(self) -> None:
+        self.should_exit = True
 
 
 async def _read_body(request: Any) -> bytes | None:

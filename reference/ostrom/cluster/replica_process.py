@@ -47,7 +47,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Final
 
-from ostrom.cluster.app import ClusterApp, community_factory
+from ostrom.cluster.app import ClusterApp, core_factory
 from ostrom.cluster.config import ClusterConfig, ConfigError, load
 from ostrom.cluster.keys import KeyFileError, load_ring, load_signer
 from ostrom.cluster.links import Link
@@ -87,7 +87,7 @@ class Node:
         self.name = replica_name(replica_id)
         ring = load_ring(cfg.keys)
         signer = load_signer(cfg.keys, self.name)
-        self.app = ClusterApp(community_factory(cfg))
+        self.app = ClusterApp(core_factory(cfg))
         self.replica = Replica(
             replica_id,
             cfg.n,
