@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 
 from ostrom.cli.main import main
@@ -55,3 +56,17 @@ def test_clear_errors_without_tracebacks(tmp_path: Path) -> None:
     assert r.exit_code == 2
     r = runner.invoke(main, ["cluster", "up", "--dir", str(tmp_path / "u"), "--byzantine", "x"])
     assert r.exit_code != 0 and "I=STRATEGY" in r.output
+
+
+def test_start_cluster_for_benchmarks(tmp_path: Path) -> None:
+    """What a benchmark uses: a running cluster, its front URL, a stop."""
+    from ostrom.cluster.supervisor import start_cluster
+
+    url, stop = start_cluster(tmp_path, n=4, batch_size=4, synchronous="OFF", seed=2)
+    try:
+        r = httpx.post(url + "/commands", json={"op": "tick"}, timeout=60)
+        assert r.status_code == 200
+    finally:
+        stop()
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(url + "/status", timeout=2)

@@ -8,10 +8,12 @@ live replica process fed garbage on its port stays up and keeps answering.
 from __future__ import annotations
 
 import contextlib
+import random
 import socket
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -96,12 +98,27 @@ def test_a_replica_survives_garbage_on_its_port(tmp_path: Path) -> None:
             bytes(range(256)) * 8,
             hello("front") + frame(b"[" * 10_000),
         ]
+        rng = random.Random(7)  # and random streams, after a valid hello or not
+        for k in range(24):
+            blob = rng.randbytes(rng.randint(1, 3000))
+            junk.append((hello("r2") if k % 2 else b"") + blob)
         for data in junk:
             with socket.create_connection((addr.host, addr.port), timeout=5) as s:
                 s.sendall(data)
-                s.settimeout(2)
+                s.settimeout(0.3)
                 with contextlib.suppress(OSError):
                     s.recv(10)  # the replica closes (or we time out): either is fine
+        # the front's reply port too (the front is a process of its own)
+        c.start_front()
+        c.wait_ready(30)
+        fa = c.cfg.front
+        for data in junk[:8]:
+            with socket.create_connection((fa.host, fa.port), timeout=5) as s:
+                s.sendall(data)
+        r = httpx.post(c.url + "/status", timeout=5)
+        assert r.status_code == 405  # wrong method: answered, not crashed
+        assert httpx.get(c.url + "/status", timeout=5).status_code == 200
+        assert c.procs["front"].poll() is None
         time.sleep(0.2)
         st_ = replica_status(addr, 5)
         assert st_ is not None, "the replica stopped answering after garbage"
