@@ -152,7 +152,7 @@ def check(c: Cluster, honest: list[int], acked: list[dict[str, Any]], at_least: 
 def test_kill_a_backup_then_the_primary(tmp_path: Path, clusters: list[Cluster]) -> None:
     """``kill -9`` of a backup under load, restart; then of the primary, restart.  The
     view changes, no acknowledged command is lost, and the stores pass the audit."""
-    c = new_cluster(clusters, tmp_path, batch_size=4)
+    c = new_cluster(clusters, tmp_path, batch_size=4, synchronous="FULL")
     honest = [0, 1, 2, 3]
     load = Load(c.url, [command("a", i) for i in range(30)]).start()
     load.wait_acked(8)

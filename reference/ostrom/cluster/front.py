@@ -71,6 +71,8 @@ MAX_BODY: Final = 1 << 20
 MAX_BATCH_BYTES: Final = MAX_MESSAGE_BYTES // 2
 #: Levels of the request envelope above a command (Signed, Request, operation, batch).
 ENVELOPE_DEPTH: Final = 6
+#: Commands waiting for a client identity before the front answers 503 (busy).
+MAX_QUEUED: Final = 10_000
 #: How long an HTTP request waits for its result before answering 504.
 RESULT_TIMEOUT_S: Final = 60.0
 TICK_S: Final = 0.01
@@ -309,10 +311,14 @@ class Front:
                 command, size = parse_command(body)
             except BadCommand as exc:
                 return JSONResponse({"error": str(exc)}, 400)
+            if self.queue.qsize() >= MAX_QUEUED:
+                return JSONResponse({"error": "busy: too many commands waiting"}, 503)
             try:
                 return JSONResponse(await self.submit(command, size))
             except TimeoutError:
-                return JSONResponse({"error": "no result from the replicas in time"}, 504)
+                return JSONResponse(
+                    {"error": "no result from the replicas in time (it may still execute)"}, 504
+                )
             except RuntimeError as exc:
                 return JSONResponse({"error": str(exc)}, 502)
 
