@@ -70,3 +70,17 @@ def test_start_cluster_for_benchmarks(tmp_path: Path) -> None:
         stop()
     with pytest.raises(httpx.HTTPError):
         httpx.get(url + "/status", timeout=2)
+
+
+def test_a_damaged_store_refuses_to_start(tmp_path: Path) -> None:
+    """A replica whose database is not a store it can restart from stops at once with one
+    line (exit 2), and leaves the file as it was: restarting from nothing would be an
+    amnesiac restart, a fault."""
+    from ostrom.cluster.supervisor import create
+
+    cfg = create(tmp_path, n=4, seed=3)
+    db = cfg.replica(1).db
+    db.write_bytes(b"not a database at all" * 10)
+    r = CliRunner().invoke(main, ["node", "--id", "1", "--cluster", str(cfg.path)])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert db.read_bytes() == b"not a database at all" * 10
