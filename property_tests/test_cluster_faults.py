@@ -143,7 +143,10 @@ def check(c: Cluster, honest: list[int], acked: list[dict[str, Any]], at_least: 
     assert all(code == 0 for code in codes.values()), f"not a clean stop on SIGTERM: {codes}"
     report = audit(c.cfg, honest, acknowledged=acked, live=live)
     for i in honest:
-        assert report["replicas"][i]["commands"] >= len(acked)
+        r = report["replicas"][i]
+        assert r["commands"] >= len(acked)
+        # the live digest was compared: the store ends where the running replica reported
+        assert (r["last_executed"], r["state_digest"]) == live[i]
 
 
 # --- the faults ----------------------------------------------------------------------------
