@@ -19,8 +19,12 @@ and 20% message loss for the earlier (``quiet``) and the timer-driven retransmis
 driver through the conformance runner, a full ``ostrom conform`` run, the kill matrix, and
 ``validate-trace`` of a 1,000-step lifecycle log.
 
+``service`` (``bench/service.py``, under a minute): the node's commands/s in process and
+over loopback HTTP, fsync on and off, its restart replay and ``ostrom log export``.
+
 Usage: python bench/run.py
-       [--only tlc|orchestrator|hypothesis|pbft|reputation|thresholds|conformance|simulation]
+       [--only tlc|orchestrator|hypothesis|pbft|reputation|thresholds|conformance|simulation
+               |service]
        [--artifacts N]
 """
 
@@ -153,6 +157,14 @@ def bench_simulation() -> None:
     save("simulation", simulation.bench_simulation(full=True))
 
 
+def bench_service() -> None:
+    """The node: commands/s in process and over HTTP, fsync on and off, the restart replay
+    and the export (see ``bench/service.py``)."""
+    import service
+
+    save("service", service.measure())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -168,6 +180,7 @@ def main() -> None:
             "thresholds",
             "conformance",
             "simulation",
+            "service",
         ],
     )
     parser.add_argument(
@@ -188,6 +201,8 @@ def main() -> None:
         bench_conformance()
     if args.only in (None, "simulation"):
         bench_simulation()
+    if args.only in (None, "service"):
+        bench_service()
     if args.only in (None, "tlc"):
         bench_tlc()
 

@@ -1,9 +1,10 @@
 """The architecture of the reference, as import-linter contracts (``.importlinter``).
 
 ``test_the_tree_keeps_every_contract`` runs the contracts on ``ostrom``: the layers
-protocol < consensus < verify < conformance < cli, a protocol core that imports nothing else
-of ostrom but ``ostrom.layout``, simulation and figures beside the stack (protocol and
-consensus only), and no import cycle inside any package.  The other tests run the same
+protocol < consensus < verify < conformance < service < cluster < client < cli, a
+protocol core that imports nothing else of ostrom but ``ostrom.layout``, simulation and
+figures beside the stack (protocol and consensus only), and no import cycle inside any
+package.  The other tests run the same
 contracts on a small package laid out like ``ostrom``, once clean and once with one
 violation per contract, so a contract that could never fail (a typo in a module name, an
 empty layer) is caught too.
@@ -37,13 +38,19 @@ CLEAN: dict[str, str] = {
     "verify/registry": "from ostrom.consensus import replica\n",
     "conformance/__init__": "",
     "conformance/runner": "from ostrom.verify import registry\n",
+    "service/__init__": "",
+    "service/node": "from ostrom.conformance import runner\n",
+    "cluster/__init__": "",
+    "cluster/replica": "from ostrom.service import node\n",
+    "client/__init__": "",
+    "client/client": "from ostrom.cluster import replica\n",
     "simulation/__init__": "",
     "simulation/run": "from ostrom.consensus import replica\nfrom ostrom.protocol import voting\n",
     "figures/__init__": "",
     "figures/diagram": "from ostrom.protocol import lifecycle\n",
     "cli/__init__": "",
     "cli/main": (
-        "from ostrom.conformance import runner\nfrom ostrom.figures import diagram\n"
+        "from ostrom.client import client\nfrom ostrom.figures import diagram\n"
         "from ostrom.simulation import run\n"
     ),
 }

@@ -16,9 +16,11 @@ from rich.text import Text
 from ostrom import __version__
 from ostrom.cli.cluster import cluster, node
 from ostrom.cli.extras import install_hint, missing_extra
+from ostrom.cli.service import keygen, log, serve
 from ostrom.consensus import demo
 from ostrom.figures import diagram
 from ostrom.protocol.params import ParamError, Params
+from ostrom.service import openapi as service_docs
 from ostrom.verify import registry
 from ostrom.verify.tlc import sequence
 from ostrom.verify.tlc.commands import check, explain
@@ -51,6 +53,9 @@ main.add_command(check)
 main.add_command(explain)
 main.add_command(cluster)
 main.add_command(node)
+main.add_command(serve)
+main.add_command(log)
+main.add_command(keygen)
 
 
 def _simulate_command() -> click.Command:
@@ -175,6 +180,7 @@ def docs(no_svg: bool, root: Path) -> None:
     """
     try:
         changed = diagram.update_generated(root, svg=not no_svg)
+        changed += service_docs.update_generated(root)
         changed += sequence.update_docs(root)
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from exc

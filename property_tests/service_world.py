@@ -1,0 +1,101 @@
+"""A small signed world shared by the service tests: founders with keys, an operator,
+and helpers that sign commands for them (keys derived from a seed: reproducible)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ostrom.consensus.crypto import derive_key
+from ostrom.protocol import voting
+from ostrom.protocol.community import Member
+from ostrom.protocol.params import Params
+from ostrom.service.gate import Founder, Setup
+from ostrom.service.identity import public_hex, sign_envelope
+
+SEED = b"service-tests"
+FOUNDERS = ("f1", "f2", "f3", "f4", "f5")
+OPERATOR = "op"
+SECRET_REASON = "SECRET-REASON-d41d8cd9"
+SALT = "ab" * 32
+
+
+def key(principal: str) -> Ed25519PrivateKey:
+    return derive_key(SEED, principal)
+
+
+def setup() -> Setup:
+    founders = tuple(
+        Founder(Member(f, tier=3, reputation=0.95, evidence=40.0), public_hex(key(f)))
+        for f in FOUNDERS
+    )
+    return Setup(founders, {OPERATOR: public_hex(key(OPERATOR))})
+
+
+PARAMS = Params()
+
+
+class Signer:
+    """Signs each principal's commands with its next seq (what a client does)."""
+
+    def __init__(self) -> None:
+        self.seq: dict[str, int] = {}
+
+    def env(self, sender: str, command: dict[str, Any], join: bool = False) -> dict[str, Any]:
+        n = self.seq.get(sender, 0) + 1
+        self.seq[sender] = n
+        pk = public_hex(key(sender)) if join else None
+        return sign_envelope(key(sender), sender, n, command, pk)
+
+
+def commitment(agent: str, artifact: str, rnd: int, vote: str) -> str:
+    return voting.commitment(agent, artifact, rnd, vote, SECRET_REASON, SALT)
+
+
+VOTES = {"f1": "accept", "f2": "accept", "f3": "accept", "f4": "accept", "f5": "reject"}
+
+
+def reveal(agent: str, artifact: str = "x") -> dict[str, Any]:
+    return {
+        "op": "reveal_vote",
+        "agent": agent,
+        "artifact": artifact,
+        "vote": VOTES[agent],
+        "reason": SECRET_REASON,
+        "salt": SALT,
+    }
+
+
+def commit_phase(s: Signer) -> list[dict[str, Any]]:
+    """A newcomer's proposal up to its commit phase: every founder committed, and f1's
+    early reveal (refused: the commit phase is open) — the moment CR-1 is about."""
+    envs = [
+        s.env("n", {"op": "join", "agent": "n"}, join=True),
+        s.env("n", {"op": "propose", "agent": "n", "artifact": "x", "slot": "s", "digest": "d"}),
+    ]
+    envs += [s.env(OPERATOR, {"op": "tick"}) for _ in range(5)]
+    envs += [
+        s.env(
+            f,
+            {
+                "op": "commit_vote",
+                "agent": f,
+                "artifact": "x",
+                "commitment": commitment(f, "x", 1, VOTES[f]),
+            },
+        )
+        for f in FOUNDERS
+    ]
+    envs.append(s.env("f1", reveal("f1")))
+    return envs
+
+
+def decided(s: Signer) -> list[dict[str, Any]]:
+    """After ``commit_phase``: the reveal phase, every reveal, the decision."""
+    envs = [s.env(OPERATOR, {"op": "tick"}) for _ in range(2)]
+    envs += [s.env(f, reveal(f)) for f in FOUNDERS]
+    envs += [s.env(OPERATOR, {"op": "tick"}) for _ in range(3)]
+    envs.append(s.env("f2", {"op": "dispute", "agent": "f2", "artifact": "x", "reason": "stale"}))
+    envs.append(s.env(OPERATOR, {"op": "tick"}))
+    return envs

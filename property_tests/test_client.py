@@ -1,0 +1,212 @@
+"""``ostrom.client.Client`` against a real node: uvicorn on a loopback port chosen by the
+OS, in a thread, stopped by the fixture; and ``ostrom serve`` itself as a subprocess.
+Every wait is bounded."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from ostrom import layout
+from ostrom.client import Client, ClientError
+from ostrom.service.app import create_app
+from ostrom.service.identity import save_key
+from ostrom.service.node import Node
+from service_world import FOUNDERS, OPERATOR, PARAMS, key, setup
+
+
+@pytest.fixture
+def node_url(tmp_path: Path) -> Iterator[tuple[str, Node]]:
+    node = Node.open(tmp_path / "n.db", params=PARAMS, setup=setup(), fsync=False)
+    config = uvicorn.Config(create_app(node), host="127.0.0.1", port=0, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start in 10 s"
+            time.sleep(0.02)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}", node
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        node.close()
+
+
+def test_a_ballot_through_clients(node_url: tuple[str, Node]) -> None:
+    url, node = node_url
+    newcomer = Client(url, "n", key("n"))
+    op = Client(url, OPERATOR, key(OPERATOR))
+    founders = {f: Client(url, f, key(f)) for f in FOUNDERS}
+    assert newcomer.join()["result"] == "ok"
+    assert newcomer.propose("x", "s", "d")["result"] == "ok"
+    for _ in range(5):
+        op.tick()
+    assert newcomer.artifact("x")["phase"] == "commit"
+    for f, c in founders.items():
+        assert c.commit_vote("x", "accept", f"{f} checked it")["result"] == "ok"
+    for _ in range(2):
+        op.tick()
+    for c in founders.values():
+        assert c.reveal_vote("x")["result"] == "ok"
+    for _ in range(3):
+        op.tick()
+    assert newcomer.artifact("x")["state"] == "active"
+    assert founders["f1"].agent_info()["next_seq"] == 3
+    assert len(op.log(limit=1000)) == node.last_pos
+    assert op.events(after=node.last_pos, timeout=0.2) == []  # nothing new: bounded wait
+    with pytest.raises(ClientError) as exc:
+        founders["f1"].tick()
+    assert exc.value.code == "not_operator"
+    for c in (newcomer, op, *founders.values()):
+        c.close()
+
+
+class _LoseFirstReply(httpx.BaseTransport):
+    """Delivers each POST, then (once) drops the reply as if the connection timed out."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.dropped = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if request.method == "POST" and not self.dropped:
+            response.read()
+            self.dropped += 1
+            raise httpx.ReadTimeout("reply lost", request=request)
+        return response
+
+
+def test_a_retry_after_a_lost_reply_applies_once(node_url: tuple[str, Node]) -> None:
+    url, node = node_url
+    transport = _LoseFirstReply()
+    c = Client(url, "f1", key("f1"), transport=transport, backoff=0.01)
+    out = c.propose("a", "s", "d")
+    assert transport.dropped == 1 and out["retry"] is True and out["result"] == "ok"
+    assert node.last_pos == 1
+    assert c.propose("b", "s2", "d")["pos"] == 2  # the next command takes the next seq
+    c.close()
+
+
+def test_an_unreachable_node_is_a_clear_error_and_resync_recovers(
+    node_url: tuple[str, Node],
+) -> None:
+    url, _ = node_url
+    dead = Client("http://127.0.0.1:9", "f1", key("f1"), seq=1, retries=1, backoff=0.01, timeout=1)
+    with pytest.raises(ClientError) as exc:
+        dead.object("x")
+    assert exc.value.code == "unreachable"
+    live = Client(url, "f1", key("f1"))
+    assert live.resync() == 1
+    dead.close()
+    live.close()
+
+
+def test_ostrom_serve_starts_answers_and_refuses_bad_files(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(layout.ROOT / "reference")}
+    cmd = [
+        sys.executable,
+        "-m",
+        "ostrom",
+        "serve",
+        "--db",
+        str(tmp_path / "n.db"),
+        "--port",
+        "0",
+        "--fsync",
+        "off",
+        "--tick-interval",
+        "0.2",
+    ]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # the startup line (bounded by the kill below)
+        m = re.search(r"DB at log position 0; (http://\S+)", line)
+        assert m, line
+        deadline = time.monotonic() + 10
+        while httpx.get(m.group(1) + "/health", timeout=5).json()["last_pos"] < 2:
+            assert time.monotonic() < deadline, "the node did not tick by itself"
+            time.sleep(0.1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert (tmp_path / "n.db.operator.key").exists()
+    (tmp_path / "bad.toml").write_text('[[founder]]\nid = "a"\ntier = 9\n')
+    for extra in (["--founders", str(tmp_path / "bad.toml")], ["--params", "/nonexistent"]):
+        r = subprocess.run(
+            [*cmd[:5], str(tmp_path / "other.db"), *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert r.returncode == 2 and r.stderr.startswith("error: "), r.stderr
+        assert "Traceback" not in r.stderr
+        assert not (tmp_path / "other.db").exists()
+
+
+def _example_agent() -> Any:
+    spec = importlib.util.spec_from_file_location("example_agent", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+EXAMPLE = layout.ROOT / "examples" / "agent.py"
+
+
+def test_the_example_agent_joins_proposes_and_reviews(
+    node_url: tuple[str, Node], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, node = node_url
+    agent = _example_agent()
+    for who in ("n", *FOUNDERS):
+        save_key(key(who), tmp_path / f"{who}.key")
+
+    def run(who: str, *args: str) -> int:
+        return int(
+            agent.main(["--url", url, "--agent", who, "--key", str(tmp_path / f"{who}.key"), *args])
+        )
+
+    assert run("n", "join") == 0
+    assert run("n", "propose", "x", "s", "d") == 0
+    op = Client(url, OPERATOR, key(OPERATOR))
+    for _ in range(5):
+        op.tick()
+    # each founder's review commits in the commit phase and reveals in the reveal phase
+    # (one Client each: the committed vote and salt live in the client object)
+    clients = {f: Client(url, f, key(f)) for f in FOUNDERS}
+    for c in clients.values():
+        agent.review(c, rounds=1, wait=0)
+    for _ in range(2):
+        op.tick()
+    for c in clients.values():
+        agent.review(c, rounds=1, wait=0)
+    for _ in range(3):
+        op.tick()
+    assert node.public_state()["artifacts"]["x"]["state"] == "active"
+    assert "commit accept ok" in capsys.readouterr().out
+    assert run("n", "propose", "x", "s", "d") == 1  # duplicate: exit 1
+    for c in (op, *clients.values()):
+        c.close()

@@ -1,0 +1,71 @@
+"""Envelopes: a signature binds agent, seq, command (and a join's key); the checks never
+raise on hostile input; key files round-trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ostrom.service import identity
+from service_world import key
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
+    max_leaves=10,
+)
+
+
+def _env() -> dict[str, Any]:
+    return identity.sign_envelope(key("a"), "a", 3, {"op": "tick"})
+
+
+def test_a_signed_envelope_verifies_under_its_key_only() -> None:
+    env = _env()
+    assert identity.verify_envelope(env, identity.public_hex(key("a")))
+    assert not identity.verify_envelope(env, identity.public_hex(key("b")))
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [("agent", "b"), ("seq", 4), ("command", {"op": "tick", "x": 1}), ("public_key", "00" * 32)],
+)
+def test_changing_any_signed_field_breaks_the_signature(field: str, value: object) -> None:
+    env = {**_env(), field: value}
+    assert not identity.verify_envelope(env, identity.public_hex(key("a")))
+
+
+def test_the_domain_is_part_of_the_signed_bytes() -> None:
+    env = _env()
+    raw = identity.canonical({k: env[k] for k in ("agent", "seq", "command")})
+    sig = key("a").sign(raw).hex()  # the same bytes without the domain: refused
+    assert not identity.verify_envelope({**env, "signature": sig}, identity.public_hex(key("a")))
+    assert identity.signed_bytes(env).startswith(identity.SIGNING_DOMAIN)
+
+
+@given(env=st.dictionaries(st.text(max_size=10), JSON, max_size=6), pk=JSON)
+def test_verify_never_raises(env: dict[str, Any], pk: object) -> None:
+    assert identity.verify_envelope(env, pk) in (True, False)  # type: ignore[arg-type]
+
+
+def test_lone_surrogates_are_not_a_valid_signature() -> None:
+    env = {**_env(), "command": {"op": "tick", "x": "\udc80"}}
+    assert not identity.verify_envelope(env, identity.public_hex(key("a")))
+
+
+def test_key_files_round_trip_and_bad_files_are_clear(tmp_path: Path) -> None:
+    k = identity.new_key()
+    identity.save_key(k, tmp_path / "k")
+    assert identity.private_hex(identity.load_key(tmp_path / "k")) == identity.private_hex(k)
+    assert (tmp_path / "k").stat().st_mode & 0o077 == 0
+    with pytest.raises(FileExistsError):
+        identity.save_key(k, tmp_path / "k")
+    (tmp_path / "bad").write_text("zz")
+    with pytest.raises(identity.KeyFileError, match="64 hex"):
+        identity.load_key(tmp_path / "bad")
+    with pytest.raises(identity.KeyFileError, match="cannot read"):
+        identity.load_key(tmp_path / "missing")

@@ -1,0 +1,247 @@
+"""``ostrom serve``, ``ostrom log export`` and ``ostrom keygen``: the node from the shell.
+
+The web stack (Starlette, uvicorn) is imported inside ``serve`` only, so a missing
+``service`` extra is one line naming it (cli/extras.py), and ``log export`` and
+``keygen`` work with the core install.  Every bad argument or file is a one-line error
+and exit 2, with nothing created.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from ostrom.protocol.params import DEFAULTS, ParamError, Params
+from ostrom.service.founders import FoundersError, load_founders
+from ostrom.service.gate import Setup
+from ostrom.service.identity import KeyFileError, load_key, new_key, public_hex, save_key
+from ostrom.service.store import StoreError
+
+#: The node's own operator id (it signs the ticks of ``--tick-interval``).
+NODE_OPERATOR = "node"
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.command()
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("node.db"),
+    show_default=True,
+    help="The node's SQLite database; created (with --params and --founders) if missing.",
+)
+@click.option(
+    "--params",
+    "params_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Parameter file (TOML), loaded as check-params loads it; default: the defaults. "
+    "An existing database keeps its own parameters (a different file is an error).",
+)
+@click.option(
+    "--founders",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Founders and operators (TOML: [[founder]] id, tier, public_key, ...; [[operator]] "
+    "id, public_key).  Without it: no founders, so nobody can review (docs/service.md).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option(
+    "--fsync",
+    type=click.Choice(["on", "off"]),
+    default="on",
+    show_default=True,
+    help="off: SQLite synchronous=OFF (benchmarks, tests): a power loss may lose replies.",
+)
+@click.option(
+    "--snapshot-every",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Write a snapshot of the whole state every K commands (a start restores the latest).",
+)
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="At start, replay the whole log from the header and check every logged observation "
+    "and every snapshot.",
+)
+@click.option(
+    "--tick-interval",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Tick by itself every S seconds, signed by the node's operator key (default: off; "
+    "ticks then come from an operator's signed tick commands).",
+)
+@click.option(
+    "--operator-key",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The node's operator key file (default: DB.operator.key, created with the DB).",
+)
+def serve(
+    db: Path,
+    params_file: Path | None,
+    founders: Path | None,
+    host: str,
+    port: int,
+    fsync: str,
+    snapshot_every: int,
+    verify: bool,
+    tick_interval: float | None,
+    operator_key: Path | None,
+) -> None:
+    """Run one node: signed commands in over HTTP, the Community applies them, the log out.
+
+    Every command is an envelope signed by its agent (Ed25519, per-agent sequence
+    numbers); a reply is sent only after the command and its observation are durable in
+    the SQLite log.  On start the state is restored from the latest snapshot and the log
+    after it is replayed (--verify: the whole log, every observation and snapshot
+    compared).  API: GET /openapi.json, and docs/service.md.
+
+    \b
+    Examples:
+      ostrom keygen alice.key                    # prints alice's public key
+      ostrom serve --founders founders.toml --port 8000
+      ostrom serve --db run.db --fsync off --tick-interval 1
+    """
+    import uvicorn  # the service extra: a missing one is a one-line message (cli/extras.py)
+
+    from ostrom.service.app import create_app
+    from ostrom.service.node import Node, Operator
+
+    params = None
+    if params_file is not None:
+        try:
+            params = Params.from_toml(params_file)
+        except ParamError as exc:
+            _fail(str(exc))
+    setup = None
+    if founders is not None:
+        try:
+            setup = load_founders(founders)
+        except FoundersError as exc:
+            _fail(str(exc))
+    key_path = operator_key or db.with_name(db.name + ".operator.key")
+    creating = not db.exists()
+    try:
+        if key_path.exists():
+            key = load_key(key_path)
+        elif creating:
+            key = new_key()
+        else:
+            key = None
+    except KeyFileError as exc:
+        _fail(str(exc))
+    if creating:
+        assert key is not None
+        base = setup or Setup()
+        if NODE_OPERATOR in base.operators or NODE_OPERATOR in {f.member.id for f in base.founders}:
+            _fail(f"the id {NODE_OPERATOR!r} is the node's own operator; rename it")
+        setup = Setup(base.founders, {**base.operators, NODE_OPERATOR: public_hex(key)})
+        params = params or DEFAULTS
+    elif setup is not None and key is not None:
+        setup = Setup(setup.founders, {**setup.operators, NODE_OPERATOR: public_hex(key)})
+    try:
+        node = Node.open(
+            db,
+            params=params,
+            setup=setup,
+            fsync=fsync == "on",
+            verify=verify,
+            snapshot_every=snapshot_every,
+        )
+    except StoreError as exc:
+        _fail(str(exc))
+    if creating and key is not None and not key_path.exists():
+        save_key(key, key_path)
+    if key is not None and node.gate.key_of(NODE_OPERATOR) == public_hex(key):
+        node.operator = Operator(NODE_OPERATOR, key)
+    elif tick_interval:
+        node.close()
+        _fail(f"--tick-interval needs the node's operator key ({key_path}) of this database")
+    app = create_app(node, tick_interval=tick_interval)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    original = server.startup
+
+    async def startup(sockets: object = None) -> None:
+        await original(sockets)  # type: ignore[arg-type]
+        for s in server.servers:
+            for sock in s.sockets:
+                h, p = sock.getsockname()[:2]
+                click.echo(
+                    f"ostrom node: DB at log position {node.last_pos}; http://{h}:{p}", err=True
+                )
+
+    server.startup = startup  # type: ignore[method-assign]
+    try:
+        server.run()
+    finally:
+        node.close()
+
+
+@click.group()
+def log() -> None:
+    """The node's log."""
+
+
+@log.command(name="export")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("node.db"),
+    show_default=True,
+    help="The node's database (read only; a running node may keep writing).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("node-trace.jsonl"),
+    show_default=True,
+    help="Where to write the ostrom-trace/1 community log.",
+)
+def export(db: Path, output: Path) -> None:
+    """Write the node's log as an ostrom-trace/1 community log for validate-trace.
+
+    The states of the trace are recomputed by replaying the logged commands on a fresh
+    Community from the database's header, and each replayed observation must equal the
+    logged one (else exit 1, nothing written).  Then `ostrom validate-trace FILE` checks
+    the node's behaviour against spec/CommunityTrace.tla, across restarts.
+    """
+    from ostrom.service.export import ExportError
+    from ostrom.service.export import export as run
+
+    if not db.exists():
+        _fail(f"{db}: no such database")
+    try:
+        n = run(db, output)
+    except ExportError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    click.echo(f"wrote {output}: {n} steps", err=True)
+
+
+@click.command()
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+def keygen(path: Path) -> None:
+    """Create an Ed25519 private key file PATH (hex, mode 600); print its public key.
+
+    The public key goes into a founders file (public_key = "...") or a join."""
+    if path.exists():
+        _fail(f"{path}: exists (a key is never overwritten)")
+    key = new_key()
+    try:
+        save_key(key, path)
+    except OSError as exc:
+        _fail(f"{path}: {exc.strerror or exc}")
+    click.echo(public_hex(key))

@@ -1,0 +1,235 @@
+"""``Client``: what an agent uses to talk to a node — it signs, sequences and retries.
+
+Each command is wrapped in an envelope signed with the agent's key under the agent's
+next sequence number (service/identity.py).  A request that times out or loses its
+connection, or meets a 503 (nothing was applied), is retried with the *same* envelope:
+if the node had applied it, the node answers the retry from its log (``"retry": true``)
+instead of applying it twice; if not, it applies it now.  Either way one command is
+applied at most once.  If every retry fails the client raises ``ClientError`` and does
+not guess: ``resync()`` reads the next seq back from the node.
+
+Votes are commit-reveal: ``commit_vote`` draws a fresh salt, keeps the vote, reason and
+salt in this object, and sends only the commitment (protocol/voting.py's function, so
+the node's check is the same code); ``reveal_vote`` sends them in the reveal phase.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ostrom.protocol.voting import commitment
+from ostrom.service.identity import public_hex, sign_envelope
+
+
+class ClientError(Exception):
+    """The node refused (``code`` from its error table) or could not be reached."""
+
+    def __init__(self, code: str, detail: str, status: int | None = None) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """A committed vote this client will reveal."""
+
+    vote: str
+    reason: str
+    salt: str
+    round: int
+
+
+class Client:
+    """One agent (or operator) talking to one node at ``url``."""
+
+    def __init__(
+        self,
+        url: str,
+        agent: str,
+        key: Ed25519PrivateKey,
+        *,
+        seq: int | None = None,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.2,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.agent = agent
+        self.key = key
+        self.retries = retries
+        self.backoff = backoff
+        self._seq = seq
+        self._http = httpx.Client(base_url=url, timeout=timeout, transport=transport)
+        self.ballots: dict[str, Ballot] = {}
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- sequencing and sending -------------------------------------------------------------
+
+    def resync(self) -> int:
+        """Read this agent's next seq from the node (1 before its join)."""
+        r = self._http.get(f"/agents/{quote(self.agent, safe='')}")
+        if r.status_code == 404:
+            self._seq = 1
+        else:
+            self._seq = int(self._json(r)["next_seq"])
+        return self._seq
+
+    def send(self, command: Mapping[str, Any], *, public_key: str | None = None) -> dict[str, Any]:
+        """Sign ``command`` with the next seq, post it, retry the same envelope on a
+        timeout, a lost connection or a 503; the node's answer ``{pos, result, events,
+        retry}``.  ``ClientError`` for a refusal (4xx) or when every attempt failed."""
+        seq = self._seq if self._seq is not None else self.resync()
+        envelope = sign_envelope(self.key, self.agent, seq, command, public_key)
+        last = "no attempt"
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                r = self._http.post("/commands", json=envelope)
+            except httpx.TransportError as exc:  # timeouts and connection errors
+                last = f"{type(exc).__name__}: {exc}"
+                continue
+            if r.status_code == 503:
+                last = "db_unavailable"
+                continue
+            body = self._json(r)
+            if r.status_code == 200:
+                self._seq = seq + 1
+                return body
+            raise ClientError(str(body.get("error")), str(body.get("detail")), r.status_code)
+        self._seq = None  # unknown whether the node applied it: resync before the next
+        raise ClientError("unreachable", f"{self.retries + 1} attempts failed ({last})")
+
+    @staticmethod
+    def _json(r: httpx.Response) -> dict[str, Any]:
+        try:
+            body = r.json()
+        except ValueError:
+            raise ClientError(
+                "malformed", f"the node answered non-JSON ({r.status_code})"
+            ) from None
+        if not isinstance(body, dict):
+            raise ClientError("malformed", "the node answered a non-object")
+        if r.status_code >= 400 and r.status_code != 503 and r.request.method == "GET":
+            raise ClientError(str(body.get("error")), str(body.get("detail")), r.status_code)
+        return body
+
+    # --- the ops (protocol/commands.py) -----------------------------------------------------
+
+    def join(self, subscriptions: Iterable[str] = ()) -> dict[str, Any]:
+        cmd: dict[str, Any] = {"op": "join", "agent": self.agent}
+        if subscriptions:
+            cmd["subscriptions"] = list(subscriptions)
+        return self.send(cmd, public_key=public_hex(self.key))
+
+    def propose(
+        self, artifact: str, slot: str, digest: str, evidence: Iterable[str] | None = None
+    ) -> dict[str, Any]:
+        cmd = {"op": "propose", "agent": self.agent, "artifact": artifact, "slot": slot}
+        cmd["digest"] = digest
+        return self.send({**cmd, **({"evidence": list(evidence)} if evidence else {})})
+
+    def resubmit(
+        self, artifact: str, digest: str, evidence: Iterable[str] | None = None
+    ) -> dict[str, Any]:
+        cmd = {"op": "resubmit", "agent": self.agent, "artifact": artifact, "digest": digest}
+        return self.send({**cmd, **({"evidence": list(evidence)} if evidence else {})})
+
+    def object(self, artifact: str) -> dict[str, Any]:
+        return self.send({"op": "object", "agent": self.agent, "artifact": artifact})
+
+    def commit_vote(self, artifact: str, vote: str, reason: str) -> dict[str, Any]:
+        """Commit to ``vote`` (with a fresh salt, kept here for the reveal)."""
+        rnd = int(self.artifact(artifact)["round"])
+        ballot = Ballot(vote, reason, secrets.token_hex(32), rnd)
+        digest = commitment(self.agent, artifact, rnd, vote, reason, ballot.salt)
+        out = self.send(
+            {"op": "commit_vote", "agent": self.agent, "artifact": artifact, "commitment": digest}
+        )
+        if out["result"] == "ok":
+            self.ballots[artifact] = ballot
+        return out
+
+    def reveal_vote(self, artifact: str) -> dict[str, Any]:
+        """Reveal the vote committed with ``commit_vote`` (``KeyError`` if none)."""
+        b = self.ballots[artifact]
+        return self.send(
+            {
+                "op": "reveal_vote",
+                "agent": self.agent,
+                "artifact": artifact,
+                "vote": b.vote,
+                "reason": b.reason,
+                "salt": b.salt,
+            }
+        )
+
+    def arbitrate(self, artifact: str, outcome: str) -> dict[str, Any]:
+        return self.send(
+            {"op": "arbitrate", "agent": self.agent, "artifact": artifact, "outcome": outcome}
+        )
+
+    def dispute(self, artifact: str, reason: str) -> dict[str, Any]:
+        return self.send(
+            {"op": "dispute", "agent": self.agent, "artifact": artifact, "reason": reason}
+        )
+
+    def urgent_report(self, artifact: str, reason: str) -> dict[str, Any]:
+        return self.send(
+            {"op": "urgent_report", "agent": self.agent, "artifact": artifact, "reason": reason}
+        )
+
+    def forget_vote(self, artifact: str, confidence: float | None = None) -> dict[str, Any]:
+        cmd: dict[str, Any] = {"op": "forget_vote", "agent": self.agent, "artifact": artifact}
+        if confidence is not None:
+            cmd["confidence"] = confidence
+        return self.send(cmd)
+
+    def tick(self) -> dict[str, Any]:
+        """An operator's tick (the node refuses it from anyone else: not_operator)."""
+        return self.send({"op": "tick"})
+
+    def recruit(self, artifact: str) -> dict[str, Any]:
+        return self.send({"op": "recruit", "artifact": artifact})
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def artifacts(self) -> dict[str, Any]:
+        return self._json(self._http.get("/artifacts"))
+
+    def artifact(self, artifact: str) -> dict[str, Any]:
+        return self._json(self._http.get(f"/artifacts/{quote(artifact, safe='')}"))
+
+    def agent_info(self, agent: str | None = None) -> dict[str, Any]:
+        return self._json(self._http.get(f"/agents/{quote(agent or self.agent, safe='')}"))
+
+    def log(self, after: int = 0, limit: int = 100) -> list[dict[str, Any]]:
+        body = self._json(self._http.get("/log", params={"after": after, "limit": limit}))
+        return list(body["entries"])
+
+    def events(self, after: int = 0, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """Entries after ``after``, waiting up to ``timeout`` s for the first (long poll)."""
+        r = self._http.get(
+            "/events",
+            params={"after": after, "timeout": timeout},
+            timeout=timeout + self._http.timeout.read if self._http.timeout.read else None,
+        )
+        return list(self._json(r)["entries"])

@@ -1,0 +1,334 @@
+"""The gate: which signed envelope may reach the ``Community``, decided before it does.
+
+Sans-IO and deterministic, like the core it guards: ``Gate`` holds the ``Community``, the
+public key of every principal (founders and operators from the setup, joiners from their
+``join``) and each principal's last sequence number.  ``admit(envelope)`` answers *before*
+anything is applied; a refusal names one code of ``GATE_ERRORS`` and changes nothing.
+An admitted envelope goes to ``apply``: the command is applied on the Community (which
+may itself refuse it, with a protocol error code and possibly a sanction: that is a
+logged, sequenced command like any other), the seq advances either way, and an ok
+``join`` registers its key.
+
+``Gate`` is also an ``ostrom.consensus.replicated.Core`` (``apply(envelope)``,
+``public_state()``), so the cluster replicates exactly this object.  Called with an
+envelope that ``admit`` refuses, ``apply`` returns ``{"result": <gate code>, "events":
+[]}`` and changes nothing: a replica stays deterministic whatever it is fed.
+
+Who may send what (docs/service.md "Identity"):
+
+* a command with an ``agent`` field is sent by that agent, under its registered key
+  (``impersonation`` otherwise): nobody acts as another, votes twice under another
+  name, or reveals another's vote;
+* ``join`` carries the new agent's ``public_key``; the signature is checked against it
+  and it is registered when the Community accepts the join;
+* ``tick`` and ``recruit`` (no ``agent`` field) are *operator* commands: the sender must
+  be an operator of the setup (``not_operator`` otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ostrom.protocol.commands import (
+    COMMANDS,
+    JOIN,
+    SCHEMAS,
+    Observation,
+    checked_fields,
+    is_text,
+)
+from ostrom.protocol.community import Community, Member
+from ostrom.protocol.params import DEFAULTS, Params
+from ostrom.service.identity import (
+    ENVELOPE_KEYS,
+    MAX_SEQ,
+    is_public_key,
+    verify_envelope,
+)
+
+
+@dataclass(frozen=True)
+class GateError:
+    """One stable refusal of the node: its code (the API), HTTP status and meaning."""
+
+    code: str
+    status: int
+    doc: str
+
+
+#: Every error the node answers with, before or around the Community (the one table:
+#: app.py, openapi.py and docs/service.md read it).  Protocol refusals are not here: they
+#: are observations (200, ``result`` = an ``ErrorCode``), logged like any command.
+GATE_ERRORS: Final[dict[str, GateError]] = {
+    e.code: e
+    for e in (
+        GateError("malformed", 400, "not JSON, or not an envelope {agent, seq, command, ...}"),
+        GateError("unknown_op", 400, "the command's op is not a command of the community"),
+        GateError("invalid_command", 400, "the command fails schema/command.schema.json"),
+        GateError("unsigned", 401, "the envelope has no signature"),
+        GateError("bad_signature", 401, "the signature is not the sender's over the envelope"),
+        GateError("unknown_agent", 403, "the sender has no registered key (join first)"),
+        GateError("impersonation", 403, "the command's agent is not the envelope's sender"),
+        GateError("not_operator", 403, "an operator command (tick, recruit) from a non-operator"),
+        GateError("not_found", 404, "no such resource"),
+        GateError("method_not_allowed", 405, "the path exists but not with this method"),
+        GateError("replayed", 409, "seq is not above the sender's last seq (already used)"),
+        GateError("out_of_order", 409, "seq skips ahead of the sender's last seq + 1"),
+        GateError("too_large", 413, "the request body exceeds the node's limit"),
+        GateError("bad_query", 422, "a query parameter is not what the endpoint takes"),
+        GateError(
+            "internal_error", 500, "the core raised (a bug, never input's fault); nothing applied"
+        ),
+        GateError("db_unavailable", 503, "the database refused the write; nothing was applied"),
+    )
+}
+
+#: Ops without an ``agent`` field: sent by an operator of the node.
+OPERATOR_OPS: Final = frozenset(op for op, c in COMMANDS.items() if "agent" not in c.required)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The gate's answer to an envelope: ``ok`` or a ``GATE_ERRORS`` code with a detail."""
+
+    code: str | None
+    detail: str = ""
+    agent: str | None = None
+    seq: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.code is None
+
+    @property
+    def status(self) -> int:
+        return 200 if self.code is None else GATE_ERRORS[self.code].status
+
+
+@dataclass(frozen=True)
+class Founder:
+    """A member the community starts with, and the public key it signs with."""
+
+    member: Member
+    public_key: str
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a node is built from besides its parameters: founders and operators.
+
+    Stored in the database's header so that every replay rebuilds the same gate."""
+
+    founders: tuple[Founder, ...] = ()
+    operators: Mapping[str, str] = field(default_factory=dict)  # operator id -> public key
+
+    def __post_init__(self) -> None:
+        ids = [f.member.id for f in self.founders] + list(self.operators)
+        if len(set(ids)) != len(ids):
+            raise ValueError("founder and operator ids must be unique (together)")
+        for pid, key in [(f.member.id, f.public_key) for f in self.founders] + list(
+            self.operators.items()
+        ):
+            if not is_public_key(key):
+                raise ValueError(f"{pid}: public_key must be 64 hex digits (Ed25519)")
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form stored in the database's ``meta`` (``from_json`` reads it back)."""
+        return {
+            "members": [member_json(f.member) for f in self.founders],
+            "keys": {f.member.id: f.public_key for f in self.founders},
+            "operators": dict(sorted(self.operators.items())),
+        }
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Setup:
+        """Inverse of ``to_json``; ``ValueError`` for anything else (hostile file bytes)."""
+        if not isinstance(doc, dict) or set(doc) != {"members", "keys", "operators"}:
+            raise ValueError("setup: expected {members, keys, operators}")
+        members, keys, ops = doc["members"], doc["keys"], doc["operators"]
+        if not isinstance(members, list) or not isinstance(keys, dict) or not isinstance(ops, dict):
+            raise ValueError("setup: members is a list, keys and operators objects")
+        founders = []
+        for m in members:
+            member = member_from_json(m)
+            if member.id not in keys:
+                raise ValueError(f"setup: founder {member.id!r} has no key")
+            founders.append(Founder(member, keys[member.id]))
+        if set(keys) != {f.member.id for f in founders}:
+            raise ValueError("setup: keys name exactly the founders")
+        if not all(isinstance(k, str) and k for k in ops):
+            raise ValueError("setup: operator ids are non-empty strings")
+        return cls(tuple(founders), dict(ops))
+
+
+_MEMBER_KEYS: Final = ("id", "tier", "reputation", "evidence", "pretrusted", "subscriptions")
+
+
+def member_json(m: Member) -> dict[str, Any]:
+    """A member as the community trace header's ``setup.members`` entry."""
+    return {
+        "id": m.id,
+        "tier": m.tier,
+        "reputation": m.reputation,
+        "evidence": m.evidence,
+        "pretrusted": m.pretrusted,
+        "subscriptions": sorted(m.subscriptions),
+    }
+
+
+def member_from_json(doc: Any) -> Member:
+    """A member from its JSON form, every field checked (``ValueError`` names it)."""
+    from ostrom.protocol.agents import MAX_TIER
+    from ostrom.protocol.commands import is_finite, is_int, is_short_id
+
+    if not isinstance(doc, dict) or set(doc) - set(_MEMBER_KEYS) or "id" not in doc:
+        raise ValueError(f"a member is an object with id and some of {', '.join(_MEMBER_KEYS)}")
+    mid = doc["id"]
+    if not is_short_id(mid):
+        raise ValueError("a member's id is a string of 1 to 256 characters")
+    tier = doc.get("tier", 0)
+    if not is_int(tier) or not 0 <= tier <= MAX_TIER:
+        raise ValueError(f"{mid}: tier must be an integer in 0..{MAX_TIER}")
+    rep, ev = doc.get("reputation", 0.5), doc.get("evidence", 2.0)
+    if not is_finite(rep) or not 0 <= rep <= 1:
+        raise ValueError(f"{mid}: reputation must be a number in [0, 1]")
+    if not is_finite(ev) or not 2 <= ev <= 1e9:
+        raise ValueError(f"{mid}: evidence must be a number in [2, 1e9]")
+    pre = doc.get("pretrusted", False)
+    if not isinstance(pre, bool):
+        raise ValueError(f"{mid}: pretrusted must be true or false")
+    subs = doc.get("subscriptions", [])
+    if not isinstance(subs, list) or not all(is_short_id(s) for s in subs):
+        raise ValueError(f"{mid}: subscriptions must be a list of ids")
+    return Member(mid, tier, float(rep), float(ev), pre, frozenset(subs))
+
+
+def refused(code: str) -> Observation:
+    """The observation ``Gate.apply`` returns for an envelope ``admit`` refuses."""
+    return {"result": code, "events": []}
+
+
+class Gate:
+    """The Community behind signatures and sequence numbers (a ``replicated.Core``)."""
+
+    def __init__(self, params: Params = DEFAULTS, setup: Setup | None = None) -> None:
+        setup = setup if setup is not None else Setup()
+        self.params = params
+        self.setup = setup
+        self.community = Community(params, [f.member for f in setup.founders])
+        self._keys: dict[str, str] = {f.member.id: f.public_key for f in setup.founders}
+        self._operators: dict[str, str] = dict(setup.operators)
+        self._last: dict[str, int] = {}
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def last_seq(self, principal: str) -> int:
+        """The last seq ``principal`` used (0: none yet); its next command is this + 1."""
+        return self._last.get(principal, 0)
+
+    def key_of(self, principal: str) -> str | None:
+        return self._keys.get(principal) or self._operators.get(principal)
+
+    def is_operator(self, principal: str) -> bool:
+        return principal in self._operators
+
+    def public_state(self) -> dict[str, Any]:
+        """The Community's public state plus the gate's (keys, last seqs): what replicas
+        compare.  Nothing secret: public keys and counters."""
+        names = sorted({*self._keys, *self._operators, *self._last})
+        return {
+            **self.community.public_state(),
+            "principals": {
+                p: {
+                    "public_key": self.key_of(p),
+                    "last_seq": self.last_seq(p),
+                    "operator": p in self._operators,
+                }
+                for p in names
+            },
+        }
+
+    # --- deciding ---------------------------------------------------------------------------
+
+    def admit(self, envelope: object) -> Admission:
+        """Decide whether ``envelope`` may be applied; never raises, changes nothing.
+
+        Checks, in order: the envelope's shape, the command's op and schema, the sender
+        (impersonation, operator, known), the signature, then the seq (so that only an
+        authentic envelope can learn anything about seqs)."""
+        if not isinstance(envelope, dict):
+            return Admission("malformed", "the body must be a JSON object (an envelope)")
+        extra = set(envelope) - ENVELOPE_KEYS
+        if extra:
+            return Admission("malformed", f"unknown envelope key(s): {', '.join(sorted(extra))}")
+        agent, seq, command = envelope.get("agent"), envelope.get("seq"), envelope.get("command")
+        if not isinstance(agent, str) or not is_text(agent) or not 0 < len(agent) <= 256:
+            # is_text: UTF-8 can encode it (a lone surrogate cannot be logged or signed)
+            return Admission("malformed", "agent must be a string of 1 to 256 characters")
+        if isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq <= MAX_SEQ:
+            return Admission("malformed", f"seq must be an integer in 1..{MAX_SEQ}", agent)
+        if not isinstance(command, dict):
+            return Admission("malformed", "command must be an object", agent, seq)
+        op = command.get("op")
+        if op != "join" and (not isinstance(op, str) or op not in SCHEMAS):
+            return Admission("unknown_op", f"op {str(op)[:64]!r} is not a command", agent, seq)
+        if op == "join":
+            spec = JOIN
+            required = {k: t.check for k, t in spec.required.items()}
+            optional = {k: t.check for k, t in spec.optional.items()}
+        else:
+            required, optional = SCHEMAS[str(op)]
+        if checked_fields(command, required, optional) is None:
+            return Admission(
+                "invalid_command", f"{op}: fails schema/command.schema.json", agent, seq
+            )
+        if "public_key" in envelope and op != "join":
+            return Admission("malformed", "public_key belongs to a join only", agent, seq)
+        if "signature" not in envelope:
+            return Admission("unsigned", "the envelope has no signature", agent, seq)
+        # Who is sending, and with which key.
+        if op in OPERATOR_OPS:
+            key = self._operators.get(agent)
+            if key is None:
+                return Admission("not_operator", f"{op} is an operator command", agent, seq)
+        else:
+            if command.get("agent") != agent:
+                return Admission(
+                    "impersonation", "the command's agent is not the envelope's", agent, seq
+                )
+            if agent in self._operators:
+                return Admission("impersonation", "an operator id is not an agent", agent, seq)
+            key = self._keys.get(agent)
+            if key is None and op == "join":
+                key = envelope.get("public_key")
+                if not is_public_key(key):
+                    return Admission(
+                        "malformed", "a join carries public_key (64 hex digits)", agent, seq
+                    )
+            if key is None:
+                return Admission("unknown_agent", f"{agent!r} has not joined", agent, seq)
+        assert isinstance(key, str)
+        if not verify_envelope(envelope, key):
+            return Admission("bad_signature", "the signature does not verify", agent, seq)
+        last = self.last_seq(agent)
+        if seq <= last:
+            return Admission("replayed", f"seq {seq} <= last seq {last}", agent, seq)
+        if seq > last + 1:
+            return Admission("out_of_order", f"seq {seq} > last seq {last} + 1", agent, seq)
+        return Admission(None, "", agent, seq)
+
+    def apply(self, command: object) -> Observation:
+        """Apply an envelope (``command``: the ``Core`` signature): the Community's
+        observation, or ``{"result": gate code, "events": []}`` if ``admit`` refuses it."""
+        adm = self.admit(command)
+        if not adm.ok:
+            return refused(str(adm.code))
+        assert isinstance(command, dict) and adm.agent is not None and adm.seq is not None
+        inner = command["command"]
+        obs = self.community.apply(inner)
+        if inner.get("op") == "join" and obs["result"] == "ok" and adm.agent not in self._keys:
+            self._keys[adm.agent] = str(command["public_key"])
+        self._last[adm.agent] = adm.seq
+        return obs

@@ -1,0 +1,162 @@
+"""Who sent a command: Ed25519 envelopes over the canonical command, and key files.
+
+An agent's command reaches the node wrapped in an *envelope*::
+
+    {"agent": "alice", "seq": 7, "command": {...}, "signature": "<128 hex>",
+     "public_key": "<64 hex>"}            # public_key: on join only
+
+The signature covers ``SIGNING_DOMAIN + canonical(envelope without "signature")``: the
+agent, its sequence number and the command (and the key being registered, on join).
+Binding ``agent`` stops one agent acting as another; binding ``seq`` makes every signed
+envelope usable exactly once (the gate refuses a replayed or reordered seq); the domain
+prefix keeps a command signature from ever being valid as any other ostrom signature
+(a PBFT message is signed over its own canonical bytes, without this prefix).
+
+The canonical encoding is the protocol's own (protocol/encoding.py), so an implementation
+in another language signs the same bytes that its vote commitments hash.  Nothing here
+does I/O but the two key-file helpers; the checks never raise on hostile input.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from ostrom.protocol.encoding import canonical as _canonical
+
+#: Prefix of every signed command's bytes (versioned: a new envelope format gets a new one).
+SIGNING_DOMAIN: Final = b"ostrom-command/1\n"
+#: The keys an envelope may have; ``public_key`` only on a join.
+ENVELOPE_KEYS: Final = frozenset({"agent", "seq", "command", "signature", "public_key"})
+#: Largest sequence number (a signed 64-bit integer: SQLite's INTEGER, every JSON library).
+MAX_SEQ: Final = 2**63 - 1
+
+_HEX_KEY: Final = re.compile(r"[0-9a-f]{64}")
+_HEX_SIG: Final = re.compile(r"[0-9a-f]{128}")
+
+
+class KeyFileError(ValueError):
+    """A key file that cannot be read or is not 32 raw bytes in hex."""
+
+
+def canonical(obj: Any) -> bytes:
+    """Sorted-key compact UTF-8 JSON: the protocol's canonical encoding (one definition)."""
+    return _canonical(obj)
+
+
+def signed_bytes(envelope: Mapping[str, Any]) -> bytes:
+    """The bytes the signature covers: the domain, then the canonical envelope minus its
+    signature.  Raises ``ValueError`` for what JSON cannot encode (callers check first)."""
+    body = {k: envelope[k] for k in ("agent", "seq", "command", "public_key") if k in envelope}
+    try:
+        return SIGNING_DOMAIN + canonical(body)
+    except (TypeError, UnicodeEncodeError, RecursionError) as exc:
+        raise ValueError(f"not canonically encodable: {exc}") from None
+
+
+def public_hex(key: Ed25519PrivateKey) -> str:
+    """The raw 32-byte public key of ``key`` in lowercase hex (how the node registers it)."""
+    return key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
+
+
+def sign_envelope(
+    key: Ed25519PrivateKey,
+    agent: str,
+    seq: int,
+    command: Mapping[str, Any],
+    public_key: str | None = None,
+) -> dict[str, Any]:
+    """The envelope of ``command`` sent by ``agent`` as its ``seq``-th command, signed with
+    ``key`` (``public_key``: the hex key a join registers; pass ``public_hex(key)``)."""
+    env: dict[str, Any] = {"agent": agent, "seq": seq, "command": dict(command)}
+    if public_key is not None:
+        env["public_key"] = public_key
+    env["signature"] = key.sign(signed_bytes(env)).hex()
+    return env
+
+
+def is_public_key(value: object) -> bool:
+    """64 lowercase hex digits that decode to an Ed25519 public key."""
+    if not isinstance(value, str) or _HEX_KEY.fullmatch(value) is None:
+        return False
+    try:
+        Ed25519PublicKey.from_public_bytes(bytes.fromhex(value))
+    except ValueError:
+        return False
+    return True
+
+
+def is_signature(value: object) -> bool:
+    """128 lowercase hex digits (64 bytes)."""
+    return isinstance(value, str) and _HEX_SIG.fullmatch(value) is not None
+
+
+def verify_envelope(envelope: Mapping[str, Any], public_key: str) -> bool:
+    """True iff ``envelope["signature"]`` is ``public_key``'s signature of the envelope.
+
+    Never raises: a missing or malformed signature, a bad key or unencodable content
+    are all simply not a valid signature."""
+    sig = envelope.get("signature")
+    if not is_signature(sig) or not is_public_key(public_key):
+        return False
+    try:
+        data = signed_bytes(envelope)
+        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key)).verify(
+            bytes.fromhex(str(sig)), data
+        )
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+# --- key files ------------------------------------------------------------------------------
+
+
+def new_key() -> Ed25519PrivateKey:
+    """A fresh private key from the OS's entropy (keys are the one place entropy belongs)."""
+    return Ed25519PrivateKey.generate()
+
+
+def key_from_hex(text: str) -> Ed25519PrivateKey:
+    """A private key from 64 hex digits (surrounding whitespace ignored)."""
+    raw = text.strip().lower()
+    if _HEX_KEY.fullmatch(raw) is None:
+        raise KeyFileError("a private key is 32 bytes written as 64 hex digits")
+    return Ed25519PrivateKey.from_private_bytes(bytes.fromhex(raw))
+
+
+def private_hex(key: Ed25519PrivateKey) -> str:
+    from cryptography.hazmat.primitives.serialization import NoEncryption, PrivateFormat
+
+    return key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption()).hex()
+
+
+def load_key(path: str | Path) -> Ed25519PrivateKey:
+    """Read a private key file (64 hex digits); ``KeyFileError`` says what is wrong."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KeyFileError(f"{p}: cannot read the key: {exc}") from None
+    try:
+        return key_from_hex(text)
+    except KeyFileError as exc:
+        raise KeyFileError(f"{p}: {exc}") from None
+
+
+def save_key(key: Ed25519PrivateKey, path: str | Path) -> None:
+    """Write ``key`` as 64 hex digits, readable by its owner only; never overwrites."""
+    p = Path(path)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(private_hex(key) + "\n")

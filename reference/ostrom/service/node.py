@@ -1,0 +1,373 @@
+"""One node: the gate, the durable log, and the order between them.
+
+``Node.submit(envelope)`` is the whole write path, serialised by one lock (a single
+writer, so the log's order *is* the order of application):
+
+1. a retry — an (agent, seq) already in the log with the identical envelope — is
+   answered from the log and not applied again (a client that timed out resends the same
+   envelope: it cannot double-apply);
+2. the gate admits or refuses (a refusal: a 4xx, nothing changed, nothing logged);
+3. the command is applied to the gate, and its envelope and observation are appended to
+   the log in one SQLite transaction (with a snapshot every ``snapshot_every`` commands);
+4. only then the reply; waiting readers of ``/events`` are woken.
+
+If the append fails (disk full, locked, I/O) the in-memory state is rebuilt from the
+last snapshot and the envelopes durable since, so the state is exactly the log's and the
+reply is 503 ``db_unavailable`` — nothing half-applied.
+
+Every ``snapshot_every`` commands the row also carries a snapshot: the gate's whole state
+(service/snapshot.py) and its public state.  On open the node restores the latest
+snapshot and replays the log after it; with ``verify`` it replays the *whole* log from
+the header instead and checks every logged observation and every snapshot against the
+replay (a snapshot that is not what the log produces is refused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ostrom.protocol.commands import is_text
+from ostrom.protocol.params import DEFAULTS, ParamError, Params
+from ostrom.service.gate import GATE_ERRORS, Gate, Setup
+from ostrom.service.identity import canonical, sign_envelope
+from ostrom.service.snapshot import CodecError, restore, snapshot
+from ostrom.service.store import DbUnavailable, Entry, Store, StoreError, digest
+
+_log = logging.getLogger(__name__)
+
+#: Fields of a reveal_vote that are the ballot's secret until its commit phase closes.
+SECRET_FIELDS: Final = ("vote", "reason", "salt")
+#: Marker that replaces a redacted field in every public view.
+REDACTED: Final = "(redacted)"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the HTTP layer sends: a status and a JSON body."""
+
+    status: int
+    body: dict[str, Any]
+
+
+def error(code: str, detail: str) -> Reply:
+    return Reply(GATE_ERRORS[code].status, {"error": code, "detail": detail})
+
+
+def public_command(command: Any, result: str) -> Any:
+    """The command as every public endpoint shows it (CR-1).
+
+    A reveal_vote that was *refused* (the commit phase still open, a wrong salt, a
+    duplicate) keeps its vote, reason and salt out of every public view: published, an
+    early reveal would expose a vote while others are still committing.  An accepted
+    reveal happens only in the reveal phase, after the commit phase closed: public."""
+    if isinstance(command, dict) and command.get("op") == "reveal_vote" and result != "ok":
+        return {k: (REDACTED if k in SECRET_FIELDS else v) for k, v in command.items()}
+    return command
+
+
+def public_entry(e: Entry) -> dict[str, Any]:
+    """A log row as GET /log and GET /events show it (no signature, secrets redacted)."""
+    return {
+        "pos": e.pos,
+        "agent": e.agent,
+        "seq": e.seq,
+        "command": public_command(e.envelope.get("command"), e.result),
+        "result": e.result,
+        "events": e.observation.get("events", []),
+    }
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return canonical(a) == canonical(b)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def _json(obj: Any) -> Any:
+    """``obj`` as its JSON round trip (what the log holds)."""
+    return json.loads(canonical(obj))
+
+
+@dataclass
+class Operator:
+    """The node's own operator identity (for ``--tick-interval``)."""
+
+    id: str
+    key: Ed25519PrivateKey
+
+
+@dataclass
+class _Waiter:
+    loop: asyncio.AbstractEventLoop
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Node:
+    """Gate + Store behind one lock.  Thread-safe; the event waits are asyncio."""
+
+    def __init__(
+        self,
+        store: Store,
+        gate: Gate,
+        envelopes: list[dict[str, Any]],
+        *,
+        base: Any = None,
+        snapshot_every: int = 1000,
+        operator: Operator | None = None,
+    ) -> None:
+        self.store = store
+        self.gate = gate
+        self._envelopes = envelopes  # durable since the base snapshot (for a rollback)
+        self._base = base  # the latest snapshot's full state (None: the header)
+        self.snapshot_every = snapshot_every
+        self.operator = operator
+        self._lock = threading.RLock()
+        self._waiters: list[_Waiter] = []
+
+    # --- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        params: Params | None = None,
+        setup: Setup | None = None,
+        fsync: bool = True,
+        verify: bool = False,
+        snapshot_every: int = 1000,
+        operator: Operator | None = None,
+        busy_timeout: float = 5.0,
+    ) -> Node:
+        """Open (or create) the database at ``path`` and rebuild the state by replay.
+
+        A new file is created with ``params`` and ``setup`` (defaults: the default
+        parameters, no founders).  An existing file keeps its own; passing different
+        ones is an error (``StoreError``), never a silent change of the rules."""
+        create = ((params or DEFAULTS).to_dict(), (setup or Setup()).to_json())
+        store = Store.open(path, create=create, fsync=fsync, busy_timeout=busy_timeout)
+        try:
+            if params is not None and store.params != _json(params.to_dict()):
+                raise StoreError(f"{path}: the database was created with other parameters")
+            if setup is not None and store.setup != _json(setup.to_json()):
+                raise StoreError(f"{path}: the database was created with other founders")
+            gate, base, envelopes = replay(store, verify=verify)
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # e.g. a row no longer UTF-8
+            store.close()
+            raise StoreError(f"{path}: the log does not read back: {exc}") from None
+        except BaseException:
+            store.close()
+            raise
+        if operator is not None and gate.key_of(operator.id) is None:
+            store.close()
+            raise StoreError(f"operator {operator.id!r} is not an operator of this database")
+        return cls(
+            store, gate, envelopes, base=base, snapshot_every=snapshot_every, operator=operator
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self.store.close()
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def submit(self, envelope: object) -> Reply:
+        """The write path (module docstring); never raises for any input."""
+        with self._lock:
+            try:
+                retry = self._retry(envelope)
+            except (StoreError, DbUnavailable, OSError) as exc:
+                return error("db_unavailable", f"cannot read the log: {exc}")
+            if retry is not None:
+                return retry
+            adm = self.gate.admit(envelope)
+            if not adm.ok:
+                return error(str(adm.code), adm.detail)
+            assert isinstance(envelope, dict)
+            try:
+                obs = self.gate.apply(envelope)
+            except Exception as exc:  # the core promises never to raise: a bug
+                _log.exception("the core raised on %r", envelope.get("command"))
+                self._rebuild()  # whatever it changed before raising is undone
+                return error("internal_error", f"{type(exc).__name__}; nothing was applied")
+            pos = self.store.last_pos + 1
+            snap = None
+            if pos % self.snapshot_every == 0:
+                try:
+                    snap = snapshot_row(self.gate)
+                except CodecError:  # a bug of the codec: log the command, skip the snapshot
+                    _log.exception("no snapshot at log position %d", pos)
+            try:
+                self.store.append(envelope, obs, snap)
+            except (DbUnavailable, ValueError, TypeError) as exc:
+                self._rebuild()
+                return error("db_unavailable", f"the command was not applied: {exc}")
+            if snap is not None:
+                self._base, self._envelopes = _json(snap["full"]), []
+            else:
+                self._envelopes.append(envelope)
+            self._wake()
+            return Reply(
+                200, {"pos": pos, "result": obs["result"], "events": obs["events"], "retry": False}
+            )
+
+    def _retry(self, envelope: object) -> Reply | None:
+        if not isinstance(envelope, dict):
+            return None
+        agent, seq = envelope.get("agent"), envelope.get("seq")
+        if not isinstance(agent, str) or not is_text(agent):
+            return None  # not an agent that could be in the log (lone surrogates too)
+        if isinstance(seq, bool) or not isinstance(seq, int):
+            return None
+        if not 1 <= seq < 2**63:
+            return None
+        try:
+            prior = self.store.find(agent, seq)
+        except Exception as exc:  # sqlite3.Error, an undecodable row: the read failed
+            raise DbUnavailable(str(exc)) from None
+        if prior is None or not _same(prior.envelope, envelope):
+            return None
+        obs = prior.observation
+        return Reply(
+            200,
+            {"pos": prior.pos, "result": obs["result"], "events": obs["events"], "retry": True},
+        )
+
+    def _rebuild(self) -> None:
+        """The state of the durable envelopes, after a failed append (nothing half-applied)."""
+        params, setup = self.gate.params, self.gate.setup
+        gate = Gate(params, setup) if self._base is None else restore(params, setup, self._base)
+        for env in self._envelopes:
+            gate.apply(env)
+        self.gate = gate
+
+    def tick(self) -> Reply:
+        """A ``tick`` signed by the node's own operator (``--tick-interval``), logged like
+        any command."""
+        if self.operator is None:
+            return error("not_operator", "this node has no operator key")
+        with self._lock:
+            seq = self.gate.last_seq(self.operator.id) + 1
+            env = sign_envelope(self.operator.key, self.operator.id, seq, {"op": "tick"})
+            return self.submit(env)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    @property
+    def last_pos(self) -> int:
+        return self.store.last_pos
+
+    def public_state(self) -> dict[str, Any]:
+        with self._lock:
+            return self.gate.public_state()
+
+    def log(self, after: int, limit: int) -> list[dict[str, Any]]:
+        with self._lock:
+            return [public_entry(e) for e in self.store.entries(after, limit)]
+
+    def agent(self, agent: str) -> dict[str, Any] | None:
+        """An agent's public registry entry, its key and seqs (an operator's too)."""
+        with self._lock:
+            key = self.gate.key_of(agent)
+            pub = self.gate.community.public_state()["agents"].get(agent)
+            if key is None and pub is None:
+                return None
+            last = self.gate.last_seq(agent)
+            return {
+                **(pub or {"agent": agent}),
+                "operator": self.gate.is_operator(agent),
+                "public_key": key,
+                "last_seq": last,
+                "next_seq": last + 1,
+            }
+
+    # --- the event stream (long poll) -------------------------------------------------------
+
+    async def wait(self, after: int, timeout: float) -> None:
+        """Return when the log has a position > ``after``, or after ``timeout`` seconds."""
+        waiter = _Waiter(asyncio.get_running_loop())
+        with self._lock:
+            if self.store.last_pos > after:
+                return
+            self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter.event.wait(), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    def _wake(self) -> None:
+        for w in self._waiters:
+            # a closed loop: nobody is waiting there any more
+            with contextlib.suppress(RuntimeError):
+                w.loop.call_soon_threadsafe(w.event.set)
+        self._waiters.clear()
+
+
+def snapshot_row(gate: Gate) -> dict[str, Any]:
+    """What a snapshot row holds: the whole state and the public state."""
+    return {"public": gate.public_state(), "full": snapshot(gate)}
+
+
+def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[str, Any]]]:
+    """The gate rebuilt from the store, the snapshot it starts from (None: the header)
+    and the envelopes after it.
+
+    Without ``verify``: the latest snapshot restored (its public state must be what its
+    full state says), then the log after it.  With ``verify``: the whole log from the
+    header, every logged observation and every snapshot compared with the replay.
+    ``StoreError`` names the first disagreement (a tampered file, or a reference that no
+    longer replays the log)."""
+    try:
+        params = Params.from_mapping(store.params)
+        setup = Setup.from_json(store.setup)
+    except (ParamError, ValueError, TypeError) as exc:
+        raise StoreError(f"{store.path}: the header does not load: {exc}") from None
+    snaps = store.snapshots()
+    if set(snaps) - set(range(1, store.last_pos + 1)):
+        raise StoreError(f"{store.path}: a snapshot names a position past the log's end")
+    gate, base, start = Gate(params, setup), None, 0
+    if snaps and not verify:
+        start = max(snaps)
+        doc = store.snapshot_state(start)
+        if not isinstance(doc, dict) or set(doc) != {"public", "full"}:
+            raise StoreError(f"snapshot[{start}]: not a {{public, full}} document")
+        try:
+            gate = restore(params, setup, doc["full"])
+            public = _json(gate.public_state())
+        except CodecError as exc:
+            raise StoreError(f"snapshot[{start}]: does not restore: {exc}") from None
+        except Exception as exc:  # well-formed but wrong-typed state: hostile file bytes
+            raise StoreError(f"snapshot[{start}]: does not restore: {exc!r}") from None
+        if public != doc["public"]:
+            raise StoreError(f"snapshot[{start}]: its public state is not its full state's")
+        base = doc["full"]
+    envelopes: list[dict[str, Any]] = []
+    for e in store.entries(after=start):
+        obs = gate.apply(e.envelope)
+        if obs["result"] in GATE_ERRORS:
+            raise StoreError(f"log[{e.pos}]: the gate refuses this row ({obs['result']})")
+        if verify and _json(obs) != e.observation:
+            raise StoreError(f"log[{e.pos}]: the replayed observation differs from the logged one")
+        if e.pos in snaps:  # only with verify: otherwise the replay starts after the last
+            state = _json(snapshot_row(gate))
+            if digest(state) != snaps[e.pos]:
+                raise StoreError(f"snapshot[{e.pos}]: the replayed state differs from it")
+            base, envelopes = state["full"], []
+            continue
+        envelopes.append(e.envelope)
+    return gate, base, envelopes

@@ -1,0 +1,393 @@
+"""The node's HTTP API as data: the endpoint table and the OpenAPI 3.1 document made from it.
+
+``ENDPOINTS`` is the one list of routes: app.py binds a handler to each (and refuses to
+build an app if one is missing or extra), this module turns it, the gate's error table
+(``GATE_ERRORS``) and the command schema (protocol/commands.py) into the OpenAPI
+document committed as schema/openapi.json (``openapi_text``;
+property_tests/test_service_app.py fails when the file drifts: regenerate with
+``ostrom docs``), and docs/service.md's API table is ``markdown_table()``.
+No web framework is imported here, so ``ostrom docs`` runs without the service extra.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ostrom import __version__
+from ostrom.protocol.commands import command_schema
+from ostrom.service.gate import GATE_ERRORS
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query parameter: its name, JSON Schema and meaning."""
+
+    name: str
+    schema: dict[str, Any]
+    doc: str
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One route: method, path (Starlette syntax), what it answers, its errors."""
+
+    method: str
+    path: str
+    name: str
+    summary: str
+    query: tuple[Query, ...] = ()
+    errors: tuple[str, ...] = ()
+    response: str = ""  # the component schema of its 200 body (RESPONSES)
+
+
+#: Largest request body the node reads (bytes); larger: 413 too_large, before parsing.
+BODY_LIMIT: Final = 64 * 1024
+#: Most log entries one GET /log or /events returns.
+MAX_LIMIT: Final = 1000
+#: Longest wait of GET /events (seconds).
+MAX_WAIT: Final = 30.0
+
+_AFTER = Query("after", {"type": "integer", "minimum": 0, "default": 0}, "entries after pos N")
+_LIMIT = Query(
+    "limit",
+    {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 100},
+    "at most M entries",
+)
+_TIMEOUT = Query(
+    "timeout",
+    {"type": "number", "minimum": 0, "maximum": MAX_WAIT, "default": 10},
+    "seconds to wait for an entry after N",
+)
+_WRITE_ERRORS: Final = tuple(
+    c for c in GATE_ERRORS if c not in ("not_found", "method_not_allowed", "bad_query")
+)
+
+ENDPOINTS: Final[tuple[Endpoint, ...]] = (
+    Endpoint(
+        "POST",
+        "/commands",
+        "commands",
+        "Submit a signed envelope; answers the observation once it is durable in the log "
+        "(a retry of the same envelope is answered from the log, not applied again).",
+        errors=_WRITE_ERRORS,
+        response="CommandReply",
+    ),
+    Endpoint(
+        "GET",
+        "/artifacts",
+        "artifacts",
+        "The public state: round and every artifact.",
+        response="Artifacts",
+    ),
+    Endpoint(
+        "GET",
+        "/artifacts/{artifact:path}",
+        "artifact",
+        "One artifact's public state.",
+        errors=("not_found",),
+        response="Artifact",
+    ),
+    Endpoint(
+        "GET",
+        "/agents",
+        "agents",
+        "The registry the layers derived, and every key.",
+        response="Agents",
+    ),
+    Endpoint(
+        "GET",
+        "/agents/{agent:path}",
+        "agent",
+        "One agent (or operator): registry entry, public key, last_seq and next_seq.",
+        errors=("not_found",),
+        response="AgentInfo",
+    ),
+    Endpoint(
+        "GET", "/slots", "slots", "Each slot's artifacts and its active one(s).", response="Slots"
+    ),
+    Endpoint(
+        "GET",
+        "/log",
+        "log",
+        "Log entries after pos N (refused reveals redacted until public: CR-1).",
+        (_AFTER, _LIMIT),
+        ("bad_query", "db_unavailable"),
+        "LogPage",
+    ),
+    Endpoint(
+        "GET",
+        "/events",
+        "events",
+        "Long poll: the entries after pos N, waiting up to `timeout` s for the first. With "
+        "`Accept: text/event-stream`: server-sent events (`id` = pos, `data` = a LogEntry) "
+        "for `timeout` s, resuming after `Last-Event-ID`.",
+        (_AFTER, _LIMIT, _TIMEOUT),
+        ("bad_query", "db_unavailable"),
+        "LogPage",
+    ),
+    Endpoint("GET", "/health", "health", "Liveness: log position and round.", response="Health"),
+    Endpoint("GET", "/openapi.json", "openapi", "This document."),
+)
+
+
+def _oa_path(path: str) -> str:
+    return path.replace(":path}", "}")
+
+
+def _error_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["error", "detail"],
+        "additionalProperties": False,
+        "properties": {
+            "error": {"enum": sorted(GATE_ERRORS)},
+            "detail": {"type": "string"},
+        },
+    }
+
+
+ENVELOPE_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "required": ["agent", "seq", "command", "signature"],
+    "additionalProperties": False,
+    "properties": {
+        "agent": {"type": "string", "minLength": 1, "maxLength": 256},
+        "seq": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
+        "command": {"$ref": "#/components/schemas/Command"},
+        "signature": {"type": "string", "pattern": "^[0-9a-f]{128}$"},
+        "public_key": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    },
+    "description": (
+        "Ed25519 signature by `agent` over b'ostrom-command/1\\n' + canonical JSON of "
+        "{agent, seq, command[, public_key]} (docs/service.md). public_key: join only."
+    ),
+}
+
+
+def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": sorted(required),
+        "properties": {**required, **(optional or {})},
+        "additionalProperties": optional is not None,
+    }
+
+
+_INT: Final = {"type": "integer"}
+_POS: Final = {"type": "integer", "minimum": 0}
+_STR: Final = {"type": "string"}
+_EVENTS: Final = {"type": "array", "items": {"type": "object"}}
+_IDS: Final = {"type": "array", "items": _STR}
+
+#: The 200 bodies, as component schemas (test_service_app validates real answers).
+RESPONSES: Final[dict[str, Any]] = {
+    "CommandReply": _obj(
+        {"pos": _POS, "result": _STR, "events": _EVENTS, "retry": {"type": "boolean"}}
+    ),
+    "LogEntry": _obj(
+        {
+            "pos": _POS,
+            "agent": _STR,
+            "seq": _POS,
+            "command": {"type": "object"},
+            "result": _STR,
+            "events": _EVENTS,
+        }
+    ),
+    "LogPage": _obj(
+        {
+            "entries": {"type": "array", "items": {"$ref": "#/components/schemas/LogEntry"}},
+            "last_pos": _POS,
+        }
+    ),
+    "Artifact": _obj(
+        {
+            "slot": _STR,
+            "submitter": _STR,
+            "state": _STR,
+            "phase": {"type": ["string", "null"]},
+            "reviewers": _IDS,
+            "committed": _IDS,
+            "revealed": {"type": ["object", "null"], "additionalProperties": _STR},
+        },
+        {},
+    ),
+    "Artifacts": _obj(
+        {
+            "now": _INT,
+            "artifacts": {
+                "type": "object",
+                "additionalProperties": {"$ref": "#/components/schemas/Artifact"},
+            },
+        }
+    ),
+    "AgentInfo": _obj(
+        {
+            "agent": _STR,
+            "operator": {"type": "boolean"},
+            "public_key": {"type": ["string", "null"]},
+            "last_seq": _POS,
+            "next_seq": {"type": "integer", "minimum": 1},
+        },
+        {"tier": _INT, "weight": {"type": "number"}, "sanction": _STR, "reputation_micro": _INT},
+    ),
+    "Agents": _obj({"agents": {"type": "object"}, "principals": {"type": "object"}}),
+    "Slots": _obj(
+        {
+            "slots": {
+                "type": "object",
+                "additionalProperties": _obj({"artifacts": _IDS, "active": _IDS}),
+            }
+        }
+    ),
+    "Health": _obj({"status": {"const": "ok"}, "last_pos": _POS, "now": _INT}),
+}
+
+
+def _rebase(schema: Any, prefix: str) -> Any:
+    """``schema`` with its local refs (``#/$defs/x``) rewritten under ``prefix``, so that
+    it resolves embedded in another document by any tool (no reliance on ``$id``)."""
+    if isinstance(schema, dict):
+        return {
+            k: (
+                prefix + v[1:]
+                if k == "$ref" and isinstance(v, str) and v.startswith("#/")
+                else _rebase(v, prefix)
+            )
+            for k, v in schema.items()
+            if k not in ("$id", "$schema")
+        }
+    if isinstance(schema, list):
+        return [_rebase(v, prefix) for v in schema]
+    return schema
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the node."""
+    paths: dict[str, Any] = {}
+    for e in ENDPOINTS:
+        op: dict[str, Any] = {"operationId": e.name, "summary": e.summary}
+        params = [
+            {
+                "name": q.name,
+                "in": "query",
+                "required": False,
+                "schema": q.schema,
+                "description": q.doc,
+            }
+            for q in e.query
+        ]
+        params += [
+            {
+                "name": seg.strip("{}").split(":")[0],
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string"},
+            }
+            for seg in e.path.split("/")
+            if seg.startswith("{")
+        ]
+        if params:
+            op["parameters"] = params
+        if e.method == "POST":
+            op["requestBody"] = {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/Envelope"}}
+                },
+            }
+        ok = {"$ref": f"#/components/schemas/{e.response}"} if e.response else {"type": "object"}
+        content: dict[str, Any] = {"application/json": {"schema": ok}}
+        if e.name == "events":
+            content["text/event-stream"] = {"schema": {"type": "string"}}
+        responses: dict[str, Any] = {"200": {"description": "OK", "content": content}}
+        for status in sorted({GATE_ERRORS[c].status for c in e.errors}):
+            codes = [c for c in e.errors if GATE_ERRORS[c].status == status]
+            responses[str(status)] = {
+                "description": "; ".join(f"{c}: {GATE_ERRORS[c].doc}" for c in codes),
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            }
+        op["responses"] = responses
+        paths.setdefault(_oa_path(e.path), {})[e.method.lower()] = op
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "ostrom node",
+            "version": __version__,
+            "description": "One ostrom node (docs/service.md). Generated from "
+            "reference/ostrom/service/openapi.py; regenerate with `ostrom docs`.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": {
+                "Envelope": ENVELOPE_SCHEMA,
+                "Command": _rebase(command_schema(), "#/components/schemas/Command"),
+                "Error": _error_schema(),
+                **RESPONSES,
+            }
+        },
+    }
+
+
+def openapi_text() -> str:
+    """schema/openapi.json as committed."""
+    return json.dumps(openapi(), indent=2, ensure_ascii=False) + "\n"
+
+
+def markdown_table() -> str:
+    """docs/service.md's API table."""
+    rows = ["| method | path | answers | errors |", "|---|---|---|---|"]
+    for e in ENDPOINTS:
+        q = "?" + "&".join(f"{x.name}=" for x in e.query) if e.query else ""
+        errs = ", ".join(f"`{c}`" for c in e.errors) or "—"
+        rows.append(f"| {e.method} | `{_oa_path(e.path)}{q}` | {e.summary} | {errs} |")
+    return "\n".join(rows) + "\n"
+
+
+def errors_table() -> str:
+    """docs/service.md's error table (from ``GATE_ERRORS``)."""
+    rows = ["| code | HTTP | meaning |", "|---|---|---|"]
+    rows += [f"| `{e.code}` | {e.status} | {e.doc} |" for e in GATE_ERRORS.values()]
+    return "\n".join(rows) + "\n"
+
+
+def _replace_block(text: str, name: str, body: str) -> str:
+    """``text`` with the lines between ``<!-- BEGIN generated: name -->`` and its END
+    replaced by ``body`` (the same markers as figures/diagram.py's docs blocks)."""
+    import re
+
+    begin, end = (re.escape(f"<!-- {w} generated: {name} -->") for w in ("BEGIN", "END"))
+    pattern = re.compile(rf"({begin}\n).*?({end})", re.S)
+    if not pattern.search(text):
+        raise ValueError(f"docs/service.md: no generated block {name!r}")
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+
+
+def service_doc(text: str) -> str:
+    """docs/service.md with its generated tables current."""
+    text = _replace_block(text, "service-api", markdown_table())
+    return _replace_block(text, "service-errors", errors_table())
+
+
+def update_generated(root: Path) -> list[Path]:
+    """Rewrite schema/openapi.json and docs/service.md's tables (``ostrom docs``)."""
+    changed: list[Path] = []
+
+    def schema(_old: str) -> str:
+        return openapi_text()
+
+    targets: list[tuple[Path, Callable[[str], str]]] = [
+        (root / "schema" / "openapi.json", schema),
+        (root / "docs" / "service.md", service_doc),
+    ]
+    for path, make in targets:
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        new = make(old)
+        if new != old:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path)
+    return changed

@@ -1,0 +1,279 @@
+"""The gate's whole state as JSON, and back: the node's snapshots (not pickle).
+
+A snapshot must restore *everything* a later command can read — the orchestrator's
+artifacts, ballots and counters, the reputation book's evidence, tiers and cached
+global trust, the sanction book's windows, the Community's pending arbitrations, the
+gate's keys and seqs — or a node restarted from it would diverge from one that never
+stopped.  The protocol classes have no serializer, so this module walks their instance
+attributes with a tagged JSON encoding:
+
+* JSON scalars as themselves; a float as ``{"$f": repr}`` (exact, and inf/nan too);
+* ``{"$list"|"$tuple"|"$set"|"$frozenset": [...]}``, ``{"$dict": [[k, v], ...]}``
+  (insertion order kept: the core iterates some dicts in it), ``{"$deque": [...],
+  "maxlen": n}``, ``{"$array": [...]}`` (a float64 NumPy vector);
+* ``{"$enum": name, "v": value}`` and ``{"$obj": name, "a": {attr: ...}}`` for the classes
+  of ``CLASSES`` only: a snapshot names classes from this allow-list or it does not load
+  (hostile file bytes can build nothing else, unlike pickle).
+
+What is not state is not written: the parameters and the founders (the database header
+gives them), the ``transitions`` machine, bound methods and callbacks.  ``restore``
+builds a fresh gate from the header and writes the data attributes into it, re-adding
+each artifact to the machine in its state.  Every other attribute that is callable is
+an error (``CodecError``) so a new field that cannot be captured is noticed, not lost.
+property_tests/test_service_snapshot.py checks restore-and-continue equals never stopped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from enum import Enum
+from typing import Any, Final
+
+import numpy as np
+
+from ostrom.protocol import agents, orchestrator, reputation, sanctions, voting
+from ostrom.protocol.community import Community
+from ostrom.protocol.lifecycle import build_machine
+from ostrom.protocol.params import Params
+from ostrom.service.gate import Gate, Setup
+
+
+class CodecError(ValueError):
+    """A state that cannot be encoded, or a document that is not a snapshot."""
+
+
+_CLASS_LIST: Final[tuple[type, ...]] = (
+    orchestrator.Artifact,
+    voting.Ballot,
+    voting.Reveal,
+    voting.Tally,
+    agents.Agent,
+    reputation.Beta,
+    reputation.EigenTrustResult,
+    reputation.TierState,
+    reputation.Evidence,
+    reputation._Record,
+    reputation._Pair,
+    sanctions.AgentRecord,
+)
+_ENUM_LIST: Final[tuple[type[Enum], ...]] = (
+    agents.Sanction,
+    sanctions.Violation,
+    voting.BallotKind,
+    voting.Phase,
+)
+#: The only classes a snapshot may name.
+CLASSES: Final[dict[str, type]] = {c.__qualname__: c for c in _CLASS_LIST}
+ENUMS: Final[dict[str, type[Enum]]] = {c.__qualname__: c for c in _ENUM_LIST}
+
+#: Attributes that are not state: rebuilt from the header (or the code) on restore.
+SKIP: Final[dict[type, frozenset[str]]] = {
+    Community: frozenset({"params", "_truth", "orchestrator", "reputation", "sanctions"}),
+    orchestrator.Orchestrator: frozenset({"params", "_machine", "_dispatch"}),
+    reputation.ReputationBook: frozenset({"params"}),
+    sanctions.SanctionBook: frozenset({"params", "_repair_check"}),
+    # what the transitions machine binds to each model: re-bound by add_model on restore
+    orchestrator.Artifact: frozenset({"trigger", "may_trigger", *build_machine().events}),
+}
+
+FORMAT: Final = "ostrom-snapshot/1"
+
+
+# --- encoding -------------------------------------------------------------------------------
+
+
+def encode(value: Any) -> Any:
+    """The tagged JSON of ``value`` (``CodecError`` for what it cannot hold)."""
+    if isinstance(value, Enum):  # first: a StrEnum is a str too
+        name = type(value).__qualname__
+        if ENUMS.get(name) is not type(value):
+            raise CodecError(f"enum {name} is not in the snapshot allow-list")
+        return {"$enum": name, "v": value.value}
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return {"$f": repr(value)}
+    if isinstance(value, list):
+        return {"$list": [encode(v) for v in value]}
+    if isinstance(value, tuple):
+        return {"$tuple": [encode(v) for v in value]}
+    if isinstance(value, set | frozenset):
+        items = sorted((encode(v) for v in value), key=repr)
+        return {"$frozenset" if isinstance(value, frozenset) else "$set": items}
+    if isinstance(value, dict):
+        return {"$dict": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, deque):
+        return {"$deque": [encode(v) for v in value], "maxlen": value.maxlen}
+    if isinstance(value, np.ndarray):
+        if value.dtype != np.float64 or value.ndim != 1:
+            raise CodecError(f"array of {value.dtype}, ndim {value.ndim}: only float64 vectors")
+        return {"$array": [repr(float(x)) for x in value]}
+    name = type(value).__qualname__
+    if CLASSES.get(name) is not type(value):
+        raise CodecError(f"{type(value).__module__}.{name} is not in the snapshot allow-list")
+    return {"$obj": name, "a": _attrs(value)}
+
+
+def _attrs(obj: Any) -> dict[str, Any]:
+    skip = SKIP.get(type(obj), frozenset())
+    out: dict[str, Any] = {}
+    for k, v in vars(obj).items():
+        if k in skip:
+            continue
+        if callable(v) and not isinstance(v, type):
+            raise CodecError(f"{type(obj).__qualname__}.{k} is callable: not state, not skipped")
+        out[k] = encode(v)
+    return out
+
+
+def snapshot(gate: Gate) -> dict[str, Any]:
+    """The gate's whole state (``restore`` inverts it, given the same header)."""
+    c = gate.community
+    return {
+        "format": FORMAT,
+        "community": _attrs(c),
+        "orchestrator": _attrs(c.orchestrator),
+        "reputation": _attrs(c.reputation),
+        "sanctions": _attrs(c.sanctions),
+        "gate": {"keys": encode(gate._keys), "last": encode(gate._last)},
+    }
+
+
+# --- decoding -------------------------------------------------------------------------------
+
+
+def _float(text: Any) -> float:
+    if not isinstance(text, str) or len(text) > 40:
+        raise CodecError("a float is its repr")
+    v = float(text)
+    if repr(v) != text and not math.isnan(v):
+        raise CodecError(f"{text!r} is not a float's repr")
+    return v
+
+
+def decode(doc: Any, depth: int = 0) -> Any:
+    """Inverse of ``encode``; anything else is ``CodecError`` (never another exception)."""
+    if depth > 64:
+        raise CodecError("nested too deep")
+    if doc is None or (isinstance(doc, bool | str | int) and not isinstance(doc, float)):
+        return doc
+    if not isinstance(doc, dict) or len(doc) not in (1, 2):
+        raise CodecError(f"not a snapshot value: {str(doc)[:80]}")
+    d = depth + 1
+    try:
+        if set(doc) == {"$f"}:
+            return _float(doc["$f"])
+        if set(doc) == {"$list"}:
+            return [decode(v, d) for v in _seq(doc["$list"])]
+        if set(doc) == {"$tuple"}:
+            return tuple(decode(v, d) for v in _seq(doc["$tuple"]))
+        if set(doc) == {"$set"}:
+            return {decode(v, d) for v in _seq(doc["$set"])}
+        if set(doc) == {"$frozenset"}:
+            return frozenset(decode(v, d) for v in _seq(doc["$frozenset"]))
+        if set(doc) == {"$dict"}:
+            pairs = [_seq(p) for p in _seq(doc["$dict"])]
+            if any(len(p) != 2 for p in pairs):
+                raise CodecError("a dict is a list of [key, value] pairs")
+            return {decode(k, d): decode(v, d) for k, v in pairs}
+        if set(doc) == {"$deque", "maxlen"}:
+            maxlen = doc["maxlen"]
+            if maxlen is not None and (not isinstance(maxlen, int) or maxlen < 0):
+                raise CodecError("a deque's maxlen is a non-negative integer or null")
+            return deque((decode(v, d) for v in _seq(doc["$deque"])), maxlen=maxlen)
+        if set(doc) == {"$array"}:
+            return np.array([_float(x) for x in _seq(doc["$array"])], dtype=np.float64)
+        if set(doc) == {"$enum", "v"}:
+            cls = ENUMS.get(doc["$enum"]) if isinstance(doc["$enum"], str) else None
+            if cls is None:
+                raise CodecError(f"enum {str(doc['$enum'])[:40]} is not in the allow-list")
+            return cls(doc["v"])
+        if set(doc) == {"$obj", "a"}:
+            name = doc["$obj"]
+            ocls = CLASSES.get(name) if isinstance(name, str) else None
+            if ocls is None:
+                raise CodecError(f"class {str(name)[:40]} is not in the allow-list")
+            obj: Any = object.__new__(ocls)
+            _fill(obj, doc["a"], d)
+            return obj
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, CodecError):
+            raise
+        raise CodecError(str(exc)) from None
+    raise CodecError(f"unknown tag(s) {sorted(doc)[:3]}")
+
+
+def _seq(v: Any) -> list[Any]:
+    if not isinstance(v, list):
+        raise CodecError("expected a list")
+    return v
+
+
+def _fill(obj: Any, attrs: Any, depth: int = 0) -> None:
+    """Set ``obj``'s attributes from an encoded ``{name: value}`` (frozen dataclasses too)."""
+    if not isinstance(attrs, dict):
+        raise CodecError("attributes are an object")
+    expected = _fields(type(obj))
+    if expected is not None and set(attrs) != expected:
+        raise CodecError(f"{type(obj).__qualname__}: attributes {sorted(attrs)[:5]} ...")
+    for k, v in attrs.items():
+        if not isinstance(k, str) or k.startswith("__"):
+            raise CodecError("attribute names are plain strings")
+        object.__setattr__(obj, k, decode(v, depth))
+
+
+def _fields(cls: type) -> set[str] | None:
+    import dataclasses
+
+    if dataclasses.is_dataclass(cls):
+        return {f.name for f in dataclasses.fields(cls)}
+    return None
+
+
+def restore(params: Params, setup: Setup, doc: Any) -> Gate:
+    """A gate built from the header, then given the snapshot's state (``CodecError`` if
+    ``doc`` is not one, or names attributes the fresh objects do not have)."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise CodecError(f"not an {FORMAT} document")
+    want = {"format", "community", "orchestrator", "reputation", "sanctions", "gate"}
+    if set(doc) != want:
+        raise CodecError(f"a snapshot has exactly {sorted(want)}")
+    gate = Gate(params, setup)
+    c = gate.community
+    for obj, key in (
+        (c, "community"),
+        (c.orchestrator, "orchestrator"),
+        (c.reputation, "reputation"),
+        (c.sanctions, "sanctions"),
+    ):
+        attrs = doc[key]
+        if not isinstance(attrs, dict):
+            raise CodecError(f"{key}: attributes are an object")
+        known = set(vars(obj)) - SKIP.get(type(obj), frozenset())
+        if set(attrs) != known:
+            raise CodecError(f"{key}: attributes differ from this reference's")
+        _fill(obj, attrs)
+    orch = c.orchestrator
+    arts = vars(orch)["_artifacts"]
+    if not isinstance(arts, dict) or not all(
+        isinstance(a, orchestrator.Artifact) for a in arts.values()
+    ):
+        raise CodecError("orchestrator._artifacts holds artifacts")
+    machine = vars(orch)["_machine"]
+    for art in arts.values():
+        state = vars(art).get("state")
+        if not isinstance(state, str) or state not in machine.states:
+            raise CodecError(f"artifact state {str(state)[:40]!r}")
+        machine.add_model(art, initial=state)
+    g = doc["gate"]
+    if not isinstance(g, dict) or set(g) != {"keys", "last"}:
+        raise CodecError("gate: {keys, last}")
+    keys, last = decode(g["keys"]), decode(g["last"])
+    if not isinstance(keys, dict) or not isinstance(last, dict):
+        raise CodecError("gate keys and seqs are dicts")
+    gate._keys = keys
+    gate._last = last
+    return gate

@@ -1,0 +1,305 @@
+"""The node's durable log: one SQLite file (stdlib ``sqlite3``), WAL, synchronous=FULL.
+
+What is durable, and when (docs/service.md "Durability"): every command the node answers
+was first appended here, in *one* transaction with its observation; the HTTP response is
+sent after the commit.  Refused commands (the protocol's refusals: they are sequenced,
+they may count a violation) are rows too, marked ``refused``.  Envelopes the gate
+refuses are never rows: they changed nothing.
+
+Tables:
+
+* ``meta``: ``format`` (``FORMAT``), ``version`` (``VERSION``), ``params`` and ``setup``
+  (JSON): what every replay of the log starts from;
+* ``log``: ``pos`` (1, 2, ... contiguous), ``agent``, ``seq`` (UNIQUE together: an
+  (agent, seq) is applied at most once), the ``envelope`` as received (canonical JSON,
+  signature included: the log proves who sent what), ``result``, ``refused``, the
+  ``observation`` (canonical JSON);
+* ``snapshot``: every K commands, the state after ``pos`` (``{"public", "full"}``: the
+  public state and the gate's whole state, service/snapshot.py) and its SHA-256.  The
+  node starts from the latest one and replays the log after it; ``--verify`` replays
+  the whole log and compares every snapshot.
+
+The file is hostile input: ``open`` checks SQLite's own ``quick_check``, the header, the
+schema version, contiguous positions and every JSON column, and refuses what fails
+(``StoreError``, the CLI exits 2) without writing anything.  A ``sqlite3`` error during an
+append becomes ``DbUnavailable`` after the transaction is rolled back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import closing, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ostrom.service.identity import canonical
+
+#: The file format the ``meta`` table names; a file of another format is refused.
+FORMAT: Final = "ostrom-node/1"
+#: The schema version; bumped with any change of the tables.
+VERSION: Final = 1
+
+_SCHEMA: Final = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE log (
+    pos INTEGER PRIMARY KEY,
+    agent TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    envelope TEXT NOT NULL,
+    result TEXT NOT NULL,
+    refused INTEGER NOT NULL,
+    observation TEXT NOT NULL,
+    UNIQUE (agent, seq)
+);
+CREATE TABLE snapshot (pos INTEGER PRIMARY KEY, state TEXT NOT NULL, sha256 TEXT NOT NULL);
+"""
+
+
+class StoreError(Exception):
+    """The database file cannot be used as a node's log (unknown, corrupt, torn, tampered)."""
+
+
+class DbUnavailable(Exception):
+    """A write failed (disk full, locked, I/O): nothing of the command was kept."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One log row, decoded."""
+
+    pos: int
+    agent: str
+    seq: int
+    envelope: dict[str, Any]
+    result: str
+    observation: dict[str, Any]
+
+
+def text(obj: Any) -> str:
+    """The canonical JSON text stored in a column."""
+    return canonical(obj).decode()
+
+
+def digest(state: Any) -> str:
+    return hashlib.sha256(canonical(state)).hexdigest()
+
+
+def _loads(value: object, what: str) -> Any:
+    if not isinstance(value, str):
+        raise StoreError(f"{what}: not text")
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError) as exc:
+        raise StoreError(f"{what}: not JSON ({exc})") from None
+
+
+class Store:
+    """One node's SQLite file.  Not thread-safe by itself: the node serialises access."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path, params: Any, setup: Any) -> None:
+        self._db = db
+        self.path = path
+        self.params: dict[str, Any] = params
+        self.setup: dict[str, Any] = setup
+        self.last_pos = self._count()
+
+    # --- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        create: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
+        fsync: bool = True,
+        busy_timeout: float = 5.0,
+    ) -> Store:
+        """Open ``path``; a missing file is created with ``create = (params, setup)`` (a
+        missing file without ``create`` is an error).  ``StoreError`` names any problem."""
+        p = Path(path)
+        exists = p.exists()
+        if not exists and create is None:
+            raise StoreError(f"{p}: no such database")
+        if exists and (not p.is_file() or p.stat().st_size == 0):
+            raise StoreError(f"{p}: not a node database (empty or not a file)")
+        try:
+            db = sqlite3.connect(
+                str(p), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"{p}: cannot open: {exc}") from None
+        try:
+            if exists:
+                store = cls._load(db, p)
+            else:
+                assert create is not None
+                store = cls._create(db, p, dict(create[0]), dict(create[1]))
+            db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'OFF'}")
+            return store
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # text that is not UTF-8 any more
+            db.close()
+            raise StoreError(f"{p}: not a usable node database: {exc}") from None
+        except StoreError:
+            db.close()
+            raise
+
+    @classmethod
+    def _create(cls, db: sqlite3.Connection, p: Path, params: Any, setup: Any) -> Store:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for stmt in _SCHEMA.strip().split(";"):
+                if stmt.strip():
+                    db.execute(stmt)
+            meta = {
+                "format": FORMAT,
+                "version": str(VERSION),
+                "params": text(params),
+                "setup": text(setup),
+            }
+            db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return cls(db, p, params, setup)
+
+    @classmethod
+    def _load(cls, db: sqlite3.Connection, p: Path) -> Store:
+        check = db.execute("PRAGMA quick_check").fetchall()
+        if check != [("ok",)]:
+            raise StoreError(f"{p}: corrupt database ({check[0][0] if check else '?'})")
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"meta", "log", "snapshot"} <= tables:
+            raise StoreError(f"{p}: not a node database (tables: {sorted(tables)})")
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("format") != FORMAT:
+            raise StoreError(f"{p}: format {meta.get('format')!r}, expected {FORMAT!r}")
+        if meta.get("version") != str(VERSION):
+            raise StoreError(f"{p}: schema version {meta.get('version')!r}, expected {VERSION}")
+        params, setup = (
+            _loads(meta.get("params"), "meta.params"),
+            _loads(meta.get("setup"), "meta.setup"),
+        )
+        if not isinstance(params, dict) or not isinstance(setup, dict):
+            raise StoreError(f"{p}: meta params and setup must be JSON objects")
+        n, lo, hi = db.execute("SELECT count(*), min(pos), max(pos) FROM log").fetchone()
+        if n and (lo != 1 or hi != n):
+            raise StoreError(f"{p}: log positions are not 1..{n} (torn or edited log)")
+        db.execute("PRAGMA journal_mode=WAL")
+        return cls(db, p, params, setup)
+
+    def _rollback(self) -> None:
+        """Roll back the open transaction, if any (a failing rollback leaves SQLite to
+        roll back itself: an uncommitted transaction is never visible)."""
+        with suppress(sqlite3.Error):
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self._db.close()
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def _count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM log").fetchone()[0])
+
+    def entries(self, after: int = 0, limit: int | None = None) -> Iterator[Entry]:
+        """The rows after position ``after`` in order (at most ``limit``); ``StoreError``
+        for a row that does not decode."""
+        sql = "SELECT pos, agent, seq, envelope, result, observation FROM log WHERE pos > ? "
+        sql += "ORDER BY pos" + ("" if limit is None else f" LIMIT {int(limit)}")
+        with closing(self._db.execute(sql, (after,))) as cur:
+            for pos, agent, seq, env, result, obs in cur:
+                yield self._entry(pos, agent, seq, env, result, obs)
+
+    def _entry(self, pos: Any, agent: Any, seq: Any, env: Any, result: Any, obs: Any) -> Entry:
+        e, o = _loads(env, f"log[{pos}].envelope"), _loads(obs, f"log[{pos}].observation")
+        if (
+            not isinstance(e, dict)
+            or not isinstance(o, dict)
+            or not isinstance(agent, str)
+            or not isinstance(seq, int)
+            or not isinstance(result, str)
+            or o.get("result") != result
+            or e.get("agent") != agent
+            or e.get("seq") != seq
+        ):
+            raise StoreError(f"log[{pos}]: the row does not agree with itself")
+        return Entry(pos, agent, seq, e, result, o)
+
+    def find(self, agent: str, seq: int) -> Entry | None:
+        """The row of (agent, seq), if any (a retry is answered from it)."""
+        row = self._db.execute(
+            "SELECT pos, agent, seq, envelope, result, observation FROM log "
+            "WHERE agent = ? AND seq = ?",
+            (agent, seq),
+        ).fetchone()
+        return None if row is None else self._entry(*row)
+
+    def snapshots(self) -> dict[int, str]:
+        """Checkpoint position -> the SHA-256 of the state after it (each row verified)."""
+        out: dict[int, str] = {}
+        for pos, state, sha in self._db.execute("SELECT pos, state, sha256 FROM snapshot"):
+            if not isinstance(state, str) or hashlib.sha256(state.encode()).hexdigest() != sha:
+                raise StoreError(f"snapshot[{pos}]: its hash does not match its state")
+            out[int(pos)] = sha
+        return out
+
+    def snapshot_state(self, pos: int) -> Any:
+        """The parsed state of the snapshot at ``pos`` (its hash verified)."""
+        row = self._db.execute("SELECT state, sha256 FROM snapshot WHERE pos = ?", (pos,))
+        found = row.fetchone()
+        if found is None:
+            raise StoreError(f"snapshot[{pos}]: missing")
+        state, sha = found
+        if not isinstance(state, str) or hashlib.sha256(state.encode()).hexdigest() != sha:
+            raise StoreError(f"snapshot[{pos}]: its hash does not match its state")
+        return _loads(state, f"snapshot[{pos}]")
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def append(
+        self,
+        envelope: Mapping[str, Any],
+        observation: Mapping[str, Any],
+        snapshot: Any = None,
+    ) -> int:
+        """Append one command in one transaction (with a snapshot row of ``snapshot``, the
+        state after it, if given); its position.  ``DbUnavailable`` if SQLite refuses:
+        the transaction is rolled back, nothing was kept."""
+        pos = self.last_pos + 1
+        result = str(observation["result"])
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        pos,
+                        envelope["agent"],
+                        envelope["seq"],
+                        text(envelope),
+                        result,
+                        int(result != "ok"),
+                        text(observation),
+                    ),
+                )
+                if snapshot is not None:
+                    state = text(snapshot)
+                    self._db.execute(
+                        "INSERT INTO snapshot VALUES (?, ?, ?)",
+                        (pos, state, hashlib.sha256(state.encode()).hexdigest()),
+                    )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+        except sqlite3.Error as exc:
+            raise DbUnavailable(str(exc)) from None
+        self.last_pos = pos
+        return pos
