@@ -113,14 +113,15 @@ def status(directory: Path, audit: bool, as_json: bool) -> None:
     from ostrom.cluster.audit import AuditError
     from ostrom.cluster.audit import audit as run_audit
     from ostrom.cluster.config import ConfigError, load
-    from ostrom.cluster.supervisor import cluster_status
+    from ostrom.cluster.supervisor import cluster_status, front_status
 
     try:
         cfg = load(directory / "cluster.toml")
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     st = cluster_status(cfg)
-    doc: dict[str, object] = {"replicas": st}
+    fr = front_status(cfg)
+    doc: dict[str, object] = {"replicas": st, "front": fr}
     if not as_json:
         click.echo("replica  view  primary  active  executed  stable  state")
         for i, s in st.items():
@@ -132,6 +133,16 @@ def status(directory: Path, audit: bool, as_json: bool) -> None:
             click.echo(
                 f"r{i:<7} {s['view']:>4}  {prim:>7}  {s['active']!s:>6}"
                 f"  {s['last_executed']:>8}  {s['stable_checkpoint']:>6}  {digest}{tag}"
+            )
+        url = f"http://{cfg.http.host}:{cfg.http.port}"
+        if fr is None:
+            click.echo(f"front    {url} (not answering)")
+        else:
+            stats = fr.get("stats", {})
+            click.echo(
+                f"front    {url}: {stats.get('acknowledged', 0)} commands acknowledged in "
+                f"{stats.get('requests', 0)} requests, {fr.get('busy')} of "
+                f"{fr.get('clients')} client identities busy, batch size {fr.get('batch_size')}"
             )
     if audit:
         honest = [

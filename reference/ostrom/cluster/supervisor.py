@@ -158,6 +158,17 @@ def cluster_status(cfg: ClusterConfig) -> dict[int, dict[str, Any] | None]:
     return {r.id: replica_status(r.listen) for r in cfg.replicas}
 
 
+def front_status(cfg: ClusterConfig, timeout: float = STATUS_TIMEOUT_S) -> dict[str, Any] | None:
+    """The front's ``GET /status``, or None if it does not answer in time."""
+    url = f"http://{cfg.http.host}:{cfg.http.port}/status"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # loopback
+            doc = json.loads(resp.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 # --- processes -----------------------------------------------------------------------------
 
 
