@@ -51,8 +51,9 @@ def test_up_status_audit_down(tmp_path: Path) -> None:
         assert doc["replicas"]["3"]["byzantine"] == "silent"
         text = runner.invoke(main, ["cluster", "status", "--dir", str(d)])
         assert "view" in text.output and "byzantine silent" in text.output
-        assert "5 commands acknowledged" in text.output, text.output
-        assert doc["front"]["stats"]["acknowledged"] == 5
+        # 5 joins, the replayed one and the unsigned one: all ordered, two refused
+        assert "7 commands acknowledged" in text.output, text.output
+        assert doc["front"]["stats"]["acknowledged"] == 7
         again = runner.invoke(main, ["cluster", "up", "--dir", str(d)])
         assert again.exit_code != 0 and "already runs" in again.output
     finally:
