@@ -351,3 +351,20 @@ def test_random_fault_schedule(tmp_path: Path, clusters: list[Cluster], seed: in
         check(c, [0, 1, 2, 3], load.acked, at_least=1)
     finally:
         proxy.close()
+
+
+@pytest.mark.slow
+def test_kill_the_front(tmp_path: Path, clusters: list[Cluster]) -> None:
+    """``kill -9`` of the front under load: the replicas are untouched; a restarted front
+    (new timestamps, above the old: the wall clock) is answered, and the audit passes."""
+    c = new_cluster(clusters, tmp_path, batch_size=4)
+    load = Load(c.url, [command("k", i) for i in range(40)]).start()
+    load.wait_acked(10)
+    c.kill("front")
+    load._thread.join(LOAD_S)
+    acked = list(load.acked)  # what the old front acknowledged before it died
+    c.start_front()
+    c.wait_ready(30)
+    load2 = Load(c.url, [command("q", i) for i in range(20)]).start()
+    load2.join()
+    check(c, [0, 1, 2, 3], acked + load2.acked, at_least=1)
