@@ -26,9 +26,10 @@ from ostrom.cluster.audit import (
     read_log,
 )
 from ostrom.cluster.config import parse
-from ostrom.consensus.crypto import make_keys
+from ostrom.consensus.crypto import derive_key, make_keys
 from ostrom.consensus.messages import Request, Signed
 from ostrom.consensus.replicated import Core
+from ostrom.service.identity import public_hex, sign_envelope
 
 CFG = parse(
     b"""
@@ -39,9 +40,6 @@ f = 1
 host = "127.0.0.1"
 port = 1
 http_port = 2
-[[founder]]
-id = "f0"
-tier = 2
 """
     + b"".join(
         f'[[replica]]\nid = {i}\nhost = "127.0.0.1"\nport = {10 + i}\n'.encode() for i in range(4)
@@ -57,7 +55,10 @@ def req(client: str, ts: int, commands: list[Any]) -> Signed:
 
 
 def join(i: int) -> dict[str, Any]:
-    return {"op": "join", "agent": f"a{i}"}
+    """The signed envelope of agent a<i>'s join (what the gate admits)."""
+    agent = f"a{i}"
+    key = derive_key(b"audit", agent)
+    return sign_envelope(key, agent, 1, {"op": "join", "agent": agent}, public_hex(key))
 
 
 HISTORY: tuple[Signed | None, ...] = (
@@ -65,7 +66,7 @@ HISTORY: tuple[Signed | None, ...] = (
     None,  # a null request (a view change filled a gap)
     req("c1", 1, [join(2)]),
     req("c0", 1, [join(0), join(1)]),  # a duplicate timestamp: executed once
-    req("c0", 2, [join(3), {"op": "tick"}, join(4)]),
+    req("c0", 2, [join(3), join(5), join(4)]),
 )
 
 
@@ -79,7 +80,7 @@ def logs(**over: tuple[Signed | None, ...]) -> dict[int, ReplicaLog]:
 
 def test_the_commands_of_a_log() -> None:
     cmds = committed_commands(logs()[0])
-    assert cmds == [join(0), join(1), join(2), join(3), {"op": "tick"}, join(4)]
+    assert cmds == [join(0), join(1), join(2), join(3), join(5), join(4)]
 
 
 def test_safety_passes_on_prefixes_and_fails_on_a_conflict() -> None:
@@ -92,7 +93,7 @@ def test_safety_passes_on_prefixes_and_fails_on_a_conflict() -> None:
 
 
 def test_acknowledged_fails_when_a_replica_lacks_one() -> None:
-    acked = [join(0), join(4), {"op": "tick"}]
+    acked = [join(0), join(4), join(5)]
     check_acknowledged(logs(), acked)
     with pytest.raises(AuditError, match="replica 2 has not executed 2"):
         check_acknowledged(logs(r2=HISTORY[:4]), acked)

@@ -10,6 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from ostrom.cli.main import main
+from ostrom.consensus.crypto import derive_key
+from ostrom.service.identity import load_key, public_hex, sign_envelope
+
+
+def join(agent: str) -> dict[str, object]:
+    key = derive_key(b"cli", agent)
+    return sign_envelope(key, agent, 1, {"op": "join", "agent": agent}, public_hex(key))
 
 
 def test_up_status_audit_down(tmp_path: Path) -> None:
@@ -26,8 +33,13 @@ def test_up_status_audit_down(tmp_path: Path) -> None:
         assert up.exit_code == 0, up.output
         url = up.output.strip().rsplit(" ", 1)[-1]
         for i in range(5):
-            r = httpx.post(url + "/commands", json={"op": "join", "agent": f"u{i}"}, timeout=60)
-            assert r.status_code == 200 and r.json()["observation"]["result"] == "ok"
+            r = httpx.post(url + "/commands", json=join(f"u{i}"), timeout=60)
+            assert r.status_code == 200 and r.json()["result"] == "ok", r.text
+        # the gate's refusals come back as the node's: a replayed seq is 409
+        r = httpx.post(url + "/commands", json=join("u0"), timeout=60)
+        assert r.status_code == 409 and r.json()["error"] == "replayed"
+        unsigned = {"agent": "v", "seq": 1, "command": {"op": "join", "agent": "v"}}
+        assert httpx.post(url + "/commands", json=unsigned, timeout=60).status_code == 401
         assert httpx.post(url + "/commands", content=b"\xff{", timeout=10).status_code == 400
         huge = httpx.post(url + "/commands", content=b"x" * (2 << 20), timeout=10)
         assert huge.status_code == 413
@@ -39,8 +51,9 @@ def test_up_status_audit_down(tmp_path: Path) -> None:
         assert doc["replicas"]["3"]["byzantine"] == "silent"
         text = runner.invoke(main, ["cluster", "status", "--dir", str(d)])
         assert "view" in text.output and "byzantine silent" in text.output
-        assert "5 commands acknowledged" in text.output, text.output
-        assert doc["front"]["stats"]["acknowledged"] == 5
+        # 5 joins, the replayed one and the unsigned one: all ordered, two refused
+        assert "7 commands acknowledged" in text.output, text.output
+        assert doc["front"]["stats"]["acknowledged"] == 7
         again = runner.invoke(main, ["cluster", "up", "--dir", str(d)])
         assert again.exit_code != 0 and "already runs" in again.output
     finally:
@@ -66,8 +79,9 @@ def test_start_cluster_for_benchmarks(tmp_path: Path) -> None:
 
     url, stop = start_cluster(tmp_path, n=4, batch_size=4, synchronous="OFF", seed=2)
     try:
-        r = httpx.post(url + "/commands", json={"op": "tick"}, timeout=60)
-        assert r.status_code == 200
+        ops = load_key(tmp_path / "keys" / "ops.key")  # the operator signs a tick
+        r = httpx.post(url + "/commands", json=sign_envelope(ops, "ops", 1, {"op": "tick"}))
+        assert r.status_code == 200 and r.json()["result"] == "ok", r.text
     finally:
         stop()
     with pytest.raises(httpx.HTTPError):

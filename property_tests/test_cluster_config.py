@@ -19,6 +19,11 @@ def test_round_trip_and_keys(tmp_path: Path) -> None:
     again = load(tmp_path / "cluster.toml")
     assert again == cfg
     assert cfg.batch_size == 3 and cfg.f == 1 and len(cfg.replicas) == 4
+    assert cfg.founders == tmp_path / "founders.toml"
+    from ostrom.service.founders import load_founders
+
+    setup = load_founders(cfg.founders)
+    assert len(setup.founders) == 4 and list(setup.operators) == ["ops"]
     ring = load_ring(cfg.keys)
     s = load_signer(cfg.keys, "r2")
     from ostrom.consensus.messages import Checkpoint
@@ -66,6 +71,7 @@ def test_base_parses() -> None:
     cfg = parse(BASE.encode(), base=Path("/x"))
     assert cfg.replica(2).db == Path("/x/r2.sqlite3")
     assert cfg.replica(2).dial == cfg.replica(2).listen
+    assert cfg.founders is None
 
 
 @given(st.binary(max_size=400))

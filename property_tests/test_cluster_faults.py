@@ -30,6 +30,8 @@ from ostrom.cluster.config import Address
 from ostrom.cluster.proxy import FaultProxy
 from ostrom.cluster.supervisor import Cluster, create, free_ports
 from ostrom.consensus.byzantine import STRATEGIES
+from ostrom.consensus.crypto import derive_key
+from ostrom.service.identity import public_hex, sign_envelope
 
 TIMEOUT_MS = 800  # the view-change timeout: short, for quick recovery on loopback
 CONVERGE_S = 60.0
@@ -61,8 +63,12 @@ def new_cluster(
 
 
 def command(tag: str, i: int) -> dict[str, Any]:
-    """A distinct command per call (a join of a new agent: it changes the state)."""
-    return {"op": "join", "agent": f"{tag}{i}"}
+    """A distinct signed envelope per call (the join of a new agent, under its own key:
+    the body ``ostrom serve`` takes; it changes the state)."""
+    agent = f"{tag}{i}"
+    key = derive_key(b"test-cluster-faults", agent)
+    join = {"op": "join", "agent": agent}
+    return sign_envelope(key, agent, 1, join, public_key=public_hex(key))
 
 
 class Load:
@@ -87,8 +93,8 @@ class Load:
                         self.failed.append((cmd, repr(exc)))
                         return
                     if r.status_code == 200:
-                        obs = r.json()["observation"]
-                        assert obs["result"] == "ok", obs
+                        body = r.json()
+                        assert body["result"] == "ok", body
                         self.acked.append(cmd)
                         self.ack_times.append(time.monotonic())
                     else:

@@ -9,9 +9,12 @@ replays (``audit.py``, REPL-1) both call it, so the check replays exactly what t
 replicas execute.  An operation that is not a batch is applied as one command (a
 hostile or buggy client gets the core's refusal, never an exception).
 
-The core is the Community with the founders of ``cluster.toml`` (docs/community.md):
-the node's logic minus the signed-envelope gate, which the node branch adds
-(its ``Gate``, in the service package) and which the cluster will run once it is on main.
+The core is the node's ``Gate`` (``ostrom.service.gate``): the Community behind signed
+envelopes ``{"agent", "seq", "command", "signature"}`` with per-agent sequence numbers,
+built from the node's founders file.  So a cluster runs exactly the single node's logic,
+and ``POST /commands`` takes the same body.  An envelope the gate refuses is ordered like
+any other and refused identically by every replica (``Gate.apply`` changes nothing for
+it), so the replicas stay deterministic whatever a client sends.
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ import copy
 import json
 from typing import Any, Final
 
-from ostrom.cluster.config import ClusterConfig
+from ostrom.cluster.config import ClusterConfig, ConfigError
 from ostrom.consensus.messages import canonical, sha256_hex
 from ostrom.consensus.replicated import Core, CoreFactory
-from ostrom.protocol.community import Community, Member
 from ostrom.protocol.params import DEFAULTS
+from ostrom.service.founders import FoundersError, load_founders
+from ostrom.service.gate import Gate, Setup
 
 BATCH: Final = "batch"
 RESULTS: Final = "results"
@@ -77,15 +81,18 @@ def state_digest(state: dict[str, Any]) -> str:
 
 
 def core_factory(cfg: ClusterConfig) -> CoreFactory:
-    """The cluster's core, the one place that names it: a fresh Community with the
-    configured founders per call (every replica and every replay of the audit starts
-    from the same state).  The node's Gate takes its place here when it is on main."""
-    members = tuple(
-        Member(fd.id, tier=fd.tier, reputation=fd.reputation, evidence=fd.evidence)
-        for fd in cfg.founders
-    )
+    """The cluster's core, the one place that names it: a fresh ``Gate`` per call, from
+    the founders file read once (every replica and every replay of the audit starts from
+    the same state).  ``ConfigError`` if the founders file cannot be used."""
+    if cfg.founders is None:
+        setup = Setup()
+    else:
+        try:
+            setup = load_founders(cfg.founders)
+        except FoundersError as exc:
+            raise ConfigError(str(exc)) from None
 
     def make() -> Core:
-        return Community(DEFAULTS, members)
+        return Gate(DEFAULTS, setup)
 
     return make

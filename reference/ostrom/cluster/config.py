@@ -3,8 +3,9 @@
 Every process of a cluster (the N replicas, the HTTP front, ``ostrom cluster status``)
 reads the same file, so the file is the one source of the cluster's facts: n, f, the
 batch size, the timer periods, where each replica listens and where its peers dial it,
-its database, and the directory of key files.  Paths in the file are relative to the
-file's directory, so a cluster directory can be moved as a whole.
+its database, the directory of key files, and the node's founders file (who the
+community starts with: the file ``ostrom serve --founders`` reads).  Paths in the file
+are relative to the file's directory, so a cluster directory can be moved as a whole.
 
 A bad file never starts a half-configured process: ``load`` raises ``ConfigError`` with
 one line naming the field and what is wrong, and the CLI prints that line.
@@ -57,16 +58,6 @@ class ReplicaConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Founder:
-    """A founding member of the replicated Community (docs/community.md)."""
-
-    id: str
-    tier: int
-    reputation: float = 0.9
-    evidence: float = 20.0
-
-
-@dataclasses.dataclass(frozen=True)
 class ClusterConfig:
     n: int
     f: int
@@ -81,7 +72,7 @@ class ClusterConfig:
     front: Address  # where the front receives replies from the replicas
     http: Address  # the front's HTTP API
     replicas: tuple[ReplicaConfig, ...]
-    founders: tuple[Founder, ...]
+    founders: Path | None  # the node's founders file (ostrom serve --founders), if any
     path: Path | None = None  # the file it was read from
 
     @property
@@ -111,6 +102,7 @@ class ClusterConfig:
             f"watermark_window = {self.watermark_window}",
             f'synchronous = "{self.synchronous}"',
             f'keys = "{_rel(self.keys, base)}"',
+            *([f'founders = "{_rel(self.founders, base)}"'] if self.founders else []),
             "",
             "[front]",
             f'host = "{self.front.host}"',
@@ -128,15 +120,6 @@ class ClusterConfig:
                 f'dial_host = "{r.dial.host}"',
                 f"dial_port = {r.dial.port}",
                 f'db = "{_rel(r.db, base)}"',
-            ]
-        for fd in self.founders:
-            lines += [
-                "",
-                "[[founder]]",
-                f'id = "{fd.id}"',
-                f"tier = {fd.tier}",
-                f"reputation = {fd.reputation!r}",
-                f"evidence = {fd.evidence!r}",
             ]
         return "\n".join(lines) + "\n"
 
@@ -167,7 +150,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         raise ConfigError(f"not a TOML file: {exc}") from None
-    _only(doc, {"cluster", "front", "replica", "founder"}, "top level")
+    _only(doc, {"cluster", "front", "replica"}, "top level")
     c = _table(doc, "cluster")
     _only(
         c,
@@ -182,6 +165,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
             "watermark_window",
             "synchronous",
             "keys",
+            "founders",
         },
         "[cluster]",
     )
@@ -203,6 +187,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
     if sync not in SYNCHRONOUS:
         raise ConfigError(f"cluster.synchronous must be one of {', '.join(SYNCHRONOUS)}")
     keys = base / _str(c, "keys", "cluster", default="keys")
+    founders = base / _str(c, "founders", "cluster") if "founders" in c else None
     fr = _table(doc, "front")
     _only(fr, {"host", "port", "http_host", "http_port"}, "[front]")
     front = Address(_str(fr, "host", "front"), _port(fr, "port", "front"))
@@ -233,23 +218,6 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
         raise ConfigError("two processes listen on the same host and port")
     if len({r.db for r in replicas}) != n:
         raise ConfigError("two replicas share a database file")
-    founders: list[Founder] = []
-    frows = doc.get("founder", [])
-    if not isinstance(frows, list) or not all(isinstance(r, dict) for r in frows):
-        raise ConfigError("[[founder]]: a list of tables is required")
-    for row in frows:
-        _only(row, {"id", "tier", "reputation", "evidence"}, "[[founder]]")
-        fid = _str(row, "id", "founder")
-        founders.append(
-            Founder(
-                fid,
-                _int(row, "tier", f"founder {fid}", lo=0, hi=3),
-                _float(row, "reputation", f"founder {fid}", 0.0, 1.0, 0.9),
-                _float(row, "evidence", f"founder {fid}", 2.0, 1e6, 20.0),
-            )
-        )
-    if len({fd.id for fd in founders}) != len(founders):
-        raise ConfigError("[[founder]]: ids must be unique")
     return ClusterConfig(
         n=n,
         f=f,
@@ -264,7 +232,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
         front=front,
         http=http,
         replicas=tuple(sorted(replicas, key=lambda r: r.id)),
-        founders=tuple(founders),
+        founders=founders,
         path=path,
     )
 
@@ -295,13 +263,6 @@ def _int(
 
 def _port(t: Mapping[str, Any], key: str, where: str, default: int | None = None) -> int:
     return _int(t, key, where, lo=0, hi=MAX_PORT, default=default)
-
-
-def _float(t: Mapping[str, Any], key: str, where: str, lo: float, hi: float, d: float) -> float:
-    v = t.get(key, d)
-    if not isinstance(v, int | float) or isinstance(v, bool) or not lo <= v <= hi:
-        raise ConfigError(f"{where}.{key} must be a number in {lo}..{hi}, not {v!r}")
-    return float(v)
 
 
 def _str(t: Mapping[str, Any], key: str, where: str, default: str | None = None) -> str:

@@ -1,9 +1,10 @@
 """The HTTP front of a cluster: a PBFT client that answers after ``f+1`` matching replies.
 
-``POST /commands`` takes one command (any JSON body, the same body as the single node)
-and answers ``{"observation": ..., "client": ..., "timestamp": ...}`` once ``f+1``
-replicas sent the same signed result (``consensus.client.Client``: at least one of them
-is honest, so the result is one the replicated service produced).
+``POST /commands`` takes one signed envelope (the body of the single node: ``ostrom
+serve``) and answers as the node does (``answer``: ``{"result", "events"}``, or a gate
+refusal with its HTTP status) once ``f+1`` replicas sent the same signed result
+(``consensus.client.Client``: at least one of them is honest, so the result is one the
+replicated service produced).
 
 **Several client identities.**  A PBFT client has one outstanding request; the front
 holds ``clients`` of them (``c0..``), so concurrent HTTP requests are not serialised
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import uvicorn
+from starlette.responses import JSONResponse
 
 from ostrom.cluster.app import RESULTS, batch_operation
 from ostrom.cluster.config import ClusterConfig, ConfigError, load
@@ -64,6 +66,7 @@ from ostrom.consensus.messages import (
     decode,
 )
 from ostrom.consensus.replica import BROADCAST, Output
+from ostrom.service.gate import GATE_ERRORS
 
 MAX_BODY: Final = 1 << 20
 #: The encoded commands of one batch stay below this (a PBFT message carries at most
@@ -300,7 +303,6 @@ class Front:
     def asgi(self) -> Any:
         from starlette.applications import Starlette
         from starlette.requests import Request as HttpRequest
-        from starlette.responses import JSONResponse
         from starlette.routing import Route
 
         async def commands(request: HttpRequest) -> JSONResponse:
@@ -314,7 +316,7 @@ class Front:
             if self.queue.qsize() >= MAX_QUEUED:
                 return JSONResponse({"error": "busy: too many commands waiting"}, 503)
             try:
-                return JSONResponse(await self.submit(command, size))
+                return answer(await self.submit(command, size))
             except TimeoutError:
                 return JSONResponse(
                     {"error": "no result from the replicas in time (it may still execute)"}, 504
@@ -377,6 +379,22 @@ class _QuietServer(uvicorn.Server):
 
     def stop(self) -> None:
         self.should_exit = True
+
+
+def answer(done: dict[str, Any]) -> JSONResponse:
+    """The HTTP answer to an executed command, as the single node answers it: a gate
+    refusal (``GATE_ERRORS``) with its status and ``{"error", "detail"}``; anything else
+    200 with the observation's ``result`` and ``events`` (a protocol refusal is an
+    observation, as on the node), plus where the cluster ordered it (client, timestamp,
+    index in the batch)."""
+    obs = done["observation"]
+    code = obs.get("result") if isinstance(obs, dict) else None
+    if isinstance(code, str) and code in GATE_ERRORS:
+        detail = "refused by the gate of every honest replica; nothing changed"
+        return JSONResponse({"error": code, "detail": detail}, GATE_ERRORS[code].status)
+    body = {"result": code, "events": obs.get("events", []) if isinstance(obs, dict) else []}
+    body |= {k: done[k] for k in ("client", "timestamp", "index")}
+    return JSONResponse(body)
 
 
 async def _read_body(request: Any) -> bytes | None:

@@ -4,7 +4,9 @@
 wrong for processes that must not be able to sign for each other.  A cluster's keys come
 from ``os.urandom`` (``seed`` only for tests that want the same keys twice), each written
 to its own file, ``<principal>.key`` (hex of the 32-byte private key, mode 0600), and
-the public keys of every principal to ``public.json``.  A replica process reads its own
+the public keys of every principal to ``public.json``.  A key file has the node's format
+(``service.identity``: 64 hex digits), so ``ostrom keygen`` and the cluster read the same
+files.  A replica process reads its own
 private key and the ring; the front reads the clients' keys and the ring.
 """
 
@@ -20,13 +22,12 @@ from typing import Final
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ostrom.consensus.crypto import KeyRing, Signer, derive_key, public_bytes
+from ostrom.service.identity import KeyFileError, key_from_hex, private_hex
+
+__all__ = ["KeyFileError", "generate", "load_ring", "load_signer", "write_key"]
 
 RING: Final = "public.json"
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
-
-
-class KeyFileError(ValueError):
-    """A key file is missing or unreadable (the message names it)."""
 
 
 def generate(directory: Path, principals: Iterable[str], *, seed: int | None = None) -> None:
@@ -41,13 +42,16 @@ def generate(directory: Path, principals: Iterable[str], *, seed: int | None = N
             if seed is None
             else derive_key(seed, p)
         )
-        raw = key.private_bytes_raw()
-        path = directory / f"{p}.key"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(raw.hex() + "\n")
+        write_key(directory / f"{p}.key", key)
         ring[p] = public_bytes(key).hex()
     (directory / RING).write_text(json.dumps(ring, sort_keys=True, indent=1) + "\n")
+
+
+def write_key(path: Path, key: Ed25519PrivateKey) -> None:
+    """A private key file in the node's format (``ostrom keygen``: 64 hex digits, 0600)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(private_hex(key) + "\n")
 
 
 def load_ring(directory: Path) -> KeyRing:
@@ -66,8 +70,7 @@ def load_signer(directory: Path, principal: str) -> Signer:
         raise KeyFileError(f"not a principal name: {principal!r}")
     path = directory / f"{principal}.key"
     try:
-        raw = bytes.fromhex(path.read_text().strip())
-        key = Ed25519PrivateKey.from_private_bytes(raw)
-    except (OSError, ValueError) as exc:
+        key = key_from_hex(path.read_text(encoding="ascii"))
+    except (OSError, UnicodeDecodeError, KeyFileError) as exc:
         raise KeyFileError(f"{path}: not a readable private key ({exc})") from None
     return Signer(principal, key)

@@ -26,15 +26,20 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from ostrom.cluster import config as C
-from ostrom.cluster.config import Address, ClusterConfig, Founder, ReplicaConfig
-from ostrom.cluster.keys import generate
+from ostrom.cluster.config import Address, ClusterConfig, ReplicaConfig
+from ostrom.cluster.keys import generate, write_key
 from ostrom.cluster.wire import hello, read_one
+from ostrom.consensus.crypto import derive_key
+from ostrom.service.identity import new_key, public_hex
 
 CONFIG_FILE: Final = "cluster.toml"
 PIDS_FILE: Final = "pids.json"
+FOUNDERS_FILE: Final = "founders.toml"
+#: The operator a new cluster gets (it may sign tick and recruit); its key is in keys/.
+OPERATOR: Final = "ops"
 STATUS_TIMEOUT_S: Final = 2.0
-#: The founders a new cluster gets (tier 2: reviewers; docs/community.md).
-DEFAULT_FOUNDERS: Final = tuple(Founder(f"founder{i}", 2) for i in range(4))
+#: The founders a new cluster gets, (id, tier) (tier 2: reviewers; docs/community.md).
+DEFAULT_FOUNDERS: Final = tuple((f"founder{i}", 2) for i in range(4))
 
 
 def free_ports(k: int, host: str = "127.0.0.1") -> list[int]:
@@ -67,10 +72,12 @@ def create(
     http_port: int | None = None,
     dial_ports: Sequence[int] | None = None,
     seed: int | None = None,
-    founders: Sequence[Founder] = DEFAULT_FOUNDERS,
+    founders: Sequence[tuple[str, int]] = DEFAULT_FOUNDERS,
 ) -> ClusterConfig:
-    """Write ``cluster.toml`` and the keys into ``directory``; the configuration read
-    back from the file (so the file is what every process will see)."""
+    """Write ``cluster.toml``, the keys and a founders file (the node's format: the
+    founders and an operator ``ops``, their private keys in ``keys/``) into
+    ``directory``; the configuration read back from the file (so the file is what every
+    process will see)."""
     f = (n - 1) // 3 if f is None else f
     directory.mkdir(parents=True, exist_ok=True)
     ports = free_ports(n + 2, host)
@@ -96,12 +103,22 @@ def create(
             )
             for i in range(n)
         ),
-        founders=tuple(founders),
+        founders=directory / FOUNDERS_FILE,
         path=directory / CONFIG_FILE,
     )
     path = directory / CONFIG_FILE
     path.write_text(cfg.to_toml())
     generate(cfg.keys, [r.name for r in cfg.replicas] + cfg.client_names, seed=seed)
+    lines: list[str] = []
+    for fid, tier in founders:
+        key = new_key() if seed is None else derive_key(seed, f"founder:{fid}")
+        write_key(cfg.keys / f"{fid}.key", key)
+        lines += ["[[founder]]", f'id = "{fid}"', f"tier = {tier}", "reputation = 0.9"]
+        lines += ["evidence = 20", f'public_key = "{public_hex(key)}"', ""]
+    op = new_key() if seed is None else derive_key(seed, f"operator:{OPERATOR}")
+    write_key(cfg.keys / f"{OPERATOR}.key", op)
+    lines += ["[[operator]]", f'id = "{OPERATOR}"', f'public_key = "{public_hex(op)}"']
+    (directory / FOUNDERS_FILE).write_text("\n".join(lines) + "\n")
     return C.load(path)
 
 
