@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ostrom import __version__
+from ostrom.cli.cluster import cluster, node
 from ostrom.cli.extras import install_hint, missing_extra
 from ostrom.cli.service import keygen, log, serve
 from ostrom.consensus import demo
@@ -50,6 +51,8 @@ def main() -> None:
 
 main.add_command(check)
 main.add_command(explain)
+main.add_command(cluster)
+main.add_command(node)
 main.add_command(serve)
 main.add_command(log)
 main.add_command(keygen)

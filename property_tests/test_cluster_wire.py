@@ -1,0 +1,129 @@
+"""The cluster's wire (ostrom/cluster/wire.py): hostile bytes never crash anything.
+
+Frames reassemble from any chunking; a bad length raises ``FrameError`` (the connection
+closes) and nothing else is ever raised; a hello is a name or ``FrameError``.  And a
+live replica process fed garbage on its port stays up and keeps answering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import socket
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ostrom.cluster.supervisor import Cluster, create, replica_status
+from ostrom.cluster.wire import (
+    HEADER,
+    MAX_FRAME,
+    FrameDecoder,
+    FrameError,
+    frame,
+    hello,
+    parse_hello,
+)
+
+payloads = st.lists(st.binary(min_size=1, max_size=300), max_size=12)
+
+
+@given(payloads, st.lists(st.integers(1, 64), min_size=1, max_size=20))
+def test_frames_reassemble_from_any_chunking(items: list[bytes], cuts: list[int]) -> None:
+    stream = b"".join(frame(p) for p in items)
+    dec, out, pos, k = FrameDecoder(), [], 0, 0
+    while pos < len(stream):
+        step = cuts[k % len(cuts)]
+        out += dec.feed(stream[pos : pos + step])
+        pos, k = pos + step, k + 1
+    assert out == items
+    assert dec.pending == 0
+
+
+@given(st.binary(max_size=2000))
+def test_hostile_bytes_give_frames_or_frame_error(data: bytes) -> None:
+    dec = FrameDecoder(max_frame=1024)
+    try:
+        frames = dec.feed(data)
+    except FrameError:
+        assert dec.broken
+        with pytest.raises(FrameError):
+            dec.feed(b"x")
+        return
+    assert all(0 < len(f) <= 1024 for f in frames)
+    assert sum(HEADER + len(f) for f in frames) + dec.pending == len(data)
+
+
+def test_bad_lengths_are_refused() -> None:
+    for size in (0, MAX_FRAME + 1, 2**32 - 1):
+        with pytest.raises(FrameError):
+            FrameDecoder().feed(size.to_bytes(HEADER, "big") + b"x")
+    with pytest.raises(FrameError):
+        frame(b"")
+
+
+@given(st.binary(max_size=300))
+def test_hello_parses_or_refuses(data: bytes) -> None:
+    try:
+        name = parse_hello(data)
+    except FrameError:
+        return
+    assert parse_hello(hello(name)[HEADER:]) == name
+
+
+def test_hello_round_trip() -> None:
+    assert parse_hello(hello("r3")[HEADER:]) == "r3"
+    for bad in (b"{}", b'{"hello": 3}', b'{"hello": "R!"}', b"\xff", b"[1]"):
+        with pytest.raises(FrameError):
+            parse_hello(bad)
+
+
+def test_a_replica_survives_garbage_on_its_port(tmp_path: Path) -> None:
+    """Random bytes, a bad hello, a huge length, half a frame, valid frames of junk: the
+    process stays up, counts them, and still answers its status."""
+    create(tmp_path, n=4, seed=5, synchronous="OFF")
+    c = Cluster(tmp_path)
+    try:
+        c.start_replica(0)
+        c.wait_replica(0, 30)
+        addr = c.cfg.replica(0).listen
+        junk = [
+            b"\x00\x00\x00\x05hello",  # a hello that is not JSON
+            hello("r1") + b"\xff\xff\xff\xff",  # a length beyond the limit
+            hello("r1") + frame(b"not json") + frame(b'{"type":"Signed"}') + b"\x00\x00",
+            bytes(range(256)) * 8,
+            hello("front") + frame(b"[" * 10_000),
+        ]
+        rng = random.Random(7)  # and random streams, after a valid hello or not
+        for k in range(24):
+            blob = rng.randbytes(rng.randint(1, 3000))
+            junk.append((hello("r2") if k % 2 else b"") + blob)
+        for data in junk:
+            with socket.create_connection((addr.host, addr.port), timeout=5) as s:
+                s.sendall(data)
+                s.settimeout(0.3)
+                with contextlib.suppress(OSError):
+                    s.recv(10)  # the replica closes (or we time out): either is fine
+        # the front's reply port too (the front is a process of its own)
+        c.start_front()
+        c.wait_ready(30)
+        fa = c.cfg.front
+        for data in junk[:8]:
+            with socket.create_connection((fa.host, fa.port), timeout=5) as s:
+                s.sendall(data)
+        r = httpx.post(c.url + "/status", timeout=5)
+        assert r.status_code == 405  # wrong method: answered, not crashed
+        assert httpx.get(c.url + "/status", timeout=5).status_code == 200
+        assert c.procs["front"].poll() is None
+        time.sleep(0.2)
+        st_ = replica_status(addr, 5)
+        assert st_ is not None, "the replica stopped answering after garbage"
+        assert c.procs["r0"].poll() is None
+        assert st_["rejected"].get("malformed", 0) >= 2
+        assert st_["stats"].get("garbage_connections", 0) >= 1
+    finally:
+        c.stop()

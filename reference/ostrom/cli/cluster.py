@@ -1,0 +1,202 @@
+"""``ostrom cluster up|status|down|front`` and ``ostrom node``: the replicated orchestrator
+as processes (docs/cluster.md).
+
+``cluster up`` writes a cluster directory (``cluster.toml``, key files) and starts N
+replica processes and the HTTP front in the background; ``status`` asks each replica
+for its view, last executed request and stable checkpoint (``--audit`` also checks the
+stores: BFT-SAFE-1, REPL-1); ``down`` stops them.  ``ostrom node`` runs one replica in the
+foreground, for a deployment that starts each process itself.  Everything but the front
+runs without the ``service`` extra; the front says which extra to install.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ostrom.cli.extras import missing_extra
+
+
+def _need_service() -> None:
+    try:
+        import httpx  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ModuleNotFoundError as exc:
+        message = missing_extra(exc)
+        if message is None:
+            raise
+        raise click.ClickException(message) from None
+
+
+@click.group()
+def cluster() -> None:
+    """Run the PBFT-replicated orchestrator as N processes on this machine."""
+
+
+@cluster.command()
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path("ostrom-cluster"))
+@click.option("--replicas", "n", type=click.IntRange(1, 64), default=4, show_default=True)
+@click.option("--batch-size", type=click.IntRange(1, 1024), default=16, show_default=True)
+@click.option("--clients", type=click.IntRange(1, 256), default=8, show_default=True)
+@click.option("--timeout-ms", type=click.IntRange(10, 600_000), default=1000, show_default=True)
+@click.option(
+    "--synchronous",
+    type=click.Choice(["FULL", "NORMAL", "OFF"]),
+    default="FULL",
+    show_default=True,
+    help="SQLite's: FULL fsyncs every step before its messages leave.",
+)
+@click.option("--http-port", type=click.IntRange(0, 65535), default=None)
+@click.option("--seed", type=int, default=None, help="Derive the keys from a seed (tests only).")
+@click.option(
+    "--byzantine",
+    multiple=True,
+    metavar="I=STRATEGY",
+    help="Start replica I with a strategy of consensus/byzantine.py.",
+)
+def up(
+    directory: Path,
+    n: int,
+    batch_size: int,
+    clients: int,
+    timeout_ms: int,
+    synchronous: str,
+    http_port: int | None,
+    seed: int | None,
+    byzantine: tuple[str, ...],
+) -> None:
+    """Create DIR (config and keys) and start the replicas and the front."""
+    from ostrom.cluster.config import ConfigError
+    from ostrom.cluster.supervisor import Cluster, create
+
+    _need_service()
+    if (directory / "pids.json").exists():
+        raise click.ClickException(f"{directory} already runs a cluster: ostrom cluster down first")
+    byz: dict[int, str] = {}
+    for item in byzantine:
+        i, _, name = item.partition("=")
+        if not i.isdigit() or not name:
+            raise click.ClickException(f"--byzantine {item!r}: expected I=STRATEGY")
+        byz[int(i)] = name
+    try:
+        create(
+            directory,
+            n=n,
+            batch_size=batch_size,
+            clients=clients,
+            base_timeout_ms=timeout_ms,
+            synchronous=synchronous,
+            http_port=http_port,
+            seed=seed,
+        )
+        c = Cluster(directory)
+        try:
+            c.start(byz, detach=True, timeout=60)
+        except (RuntimeError, TimeoutError) as exc:
+            c.stop()
+            raise click.ClickException(str(exc)) from None
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"cluster of {n} replicas up in {directory}; front at {c.url}")
+
+
+@cluster.command()
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path("ostrom-cluster"))
+@click.option("--audit", is_flag=True, help="Also check the stores: BFT-SAFE-1, REPL-1.")
+@click.option("--json", "as_json", is_flag=True)
+def status(directory: Path, audit: bool, as_json: bool) -> None:
+    """Each replica's view, last executed request and stable checkpoint."""
+    from ostrom.cluster.audit import AuditError
+    from ostrom.cluster.audit import audit as run_audit
+    from ostrom.cluster.config import ConfigError, load
+    from ostrom.cluster.supervisor import cluster_status, front_status
+
+    try:
+        cfg = load(directory / "cluster.toml")
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    st = cluster_status(cfg)
+    fr = front_status(cfg)
+    doc: dict[str, object] = {"replicas": st, "front": fr}
+    if not as_json:
+        click.echo("replica  view  primary  active  executed  stable  state")
+        for i, s in st.items():
+            if s is None:
+                click.echo(f"r{i:<7} (not answering)")
+                continue
+            tag = f"  byzantine {s['byzantine']}" if s.get("byzantine") else ""
+            prim, digest = f"r{s['primary']}", str(s["app_digest"])[:12]
+            click.echo(
+                f"r{i:<7} {s['view']:>4}  {prim:>7}  {s['active']!s:>6}"
+                f"  {s['last_executed']:>8}  {s['stable_checkpoint']:>6}  {digest}{tag}"
+            )
+        url = f"http://{cfg.http.host}:{cfg.http.port}"
+        if fr is None:
+            click.echo(f"front    {url} (not answering)")
+        else:
+            stats = fr.get("stats", {})
+            click.echo(
+                f"front    {url}: {stats.get('acknowledged', 0)} commands acknowledged in "
+                f"{stats.get('requests', 0)} requests, {fr.get('busy')} of "
+                f"{fr.get('clients')} client identities busy, batch size {fr.get('batch_size')}"
+            )
+    if audit:
+        honest = [
+            i
+            for i, s in st.items()
+            if (s is not None and not s.get("byzantine"))
+            or (s is None and cfg.replica(i).db.exists())
+        ]
+        live = {
+            i: (int(s["last_executed"]), str(s["app_digest"]))
+            for i, s in st.items()
+            if s is not None and i in honest
+        }
+        try:
+            report = run_audit(cfg, honest, live=live)
+        except AuditError as exc:
+            doc["audit"] = {"failed": str(exc)}
+            click.echo(
+                json.dumps(doc, indent=1, default=str) if as_json else f"AUDIT FAILED: {exc}"
+            )
+            sys.exit(1)
+        doc["audit"] = report
+        if not as_json:
+            click.echo(f"audit of replicas {honest}: " + ", ".join(report["checks"]) + " hold")
+    if as_json:
+        click.echo(json.dumps(doc, indent=1, default=str))
+
+
+@cluster.command()
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path("ostrom-cluster"))
+def down(directory: Path) -> None:
+    """Stop the processes ``cluster up`` started in DIR."""
+    from ostrom.cluster.supervisor import down as stop
+
+    stopped = stop(directory)
+    click.echo(f"stopped {', '.join(stopped)}" if stopped else "nothing running")
+
+
+@cluster.command()
+@click.option("--cluster", "config", type=click.Path(path_type=Path), required=True)
+def front(config: Path) -> None:
+    """Run the HTTP front in the foreground."""
+    _need_service()
+    from ostrom.cluster.front import main as front_main
+
+    sys.exit(front_main(["--cluster", str(config)]))
+
+
+@click.command()
+@click.option("--id", "replica_id", type=int, required=True, help="The replica id (0..n-1).")
+@click.option("--cluster", "config", type=click.Path(path_type=Path), required=True)
+@click.option("--byzantine", default=None, metavar="STRATEGY", help="consensus/byzantine.py.")
+def node(replica_id: int, config: Path, byzantine: str | None) -> None:
+    """Run one PBFT replica of a cluster in the foreground (SIGTERM stops it)."""
+    from ostrom.cluster.replica_process import run_node
+
+    sys.exit(run_node(str(config), replica_id, byzantine))

@@ -1,0 +1,98 @@
+"""What a cluster replica executes: batches of commands on a ``Core``.
+
+The front batches (docs/cluster.md, "Batching"): one PBFT request carries the operation
+``{"batch": [command, ...]}``, up to ``batch_size`` commands that arrived together.  A
+replica executes a batch by applying its commands to its core in order and answers the
+list of their observations, ``{"results": [observation, ...]}``.  ``execute_operation``
+is that rule, written once: the replica's application (``ClusterApp``) and the audit's
+replays (``audit.py``, REPL-1) both call it, so the check replays exactly what the
+replicas execute.  An operation that is not a batch is applied as one command (a
+hostile or buggy client gets the core's refusal, never an exception).
+
+The core is the node's ``Gate`` (``ostrom.service.gate``): the Community behind signed
+envelopes ``{"agent", "seq", "command", "signature"}`` with per-agent sequence numbers,
+built from the node's founders file.  So a cluster runs exactly the single node's logic,
+and ``POST /commands`` takes the same body.  An envelope the gate refuses is ordered like
+any other and refused identically by every replica (``Gate.apply`` changes nothing for
+it), so the replicas stay deterministic whatever a client sends.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Final
+
+from ostrom.cluster.config import ClusterConfig, ConfigError
+from ostrom.consensus.messages import canonical, sha256_hex
+from ostrom.consensus.replicated import Core, CoreFactory
+from ostrom.protocol.params import DEFAULTS
+from ostrom.service.founders import FoundersError, load_founders
+from ostrom.service.gate import Gate, Setup
+
+BATCH: Final = "batch"
+RESULTS: Final = "results"
+
+
+def batch_operation(commands: list[Any]) -> dict[str, Any]:
+    """The PBFT operation that carries ``commands`` (the front builds it)."""
+    return {BATCH: list(commands)}
+
+
+def commands_of(operation: Any) -> list[Any]:
+    """The commands an operation carries, in execution order."""
+    if isinstance(operation, dict) and set(operation) == {BATCH}:
+        cmds = operation[BATCH]
+        if isinstance(cmds, list):
+            return list(cmds)
+    return [operation]
+
+
+def execute_operation(core: Core, operation: Any) -> dict[str, Any]:
+    """Apply every command of ``operation`` in order; the list of observations."""
+    results = []
+    for cmd in commands_of(operation):
+        obs = core.apply(copy.deepcopy(cmd))
+        results.append(json.loads(canonical(obs)))
+    return {RESULTS: results}
+
+
+class ClusterApp:
+    """The PBFT ``App`` of a cluster replica: a core executing batches."""
+
+    def __init__(self, core: CoreFactory) -> None:
+        self.core = core()
+        self.executed = 0
+
+    def execute(self, operation: dict[str, Any]) -> dict[str, Any]:
+        self.executed += 1
+        return execute_operation(self.core, operation)
+
+    def state(self) -> dict[str, Any]:
+        return self.core.public_state()
+
+    def digest(self) -> str:
+        return state_digest(self.state())
+
+
+def state_digest(state: dict[str, Any]) -> str:
+    """The digest of a public state (what ``status`` reports and the audit compares)."""
+    return sha256_hex(canonical(state))
+
+
+def core_factory(cfg: ClusterConfig) -> CoreFactory:
+    """The cluster's core, the one place that names it: a fresh ``Gate`` per call, from
+    the founders file read once (every replica and every replay of the audit starts from
+    the same state).  ``ConfigError`` if the founders file cannot be used."""
+    if cfg.founders is None:
+        setup = Setup()
+    else:
+        try:
+            setup = load_founders(cfg.founders)
+        except FoundersError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def make() -> Core:
+        return Gate(DEFAULTS, setup)
+
+    return make

@@ -1,0 +1,93 @@
+"""Outgoing connections of a cluster process: one per peer, reconnecting with back-off.
+
+A ``Link`` owns a bounded queue of frames for one peer and a task that dials the peer,
+sends the hello, and writes the queue.  A peer that is down (killed, restarting,
+partitioned) costs nothing but the frames queued for it: the queue drops its oldest
+frame when full, and a frame being written when the connection breaks is lost.  Both
+are what PBFT's retransmission is for (BFT-LIVE-1: replicas re-send their own messages
+each retransmission period), so a link never blocks the process and never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from typing import Final
+
+from ostrom.cluster.config import Address
+from ostrom.cluster.wire import frame, hello
+
+#: Frames queued per peer before the oldest is dropped.
+QUEUE_FRAMES: Final = 4096
+BACKOFF_MIN_S: Final = 0.02
+BACKOFF_MAX_S: Final = 0.5
+CONNECT_TIMEOUT_S: Final = 2.0
+
+
+class Link:
+    """Frames to one peer (``send`` never blocks; ``close`` ends the task)."""
+
+    def __init__(self, me: str, peer: str, address: Address) -> None:
+        self.me, self.peer, self.address = me, peer, address
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(QUEUE_FRAMES)
+        self.stats: Counter[str] = Counter()
+        self._task: asyncio.Task[None] | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def send(self, payload: bytes) -> None:
+        try:
+            data = frame(payload)
+        except Exception:  # an empty or oversized payload: never sent
+            self.stats["unsendable"] += 1
+            return
+        if self.queue.full():
+            with contextlib.suppress(asyncio.QueueEmpty):
+                self.queue.get_nowait()
+            self.stats["dropped_full"] += 1
+        self.queue.put_nowait(data)
+
+    async def _run(self) -> None:
+        backoff = BACKOFF_MIN_S
+        while True:
+            try:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(self.address.host, self.address.port),
+                    CONNECT_TIMEOUT_S,
+                )
+            except (TimeoutError, OSError):
+                self.stats["connect_failed"] += 1
+                await asyncio.sleep(backoff)
+                backoff = min(2 * backoff, BACKOFF_MAX_S)
+                continue
+            self._writer = writer
+            self.stats["connected"] += 1
+            backoff = BACKOFF_MIN_S
+            try:
+                writer.write(hello(self.me))
+                while True:
+                    data = await self.queue.get()
+                    writer.write(data)
+                    self.stats["frames"] += 1
+                    if writer.transport.get_write_buffer_size() > 1 << 20 or self.queue.empty():
+                        await writer.drain()
+            except (OSError, ConnectionError):
+                self.stats["disconnected"] += 1
+            finally:
+                self._writer = None
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+                del reader
+            await asyncio.sleep(backoff)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+        if self._writer is not None:
+            self._writer.close()

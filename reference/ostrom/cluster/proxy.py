@@ -1,0 +1,174 @@
+"""A fault-injecting TCP proxy between the processes of a cluster.
+
+The proxy listens on each replica's *dial* address and forwards to its *listen* address
+(``cluster.toml`` separates the two for exactly this).  It reads the stream as frames
+(wire.py): the hello names the sender, the listening port the receiver, so each frame
+has a link ``(src, dst)`` and the rules apply per link:
+
+* **pass** (the default), **drop** with a probability (seeded ``random.Random``),
+  **delay** by a fixed number of seconds;
+* **partition**: groups of principals; a frame between two groups is dropped (the TCP
+  connections stay up, as in a network partition that loses packets).  ``heal`` ends it.
+
+It runs its own asyncio loop in a thread, so a synchronous test controls it with plain
+method calls (``partition``, ``heal``, ``set_drop``, ``set_delay``) and stops it with
+``close``.  Garbage from either side closes that connection only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import threading
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+
+from ostrom.cluster.config import Address
+from ostrom.cluster.wire import FrameDecoder, FrameError, frame, hello, parse_hello, read_one
+
+
+class FaultProxy:
+    """Proxies ``routes`` (receiver name -> (address to listen on, address to forward to))."""
+
+    def __init__(self, routes: dict[str, tuple[Address, Address]], seed: int = 0) -> None:
+        self.routes = routes
+        self.rng = random.Random(seed)
+        self.drop = 0.0
+        self.delay = 0.0
+        self.groups: list[frozenset[str]] = []
+        self.stats: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._servers: list[asyncio.base_events.Server] = []
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, daemon=True, name="fault-proxy")
+        self._thread.start()
+        if not self._ready.wait(10) or self._error is not None:
+            raise RuntimeError(f"the proxy did not start: {self._error}")
+
+    # --- control (any thread) -------------------------------------------------------------
+
+    def partition(self, *groups: Iterable[str]) -> None:
+        """Frames between principals of different groups are dropped (a principal in no
+        group talks to everyone)."""
+        with self._lock:
+            self.groups = [frozenset(g) for g in groups]
+
+    def heal(self) -> None:
+        with self._lock:
+            self.groups = []
+
+    def set_drop(self, probability: float) -> None:
+        with self._lock:
+            self.drop = probability
+
+    def set_delay(self, seconds: float) -> None:
+        with self._lock:
+            self.delay = seconds
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        fut = asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
+        with contextlib.suppress(Exception):
+            fut.result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    # --- the loop -------------------------------------------------------------------------
+
+    def _blocked(self, src: str, dst: str) -> bool:
+        with self._lock:
+            gs = [g for g in self.groups if src in g]
+            gd = [g for g in self.groups if dst in g]
+            if gs and gd and gs[0] != gd[0]:
+                return True
+            return self.drop > 0 and self.rng.random() < self.drop
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._start())
+        except BaseException as exc:  # reported to the constructor
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.close()
+
+    async def _start(self) -> None:
+        for dst, (listen, upstream) in self.routes.items():
+            server = await asyncio.start_server(
+                self._handler(dst, upstream),
+                listen.host,
+                listen.port,
+                reuse_address=True,
+            )
+            self._servers.append(server)
+
+    def _handler(
+        self, dst: str, up: Address
+    ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+        async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            await self._conn(r, w, dst, up)
+
+        return handle
+
+    async def _shutdown(self) -> None:
+        for s in self._servers:
+            s.close()
+        for t in asyncio.all_tasks():
+            if t is not asyncio.current_task():
+                t.cancel()
+
+    async def _conn(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, dst: str, up: Address
+    ) -> None:
+        upw: asyncio.StreamWriter | None = None
+        try:
+            first = await asyncio.wait_for(read_one(reader, 256), 5)
+            if first is None:
+                return
+            src = parse_hello(first)
+            upr, out = await asyncio.wait_for(asyncio.open_connection(up.host, up.port), 5)
+            upw = out
+            out.write(hello(src))
+            back = asyncio.get_running_loop().create_task(self._pump_back(upr, writer))
+            decoder = FrameDecoder()
+            try:
+                while True:
+                    data = await reader.read(1 << 16)
+                    if not data:
+                        return
+                    for payload in decoder.feed(data):
+                        if self._blocked(src, dst):
+                            self.stats["dropped"] += 1
+                            continue
+                        if self.delay > 0:
+                            await asyncio.sleep(self.delay)
+                        self.stats["passed"] += 1
+                        out.write(frame(payload))
+                    await out.drain()
+            finally:
+                back.cancel()
+        except (TimeoutError, FrameError, OSError, ConnectionError):
+            self.stats["closed"] += 1
+        except asyncio.CancelledError:
+            pass
+        finally:
+            writer.close()
+            if upw is not None:
+                upw.close()
+
+    async def _pump_back(self, upr: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """What the receiver answers (a status frame): passed unchanged."""
+        with contextlib.suppress(OSError, ConnectionError, asyncio.CancelledError):
+            while True:
+                data = await upr.read(1 << 16)
+                if not data:
+                    return
+                writer.write(data)
+                await writer.drain()

@@ -1,0 +1,387 @@
+"""One PBFT replica as an OS process: a ``DurableReplica`` behind asyncio TCP.
+
+The replica itself is the sans-IO ``consensus.replica.Replica``; this module is the thin
+layer around it, the asyncio counterpart of ``consensus.network.Simulation``'s driving
+loop:
+
+* **messages**: a server accepts connections from peers and from the front; each
+  frame (wire.py) goes to ``on_message`` as bytes (the replica decodes, verifies, and
+  counts what it refuses); the ``Output``'s sends go out on one ``Link`` per peer
+  (links.py), ``BROADCAST`` to every other replica, a client's reply to the front;
+* **durability**: an honest replica is a ``DurableReplica`` on its SQLite file: every
+  step is committed before its sends are released (write before send, BFT-SAFE-1), so
+  ``kill -9`` at any instant loses only what retransmission gives back, and the
+  restarted process resumes from ``DurableReplica.recover``;
+* **timers** (as ``Simulation._rearm`` and ``_fire_resends``): the view-change timer runs
+  while ``Replica.waiting`` and restarts when ``progress`` moves, then ``on_timeout``;
+  ``retransmit`` runs when a quarter of the view-change timeout passed without progress,
+  the period doubling (capped) while nothing progresses (BFT-LIVE-1: PBFT assumes
+  retransmission until delivery).  TCP delivers what a live connection carries, so only
+  a broken connection (a killed or partitioned peer) loses messages; a replica that
+  executes meanwhile needs no repetition, and one left behind catches up by the next
+  stable checkpoint (state transfer).  Re-sending the whole window every period under
+  load (the simulation's per-message acknowledgements skip what arrived; TCP gives no
+  such acknowledgement to the replica) cost most of a replica's CPU.  One logical tick
+  of the replica is one millisecond here;
+* **status**: a connection whose hello is ``status`` gets one frame of JSON (view, last
+  executed, stable checkpoint, application digest, refusals) and is closed;
+* **Byzantine**: ``--byzantine STRATEGY`` wraps the replica in a strategy of
+  consensus/byzantine.py (without a store: a Byzantine replica may forget anything);
+* **stop**: SIGTERM or SIGINT closes the server and the store and exits 0.  A failed
+  store write stops the process with exit code 3 (fail-stop: its memory is ahead of its
+  store; a restart rebuilds it from the store).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, Final
+
+from ostrom.cluster.app import ClusterApp, core_factory
+from ostrom.cluster.config import ClusterConfig, ConfigError, load
+from ostrom.cluster.keys import KeyFileError, load_ring, load_signer
+from ostrom.cluster.links import Link
+from ostrom.cluster.wire import (
+    HELLO_TIMEOUT_S,
+    FrameDecoder,
+    FrameError,
+    frame,
+    parse_hello,
+    read_frames,
+    read_one,
+)
+from ostrom.consensus.byzantine import STRATEGIES, Strategy
+from ostrom.consensus.messages import Commit, Malformed, Prepare, PrePrepare, decode, replica_name
+from ostrom.consensus.network import RETRY_LATER
+from ostrom.consensus.replica import BROADCAST, Output, Replica
+from ostrom.consensus.storage import DurableReplica, FileLocation, StoreError, StoreMissing
+
+#: How often the timers are looked at (milliseconds).
+TICK_MS: Final = 10
+#: ``retransmit`` runs each this fraction of the view-change timeout ...
+RESEND_DIVISOR: Final = 4
+#: ... doubling at most this many times while nothing progresses.
+RESEND_DOUBLINGS: Final = 2
+STATUS: Final = "status"
+#: Messages refused for now kept for another try (the oldest dropped beyond).
+DEFER_MAX: Final = 2048
+EXIT_STORE: Final = 3
+
+
+class Node:
+    """A replica (durable, or wrapped in a Byzantine strategy) and its I/O."""
+
+    def __init__(self, cfg: ClusterConfig, replica_id: int, byzantine: str | None = None) -> None:
+        self.cfg = cfg
+        self.me = cfg.replica(replica_id)
+        self.name = replica_name(replica_id)
+        ring = load_ring(cfg.keys)
+        signer = load_signer(cfg.keys, self.name)
+        self.app = ClusterApp(core_factory(cfg))
+        self.replica = Replica(
+            replica_id,
+            cfg.n,
+            cfg.f,
+            ring,
+            signer,
+            app=self.app,
+            checkpoint_k=cfg.checkpoint_k,
+            watermark_window=cfg.watermark_window,
+            base_timeout=cfg.base_timeout_ms,
+        )
+        self.byzantine = byzantine
+        self.durable: DurableReplica | None = None
+        self.node: DurableReplica | Strategy
+        self.recovered = False
+        if byzantine is not None:
+            if byzantine not in STRATEGIES:
+                raise ConfigError(
+                    f"unknown strategy {byzantine!r}; one of {', '.join(sorted(STRATEGIES))}"
+                )
+            strategy = STRATEGIES[byzantine]()
+            strategy.attach(self.replica, random.Random(replica_id), cfg.n)
+            self.node = strategy
+        else:
+            location = FileLocation(self.me.db, synchronous=cfg.synchronous)
+            try:
+                self.durable = DurableReplica.recover(self.replica, location)
+                self.recovered = True
+            except StoreMissing:
+                # a fresh replica needs a fresh Replica object: recover may have touched it
+                self.replica = Replica(
+                    replica_id,
+                    cfg.n,
+                    cfg.f,
+                    ring,
+                    signer,
+                    app=self.app,
+                    checkpoint_k=cfg.checkpoint_k,
+                    watermark_window=cfg.watermark_window,
+                    base_timeout=cfg.base_timeout_ms,
+                )
+                self.durable = DurableReplica.create(self.replica, location)
+            self.node = self.durable
+        self.links: dict[str, Link] = {}
+        self.stats: Counter[str] = Counter()
+        self.stopping = asyncio.Event()
+        self.exit_code = 0
+        self._vc_deadline: float | None = None
+        self._vc_progress = -1
+        self._resend_at = 0.0
+        self._resend_interval = 0.0
+        self._resend_progress = -1
+        self.started = time.monotonic()
+        self.deferred: list[bytes] = []
+        self._deferred_at: tuple[int, int, bool, int] | None = None
+
+    # --- the replica's outputs ------------------------------------------------------------
+
+    def route(self, out: Output) -> None:
+        loop = asyncio.get_running_loop()
+        for s in out.sends:
+            payload = s.payload if isinstance(s.payload, bytes) else s.payload.encoded
+            if s.dest == BROADCAST:
+                dests: Iterable[str] = [p for p in self.links if p != "front"]
+            elif s.dest in self.links:
+                dests = [s.dest]
+            else:
+                dests = ["front"]  # a client's reply: every client lives at the front
+            for d in dests:
+                link = self.links[d]
+                if s.delay > 0:
+                    loop.call_later(s.delay / 1000, link.send, payload)
+                else:
+                    link.send(payload)
+
+    def step(self, kind: str, payload: bytes | None = None) -> None:
+        """One entry point of the replica, its output routed, the timers re-armed."""
+        if self.stopping.is_set():
+            return
+        try:
+            if kind == "message":
+                out = self.node.on_message(payload)
+            elif kind == "timeout":
+                out = self.node.on_timeout()
+            else:
+                out = self.node.retransmit()
+        except StoreError as exc:
+            print(f"{self.name}: store failure, stopping: {exc}", file=sys.stderr, flush=True)
+            self.exit_code = EXIT_STORE
+            self.stopping.set()
+            return
+        self.stats[kind] += 1
+        self.route(out)
+
+    def deliver(self, data: bytes) -> None:
+        """A frame from the network.  A message refused *for now* (above the window,
+        of a future view, rate limited, or of the view being entered: ``network.py``'s
+        ``RETRY_LATER``) is kept and offered again when the replica's position changes:
+        the receiver-side half of what the simulation's per-message retransmission
+        timers do (BFT-LIVE-1).  Without it a backup whose stable checkpoint trails the
+        primary's refuses the next PRE-PREPAREs for good and waits for the next
+        checkpoint to catch up."""
+        before, view, active = self._refusals(), self.replica.view, self.replica.active
+        self.step("message", data)
+        if self._not_yet(data, before, view, active):
+            self.deferred.append(data)
+            if len(self.deferred) > DEFER_MAX:
+                del self.deferred[0]
+                self.stats["deferred_dropped"] += 1
+        self._redeliver()
+
+    def _refusals(self) -> tuple[int, ...]:
+        rej = self.replica.rejected
+        return (*(rej[k] for k in RETRY_LATER), rej["stale_view"])
+
+    def _not_yet(self, data: bytes, before: tuple[int, ...], view: int, active: bool) -> bool:
+        """Was ``data`` refused only for now?  (``Simulation._not_yet``'s rule: above the
+        window, a future view, rate limited, or a normal-case message of the view the
+        replica is changing to.)"""
+        now = self._refusals()
+        window, future, limited, stale = (now[k] - before[k] for k in range(4))
+        if future or limited:
+            return True
+        if not (window or (stale and not active)):
+            return False
+        try:
+            m = decode(data).message
+        except Malformed:
+            return False
+        if window:
+            seq = getattr(m, "seq", None)
+            return isinstance(seq, int) and seq > self.replica.stable_seq
+        return isinstance(m, PrePrepare | Prepare | Commit) and m.view == view
+
+    def _position(self) -> tuple[int, int, bool, int]:
+        r = self.replica
+        return (r.progress, r.view, r.active, r.stable_seq)
+
+    def _redeliver(self) -> None:
+        pos = self._position()
+        while self.deferred and pos != self._deferred_at:
+            self._deferred_at = pos
+            frames, self.deferred = self.deferred, []
+            self.stats["redelivered"] += len(frames)
+            for data in frames:
+                before, view, active = self._refusals(), self.replica.view, self.replica.active
+                self.step("message", data)
+                if self._not_yet(data, before, view, active):
+                    self.deferred.append(data)
+            pos = self._position()
+
+    # --- timers ---------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        r = self.replica
+        now = time.monotonic()
+        if not r.waiting:
+            self._vc_deadline = None
+        elif self._vc_deadline is None or self._vc_progress != r.progress:
+            self._vc_deadline = now + r.timeout_duration() / 1000
+            self._vc_progress = r.progress
+        if self._vc_deadline is not None and now >= self._vc_deadline:
+            self._vc_deadline = None
+            self.step("timeout")
+        if now >= self._resend_at:
+            base = max(r.timeout_duration() / RESEND_DIVISOR, TICK_MS) / 1000
+            if r.progress != self._resend_progress:
+                # progressing: the links deliver, nothing to repeat
+                self._resend_interval = base
+                self._resend_progress = r.progress
+            else:
+                self.step("retransmit")
+                self._resend_interval = min(
+                    2 * self._resend_interval, base * (1 << RESEND_DOUBLINGS)
+                )
+            self._resend_at = now + self._resend_interval
+
+    async def _ticker(self) -> None:
+        while not self.stopping.is_set():
+            await asyncio.sleep(TICK_MS / 1000)
+            self.tick()
+            self._redeliver()
+
+    # --- connections ----------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        r = self.replica
+        return {
+            "replica": r.id,
+            "name": self.name,
+            "pid": os.getpid(),
+            "byzantine": self.byzantine,
+            "view": r.view,
+            "active": r.active,
+            "primary": r.primary(),
+            "last_executed": r.last_exec,
+            "stable_checkpoint": r.stable_seq,
+            "app_digest": self.app.digest(),
+            "recovered": self.recovered,
+            "transactions": None if self.durable is None else self.durable.store.batch,
+            "rejected": dict(sorted(r.rejected.items())),
+            "stats": dict(sorted(self.stats.items())),
+            "uptime_s": round(time.monotonic() - self.started, 3),
+        }
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            first = await asyncio.wait_for(read_one(reader, 256), HELLO_TIMEOUT_S)
+            if first is None:
+                return
+            peer = parse_hello(first)
+            if peer == STATUS:
+                writer.write(frame(json.dumps(self.status(), sort_keys=True).encode()))
+                await writer.drain()
+                return
+            self.stats["connections"] += 1
+            decoder = FrameDecoder()
+            while not self.stopping.is_set():
+                frames = await read_frames(reader, decoder)
+                if frames is None:
+                    return
+                for data in frames:
+                    self.deliver(data)
+        except FrameError:
+            self.stats["garbage_connections"] += 1  # closed: the stream is out of step
+        except (TimeoutError, OSError, ConnectionError):
+            self.stats["broken_connections"] += 1
+        except asyncio.CancelledError:
+            pass  # the process stops: the connection closes with it
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.stopping.set)
+        for rc in self.cfg.replicas:
+            if rc.id != self.me.id:
+                self.links[rc.name] = Link(self.name, rc.name, rc.dial)
+        self.links["front"] = Link(self.name, "front", self.cfg.front)
+        server = await asyncio.start_server(
+            self._serve, self.me.listen.host, self.me.listen.port, reuse_address=True
+        )
+        for link in self.links.values():
+            link.start()
+        ticker = loop.create_task(self._ticker())
+        print(
+            f"{self.name}: listening on {self.me.listen.host}:{self.me.listen.port}"
+            f" ({'recovered' if self.recovered else 'fresh'}, view {self.replica.view},"
+            f" executed {self.replica.last_exec}"
+            f"{', byzantine ' + self.byzantine if self.byzantine else ''})",
+            flush=True,
+        )
+        try:
+            await self.stopping.wait()
+        finally:
+            server.close()
+            ticker.cancel()
+            with contextlib.suppress(BaseException):
+                await ticker
+            for link in self.links.values():
+                await link.close()
+            if self.durable is not None:
+                self.durable.close()
+        return self.exit_code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ostrom.cluster.replica_process --cluster FILE --id I``: 0 on a clean
+    stop, 2 for a bad configuration or store (one line on stderr), 3 after a failed write."""
+    p = argparse.ArgumentParser(prog="ostrom node", description="Run one PBFT replica.")
+    p.add_argument("--cluster", required=True, help="the cluster.toml")
+    p.add_argument("--id", type=int, required=True, help="the replica id (0..n-1)")
+    p.add_argument("--byzantine", default=None, help="a strategy of consensus/byzantine.py")
+    args = p.parse_args(argv)
+    return run_node(args.cluster, args.id, args.byzantine)
+
+
+def run_node(cluster: str, replica_id: int, byzantine: str | None = None) -> int:
+    try:
+        cfg = load(cluster)
+        node = Node(cfg, replica_id, byzantine)
+    except (ConfigError, KeyFileError, StoreError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(node.run())
+    except OSError as exc:  # the port is taken, the address unknown
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

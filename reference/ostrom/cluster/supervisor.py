@@ -1,0 +1,369 @@
+"""Starting, watching and stopping a cluster's processes (``ostrom cluster up|status|down``).
+
+``create`` writes a cluster directory: ``cluster.toml`` (free loopback ports unless told)
+and ``keys/`` (keys.py).  ``Cluster`` starts each replica (``python -m
+ostrom.cluster.replica_process``) and the front (``python -m ostrom.cluster.front``) as
+subprocesses, kills and restarts them (the fault tests), asks each replica for its
+status over its port, and stops everything.  Every wait is bounded.  ``start_cluster``
+is what a benchmark needs: a running cluster in a directory, its front URL, and a stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any, Final
+
+from ostrom.cluster import config as C
+from ostrom.cluster.config import Address, ClusterConfig, ReplicaConfig
+from ostrom.cluster.keys import generate, write_key
+from ostrom.cluster.wire import hello, read_one
+from ostrom.consensus.crypto import derive_key
+from ostrom.service.identity import new_key, public_hex
+
+CONFIG_FILE: Final = "cluster.toml"
+PIDS_FILE: Final = "pids.json"
+FOUNDERS_FILE: Final = "founders.toml"
+#: The operator a new cluster gets (it may sign tick and recruit); its key is in keys/.
+OPERATOR: Final = "ops"
+STATUS_TIMEOUT_S: Final = 2.0
+#: The founders a new cluster gets, (id, tier) (tier 2: reviewers; docs/community.md).
+DEFAULT_FOUNDERS: Final = tuple((f"founder{i}", 2) for i in range(4))
+
+
+def free_ports(k: int, host: str = "127.0.0.1") -> list[int]:
+    """``k`` distinct ports free at this instant (bound together, then released)."""
+    socks = []
+    try:
+        for _ in range(k):
+            s = socket.socket()
+            s.bind((host, 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def create(
+    directory: Path,
+    *,
+    n: int = 4,
+    f: int | None = None,
+    batch_size: int = C.DEFAULT_BATCH_SIZE,
+    batch_window_ms: int = C.DEFAULT_BATCH_WINDOW_MS,
+    clients: int = C.DEFAULT_CLIENTS,
+    base_timeout_ms: int = C.DEFAULT_BASE_TIMEOUT_MS,
+    checkpoint_k: int = C.DEFAULT_CHECKPOINT_K,
+    watermark_window: int = C.DEFAULT_WATERMARK_WINDOW,
+    synchronous: str = "FULL",
+    host: str = "127.0.0.1",
+    http_port: int | None = None,
+    dial_ports: Sequence[int] | None = None,
+    seed: int | None = None,
+    founders: Sequence[tuple[str, int]] = DEFAULT_FOUNDERS,
+) -> ClusterConfig:
+    """Write ``cluster.toml``, the keys and a founders file (the node's format: the
+    founders and an operator ``ops``, their private keys in ``keys/``) into
+    ``directory``; the configuration read back from the file (so the file is what every
+    process will see)."""
+    f = (n - 1) // 3 if f is None else f
+    directory.mkdir(parents=True, exist_ok=True)
+    ports = free_ports(n + 2, host)
+    listen, front_port = ports[:n], ports[n]
+    http = http_port if http_port is not None else ports[n + 1]
+    dials = list(dial_ports) if dial_ports is not None else listen
+    cfg = ClusterConfig(
+        n=n,
+        f=f,
+        batch_size=batch_size,
+        batch_window_ms=batch_window_ms,
+        clients=clients,
+        base_timeout_ms=base_timeout_ms,
+        checkpoint_k=checkpoint_k,
+        watermark_window=watermark_window,
+        synchronous=synchronous,
+        keys=directory / "keys",
+        front=Address(host, front_port),
+        http=Address(host, http),
+        replicas=tuple(
+            ReplicaConfig(
+                i, Address(host, listen[i]), Address(host, dials[i]), directory / f"r{i}.sqlite3"
+            )
+            for i in range(n)
+        ),
+        founders=directory / FOUNDERS_FILE,
+        path=directory / CONFIG_FILE,
+    )
+    path = directory / CONFIG_FILE
+    path.write_text(cfg.to_toml())
+    generate(cfg.keys, [r.name for r in cfg.replicas] + cfg.client_names, seed=seed)
+    lines: list[str] = []
+    for fid, tier in founders:
+        key = new_key() if seed is None else derive_key(seed, f"founder:{fid}")
+        write_key(cfg.keys / f"{fid}.key", key)
+        lines += ["[[founder]]", f'id = "{fid}"', f"tier = {tier}", "reputation = 0.9"]
+        lines += ["evidence = 20", f'public_key = "{public_hex(key)}"', ""]
+    op = new_key() if seed is None else derive_key(seed, f"operator:{OPERATOR}")
+    write_key(cfg.keys / f"{OPERATOR}.key", op)
+    lines += ["[[operator]]", f'id = "{OPERATOR}"', f'public_key = "{public_hex(op)}"']
+    (directory / FOUNDERS_FILE).write_text("\n".join(lines) + "\n")
+    return C.load(path)
+
+
+# --- status --------------------------------------------------------------------------------
+
+
+async def _ask(address: Address, timeout: float) -> dict[str, Any]:
+    reader, writer = await asyncio.wait_for(
+        asyncio.open_connection(address.host, address.port), timeout
+    )
+    try:
+        writer.write(hello("status"))
+        await writer.drain()
+        data = await asyncio.wait_for(read_one(reader), timeout)
+        if data is None:
+            raise ConnectionError("closed without an answer")
+        doc = json.loads(data)
+        if not isinstance(doc, dict):
+            raise ValueError("not a status")
+        return doc
+    finally:
+        writer.close()
+
+
+def replica_status(address: Address, timeout: float = STATUS_TIMEOUT_S) -> dict[str, Any] | None:
+    """The status a replica answers, or None if it does not answer in time."""
+    try:
+        return asyncio.run(_ask(address, timeout))
+    except (TimeoutError, OSError, ConnectionError, ValueError):
+        return None
+    except Exception:  # FrameError and the like: a peer that is not a replica
+        return None
+
+
+def cluster_status(cfg: ClusterConfig) -> dict[int, dict[str, Any] | None]:
+    """Each replica's status (asked on its listening address: no proxy in between)."""
+    return {r.id: replica_status(r.listen) for r in cfg.replicas}
+
+
+def front_status(cfg: ClusterConfig, timeout: float = STATUS_TIMEOUT_S) -> dict[str, Any] | None:
+    """The front's ``GET /status``, or None if it does not answer in time."""
+    url = f"http://{cfg.http.host}:{cfg.http.port}/status"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # loopback
+            doc = json.loads(resp.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+# --- processes -----------------------------------------------------------------------------
+
+
+class Cluster:
+    """The processes of one cluster directory (replicas and front)."""
+
+    def __init__(self, directory: Path, cfg: ClusterConfig | None = None) -> None:
+        self.dir = directory
+        self.cfg = cfg if cfg is not None else C.load(directory / CONFIG_FILE)
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.byzantine: dict[int, str] = {}
+        self._logs: list[IO[bytes]] = []
+
+    @property
+    def config_path(self) -> Path:
+        assert self.cfg.path is not None
+        return self.cfg.path
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.cfg.http.host}:{self.cfg.http.port}"
+
+    def _spawn(self, name: str, args: list[str], *, detach: bool = False) -> None:
+        log = open(self.dir / f"{name}.log", "ab")  # noqa: SIM115 (closed in stop)
+        self._logs.append(log)
+        env = dict(os.environ)
+        src = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.procs[name] = subprocess.Popen(
+            [sys.executable, "-m", *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=detach,
+        )
+
+    def start_replica(self, i: int, byzantine: str | None = None, *, detach: bool = False) -> None:
+        args = [
+            "ostrom.cluster.replica_process",
+            "--cluster",
+            str(self.config_path),
+            "--id",
+            str(i),
+        ]
+        if byzantine is not None:
+            args += ["--byzantine", byzantine]
+            self.byzantine[i] = byzantine
+        self._spawn(f"r{i}", args, detach=detach)
+
+    def start_front(self, *, detach: bool = False) -> None:
+        self._spawn(
+            "front", ["ostrom.cluster.front", "--cluster", str(self.config_path)], detach=detach
+        )
+
+    def start(
+        self,
+        byzantine: dict[int, str] | None = None,
+        *,
+        detach: bool = False,
+        timeout: float = 30.0,
+    ) -> None:
+        for r in self.cfg.replicas:
+            self.start_replica(r.id, (byzantine or {}).get(r.id), detach=detach)
+        self.start_front(detach=detach)
+        self.wait_ready(timeout)
+        (self.dir / PIDS_FILE).write_text(
+            json.dumps({k: p.pid for k, p in self.procs.items()}, sort_keys=True)
+        )
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Every running replica answers status and the front answers HTTP."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            dead = [k for k, p in self.procs.items() if p.poll() is not None]
+            if dead:
+                raise RuntimeError(f"process {dead[0]} exited: see {self.dir / (dead[0] + '.log')}")
+            up = all(
+                replica_status(r.listen, 0.5) is not None
+                for r in self.cfg.replicas
+                if f"r{r.id}" in self.procs
+            )
+            if up and ("front" not in self.procs or _http_ok(self.url + "/status")):
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"the cluster in {self.dir} was not up within {timeout}s")
+
+    def wait_replica(self, i: int, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            p = self.procs.get(f"r{i}")
+            if p is not None and p.poll() is not None:
+                raise RuntimeError(f"r{i} exited with {p.returncode}")
+            if replica_status(self.cfg.replica(i).listen, 0.5) is not None:
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"r{i} did not answer within {timeout}s")
+
+    def kill(self, name: str) -> None:
+        """``kill -9``: no cleanup, no flush (the store's promises must survive it)."""
+        p = self.procs[name]
+        with contextlib.suppress(ProcessLookupError):
+            p.send_signal(signal.SIGKILL)
+        p.wait(10)
+
+    def restart_replica(self, i: int) -> None:
+        self.start_replica(i, self.byzantine.get(i))
+        self.wait_replica(i)
+
+    def status(self) -> dict[int, dict[str, Any] | None]:
+        return cluster_status(self.cfg)
+
+    def stop(self, timeout: float = 10.0) -> dict[str, int | None]:
+        """SIGTERM every process, SIGKILL what is still running after ``timeout``."""
+        for p in self.procs.values():
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        codes: dict[str, int | None] = {}
+        for name, p in self.procs.items():
+            try:
+                codes[name] = p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(10)
+                codes[name] = None
+        for log in self._logs:
+            log.close()
+        self._logs.clear()
+        return codes
+
+
+def _http_ok(url: str, timeout: float = 1.0) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def start_cluster(
+    directory: Path, *, n: int = 4, batch_size: int = C.DEFAULT_BATCH_SIZE, **options: Any
+) -> tuple[str, Callable[[], None]]:
+    """A running cluster in ``directory`` (for benchmarks): its front URL and a stop."""
+    create(directory, n=n, batch_size=batch_size, **options)
+    cluster = Cluster(directory)
+    try:
+        cluster.start()
+    except BaseException:
+        cluster.stop()
+        raise
+
+    def stop() -> None:
+        cluster.stop()
+
+    return cluster.url, stop
+
+
+def down(directory: Path, timeout: float = 10.0) -> list[str]:
+    """Stop the processes ``cluster up`` started (their pids in ``pids.json``)."""
+    path = directory / PIDS_FILE
+    try:
+        pids = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    stopped = []
+    for name, pid in sorted(pids.items()):
+        if not isinstance(pid, int):
+            continue
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+            stopped.append(name)
+    deadline = time.monotonic() + timeout
+    for _name, pid in sorted(pids.items()):
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)
+        if _alive(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    path.unlink(missing_ok=True)
+    return stopped
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    # a zombie of ours counts as gone
+    with contextlib.suppress(ChildProcessError):
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return False
+    return True
+
+
+__all__ = ["Cluster", "cluster_status", "create", "down", "start_cluster"]
