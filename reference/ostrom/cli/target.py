@@ -105,7 +105,11 @@ class NodeRemote:
         c = self._clients.get(principal)
         if c is None:
             key = derive_key(agent_key_seed(self.seed), principal)
-            c = Client(self.url, principal, key, timeout=self.timeout, transport=self._transport)
+            # seq 1: the node (or cluster) is fresh for this run, and a cluster's front
+            # has no read endpoints to resync from
+            c = Client(
+                self.url, principal, key, seq=1, timeout=self.timeout, transport=self._transport
+            )
             self._clients[principal] = c
         return c
 
