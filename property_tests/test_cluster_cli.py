@@ -100,3 +100,17 @@ def test_a_damaged_store_refuses_to_start(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["node", "--id", "1", "--cluster", str(cfg.path)])
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert db.read_bytes() == b"not a database at all" * 10
+
+
+def test_up_with_a_bad_community_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "p.toml").write_text("propose_rate = 100000\n")
+    (tmp_path / "f.toml").write_text("[[founder]]\nid = 3\n")
+    for args in (["--params", "p.toml"], ["--founders", "f.toml"], ["--params", "nope.toml"]):
+        r = CliRunner().invoke(
+            main,
+            ["cluster", "up", "--dir", str(tmp_path / "c"), *args[:1], str(tmp_path / args[1])],
+        )
+        assert r.exit_code == 2, (args, r.output)
+        assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
+        assert "Traceback" not in r.output
+        assert not (tmp_path / "c").exists()

@@ -97,3 +97,110 @@ def test_missing_files(tmp_path: Path) -> None:
         load_signer(tmp_path, "r0")
     with pytest.raises(KeyFileError):
         load_signer(tmp_path, "../etc")
+
+
+# --- the community a cluster runs: --founders and --params (ostrom serve's files) ---------
+
+FOUNDERS = """
+[[founder]]
+id = "alice"
+tier = 3
+reputation = 0.95
+evidence = 40
+public_key = "{key}"
+
+[[operator]]
+id = "clock"
+public_key = "{key}"
+"""
+
+
+def _community_files(tmp_path: Path) -> tuple[Path, Path]:
+    from ostrom.consensus.crypto import derive_key
+    from ostrom.service.identity import public_hex
+
+    key = public_hex(derive_key(b"cluster-config", "alice"))
+    founders = tmp_path / "my-founders.toml"
+    founders.write_text(FOUNDERS.format(key=key))
+    params = tmp_path / "my-params.toml"
+    params.write_text("propose_rate = 7\ncooldown = 3\n")
+    return founders, params
+
+
+def test_the_cluster_runs_the_given_founders_and_params(tmp_path: Path) -> None:
+    """The files are checked, copied into the cluster directory and named by cluster.toml;
+    the core every replica (and the audit) builds runs exactly them."""
+    from ostrom.cluster.app import core_factory
+    from ostrom.protocol.params import Params
+    from ostrom.service.gate import Gate
+
+    founders, params = _community_files(tmp_path)
+    d = tmp_path / "c"
+    cfg = create(d, n=4, seed=1, founders_file=founders, params_file=params)
+    assert cfg.founders == d / "founders.toml" and cfg.params == d / "params.toml"
+    assert cfg.founders.read_bytes() == founders.read_bytes()
+    assert cfg.params.read_bytes() == params.read_bytes()
+    assert load(d / "cluster.toml") == cfg  # the one source: every process reads this
+    assert 'params = "params.toml"' in (d / "cluster.toml").read_text()
+    assert not (cfg.keys / "ops.key").exists()  # no generated founders or operator
+    gate = core_factory(cfg)()
+    assert isinstance(gate, Gate)
+    assert gate.params == Params.from_toml(params) and gate.params.propose_rate == 7
+    assert [f.member.id for f in gate.setup.founders] == ["alice"]
+    assert gate.is_operator("clock")
+    # the copy is what counts: editing the caller's file later changes nothing
+    params.write_text("propose_rate = 9\n")
+    assert core_factory(load(d / "cluster.toml"))().params.propose_rate == 7  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("which", "text", "message"),
+    [
+        ("params", "propose_rate = 0\n", "propose_rate"),
+        ("params", "no_such_param = 1\n", "no_such_param"),
+        ("params", "= =\n", "not valid TOML"),
+        ("params", b"\xff\xfe", "not valid TOML"),
+        ("params", None, "cannot read"),
+        ("founders", "[[founder]]\nid = 'x'\ntier = 3\n", "public_key"),
+        ("founders", "[[operator]]\nid = 1\n", "operator"),
+        ("founders", None, "cannot read"),
+        # only the Community checks this one: the trial gate at `up` must
+        (
+            "founders",
+            "[[founder]]\nid = 'x'\ntier = 3\npublic_key = '" + "a" * 64 + "'\n",
+            "threshold",
+        ),
+    ],
+)
+def test_a_bad_community_file_creates_nothing(
+    tmp_path: Path, which: str, text: str | bytes | None, message: str
+) -> None:
+    founders, params = _community_files(tmp_path)
+    bad = tmp_path / "bad.toml"
+    if isinstance(text, bytes):
+        bad.write_bytes(text)
+    elif text is not None:
+        bad.write_text(text)
+    if which == "founders":
+        founders = bad
+    else:
+        params = bad
+    with pytest.raises(ConfigError, match=message):
+        create(tmp_path / "c", n=4, seed=1, founders_file=founders, params_file=params)
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_replica_refuses_a_params_file_it_cannot_use(tmp_path: Path) -> None:
+    """Validated at replica start too: a replica whose cluster's params file became
+    unusable stops with one line instead of executing with other parameters."""
+    from ostrom.cluster.app import core_factory
+
+    founders, params = _community_files(tmp_path)
+    cfg = create(tmp_path / "c", n=4, seed=1, founders_file=founders, params_file=params)
+    assert cfg.params is not None
+    cfg.params.write_text("propose_rate = -1\n")
+    with pytest.raises(ConfigError, match="propose_rate"):
+        core_factory(cfg)
+    cfg.params.unlink()
+    with pytest.raises(ConfigError, match="no such file"):
+        core_factory(cfg)

@@ -53,6 +53,22 @@ def cluster() -> None:
 @click.option("--http-port", type=click.IntRange(0, 65535), default=None)
 @click.option("--seed", type=int, default=None, help="Derive the keys from a seed (tests only).")
 @click.option(
+    "--founders",
+    "founders_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The community's founders and operators (ostrom serve --founders's format); "
+    "copied into DIR.  Default: four founders and an operator ops, keys in DIR/keys.",
+)
+@click.option(
+    "--params",
+    "params_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Protocol parameters (TOML, as ostrom serve --params); copied into DIR, read by "
+    "every replica.  Default: the defaults.",
+)
+@click.option(
     "--byzantine",
     multiple=True,
     metavar="I=STRATEGY",
@@ -67,9 +83,13 @@ def up(
     synchronous: str,
     http_port: int | None,
     seed: int | None,
+    founders_file: Path | None,
+    params_file: Path | None,
     byzantine: tuple[str, ...],
 ) -> None:
-    """Create DIR (config and keys) and start the replicas and the front."""
+    """Create DIR (config and keys) and start the replicas and the front.
+
+    A bad --founders or --params file is one line and exit 2, with nothing created."""
     from ostrom.cluster.config import ConfigError
     from ostrom.cluster.supervisor import Cluster, create
 
@@ -83,7 +103,7 @@ def up(
             raise click.ClickException(f"--byzantine {item!r}: expected I=STRATEGY")
         byz[int(i)] = name
     try:
-        create(
+        cfg = create(
             directory,
             n=n,
             batch_size=batch_size,
@@ -92,8 +112,14 @@ def up(
             synchronous=synchronous,
             http_port=http_port,
             seed=seed,
+            founders_file=founders_file,
+            params_file=params_file,
         )
-        c = Cluster(directory)
+    except ConfigError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    try:
+        c = Cluster(directory, cfg)
         try:
             c.start(byz, detach=True, timeout=60)
         except (RuntimeError, TimeoutError) as exc:

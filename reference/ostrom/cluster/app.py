@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any, Final
 
 from ostrom.cluster.config import ClusterConfig, ConfigError
 from ostrom.consensus.messages import canonical, sha256_hex
 from ostrom.consensus.replicated import Core, CoreFactory
-from ostrom.protocol.params import DEFAULTS
+from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.founders import FoundersError, load_founders
 from ostrom.service.gate import Gate, Setup
 
@@ -82,17 +83,37 @@ def state_digest(state: dict[str, Any]) -> str:
 
 def core_factory(cfg: ClusterConfig) -> CoreFactory:
     """The cluster's core, the one place that names it: a fresh ``Gate`` per call, from
-    the founders file read once (every replica and every replay of the audit starts from
-    the same state).  ``ConfigError`` if the founders file cannot be used."""
-    if cfg.founders is None:
-        setup = Setup()
-    else:
+    the founders and parameter files read once (every replica and every replay of the
+    audit starts from the same state).  ``ConfigError`` if a file cannot be used."""
+    return community_factory(cfg.founders, cfg.params)
+
+
+def community_factory(founders: Path | None, params_file: Path | None) -> CoreFactory:
+    """Fresh ``Gate`` s of the community the two files describe, read exactly as ``ostrom
+    serve`` reads them (``load_founders``, ``Params.from_toml``), so a community set up
+    for a node runs unchanged on a cluster.  One gate is built here, so what only the
+    Community checks (a founder's reputation below its tier's threshold) is refused now,
+    as one line (``ConfigError``): a replica refuses to start rather than crash later or
+    execute with other parameters than its peers."""
+    setup = Setup()
+    if founders is not None:
         try:
-            setup = load_founders(cfg.founders)
+            setup = load_founders(founders)
         except FoundersError as exc:
             raise ConfigError(str(exc)) from None
+    params = DEFAULTS
+    if params_file is not None:
+        try:
+            params = Params.from_toml(params_file)
+        except ParamError as exc:
+            raise ConfigError(str(exc)) from None
+    try:
+        Gate(params, setup)
+    except ValueError as exc:
+        where = founders if founders is not None else params_file
+        raise ConfigError(f"{where}: the community cannot start: {exc}") from None
 
     def make() -> Core:
-        return Gate(DEFAULTS, setup)
+        return Gate(params, setup)
 
     return make

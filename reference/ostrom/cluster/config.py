@@ -3,8 +3,10 @@
 Every process of a cluster (the N replicas, the HTTP front, ``ostrom cluster status``)
 reads the same file, so the file is the one source of the cluster's facts: n, f, the
 batch size, the timer periods, where each replica listens and where its peers dial it,
-its database, the directory of key files, and the node's founders file (who the
-community starts with: the file ``ostrom serve --founders`` reads).  Paths in the file
+its database, the directory of key files, the node's founders file (who the
+community starts with: the file ``ostrom serve --founders`` reads) and its parameter
+file (``ostrom serve --params``: every replica executes with the same parameters because
+they all read them from the one file this configuration names).  Paths in the file
 are relative to the file's directory, so a cluster directory can be moved as a whole.
 
 A bad file never starts a half-configured process: ``load`` raises ``ConfigError`` with
@@ -74,6 +76,7 @@ class ClusterConfig:
     replicas: tuple[ReplicaConfig, ...]
     founders: Path | None  # the node's founders file (ostrom serve --founders), if any
     path: Path | None = None  # the file it was read from
+    params: Path | None = None  # the protocol parameters (ostrom serve --params), if any
 
     @property
     def client_names(self) -> list[str]:
@@ -103,6 +106,7 @@ class ClusterConfig:
             f'synchronous = "{self.synchronous}"',
             f'keys = "{_rel(self.keys, base)}"',
             *([f'founders = "{_rel(self.founders, base)}"'] if self.founders else []),
+            *([f'params = "{_rel(self.params, base)}"'] if self.params else []),
             "",
             "[front]",
             f'host = "{self.front.host}"',
@@ -166,6 +170,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
             "synchronous",
             "keys",
             "founders",
+            "params",
         },
         "[cluster]",
     )
@@ -188,6 +193,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
         raise ConfigError(f"cluster.synchronous must be one of {', '.join(SYNCHRONOUS)}")
     keys = base / _str(c, "keys", "cluster", default="keys")
     founders = base / _str(c, "founders", "cluster") if "founders" in c else None
+    params = base / _str(c, "params", "cluster") if "params" in c else None
     fr = _table(doc, "front")
     _only(fr, {"host", "port", "http_host", "http_port"}, "[front]")
     front = Address(_str(fr, "host", "front"), _port(fr, "port", "front"))
@@ -234,6 +240,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
         replicas=tuple(sorted(replicas, key=lambda r: r.id)),
         founders=founders,
         path=path,
+        params=params,
     )
 
 

@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +27,8 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from ostrom.cluster import config as C
-from ostrom.cluster.config import Address, ClusterConfig, ReplicaConfig
+from ostrom.cluster.app import community_factory
+from ostrom.cluster.config import Address, ClusterConfig, ConfigError, ReplicaConfig
 from ostrom.cluster.keys import generate, write_key
 from ostrom.cluster.wire import hello, read_one
 from ostrom.consensus.crypto import derive_key
@@ -35,6 +37,7 @@ from ostrom.service.identity import new_key, public_hex
 CONFIG_FILE: Final = "cluster.toml"
 PIDS_FILE: Final = "pids.json"
 FOUNDERS_FILE: Final = "founders.toml"
+PARAMS_FILE: Final = "params.toml"
 #: The operator a new cluster gets (it may sign tick and recruit); its key is in keys/.
 OPERATOR: Final = "ops"
 STATUS_TIMEOUT_S: Final = 2.0
@@ -73,12 +76,25 @@ def create(
     dial_ports: Sequence[int] | None = None,
     seed: int | None = None,
     founders: Sequence[tuple[str, int]] = DEFAULT_FOUNDERS,
+    founders_file: Path | None = None,
+    params_file: Path | None = None,
 ) -> ClusterConfig:
-    """Write ``cluster.toml``, the keys and a founders file (the node's format: the
-    founders and an operator ``ops``, their private keys in ``keys/``) into
-    ``directory``; the configuration read back from the file (so the file is what every
-    process will see)."""
+    """Write ``cluster.toml``, the keys and a founders file into ``directory``; the
+    configuration read back from the file (so the file is what every process will see).
+
+    Without ``founders_file`` the founders file is generated (the node's format: the
+    ``founders`` and an operator ``ops``, their private keys in ``keys/``).  With it, and
+    with ``params_file``, the community is the caller's: each file is checked as ``ostrom
+    serve`` checks it (``ConfigError`` before anything is created) and *copied* into the
+    directory, and ``cluster.toml`` names the copies.  A copy, not the caller's path:
+    every replica, including one restarted next week, must execute with the bytes the
+    cluster started with (a replica that replayed its history under other parameters
+    would not reproduce its own checkpoints), and the directory stays movable."""
     f = (n - 1) // 3 if f is None else f
+    founders_text = _read(founders_file)
+    params_text = _read(params_file)
+    if founders_text is not None or params_text is not None:
+        _check_community(founders_file, founders_text, params_file, params_text)
     directory.mkdir(parents=True, exist_ok=True)
     ports = free_ports(n + 2, host)
     listen, front_port = ports[:n], ports[n]
@@ -105,10 +121,16 @@ def create(
         ),
         founders=directory / FOUNDERS_FILE,
         path=directory / CONFIG_FILE,
+        params=None if params_text is None else directory / PARAMS_FILE,
     )
     path = directory / CONFIG_FILE
     path.write_text(cfg.to_toml())
     generate(cfg.keys, [r.name for r in cfg.replicas] + cfg.client_names, seed=seed)
+    if params_text is not None:
+        (directory / PARAMS_FILE).write_bytes(params_text)
+    if founders_text is not None:
+        (directory / FOUNDERS_FILE).write_bytes(founders_text)
+        return C.load(path)
     lines: list[str] = []
     for fid, tier in founders:
         key = new_key() if seed is None else derive_key(seed, f"founder:{fid}")
@@ -120,6 +142,47 @@ def create(
     lines += ["[[operator]]", f'id = "{OPERATOR}"', f'public_key = "{public_hex(op)}"']
     (directory / FOUNDERS_FILE).write_text("\n".join(lines) + "\n")
     return C.load(path)
+
+
+def _read(path: Path | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _check_community(
+    founders: Path | None,
+    founders_text: bytes | None,
+    params: Path | None,
+    params_text: bytes | None,
+) -> None:
+    """``ConfigError`` (one line, naming the caller's file) unless the replicas' own loader
+    (``app.community_factory``) accepts exactly these bytes: they are checked from a
+    scratch copy, so what is copied into the cluster is what was checked."""
+    with tempfile.TemporaryDirectory(prefix="ostrom-cluster-check-") as d:
+        paths: list[Path | None] = []
+        renames: dict[str, str] = {}
+        for name, original, data in (
+            (FOUNDERS_FILE, founders, founders_text),
+            (PARAMS_FILE, params, params_text),
+        ):
+            if original is None or data is None:
+                paths.append(None)
+                continue
+            scratch = Path(d) / name
+            scratch.write_bytes(data)
+            paths.append(scratch)
+            renames[str(scratch)] = str(original)
+        try:
+            community_factory(paths[0], paths[1])
+        except ConfigError as exc:
+            message = str(exc)
+            for scratch_name, original_name in renames.items():
+                message = message.replace(scratch_name, original_name)
+            raise ConfigError(message) from None
 
 
 # --- status --------------------------------------------------------------------------------

@@ -237,7 +237,9 @@ class Params:
                 data = tomllib.load(fh)
         except FileNotFoundError as exc:
             raise ParamError(f"{p}: no such file") from exc
-        except tomllib.TOMLDecodeError as exc:
+        except OSError as exc:  # a directory, no permission: one line, never a traceback
+            raise ParamError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ParamError(f"{p}: not valid TOML: {exc}") from exc
         flat = data.get("params", data)
         if not isinstance(flat, dict):
