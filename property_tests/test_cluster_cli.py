@@ -35,9 +35,16 @@ def test_up_status_audit_down(tmp_path: Path) -> None:
         for i in range(5):
             r = httpx.post(url + "/commands", json=join(f"u{i}"), timeout=60)
             assert r.status_code == 200 and r.json()["result"] == "ok", r.text
-        # the gate's refusals come back as the node's: a replayed seq is 409
+        # a retried envelope is answered as the node answers it from its log: the first
+        # observation, retry true, nothing applied again (app.Retries) ...
         r = httpx.post(url + "/commands", json=join("u0"), timeout=60)
-        assert r.status_code == 409 and r.json()["error"] == "replayed"
+        assert r.status_code == 200 and r.json()["result"] == "ok" and r.json()["retry"], r.text
+        # ... and the gate's refusals come back as the node's: another envelope with a
+        # used seq is 409 replayed
+        key = derive_key(b"cli", "u0")
+        other = sign_envelope(key, "u0", 1, {"op": "tick"})
+        r = httpx.post(url + "/commands", json=other, timeout=60)
+        assert r.status_code == 409 and r.json()["error"] == "replayed", r.text
         unsigned = {"agent": "v", "seq": 1, "command": {"op": "join", "agent": "v"}}
         assert httpx.post(url + "/commands", json=unsigned, timeout=60).status_code == 401
         assert httpx.post(url + "/commands", content=b"\xff{", timeout=10).status_code == 400
@@ -51,9 +58,9 @@ def test_up_status_audit_down(tmp_path: Path) -> None:
         assert doc["replicas"]["3"]["byzantine"] == "silent"
         text = runner.invoke(main, ["cluster", "status", "--dir", str(d)])
         assert "view" in text.output and "byzantine silent" in text.output
-        # 5 joins, the replayed one and the unsigned one: all ordered, two refused
-        assert "7 commands acknowledged" in text.output, text.output
-        assert doc["front"]["stats"]["acknowledged"] == 7
+        # 5 joins, the retried one, the replayed one and the unsigned one: all ordered
+        assert "8 commands acknowledged" in text.output, text.output
+        assert doc["front"]["stats"]["acknowledged"] == 8
         again = runner.invoke(main, ["cluster", "up", "--dir", str(d)])
         assert again.exit_code != 0 and "already runs" in again.output
     finally:

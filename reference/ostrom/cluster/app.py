@@ -27,6 +27,7 @@ from typing import Any, Final
 from ostrom.cluster.config import ClusterConfig, ConfigError
 from ostrom.consensus.messages import canonical, sha256_hex
 from ostrom.consensus.replicated import Core, CoreFactory
+from ostrom.protocol.commands import Observation
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.founders import FoundersError, load_founders
 from ostrom.service.gate import Gate, Setup
@@ -114,6 +115,55 @@ def community_factory(founders: Path | None, params_file: Path | None) -> CoreFa
         raise ConfigError(f"{where}: the community cannot start: {exc}") from None
 
     def make() -> Core:
-        return Gate(params, setup)
+        return Retries(Gate(params, setup))
 
     return make
+
+
+class Retries:
+    """A ``Gate`` that answers a retried envelope as the node does: from the log.
+
+    The node (service/node.py) answers an envelope identical to one it applied — a client
+    that timed out resends the same bytes — with the logged observation and ``"retry":
+    true``, and applies nothing (at most once).  A cluster's replicas have no such log of
+    observations, so the gate alone would answer ``replayed`` (409) and the client would
+    fail although its command was applied.  This core keeps, for every applied envelope,
+    its canonical digest and its observation, and answers an identical one from there
+    with ``retry: true``; anything else (another envelope with a used seq) goes to the gate
+    and is refused as on the node.  The memory is a function of the executed history, so
+    every replica (and every replay of the audit) holds the same; it is not part of the
+    public state, which stays the gate's (REPL-1 compares it with the single node's).
+    It costs one digest and one observation per command, as the replica's history does."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+        self.applied: dict[tuple[str, int], tuple[str, Observation]] = {}
+
+    def apply(self, command: object) -> Observation:
+        key = _agent_seq(command)
+        digest = None
+        if key is not None:
+            try:
+                digest = sha256_hex(canonical(command))
+            except (TypeError, ValueError, RecursionError):
+                digest = None
+            prior = self.applied.get(key)
+            if prior is not None and digest is not None and prior[0] == digest:
+                return {**prior[1], "retry": True}  # type: ignore[typeddict-unknown-key]
+        before = None if key is None else self.gate.last_seq(key[0])
+        obs = self.gate.apply(command)
+        if key is not None and digest is not None and self.gate.last_seq(key[0]) != before:
+            self.applied[key] = (digest, copy.deepcopy(obs))  # the gate applied it
+        return obs
+
+    def public_state(self) -> dict[str, Any]:
+        return self.gate.public_state()
+
+
+def _agent_seq(envelope: object) -> tuple[str, int] | None:
+    if not isinstance(envelope, dict):
+        return None
+    agent, seq = envelope.get("agent"), envelope.get("seq")
+    if not isinstance(agent, str) or isinstance(seq, bool) or not isinstance(seq, int):
+        return None
+    return agent, seq

@@ -384,15 +384,18 @@ class _QuietServer(uvicorn.Server):
 def answer(done: dict[str, Any]) -> JSONResponse:
     """The HTTP answer to an executed command, as the single node answers it: a gate
     refusal (``GATE_ERRORS``) with its status and ``{"error", "detail"}``; anything else
-    200 with the observation's ``result`` and ``events`` (a protocol refusal is an
-    observation, as on the node), plus where the cluster ordered it (client, timestamp,
-    index in the batch)."""
+    200 with the observation's ``result``, ``events`` and ``retry`` (a protocol refusal is
+    an observation, as on the node), plus where the cluster ordered it (client, timestamp,
+    index in the batch) instead of the node's log position ``pos``."""
     obs = done["observation"]
     code = obs.get("result") if isinstance(obs, dict) else None
     if isinstance(code, str) and code in GATE_ERRORS:
         detail = "refused by the gate of every honest replica; nothing changed"
         return JSONResponse({"error": code, "detail": detail}, GATE_ERRORS[code].status)
     body = {"result": code, "events": obs.get("events", []) if isinstance(obs, dict) else []}
+    # an envelope identical to one already applied is answered from the replicas' memory
+    # of it, as the node answers it from its log (app.Retries): nothing applied again
+    body["retry"] = isinstance(obs, dict) and obs.get("retry") is True
     body |= {k: done[k] for k in ("client", "timestamp", "index")}
     return JSONResponse(body)
 
