@@ -22,9 +22,15 @@ driver through the conformance runner, a full ``ostrom conform`` run, the kill m
 ``service`` (``bench/service.py``, under a minute): the node's commands/s in process and
 over loopback HTTP, fsync on and off, its restart replay and ``ostrom log export``.
 
+``cluster`` (``bench/cluster.py``, about four minutes): the 4-process cluster's commands/s
+and p50/p99 latency over HTTP at batch sizes 1, 16 and 64, SQLite synchronous FULL and
+OFF, next to the in-process PBFT simulation at N = 4 and the Ed25519 bound for each batch
+size (signatures and verifications counted in profiled replica processes), and whether
+the cluster reaches half of that bound.
+
 Usage: python bench/run.py
        [--only tlc|orchestrator|hypothesis|pbft|reputation|thresholds|conformance|simulation
-               |service]
+               |service|cluster]
        [--artifacts N]
 """
 
@@ -165,6 +171,16 @@ def bench_service() -> None:
     save("service", service.measure())
 
 
+def bench_cluster() -> None:
+    """The cluster: commands/s and latency over HTTP per batch size, fsync on and off,
+    against the in-process simulation and the Ed25519 bound (see ``bench/cluster.py``)."""
+    import cluster
+
+    data = cluster.measure()
+    save("cluster", data)
+    cluster.print_table(data)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -181,6 +197,7 @@ def main() -> None:
             "conformance",
             "simulation",
             "service",
+            "cluster",
         ],
     )
     parser.add_argument(
@@ -203,6 +220,8 @@ def main() -> None:
         bench_simulation()
     if args.only in (None, "service"):
         bench_service()
+    if args.only in (None, "cluster"):
+        bench_cluster()
     if args.only in (None, "tlc"):
         bench_tlc()
 
