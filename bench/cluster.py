@@ -190,8 +190,8 @@ async def load(
 
 
 class ProfiledCluster(Cluster):
-    """A cluster whose replicas ``profiled`` run under cProfile (stats written on their
-    clean SIGTERM stop)."""
+    """A cluster whose replicas ``profiled`` run under cProfile with a CPU-time clock
+    (``bench/replica_profile.py``; stats written on their clean SIGTERM stop)."""
 
     def __init__(self, directory: Path, profiled: tuple[int, ...] = ()) -> None:
         super().__init__(directory)
@@ -201,9 +201,14 @@ class ProfiledCluster(Cluster):
         if i not in self.profiled:
             super().start_replica(i, byzantine, detach=detach)
             return
-        args = ["cProfile", "-o", str(self.dir / f"r{i}.prof"), "-m"]
-        args += ["ostrom.cluster.replica_process", "--cluster", str(self.config_path)]
-        self._spawn(f"r{i}", [*args, "--id", str(i)], detach=detach)
+        # bench/replica_profile.py: cProfile with a CPU clock (bench/ on the path)
+        bench = str(ROOT / "bench")
+        if bench not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+            os.environ["PYTHONPATH"] = os.pathsep.join(
+                p for p in (bench, os.environ.get("PYTHONPATH")) if p
+            )
+        args = ["replica_profile", str(self.dir / f"r{i}.prof"), "--cluster"]
+        self._spawn(f"r{i}", [*args, str(self.config_path), "--id", str(i)], detach=detach)
 
 
 def run_cluster(
@@ -262,10 +267,15 @@ def _get(url: str) -> bytes:
 
 LAYERS = (
     ("crypto (Ed25519)", ("cryptography", "ed25519", "crypto.py", "identity.py")),
+    ("start-up (imports)", ("importlib", "<frozen", "marshal", "compile", "_imp.", "enum.py")),
     ("SQLite store", ("sqlite3", "storage.py")),
-    ("encoding (JSON, canonical)", ("json", "messages.py")),
+    ("encoding (JSON, canonical, message checks)", ("json", "messages.py")),
+    ("copying (deepcopy)", ("copy.py",)),
     ("PBFT replica logic", ("replica.py",)),
-    ("the community (gate, protocol)", ("ostrom/protocol", "gate.py", "app.py")),
+    (
+        "the community (gate, protocol, state machines)",
+        ("ostrom/protocol", "gate.py", "cluster/app.py", "transitions", "orchestrator"),
+    ),
     ("asyncio and sockets", ("asyncio", "socket", "selectors", "wire.py", "links.py")),
 )
 
@@ -294,7 +304,12 @@ def profile_counts(path: Path, commands: int) -> dict[str, Any]:
             calls["verify"] += nc
         layers[_layer(key)] += tt
         total += tt
+    top = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:12]  # type: ignore[attr-defined]
     return {
+        "top_functions_by_own_cpu": [
+            f"{round(100 * tt / total, 1)}% {Path(k[0]).name}:{k[1]}({k[2]})"
+            for k, (_cc, _nc, tt, _ct, _callers) in top
+        ],
         "signatures_per_command": round(calls["sign"] / commands, 3),
         "verifications_per_command": round(calls["verify"] / commands, 3),
         "profiled_cpu_s": round(total, 2),

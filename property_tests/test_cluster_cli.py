@@ -42,7 +42,7 @@ def test_up_status_audit_down(tmp_path: Path) -> None:
         # ... and the gate's refusals come back as the node's: another envelope with a
         # used seq is 409 replayed
         key = derive_key(b"cli", "u0")
-        other = sign_envelope(key, "u0", 1, {"op": "tick"})
+        other = sign_envelope(key, "u0", 1, {"op": "join", "agent": "u0"})  # no public_key
         r = httpx.post(url + "/commands", json=other, timeout=60)
         assert r.status_code == 409 and r.json()["error"] == "replayed", r.text
         unsigned = {"agent": "v", "seq": 1, "command": {"op": "join", "agent": "v"}}
