@@ -130,9 +130,8 @@ def _community_files(tmp_path: Path) -> tuple[Path, Path]:
 def test_the_cluster_runs_the_given_founders_and_params(tmp_path: Path) -> None:
     """The files are checked, copied into the cluster directory and named by cluster.toml;
     the core every replica (and the audit) builds runs exactly them."""
-    from ostrom.cluster.app import core_factory
+    from ostrom.cluster.app import Retries, core_factory
     from ostrom.protocol.params import Params
-    from ostrom.service.gate import Gate
 
     founders, params = _community_files(tmp_path)
     d = tmp_path / "c"
@@ -143,14 +142,16 @@ def test_the_cluster_runs_the_given_founders_and_params(tmp_path: Path) -> None:
     assert load(d / "cluster.toml") == cfg  # the one source: every process reads this
     assert 'params = "params.toml"' in (d / "cluster.toml").read_text()
     assert not (cfg.keys / "ops.key").exists()  # no generated founders or operator
-    gate = core_factory(cfg)()
-    assert isinstance(gate, Gate)
+    core = core_factory(cfg)()
+    assert isinstance(core, Retries)
+    gate = core.gate
     assert gate.params == Params.from_toml(params) and gate.params.propose_rate == 7
     assert [f.member.id for f in gate.setup.founders] == ["alice"]
     assert gate.is_operator("clock")
     # the copy is what counts: editing the caller's file later changes nothing
     params.write_text("propose_rate = 9\n")
-    assert core_factory(load(d / "cluster.toml"))().params.propose_rate == 7  # type: ignore[attr-defined]
+    again = core_factory(load(d / "cluster.toml"))()
+    assert isinstance(again, Retries) and again.gate.params.propose_rate == 7
 
 
 @pytest.mark.parametrize(
