@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,13 @@ def test_every_lifecycle_constant_is_a_parameter_of_the_table() -> None:
     assert declared - WORLD_CONSTANTS == named - trace
     assert trace <= named
     assert all(row.unit == "share" or isinstance(row.default, int) for row in table() if row.tla)
+
+
+def test_an_unreadable_parameter_file_is_a_param_error(tmp_path: Path) -> None:
+    """A directory or bytes that are not UTF-8: one ParamError line, never a traceback
+    (``ostrom serve --params``, ``ostrom cluster up --params``)."""
+    with pytest.raises(ParamError, match="cannot read"):
+        Params.from_toml(tmp_path)
+    (tmp_path / "p.toml").write_bytes(b"propose_rate = \xff\n")
+    with pytest.raises(ParamError, match="not valid TOML"):
+        Params.from_toml(tmp_path / "p.toml")

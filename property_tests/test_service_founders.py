@@ -117,8 +117,13 @@ def _serve(tmp_path: Path, *args: str) -> Any:
 def test_serve_refuses_bad_inputs_before_creating_anything(tmp_path: Path) -> None:
     (tmp_path / "bad.toml").write_text("[[founder]]\n")
     (tmp_path / "p.toml").write_text("w_min = 7\n")
+    # well-formed, but the Community refuses it: a tier-3 founder at the default prior
+    (tmp_path / "low.toml").write_text(
+        "[[founder]]\nid = 'x'\ntier = 3\npublic_key = '" + "a" * 64 + "'\n"
+    )
     for args in (
         ["--founders", str(tmp_path / "bad.toml")],
+        ["--founders", str(tmp_path / "low.toml")],
         ["--params", str(tmp_path / "p.toml")],
         ["--operator-key", str(tmp_path / "bad.toml")],
     ):

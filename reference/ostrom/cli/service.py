@@ -16,7 +16,7 @@ import click
 
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.founders import FoundersError, load_founders
-from ostrom.service.gate import Setup
+from ostrom.service.gate import Gate, Setup
 from ostrom.service.identity import KeyFileError, load_key, new_key, public_hex, save_key
 from ostrom.service.store import StoreError
 
@@ -148,6 +148,10 @@ def serve(
             _fail(f"the id {NODE_OPERATOR!r} is the node's own operator; rename it")
         setup = Setup(base.founders, {**base.operators, NODE_OPERATOR: public_hex(key)})
         params = params or DEFAULTS
+        try:  # what only the Community checks (a founder below its tier's threshold)
+            Gate(params, setup)
+        except ValueError as exc:
+            _fail(f"the community cannot start: {exc}")
     elif setup is not None and key is not None:
         setup = Setup(setup.founders, {**setup.operators, NODE_OPERATOR: public_hex(key)})
     try:
