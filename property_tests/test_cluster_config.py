@@ -202,6 +202,13 @@ def test_a_replica_refuses_a_params_file_it_cannot_use(tmp_path: Path) -> None:
     cfg.params.write_text("propose_rate = -1\n")
     with pytest.raises(ConfigError, match="propose_rate"):
         core_factory(cfg)
+    from click.testing import CliRunner
+
+    from ostrom.cli.main import main
+
+    r = CliRunner().invoke(main, ["node", "--id", "0", "--cluster", str(cfg.path)])
+    assert r.exit_code == 2 and "propose_rate" in r.output and "Traceback" not in r.output
+    assert not cfg.replica(0).db.exists()  # refused before its store was created
     cfg.params.unlink()
     with pytest.raises(ConfigError, match="no such file"):
         core_factory(cfg)
