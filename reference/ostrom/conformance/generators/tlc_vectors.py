@@ -22,9 +22,10 @@ the same name with the behaviour's arguments; ``Recruit`` is an explicit ``recru
 with a salt derived from the trace and step (``_salt``), revealed with the same salt.
 
 The spec recruits *any* eligible reviewers; the reference draws them by a sha256
-lottery seeded by the parameter ``seed``.  For each behaviour the generator finds the
-smallest ``seed`` whose lottery draws the behaviour's reviewers (``_Replay``: each
-mismatch found by a replay adds a constraint; seeds are searched until all hold).  Every
+sortition seeded by the parameter ``seed`` (rules.md, `recruit`).  For each behaviour the
+generator finds the smallest ``seed`` whose sortition draws the behaviour's reviewers
+(``_Replay``: each mismatch found by a replay adds a constraint; seeds are searched until
+all hold).  Every
 other difference between the reference and the spec — a command the reference refuses, a
 state that differs — is a disagreement: it is never hidden, ``TlcVectorError`` reports it
 (``findings``).  So every vector written here is a behaviour of the spec, replayed
