@@ -1047,6 +1047,6 @@ def test_sortition_matches_python() -> None:
     got = json.loads(proc.stdout)
     assert got["drawsPerSeat"] == voting.SORTITION_DRAWS_PER_SEAT
     for case, js_out in zip(cases, got["out"], strict=True):
-        seed, art, rnd, eligible, excluded, k = case
-        want = voting.select_reviewers(int(seed), art, rnd, eligible, frozenset(excluded), k)
+        dec, art, rnd, eligible, excluded, k = case
+        want = voting.select_reviewers(int(dec), art, rnd, eligible, frozenset(excluded), k)
         assert tuple(js_out) == want, case
