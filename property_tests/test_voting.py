@@ -6,11 +6,13 @@ import hashlib
 import random
 import struct
 from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ostrom.conformance.layers import VotingLayer
 from ostrom.protocol import voting
 from ostrom.protocol.agents import micro
 from ostrom.protocol.errors import ErrorCode
@@ -211,6 +213,11 @@ def test_sortition_pinned_values() -> None:
     assert select_reviewers(0, "x", 1, TEN, frozenset(TEN[1:8]), 3) == ("ana", "jon", "kim")
     assert select_reviewers(0, "x", 1, TEN, frozenset(TEN), 3) == ()
     assert select_reviewers(0, "x", 1, (), frozenset(), 3) == ()
+    cmd = {"op": "select_reviewers", "seed": 0, "artifact": "x", "round": 1, "k": 3}
+    layer = VotingLayer()  # the conformance op sorts what it is given
+    obs = layer.step({**cmd, "eligible": TEN[::-1], "excluded": ["jon", "nobody"]})
+    assert obs["result"] == "ok"
+    assert obs["state"] == list(select_reviewers(0, "x", 1, TEN, frozenset({"jon"}), 3))
 
 
 _IDS = st.lists(st.text("abcdefgh", min_size=1, max_size=3), max_size=24, unique=True)
@@ -319,3 +326,37 @@ def test_sortition_cost_does_not_grow_with_agents(monkeypatch: pytest.MonkeyPatc
             assert len(select_reviewers(1, f"x{x}", 1, eligible, excluded, 7)) == 7
         per_n[n] = calls[0]
     assert all(200 * 7 <= c <= 200 * 8 for c in per_n.values()), per_n
+
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+)
+
+
+@given(
+    st.fixed_dictionaries(
+        {"op": st.just("select_reviewers")},
+        optional={
+            "seed": st.one_of(st.integers(-3, 2**70), _JSONISH),
+            "artifact": st.one_of(st.sampled_from(["x", "ä"]), _JSONISH),
+            "round": st.one_of(st.integers(-2, 9), _JSONISH),
+            "eligible": st.one_of(st.lists(st.sampled_from(TEN), max_size=12), _JSONISH),
+            "excluded": st.one_of(st.lists(st.sampled_from([*TEN, "zz"]), max_size=5), _JSONISH),
+            "k": st.one_of(st.integers(-2, 12), _JSONISH),
+            "extra": _JSONISH,
+        },
+    )
+)
+def test_voting_layer_select_reviewers_refuses_hostile_fields(command: dict[str, object]) -> None:
+    """The conformance op never raises: ``invalid_input`` or exactly the sortition over the
+    eligible agents sorted (any order given) minus ``excluded``."""
+    layer = VotingLayer()
+    obs = layer.step(command)
+    assert obs["result"] in ("ok", "invalid_input"), obs
+    if obs["result"] == "ok":
+        c: Any = command
+        eligible, excluded = sorted(c["eligible"]), frozenset(c.get("excluded", []))
+        want = select_reviewers(c["seed"], c["artifact"], c["round"], eligible, excluded, c["k"])
+        assert obs["state"] == list(want)
