@@ -74,10 +74,13 @@ def make_salt(rng: random.Random) -> str:
     return rng.getrandbits(256).to_bytes(32, "big").hex()
 
 
-#: Draws per seat before the sortition stops hashing and completes in eligible order: with
-#: more candidates than seats, each draw finds a new one with probability ≥ 1/n, and the
-#: excluded and already drawn agents are O(k), so the cap is reached only in tiny pools
-#: (n of the order of k) and there with probability < 10^-9 (docs/rules.md, `recruit`).
+#: Draws per seat before the sortition stops hashing and completes in eligible order (so it
+#: always ends, after at most 64·k hashes).  The cap binds only when the candidates are few
+#: against n: with m > k candidates and at most 2k + 2 excluded agents the chance is below
+#: 10^-9, computed exactly for k ≤ 100 (docs/rules.md, `recruit`).  The orchestrator stays
+#: within 2k + 2 when reviewers ≤ 2·dispute_reviewers (the defaults): a dispute excludes
+#: the reviewers, the submitter and the disputer, a re-recruitment this review's reviewers
+#: and the submitter.  Reaching the cap is part of the definition, not an error path.
 SORTITION_DRAWS_PER_SEAT: Final = 64
 _TWO64: Final = 1 << 64
 
