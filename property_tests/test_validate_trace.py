@@ -122,13 +122,17 @@ def test_broken_logs_are_rejected_at_the_right_step(tmp_path: Path) -> None:
 
     deadline = copy.deepcopy(good)  # a wrong state after a tick
     deadline[2]["state"]["artifacts"]["x"]["deadline"] = 5
+    # the dispute's reviewers are whoever the sortition drew: the outsider is a tier-3
+    # agent who is not one of them
+    drawn = set(good[4]["state"]["artifacts"]["x"]["reviewers"])
+    stranger = next(a for a in ("ana", "ben", "kim") if a not in drawn)
     outsider = copy.deepcopy(good)  # a commitment from someone who is no reviewer
-    outsider[5]["command"]["agent"] = "ana"
+    outsider[5]["command"]["agent"] = stranger
     refused = copy.deepcopy(good)  # refused, but the spec allows it
     refused[6]["result"] = "wrong_phase"
     refused[6]["state"] = refused[5]["state"]
     moved = copy.deepcopy(good)  # refused (rightly), but the state changed
-    moved[7]["command"]["agent"] = "ana"
+    moved[7]["command"]["agent"] = stranger
     moved[7]["result"] = "not_eligible"
     unknown = copy.deepcopy(good)  # unknown_agent for a registered agent
     unknown[4]["result"] = "unknown_agent"
@@ -153,11 +157,12 @@ def test_broken_logs_are_rejected_at_the_right_step(tmp_path: Path) -> None:
 
     f = v["outsider"].failure
     assert f is not None and (f.step, f.kind) == (4, "command")
-    assert f.action.startswith("CommitVote(ana, x") and "does not allow" in f.message
+    assert f.action.startswith(f"CommitVote({stranger}, x") and "does not allow" in f.message
 
     f = v["refused"].failure
     assert f is not None and (f.step, f.kind) == (5, "refusal")
-    assert "refused as wrong_phase, but the spec allows CommitVote(gus, x" in f.message
+    second = good[6]["command"]["agent"]
+    assert f"refused as wrong_phase, but the spec allows CommitVote({second}, x" in f.message
 
     f = v["moved"].failure
     assert f is not None and (f.step, f.kind) == (6, "state")
