@@ -83,7 +83,8 @@ def with_agents(db: Path, envs: list[dict[str, Any]], agents: int) -> dict[str, 
         assert node.submit(e).status == 200
     join_s = time.perf_counter() - t
     t = time.perf_counter()
-    ticks, others = [], []
+    ticks: list[float] = []
+    others: list[float] = []
     for e in envs:
         t0 = time.perf_counter()
         assert node.submit(e).status == 200
