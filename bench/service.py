@@ -1,13 +1,13 @@
 """The node's throughput (``python bench/service.py`` or ``bench/run.py --only service``).
 
-Commands/s of ``ostrom serve``'s stack — signed envelopes, the gate, the Community, the
-SQLite log — measured three ways, each with SQLite's fsync on (synchronous=FULL, the
-default) and off: ``Node.submit`` in process (no HTTP), one client posting sequentially
-over loopback HTTP to uvicorn, and four clients posting concurrently (the node serialises
-them), with p50/p99 request latency; next to ``Community.apply`` alone on the same
-commands (the target: over HTTP with fsync off at least 25% of it).  Also the start-up
-replay of the resulting log, its export as a trace, and the node with 1,000 and 10,000
-registered agents (joins/s, commands/s, the median tick).
+Commands/s of ``ostrom serve``'s stack (signed envelopes, the gate, the Community, the
+SQLite log), each with SQLite's fsync on (synchronous=FULL, the default) and off:
+``Node.submit`` in process (no HTTP); one client posting sequentially over loopback HTTP
+to ``ostrom serve`` in its own process; four clients posting concurrently (the node
+serialises them); with p50/p99 request latency.  Next to them ``Community.apply`` alone
+on the same commands: the issue's target is HTTP with fsync off at 25% of it or more.
+Also the start-up replay of the log, its export as a trace, and the node with 1,000 and
+10,000 registered agents (joins/s, commands/s, the median tick and other command).
 
 The workload is rounds of five founders proposing two artifacts each (the default
 propose_rate) and one operator tick: every command is accepted and signed.
@@ -15,7 +15,10 @@ propose_rate) and one operator tick: every command is accepted and signed.
 
 from __future__ import annotations
 
+import os
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -24,13 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "property_tests"))
 
 from ostrom.protocol.community import Community  # noqa: E402
-from ostrom.service.app import create_app  # noqa: E402
 from ostrom.service.export import export  # noqa: E402
 from ostrom.service.node import Node  # noqa: E402
 from record import save  # noqa: E402
@@ -100,53 +101,70 @@ def with_agents(db: Path, envs: list[dict[str, Any]], agents: int) -> dict[str, 
     }
 
 
+def founders_file(path: Path) -> Path:
+    """service_world's founders and operator in the node's founders file format."""
+    lines = []
+    for f in setup().founders:
+        m = f.member
+        lines += ["[[founder]]", f'id = "{m.id}"', f"tier = {m.tier}"]
+        lines += [f"reputation = {m.reputation}", f"evidence = {m.evidence}"]
+        lines += [f'public_key = "{f.public_key}"', ""]
+    for op, pk in setup().operators.items():
+        lines += ["[[operator]]", f'id = "{op}"', f'public_key = "{pk}"', ""]
+    path.write_text("\n".join(lines))
+    return path
+
+
 def over_http(
     db: Path, envs: list[dict[str, Any]], fsync: bool, clients: int
 ) -> tuple[float, list[float]]:
-    """Commands/s through uvicorn over loopback, and each request's latency (s)."""
-    node = Node.open(db, params=PARAMS, setup=setup(), fsync=fsync)
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(node), host="127.0.0.1", port=0, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    # each client posts its own agents' envelopes in order (per-agent seqs stay in order)
-    by_agent: dict[str, list[dict[str, Any]]] = {}
-    for e in envs:
-        by_agent.setdefault(e["agent"], []).append(e)
-    groups: list[list[dict[str, Any]]] = [[] for _ in range(clients)]
-    for k, agent in enumerate(sorted(by_agent)):
-        groups[k % clients] += by_agent[agent]
+    """Commands/s through ``ostrom serve`` (its own process, as a node runs) over
+    loopback, posted by ``clients`` threads of this process; each request's latency (s)."""
+    cmd = [sys.executable, "-m", "ostrom", "serve", "--db", str(db), "--port", "0"]
+    cmd += ["--founders", str(founders_file(db.with_suffix(".toml")))]
+    cmd += ["--fsync", "on" if fsync else "off"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "reference")}
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        m = re.search(r"(http://\S+)", proc.stderr.readline())
+        if m is None:
+            raise RuntimeError("ostrom serve did not start")
+        url = m.group(1)
+        # each client posts its own agents' envelopes in order (per-agent seqs stay in order)
+        by_agent: dict[str, list[dict[str, Any]]] = {}
+        for e in envs:
+            by_agent.setdefault(e["agent"], []).append(e)
+        groups: list[list[dict[str, Any]]] = [[] for _ in range(clients)]
+        for k, agent in enumerate(sorted(by_agent)):
+            groups[k % clients] += by_agent[agent]
+        latencies: list[float] = []
 
-    latencies: list[float] = []
+        def post(group: list[dict[str, Any]]) -> None:
+            with httpx.Client(base_url=url, timeout=30) as c:
+                for e in group:
+                    t0 = time.perf_counter()
+                    r = c.post("/commands", json=e)
+                    latencies.append(time.perf_counter() - t0)
+                    assert r.status_code == 200, r.text
 
-    def post(group: list[dict[str, Any]]) -> None:
-        with httpx.Client(base_url=url, timeout=30) as c:
-            for e in group:
-                t0 = time.perf_counter()
-                r = c.post("/commands", json=e)
-                latencies.append(time.perf_counter() - t0)
-                assert r.status_code == 200, r.text
-
-    t = time.perf_counter()
-    if clients == 1:
-        post(envs)
-    else:
-        threads = [threading.Thread(target=post, args=(g,)) for g in groups]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join(timeout=600)
-    dt = time.perf_counter() - t
-    server.should_exit = True
-    thread.join(timeout=10)
-    node.close()
+        t = time.perf_counter()
+        if clients == 1:
+            post(envs)
+        else:
+            threads = [threading.Thread(target=post, args=(g,)) for g in groups]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join(timeout=600)
+        dt = time.perf_counter() - t
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
     return len(envs) / dt, latencies
 
 
