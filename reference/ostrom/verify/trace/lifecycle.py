@@ -15,7 +15,8 @@ What the compiler does (each function names the TLA+ it feeds):
   that is not a whole percentage cannot be expressed exactly and the log is refused),
   weights as integers: micro-units divided by their greatest common divisor (every
   comparison of the spec is homogeneous in the weights, so the scaling is exact), checked
-  against TLC's 32-bit integers;
+  against TLC's 32-bit integers; in a community log every weight of every logged registry
+  counts (``reg_all_weights``), since Derive hands each of them to the next tally;
 * forget confidences become integers ``k`` in units of ``1/ConfUnit``: the reference keeps
   ``micro(c)`` (``Orchestrator._op_forget_vote``), so ``c = micro(c)/10⁶`` exactly, and
   ``ConfUnit = 10⁶ / gcd(10⁶, micro(c) of every accepted vote)`` is the coarsest unit in
