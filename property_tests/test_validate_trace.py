@@ -440,6 +440,24 @@ def test_tie_at_a_reweighting_tick_is_tallied_with_the_weights_before_it(
     assert validate_file(log).status == "rejected"
 
 
+@pytest.mark.parametrize("weight", [0, -0.158812])
+def test_community_weight_that_is_no_weight_is_rejected_not_tallied(
+    tmp_path: Path, weight: float
+) -> None:
+    """A logged registry weight that is not positive in micro-units (docs/rules.md: in
+    [w_min, w_max]) is no public state: the log is rejected at that step, and the weight
+    never reaches the spec's tallies (where a 0 or a negative would decide like a weight)."""
+    (log,) = killmatrix_logs(tmp_path, "community/tick/tie-at-reweighting-tick")
+    lines = _lines(log)
+    k = len(lines) - 2  # the last reveal: the step before the tallying tick
+    for x in lines[k:]:
+        x["state"]["agents"]["f0"]["weight"] = weight
+    verdict = validate_file(_write(tmp_path / "bad-weight.jsonl", lines))
+    assert verdict.status == "rejected" and verdict.failure is not None
+    assert verdict.failure.step == k - 1
+    assert "not a public state" in verdict.message and "'f0': weight" in verdict.message
+
+
 def killmatrix_logs(tmp: Path, *ids: str) -> list[Path]:
     from ostrom.conformance import killmatrix
 
