@@ -49,6 +49,7 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -60,6 +61,8 @@ import httpx
 from ostrom import layout
 from ostrom.client import Client, ClientError
 from ostrom.consensus.crypto import derive_key
+from ostrom.service.founders import parse_founders
+from ostrom.service.gate import Setup
 from ostrom.service.identity import canonical, public_hex, sign_envelope
 from ostrom.service.node import Node, replay
 from ostrom.service.store import Entry, Store, StoreError
@@ -86,6 +89,11 @@ def founders_toml(founders: list[str]) -> str:
         )
     out.append(f'[[operator]]\nid = "{OPERATOR}"\npublic_key = "{public_hex(key(OPERATOR))}"\n')
     return "\n".join(out)
+
+
+def parse_setup(toml: str) -> Setup:
+    """The ``Setup`` a founders file makes (for in-process replays of the same world)."""
+    return parse_founders(tomllib.loads(toml))
 
 
 # --- the node process -------------------------------------------------------------------------
@@ -385,8 +393,7 @@ class Worker(threading.Thread):
         super().__init__(daemon=True, name=f"crash-worker-{n}")
         self.n, self.rng, self.stop, self.budget = n, random.Random(seed), stop, budget
         self.clients = {
-            a: RecordingClient(url, a, ledger, timeout=5.0, retries=8, backoff=0.05)
-            for a in agents
+            a: RecordingClient(url, a, ledger, timeout=5.0, retries=8, backoff=0.05) for a in agents
         }
         self.unjoined = [a for a in agents if a in joiners]
         self.proposed = 0
@@ -516,12 +523,12 @@ def run(
     uptime: tuple[float, float] = (0.3, 1.2),
     tick_interval: float = 0.05,
     snapshot_every: int = 25,
-    doctor: Callable[[Path, int], None] | None = None,
+    doctor: Callable[[Path, int, list[Ack]], None] | None = None,
 ) -> CrashReport:
     """Start a node, drive it, SIGKILL it ``kills`` times at seeded random points (a
     fifth of them during the restart itself, before it is ready), check after each kill
-    and at the end.  ``doctor(db, k)``, for the tests of the check, edits the dead
-    node's file after kill ``k``."""
+    and at the end.  ``doctor(db, k, acks)``, for the tests of the check, edits
+    the dead node's file after kill ``k``."""
     t0 = time.monotonic()
     rng = random.Random(seed)
     report = CrashReport(seed=seed)
@@ -556,7 +563,7 @@ def run(
                 report.kills += 1
                 sent, acks = ledger.view()  # after the death: every ack here was committed
                 if doctor is not None:
-                    doctor(node.db, k)
+                    doctor(node.db, k, acks)
                 entries = read_copy(node.db, tmp / "check")
                 report.add(check(entries, sent, acks))
                 if rng.random() < 0.2:  # a kill during the restart (replay, --verify)
