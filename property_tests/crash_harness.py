@@ -45,6 +45,7 @@ import random
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -618,7 +619,7 @@ def _public(url: str) -> dict[str, Any]:
     }
 
 
-# --- torn writes -----------------------------------------------------------------------------------
+# --- torn writes ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -633,8 +634,14 @@ class TornReport:
     details: list[str] = field(default_factory=list)
 
 
-def truncated_copy(db: Path, into: Path, target: str, offset: int) -> Path:
-    """Copy db and -wal into ``into``; truncate ``target`` ("db" or "wal") at ``offset``."""
+#: Where a cut lands: the WAL, the main file as the dead node left it (its pages mostly
+#: in the WAL), or the main file after a checkpoint moved every page into it.
+TARGETS = ("wal", "db", "checkpointed")
+
+
+def truncated_copy(db: Path, into: Path, target: str, offset: int | None) -> Path:
+    """Copy db and -wal into ``into``; truncate ``target`` (``TARGETS``) at ``offset``
+    (None: no cut), which must be inside the file (a cut never extends it)."""
     if into.exists():
         shutil.rmtree(into)
     into.mkdir(parents=True)
@@ -643,10 +650,29 @@ def truncated_copy(db: Path, into: Path, target: str, offset: int) -> Path:
         src = db.with_name(db.name + suffix)
         if src.exists():
             shutil.copyfile(src, copy.with_name(copy.name + suffix))
-    victim = copy if target == "db" else copy.with_name(copy.name + "-wal")
-    with victim.open("r+b") as fh:
-        fh.truncate(offset)
+    if target == "checkpointed":
+        checkpoint(copy)
+    victim = copy.with_name(copy.name + "-wal") if target == "wal" else copy
+    if offset is not None:
+        assert 0 <= offset < victim.stat().st_size, (target, offset)
+        with victim.open("r+b") as fh:
+            fh.truncate(offset)
     return copy
+
+
+def checkpoint(db: Path) -> None:
+    """Move every page of the WAL into the main file (what a clean stop does)."""
+    with contextlib.closing(sqlite3.connect(db)) as c:
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+
+def target_size(db: Path, target: str, into: Path) -> int:
+    """The size of the file a cut of ``target`` lands in."""
+    if target == "wal":
+        return db.with_name(db.name + "-wal").stat().st_size
+    if target == "db":
+        return db.stat().st_size
+    return truncated_copy(db, into, "checkpointed", None).stat().st_size
 
 
 def offsets(size: int, rng: random.Random, n: int, page: int = 4096) -> list[int]:
