@@ -423,24 +423,34 @@ class Worker(threading.Thread):
         agent = rng.choice(sorted(self.clients))
         c = self.clients[agent]
         arts: dict[str, Any] = c.artifacts()["artifacts"]
-        todo: list[Callable[[], Any]] = []
+        todo: list[tuple[str, str]] = []  # (op, artifact)
         for x, a in sorted(arts.items()):
             if a["phase"] == "commit" and agent in a["reviewers"] and agent not in a["committed"]:
-                todo.append(lambda x=x: c.commit_vote(x, rng.choice(["accept", "reject"]), "r"))
+                todo.append(("commit_vote", x))
             b = c.ballots.get(x)
             if a["phase"] == "reveal" and b is not None and b.round == a["round"]:
-                todo.append(lambda x=x: (c.reveal_vote(x), c.ballots.pop(x)))
+                todo.append(("reveal_vote", x))
             if a["state"] == "active" and rng.random() < 0.1:
-                todo.append(lambda x=x: c.dispute(x, "stale"))
+                todo.append(("dispute", x))
             if a["state"] == "active" and rng.random() < 0.1:
-                todo.append(lambda x=x: c.forget_vote(x, 0.9))
+                todo.append(("forget_vote", x))
         live = sum(1 for a in arts.values() if a["state"] not in ("active", "rejected"))
         if not todo or (live < 6 and rng.random() < 0.3):
             self.proposed += 1
-            x = f"w{self.n}-{self.proposed}"
-            todo = [lambda: c.propose(x, f"s-{x}", f"{rng.getrandbits(64):016x}")]
+            todo = [("propose", f"w{self.n}-{self.proposed}")]
         self.budget -= 1
-        rng.choice(todo)()
+        op, x = rng.choice(todo)
+        if op == "commit_vote":
+            c.commit_vote(x, rng.choice(["accept", "reject"]), "checked")
+        elif op == "reveal_vote":
+            c.reveal_vote(x)
+            c.ballots.pop(x)
+        elif op == "dispute":
+            c.dispute(x, "stale")
+        elif op == "forget_vote":
+            c.forget_vote(x, 0.9)
+        else:
+            c.propose(x, f"s-{x}", f"{rng.getrandbits(64):016x}")
 
 
 class Ticker(threading.Thread):

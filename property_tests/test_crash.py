@@ -29,7 +29,7 @@ import pytest
 
 import crash_harness as h
 from ostrom.service.gate import Gate
-from ostrom.service.identity import sign_envelope
+from ostrom.service.identity import public_hex, sign_envelope
 from ostrom.service.node import _json
 from ostrom.service.store import Entry, Store
 
@@ -97,7 +97,7 @@ def _small_log() -> tuple[list[Entry], dict[tuple[str, int], h.Sent], list[h.Ack
     ]
     for pos, (agent, cmd) in enumerate(cmds, 1):
         seqs[agent] += 1
-        pk = h.public_hex(h.key(agent)) if cmd["op"] == "join" else None
+        pk = public_hex(h.key(agent)) if cmd["op"] == "join" else None
         env = sign_envelope(h.key(agent), agent, seqs[agent], cmd, pk)
         obs = _json(gate.apply(env))
         entries.append(Entry(pos, agent, seqs[agent], _json(env), obs["result"], obs))
