@@ -584,6 +584,9 @@ def run(
                     report.kills_during_start += 1
                 node.start()
                 report.restarts += 1
+                if _health(node.url)["last_pos"] < len(entries):  # the restart lost rows
+                    report.gaps += 1
+                    report.details.append(f"restart {k}: fewer rows than the dead node had")
             stop.set()
             for t in threads:
                 t.join(timeout=60)
@@ -592,7 +595,8 @@ def run(
             final = _public(node.url)
             node.kill()
             entries = read_copy(node.db, tmp / "check")
-            report.add(check(entries, sent, acks))
+            f = check(entries, sent, acks)
+            report.add(f)
             store = Store.open(tmp / "check" / node.db.name)
             try:
                 gate, _, _ = replay(store, verify=True)
@@ -600,7 +604,6 @@ def run(
             finally:
                 store.close()
             report.final_state_equal = final == {k: want[k] for k in final}
-            f = check(entries, sent, acks)
             report.applied_unacknowledged = f.applied_unacknowledged
             report.acknowledged = len(acks)
             report.answered_from_log = sum(1 for a in acks if a.retry)
@@ -614,6 +617,12 @@ def run(
                 t.join(timeout=30)
     report.seconds = round(time.monotonic() - t0, 1)
     return report
+
+
+def _health(url: str) -> dict[str, Any]:
+    with httpx.Client(base_url=url, timeout=10.0) as http:
+        body: dict[str, Any] = http.get("/health").json()
+        return body
 
 
 def _public(url: str) -> dict[str, Any]:
@@ -756,3 +765,51 @@ def torn_cli(db: Path, original: list[Entry], into: Path, target: str, off: int)
         store.close()
     assert_prefix(got, original, f"{target}@{off} (serve)")
     return "full" if len(got) == len(original) else "recovered"
+
+
+# --- the figures in docs/service.md ------------------------------------------------------------
+
+#: The committed reports of the runs docs/service.md quotes (copied from the
+#: ``crash-report.json`` / ``torn-report.json`` that ``pytest -s property_tests/test_crash.py``
+#: writes into its temporary directory).
+RESULTS = layout.ROOT / "bench" / "results" / "crash.json"
+
+_ROWS = (
+    ("kills (SIGKILL while serving)", "kills"),
+    ("... of which followed by a kill during the restart", "kills_during_start"),
+    ("restarts (each with `--verify`)", "restarts"),
+    ("commands acknowledged", "acknowledged"),
+    ("... answered from the log on a retry (`retry: true`)", "answered_from_log"),
+    ("commands a client gave up on (unknown; none applied twice)", "unknown"),
+    ("log rows at the end", "log_length"),
+    ("**acknowledged commands lost**", "lost"),
+    ("**duplicated**", "duplicated"),
+    ("mismatched, out of order, unexplained, gaps", "other"),
+    ("final state = a fresh replay of the log", "final_state_equal"),
+    ("seconds", "seconds"),
+)
+
+
+def figures_table(results: Mapping[str, Any]) -> str:
+    """The markdown table of docs/service.md "Crash tests", from ``RESULTS``."""
+    runs = [r for r in ("ci", "slow") if r in results]
+    lines = ["| | " + " | ".join(f"{r} run (seed {results[r]['seed']})" for r in runs) + " |"]
+    lines.append("|---|" + "---|" * len(runs))
+    for label, name in _ROWS:
+        cells = []
+        for r in runs:
+            rep = results[r]
+            if name == "other":
+                keys = ("mismatched", "out_of_order", "unexplained", "gaps")
+                v: Any = sum(int(rep[k]) for k in keys)
+            else:
+                v = rep[name]
+            cells.append("yes" if v is True else "no" if v is False else f"{v:,}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    torn = results.get("torn", {})
+    if torn:
+        lines.append("")
+        lines.append("| torn write (target: outcome) | cases |")
+        lines.append("|---|---|")
+        lines += [f"| {k} | {v} |" for k, v in sorted(torn.items())]
+    return "\n".join(lines)
