@@ -25,6 +25,10 @@ Then, with this script (``ostrom keygen bob.key`` for a newcomer):
     python examples/agent.py --agent bob --key bob.key propose fact-1 paris-population d41d8c
     python examples/agent.py --agent alice --key alice.key review --rounds 20
 
+With the default parameters a ballot needs three reveals (``quorum = 3``): give the
+founders file at least three reviewing founders (tier >= 1) or the proposal expires for
+want of a quorum, as the protocol says it should.
+
 ``review`` follows the node's event stream (a long poll of GET /events): when this agent
 is among an artifact's reviewers it commits a vote in the commit phase (the client keeps
 the vote, reason and salt; only the hash is sent) and reveals it in the reveal phase.

@@ -111,6 +111,12 @@ def test_an_unreachable_node_is_a_clear_error_and_resync_recovers(
     with pytest.raises(ClientError) as exc:
         dead.object("x")
     assert exc.value.code == "unreachable"
+    fresh = Client("http://127.0.0.1:9", "f1", key("f1"), timeout=1)  # its first read fails
+    for call in (fresh.resync, fresh.artifacts, lambda: fresh.object("x")):
+        with pytest.raises(ClientError) as exc:
+            call()
+        assert exc.value.code == "unreachable"
+    fresh.close()
     live = Client(url, "f1", key("f1"))
     assert live.resync() == 1
     dead.close()
@@ -210,3 +216,43 @@ def test_the_example_agent_joins_proposes_and_reviews(
     assert run("n", "propose", "x", "s", "d") == 1  # duplicate: exit 1
     for c in (op, *clients.values()):
         c.close()
+
+
+class _Busy503First(httpx.BaseTransport):
+    """Answers the first POST with the node's 503 without delivering it (the database
+    was busy: nothing applied), then delivers."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.busy = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and not self.busy:
+            self.busy += 1
+            return httpx.Response(
+                503, json={"error": "db_unavailable", "detail": "locked"}, request=request
+            )
+        return self.inner.handle_request(request)
+
+
+def test_a_503_is_retried_with_the_same_envelope(node_url: tuple[str, Node]) -> None:
+    url, node = node_url
+    transport = _Busy503First()
+    c = Client(url, "f1", key("f1"), transport=transport, backoff=0.01)
+    out = c.propose("a", "s", "d")
+    assert transport.busy == 1 and out["retry"] is False and out["pos"] == 1
+    assert node.gate.last_seq("f1") == 1
+    c.close()
+
+
+def test_two_clients_of_one_agent_resync_instead_of_failing(node_url: tuple[str, Node]) -> None:
+    """Two processes signing for f1: the second's seq is stale, the node refuses it as
+    replayed (its envelope was not applied), the client reads the seq back and re-signs."""
+    url, node = node_url
+    a, b = Client(url, "f1", key("f1")), Client(url, "f1", key("f1"))
+    assert a.resync() == b.resync() == 1
+    assert a.propose("a", "s", "d")["pos"] == 1
+    assert b.propose("b", "s2", "d")["pos"] == 2  # seq 1 was taken: resynced to 2
+    assert node.gate.last_seq("f1") == 2 and set(node.public_state()["artifacts"]) == {"a", "b"}
+    a.close()
+    b.close()

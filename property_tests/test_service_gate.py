@@ -258,3 +258,11 @@ def test_the_gate_is_a_replicated_core() -> None:
     assert len({a.digest() for a in apps}) == 1
     core = lambda: Gate(PARAMS, setup())  # noqa: E731
     assert reference_state(envs, PARAMS, (), core=core) == apps[0].state()
+
+
+def test_set_agent_is_the_communitys_refusal_and_is_sequenced() -> None:
+    """The registry is derived (protocol/community.py): a signed set_agent reaches the
+    Community, which refuses it; like any admitted command it uses up its seq."""
+    g, s = _gate(), Signer()
+    obs = g.apply(s.env("f1", {"op": "set_agent", "agent": "f1", "tier": 3}))
+    assert obs["result"] == "invalid_input" and g.last_seq("f1") == 1

@@ -344,7 +344,7 @@ HOSTILE = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=100)
 @given(st.lists(HOSTILE, max_size=5))
 @example([{"agent": "\ud800", "seq": 1, "command": {"op": "tick"}}])
 def test_hostile_envelopes_on_a_healthy_node_are_4xx_and_change_nothing(

@@ -85,7 +85,7 @@ class Client:
 
     def resync(self) -> int:
         """Read this agent's next seq from the node (1 before its join)."""
-        r = self._http.get(f"/agents/{quote(self.agent, safe='')}")
+        r = self._get(f"/agents/{quote(self.agent, safe='')}")
         if r.status_code == 404:
             self._seq = 1
         else:
@@ -95,9 +95,29 @@ class Client:
     def send(self, command: Mapping[str, Any], *, public_key: str | None = None) -> dict[str, Any]:
         """Sign ``command`` with the next seq, post it, retry the same envelope on a
         timeout, a lost connection or a 503; the node's answer ``{pos, result, events,
-        retry}``.  ``ClientError`` for a refusal (4xx) or when every attempt failed."""
-        seq = self._seq if self._seq is not None else self.resync()
-        envelope = sign_envelope(self.key, self.agent, seq, command, public_key)
+        retry}``.  ``ClientError`` for a refusal (4xx) or when every attempt failed.
+
+        A ``replayed`` or ``out_of_order`` refusal means this client's seq is stale
+        (another process signs for the same agent): the node has *another* envelope at
+        that seq, so this one was not applied; the client reads the seq back once and
+        signs again."""
+        for resynced in (False, True):
+            seq = self._seq if self._seq is not None else self.resync()
+            envelope = sign_envelope(self.key, self.agent, seq, command, public_key)
+            try:
+                body = self._post(envelope)
+            except ClientError as exc:
+                if exc.code in ("replayed", "out_of_order") and not resynced:
+                    self.resync()
+                    continue
+                raise
+            self._seq = seq + 1
+            return body
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _post(self, envelope: dict[str, Any]) -> dict[str, Any]:
+        """Post one envelope, resending it unchanged on a timeout, a lost connection or
+        a 503; the 200 body, or ``ClientError``."""
         last = "no attempt"
         for attempt in range(self.retries + 1):
             if attempt:
@@ -112,11 +132,17 @@ class Client:
                 continue
             body = self._json(r)
             if r.status_code == 200:
-                self._seq = seq + 1
                 return body
             raise ClientError(str(body.get("error")), str(body.get("detail")), r.status_code)
         self._seq = None  # unknown whether the node applied it: resync before the next
         raise ClientError("unreachable", f"{self.retries + 1} attempts failed ({last})")
+
+    def _get(self, path: str, **kwargs: Any) -> httpx.Response:
+        """A read; a node that cannot be reached is ``ClientError("unreachable")``."""
+        try:
+            return self._http.get(path, **kwargs)
+        except httpx.TransportError as exc:
+            raise ClientError("unreachable", f"GET {path}: {type(exc).__name__}: {exc}") from None
 
     @staticmethod
     def _json(r: httpx.Response) -> dict[str, Any]:
@@ -213,21 +239,21 @@ class Client:
     # --- reading ----------------------------------------------------------------------------
 
     def artifacts(self) -> dict[str, Any]:
-        return self._json(self._http.get("/artifacts"))
+        return self._json(self._get("/artifacts"))
 
     def artifact(self, artifact: str) -> dict[str, Any]:
-        return self._json(self._http.get(f"/artifacts/{quote(artifact, safe='')}"))
+        return self._json(self._get(f"/artifacts/{quote(artifact, safe='')}"))
 
     def agent_info(self, agent: str | None = None) -> dict[str, Any]:
-        return self._json(self._http.get(f"/agents/{quote(agent or self.agent, safe='')}"))
+        return self._json(self._get(f"/agents/{quote(agent or self.agent, safe='')}"))
 
     def log(self, after: int = 0, limit: int = 100) -> list[dict[str, Any]]:
-        body = self._json(self._http.get("/log", params={"after": after, "limit": limit}))
+        body = self._json(self._get("/log", params={"after": after, "limit": limit}))
         return list(body["entries"])
 
     def events(self, after: int = 0, timeout: float = 10.0) -> list[dict[str, Any]]:
         """Entries after ``after``, waiting up to ``timeout`` s for the first (long poll)."""
-        r = self._http.get(
+        r = self._get(
             "/events",
             params={"after": after, "timeout": timeout},
             timeout=timeout + self._http.timeout.read if self._http.timeout.read else None,

@@ -358,9 +358,10 @@ def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[
         base = doc["full"]
     envelopes: list[dict[str, Any]] = []
     for e in store.entries(after=start):
-        obs = gate.apply(e.envelope)
-        if obs["result"] in GATE_ERRORS:
-            raise StoreError(f"log[{e.pos}]: the gate refuses this row ({obs['result']})")
+        adm = gate.admit(e.envelope)  # every row's signature and seq, checked again
+        if not adm.ok:
+            raise StoreError(f"log[{e.pos}]: the gate refuses this row ({adm.code})")
+        obs = gate.apply_admitted(e.envelope, adm)
         if verify and _json(obs) != e.observation:
             raise StoreError(f"log[{e.pos}]: the replayed observation differs from the logged one")
         if e.pos in snaps:  # only with verify: otherwise the replay starts after the last

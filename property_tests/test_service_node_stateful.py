@@ -1,0 +1,167 @@
+"""The node as a state machine (Hypothesis stateful): commands, hostile envelopes,
+retries, restarts, a full disk and a locked database in any order.  Invariants: the
+node's state is always a fresh gate's after the log's envelopes in order (nothing
+half-applied, nothing lost), every 200 is in the log, and a restart changes nothing."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from ostrom.service.gate import Gate
+from ostrom.service.node import Node
+from service_world import FOUNDERS, OPERATOR, PARAMS, Signer, setup
+
+#: The 503s the runs met (a check that the failure rules do make writes fail).
+UNAVAILABLE: list[str] = []
+
+
+class NodeMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.dir = Path(tempfile.mkdtemp(prefix="ostrom-node-"))
+        self.path = self.dir / "n.db"
+        self.every = 3
+        self.node = Node.open(
+            self.path, params=PARAMS, setup=setup(), fsync=False, snapshot_every=self.every
+        )
+        self.signer = Signer()
+        self.answered: list[dict[str, Any]] = []  # envelopes that got a 200 (not retries)
+        self.last: dict[str, Any] | None = None
+        self.blocker: sqlite3.Connection | None = None
+
+    def _submit(self, env: Any) -> None:
+        r = self.node.submit(env)
+        if r.status == 200 and not r.body["retry"]:
+            self.answered.append(env)
+            self.last = env
+        elif r.status == 503:  # nothing applied: the client re-signs the same seq later
+            self.signer.seq[env["agent"]] -= 1
+            UNAVAILABLE.append(r.body["error"])
+        else:
+            assert r.status < 500 or r.status == 503, r
+
+    @rule(f=st.sampled_from(FOUNDERS), i=st.integers(0, 4))
+    def propose(self, f: str, i: int) -> None:
+        cmd = {"op": "propose", "agent": f, "artifact": f"a{i}", "slot": f"s{i}", "digest": "d"}
+        self._submit(self.signer.env(f, cmd))
+
+    @rule(f=st.sampled_from(FOUNDERS), i=st.integers(0, 4))
+    def object(self, f: str, i: int) -> None:
+        self._submit(self.signer.env(f, {"op": "object", "agent": f, "artifact": f"a{i}"}))
+
+    @rule()
+    def tick(self) -> None:
+        self._submit(self.signer.env(OPERATOR, {"op": "tick"}))
+
+    @rule(i=st.integers(0, 3))
+    def join(self, i: int) -> None:
+        a = f"j{i}"
+        self._submit(self.signer.env(a, {"op": "join", "agent": a}, join=True))
+
+    @rule(junk=st.sampled_from([None, [], {"agent": "f1", "seq": 1}, {"agent": "f1"}]))
+    def hostile(self, junk: Any) -> None:
+        assert 400 <= self.node.submit(junk).status < 500
+
+    @precondition(lambda self: self.last is not None)
+    @rule()
+    def retry(self) -> None:
+        r = self.node.submit(copy.deepcopy(self.last))
+        assert r.status == 200 and r.body["retry"] is True
+
+    @rule(verify=st.booleans())
+    def restart(self, verify: bool) -> None:
+        before = copy.deepcopy(self.node.public_state())
+        self.node.close()
+        self.node = Node.open(self.path, fsync=False, verify=verify, snapshot_every=self.every)
+        assert self.node.public_state() == before
+
+    @rule()
+    def disk_full_for_one_command(self) -> None:
+        db = self.node.store._db
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        db.execute(f"PRAGMA max_page_count={pages}")
+        try:
+            for i in range(3):  # big enough to need a new page
+                cmd = {
+                    "op": "propose",
+                    "agent": "f1",
+                    "artifact": f"big{i}",
+                    "slot": f"b{i}",
+                    "digest": "d" * 5000,
+                }
+                self._submit(self.signer.env("f1", cmd))
+        finally:
+            db.execute("PRAGMA max_page_count=1073741823")
+
+    @rule()
+    def locked_for_one_command(self) -> None:
+        other = sqlite3.connect(self.path, isolation_level=None, timeout=0)
+        other.execute("BEGIN IMMEDIATE")
+        self.node.store._db.execute("PRAGMA busy_timeout=10")
+        try:
+            r_before = self.node.last_pos
+            self._submit(self.signer.env(OPERATOR, {"op": "tick"}))
+            assert self.node.last_pos == r_before
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+
+    @invariant()
+    def state_is_the_logs(self) -> None:
+        ref = Gate(PARAMS, setup())
+        for e in self.answered:
+            ref.apply(e)
+        assert self.node.public_state() == ref.public_state()
+        assert self.node.last_pos == len(self.answered)
+
+    def teardown(self) -> None:
+        self.node.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+NodeMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=20, deadline=None)
+TestNode = NodeMachine.TestCase
+
+
+def test_the_failure_rules_do_fail_writes() -> None:
+    """The disk-full and lock rules do make writes fail (503), so the machine's invariant
+    is checked across real failed writes, and holds after them."""
+    UNAVAILABLE.clear()
+    m = NodeMachine()
+    try:
+        m.propose("f1", 0)
+        m.disk_full_for_one_command()
+        m.state_is_the_logs()
+        full = len(UNAVAILABLE)
+        m.locked_for_one_command()
+        m.state_is_the_logs()
+        m.restart(verify=True)
+        m.state_is_the_logs()
+    finally:
+        m.teardown()
+    assert full >= 1 and len(UNAVAILABLE) == full + 1
+    assert set(UNAVAILABLE) == {"db_unavailable"}
+
+
+def test_a_node_without_its_rollback_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutation: after a failed write the node keeps the half-applied command in
+    memory.  The machine's invariant sees the state drift from the log."""
+    monkeypatch.setattr(Node, "_rebuild", lambda self: None)
+    m = NodeMachine()
+    try:
+        m.propose("f1", 0)
+        m.disk_full_for_one_command()
+        with pytest.raises(AssertionError):
+            m.state_is_the_logs()
+    finally:
+        m.teardown()
