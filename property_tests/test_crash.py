@@ -215,3 +215,44 @@ def test_validate_trace_accepts_the_log_after_all_the_kills(
         timeout=900,
     )
     assert r.returncode == 0 and "ACCEPTED" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+# --- a kill during the very first start ---------------------------------------------------
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL at one point of ``serve``: nothing after it runs."""
+
+
+def test_a_kill_right_after_the_database_is_created_does_not_wedge_the_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: ``serve`` committed the new database (its header naming the node's
+    operator key) and only then saved that key; killed in between, every restart with
+    the same founders file was refused ("created with other founders") and the operator
+    key was gone.  Found by a crash test killing the first start."""
+    from click.testing import CliRunner
+
+    from ostrom.cli.main import main
+    from ostrom.service.node import Node
+
+    ff = tmp_path / "founders.toml"
+    ff.write_text(h.founders_toml(["f1", "f2", "f3"]))
+    db = tmp_path / "n.db"
+    real = Node.open
+
+    def killed_after_open(*args: Any, **kw: Any) -> Node:
+        real(*args, **kw).close()
+        raise _Killed
+
+    monkeypatch.setattr(Node, "open", killed_after_open)
+    args = ["serve", "--db", str(db), "--founders", str(ff), "--port", "0"]
+    with pytest.raises(_Killed):
+        CliRunner().invoke(main, args, catch_exceptions=False)
+    assert db.exists()
+    assert db.with_name("n.db.operator.key").exists(), "the database names a key never saved"
+    with pytest.raises(_Killed):  # the restart gets past every check to the open
+        CliRunner().invoke(main, args, catch_exceptions=False)
+    node = real(db, verify=True)
+    assert node.gate.key_of("node") is not None
+    node.close()
