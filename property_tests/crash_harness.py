@@ -62,6 +62,7 @@ import httpx
 from ostrom import layout
 from ostrom.client import Client, ClientError
 from ostrom.consensus.crypto import derive_key
+from ostrom.protocol.voting import ALL_VOTES, BALLOT_VOTES, BallotKind
 from ostrom.service.founders import parse_founders
 from ostrom.service.gate import Setup
 from ostrom.service.identity import canonical, public_hex, sign_envelope
@@ -394,7 +395,7 @@ class Worker(threading.Thread):
         super().__init__(daemon=True, name=f"crash-worker-{n}")
         self.n, self.rng, self.stop, self.budget = n, random.Random(seed), stop, budget
         self.clients = {
-            a: RecordingClient(url, a, ledger, timeout=5.0, retries=8, backoff=0.05) for a in agents
+            a: RecordingClient(url, a, ledger, timeout=5.0, retries=9, backoff=0.05) for a in agents
         }
         self.unjoined = [a for a in agents if a in joiners]
         self.proposed = 0
@@ -441,7 +442,11 @@ class Worker(threading.Thread):
         self.budget -= 1
         op, x = rng.choice(todo)
         if op == "commit_vote":
-            c.commit_vote(x, rng.choice(["accept", "reject"]), "checked")
+            # the ballot's own two values; one vote in twenty is another ballot's, which
+            # commits (the commitment hides it) and is refused at the reveal (CR-2)
+            values = BALLOT_VOTES[BallotKind(arts[x]["ballot"])]
+            wrong = rng.random() < 0.05
+            c.commit_vote(x, rng.choice(sorted(ALL_VOTES - set(values)) if wrong else values), "r")
         elif op == "reveal_vote":
             c.reveal_vote(x)
             c.ballots.pop(x)
@@ -458,7 +463,7 @@ class Ticker(threading.Thread):
 
     def __init__(self, url: str, ledger: Ledger, stop: threading.Event, interval: float):
         super().__init__(daemon=True, name="crash-ticker")
-        self.client = RecordingClient(url, OPERATOR, ledger, timeout=5.0, retries=8, backoff=0.05)
+        self.client = RecordingClient(url, OPERATOR, ledger, timeout=5.0, retries=9, backoff=0.05)
         self.stop, self.interval = stop, interval
 
     def run(self) -> None:
