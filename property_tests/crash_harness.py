@@ -228,6 +228,7 @@ class Ledger:
         self.acks: list[Ack] = []
         self.unknown = 0  # the client gave up: applied or not, nobody was told
         self.gate_refused: Counter[str] = Counter()
+        self.why_unknown: Counter[str] = Counter()  # the client's last error, per unknown
 
     def signed(self, s: Sent) -> None:
         with self._lock:
@@ -263,6 +264,7 @@ class RecordingClient(Client):
             with self.ledger._lock:
                 if exc.code == "unreachable":
                     self.ledger.unknown += 1
+                    self.ledger.why_unknown[exc.detail[-60:]] += 1
                 else:
                     self.ledger.gate_refused[exc.code] += 1
             raise
@@ -497,6 +499,7 @@ class CrashReport:
     unexplained: int = 0
     gaps: int = 0
     gate_refused: dict[str, int] = field(default_factory=dict)
+    why_unknown: dict[str, int] = field(default_factory=dict)
     log_length: int = 0
     final_state_equal: bool = False
     seconds: float = 0.0
@@ -614,6 +617,7 @@ def run(
             report.answered_from_log = sum(1 for a in acks if a.retry)
             report.unknown = ledger.unknown
             report.gate_refused = dict(ledger.gate_refused)
+            report.why_unknown = dict(ledger.why_unknown)
             report.log_length = len(entries)
         finally:
             stop.set()
