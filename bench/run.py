@@ -15,6 +15,9 @@ runs and a cProfile run); N = 4 with durable replicas (SQLite, fsync on and off)
 the in-process figure and the Ed25519 bound; and view changes per 1,000 requests at 0, 5
 and 20% message loss for the earlier (``quiet``) and the timer-driven retransmission.
 
+``sortition`` (``bench/sortition.py``, seconds): a tick recruiting 200 artifacts among 1k,
+10k and 100k agents; the per-tick figures must lie within a factor 2 of each other.
+
 ``conformance`` (``bench/conformance.py``, about a minute): vectors/s of the reference
 driver through the conformance runner, a full ``ostrom conform`` run, the kill matrix, and
 ``validate-trace`` of a 1,000-step lifecycle log.
@@ -29,8 +32,8 @@ size (signatures and verifications counted in profiled replica processes), and w
 the cluster reaches half of that bound.
 
 Usage: python bench/run.py
-       [--only tlc|orchestrator|hypothesis|pbft|reputation|thresholds|conformance|simulation
-               |service|cluster]
+       [--only tlc|orchestrator|sortition|hypothesis|pbft|reputation|thresholds|conformance|
+               simulation|service|cluster]
        [--artifacts N]
 """
 
@@ -78,6 +81,14 @@ def bench_orchestrator(n_artifacts: int) -> None:
 
     save("orchestrator_throughput", orchestrator.throughput(n_artifacts))
     save("orchestrator_propose", orchestrator.propose_scaling())
+
+
+def bench_sortition() -> None:
+    """Seconds per tick recruiting 200 artifacts at 1k, 10k and 100k agents (the reviewer
+    sortition's cost does not grow with the number of agents; ``bench/sortition.py``)."""
+    import sortition
+
+    save("sortition", sortition.sortition_scaling())
 
 
 def bench_hypothesis() -> None:
@@ -190,6 +201,7 @@ def main() -> None:
         choices=[
             "tlc",
             "orchestrator",
+            "sortition",
             "hypothesis",
             "pbft",
             "reputation",
@@ -206,6 +218,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.only in (None, "orchestrator"):
         bench_orchestrator(args.artifacts)
+    if args.only in (None, "sortition"):
+        bench_sortition()
     if args.only in (None, "hypothesis"):
         bench_hypothesis()
     if args.only in (None, "pbft"):

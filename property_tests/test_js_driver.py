@@ -36,6 +36,7 @@ from typing import Any
 
 import pytest
 
+from ostrom.protocol import voting
 from ostrom.protocol.lifecycle import EVENTS, TRANSITIONS
 from ostrom.protocol.orchestrator import Orchestrator
 from ostrom.protocol.params import Params
@@ -1005,3 +1006,47 @@ def test_conform_lifecycle_layer() -> None:
         timeout=600,
     )
     assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
+
+
+_SORTITION_JS = """
+const L = require(process.argv[1]);
+const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+const out = cases.map(([seed, art, round, eligible, excluded, k]) =>
+  L.selectReviewers(BigInt(seed), art, round, eligible, new Set(excluded), k));
+process.stdout.write(JSON.stringify({ drawsPerSeat: L.SORTITION_DRAWS_PER_SEAT, out }));
+"""
+
+
+def test_sortition_matches_python() -> None:
+    """lifecycle.js's ``selectReviewers`` draws exactly ``voting.select_reviewers`` (the same
+    agents in the same order) on fixed random cases: seeds above 2^64, astral and non-ASCII
+    ids (the code-point order), pools of k or fewer candidates, excluded ids that are not
+    eligible; and its draw cap is voting.SORTITION_DRAWS_PER_SEAT (one fact, two copies)."""
+    rng = random.Random(20261202)
+    alphabet = ["a", "b", "é", "\U0001f916", "\ue000", "z"]
+    cases: list[tuple[str, str, int, list[str], list[str], int]] = []
+    for i in range(300):
+        ids = sorted({"".join(rng.choices(alphabet, k=rng.randint(1, 3))) for _ in range(40)})
+        n = rng.choice([1, 3, 8, len(ids)])
+        eligible = sorted(rng.sample(ids, min(n, len(ids))))
+        excluded = rng.sample(ids, rng.randint(0, min(6, len(ids))))
+        seed = rng.choice([0, rng.randrange(10**6), rng.randrange(2**64, 2**80)])
+        cases.append(
+            (str(seed), f"x{i}ä", rng.randint(0, 9), eligible, excluded, rng.randint(0, 7))
+        )
+    lib = JS_DRIVER.parent / "lifecycle.js"  # OSTROM_JS_DRIVER: a broken copy must fail
+    assert NODE is not None
+    proc = subprocess.run(
+        [NODE, "-e", _SORTITION_JS, str(lib)],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    got = json.loads(proc.stdout)
+    assert got["drawsPerSeat"] == voting.SORTITION_DRAWS_PER_SEAT
+    for case, js_out in zip(cases, got["out"], strict=True):
+        dec, art, rnd, eligible, excluded, k = case
+        want = voting.select_reviewers(int(dec), art, rnd, eligible, frozenset(excluded), k)
+        assert tuple(js_out) == want, case

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from ostrom.protocol import voting
 from ostrom.protocol.agents import Agent, Sanction
 from ostrom.protocol.orchestrator import Orchestrator
 from ostrom.protocol.params import Params
@@ -172,3 +175,48 @@ def test_hostile_field_values_are_invalid_input_not_crashes() -> None:
         {"op": "forget_vote", "agent": "t1", "artifact": "x", "confidence": 10**400},
     ):  # fmt: skip
         assert o.apply(cmd)["result"] == "invalid_input", cmd
+
+
+def test_eligible_cache_survives_a_reputation_only_change() -> None:
+    """The sorted eligible tuple the sortition indexes is rebuilt only when an agent's
+    eligibility changes (a Community re-syncs reputations after most decisions)."""
+    o = _orch()
+    before = o._eligible()
+    assert "t1" in before and "t0" not in before and "bar" not in before
+    o.set_agent("t1", 1, reputation=0.2)  # reputation only: the same tuple object
+    assert o._eligible() is before
+    o.set_agent("t1", 0)  # tier 0: no longer drawn (LC-SAFE-4)
+    assert "t1" not in o._eligible()
+    o.set_agent("t2", 2, sanction="suspended")  # barred: no longer drawn
+    assert "t2" not in o._eligible()
+    o.set_agent("new", 1)
+    assert "new" in o._eligible() and list(o._eligible()) == sorted(o._eligible())
+
+
+def _tick_hashes(n: int, artifacts: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """sha256 calls of the sortition in one tick recruiting ``artifacts`` among ``n``."""
+    p = Params(reviewers=5, quorum=3)
+    o = Orchestrator(p, [Agent(f"ag{i:06}", 1, 1.0, 0.5) for i in range(n)])
+    for x in range(artifacts):
+        cmd = {"op": "propose", "agent": f"ag{x:06}", "artifact": f"x{x}", "slot": f"s{x}"}
+        assert o.apply({**cmd, "digest": "d"})["result"] == "ok"
+    calls = [0]
+    real = voting._digest
+
+    def counting(text: str) -> bytes:
+        calls[0] += 1
+        return real(text)
+
+    monkeypatch.setattr(voting, "_digest", counting)
+    o.apply({"op": "tick"})
+    arts = o.public_state()["artifacts"]
+    assert all(len(arts[f"x{x}"]["reviewers"]) == 5 for x in range(artifacts))
+    return calls[0]
+
+
+def test_tick_cost_does_not_grow_with_agents(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tick's recruitments hash O(reviewers) times each, at 1k as at 10k agents (ranking
+    every eligible agent, as before the sortition, hashed n per recruitment)."""
+    small = _tick_hashes(1_000, 50, monkeypatch)
+    large = _tick_hashes(10_000, 50, monkeypatch)
+    assert 50 * 5 <= small <= 50 * 6 and 50 * 5 <= large <= 50 * 6, (small, large)

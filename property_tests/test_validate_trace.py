@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import subprocess
 import sys
@@ -122,13 +123,17 @@ def test_broken_logs_are_rejected_at_the_right_step(tmp_path: Path) -> None:
 
     deadline = copy.deepcopy(good)  # a wrong state after a tick
     deadline[2]["state"]["artifacts"]["x"]["deadline"] = 5
+    # the dispute's reviewers are whoever the sortition drew: the outsider is a tier-3
+    # agent who is not one of them
+    drawn = set(good[4]["state"]["artifacts"]["x"]["reviewers"])
+    stranger = next(a for a in ("ana", "ben", "kim") if a not in drawn)
     outsider = copy.deepcopy(good)  # a commitment from someone who is no reviewer
-    outsider[5]["command"]["agent"] = "ana"
+    outsider[5]["command"]["agent"] = stranger
     refused = copy.deepcopy(good)  # refused, but the spec allows it
     refused[6]["result"] = "wrong_phase"
     refused[6]["state"] = refused[5]["state"]
     moved = copy.deepcopy(good)  # refused (rightly), but the state changed
-    moved[7]["command"]["agent"] = "ana"
+    moved[7]["command"]["agent"] = stranger
     moved[7]["result"] = "not_eligible"
     unknown = copy.deepcopy(good)  # unknown_agent for a registered agent
     unknown[4]["result"] = "unknown_agent"
@@ -153,11 +158,12 @@ def test_broken_logs_are_rejected_at_the_right_step(tmp_path: Path) -> None:
 
     f = v["outsider"].failure
     assert f is not None and (f.step, f.kind) == (4, "command")
-    assert f.action.startswith("CommitVote(ana, x") and "does not allow" in f.message
+    assert f.action.startswith(f"CommitVote({stranger}, x") and "does not allow" in f.message
 
     f = v["refused"].failure
     assert f is not None and (f.step, f.kind) == (5, "refusal")
-    assert "refused as wrong_phase, but the spec allows CommitVote(gus, x" in f.message
+    second = good[6]["command"]["agent"]
+    assert f"refused as wrong_phase, but the spec allows CommitVote({second}, x" in f.message
 
     f = v["moved"].failure
     assert f is not None and (f.step, f.kind) == (6, "state")
@@ -392,6 +398,69 @@ def test_community_registry_is_derived_not_given(tmp_path: Path) -> None:
     assert verdict.status == "rejected" and verdict.failure is not None
     assert verdict.failure.step == k - 1
     assert f"agents.{agent}.tier: spec 0, log 1" in format_verdict(verdict)
+
+
+def test_tie_at_a_reweighting_tick_is_tallied_with_the_weights_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """community/tick/tie-at-reweighting-tick: a 2-2 review at 0.158812 each closes, tied
+    (317624 : 317624, undecided: arbitration), at a tick that also decides another ballot and
+    moves those four weights to 0.144 and 0.258812 (with which the tally would reject).
+    The reference's log is accepted: the spec tallies with the registry before the tick
+    (TickDue before Derive, docs/community.md Timing), and the weights are written exactly.
+
+    Before the fix this log was REJECTED at its last step (t.state: spec "active", log
+    "arbitration"), as the smoke simulation's log of seed 2 was at step 111: the weight
+    unit was the gcd of each agent's LARGEST weight (0.02 here), 0.158812 was no multiple
+    of it and was written -1, Derive copied the -1s into Weight, and -2 : -2 passed the
+    accept threshold (-200 >= 60 x -4). The mutant below is that unit rule."""
+    from ostrom.protocol.agents import micro
+    from ostrom.verify.trace import lifecycle
+
+    (log,) = killmatrix_logs(tmp_path, "community/tick/tie-at-reweighting-tick")
+    verdict = validate_file(log)
+    assert verdict.status == "accepted", verdict.message
+    steps = _lines(log)[1:]
+    tally = steps[-1]
+    assert {"artifact": "t", "event": "timeout", "from": "reveal", "to": "arbitration",
+            "verdict": "undecided"} in tally["events"]  # fmt: skip
+    voters = {
+        x["command"]["agent"]
+        for x in steps
+        if x["command"].get("op") == "reveal_vote" and x["command"]["artifact"] == "t"
+    }
+    assert len(voters) == 4
+    before = {a: steps[-2]["state"]["agents"][a]["weight"] for a in voters}
+    after = {a: tally["state"]["agents"][a]["weight"] for a in voters}
+    assert len(set(before.values())) == 1 and after != before
+
+    def largest_only(compiled: Any) -> int:  # the unit before the fix
+        weights = [micro(c.params.w_min) for c in compiled]
+        for c in compiled:
+            weights += [e.weight for e in c.initial.values()]
+            weights += [*c.set_weights.values(), *c.reg_weights.values()]
+        return math.gcd(*weights)
+
+    monkeypatch.setattr(lifecycle, "_unit", largest_only)
+    assert validate_file(log).status == "rejected"
+
+
+@pytest.mark.parametrize("weight", [0, -0.158812])
+def test_community_weight_that_is_no_weight_is_rejected_not_tallied(
+    tmp_path: Path, weight: float
+) -> None:
+    """A logged registry weight that is not positive in micro-units (docs/rules.md: in
+    [w_min, w_max]) is no public state: the log is rejected at that step, and the weight
+    never reaches the spec's tallies (where a 0 or a negative would decide like a weight)."""
+    (log,) = killmatrix_logs(tmp_path, "community/tick/tie-at-reweighting-tick")
+    lines = _lines(log)
+    k = len(lines) - 2  # the last reveal: the step before the tallying tick
+    for x in lines[k:]:
+        x["state"]["agents"]["f0"]["weight"] = weight
+    verdict = validate_file(_write(tmp_path / "bad-weight.jsonl", lines))
+    assert verdict.status == "rejected" and verdict.failure is not None
+    assert verdict.failure.step == k - 1
+    assert "not a public state" in verdict.message and "'f0': weight" in verdict.message
 
 
 def killmatrix_logs(tmp: Path, *ids: str) -> list[Path]:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import random
+import struct
+from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ostrom.conformance.layers import VotingLayer
+from ostrom.protocol import voting
 from ostrom.protocol.agents import micro
 from ostrom.protocol.errors import ErrorCode
 from ostrom.protocol.voting import (
@@ -166,12 +171,192 @@ def test_tally_sums_weights() -> None:
     assert b.tally(weights.__getitem__) == Tally(350_000, 1_000_000, 2, 1)
 
 
-def test_select_reviewers_is_the_sha256_ranking() -> None:
-    eligible = [f"ag{i}" for i in range(10)]
-    got = select_reviewers(7, "x1", 1, eligible, 3)
-    ranked = sorted(eligible, key=lambda a: hashlib.sha256(f"7|x1|1|{a}".encode()).hexdigest())
-    assert got == tuple(ranked[:3])
-    assert select_reviewers(7, "x1", 1, eligible[:2], 3) == tuple(
-        sorted(eligible[:2], key=lambda a: hashlib.sha256(f"7|x1|1|{a}".encode()).hexdigest())
+# --- the sortition (docs/rules.md `recruit`, LC-SAFE-4: only eligible agents review) -------
+
+
+def _sortition_as_documented(
+    seed: int, artifact: str, rnd: int, eligible: list[str], excluded: set[str], k: int
+) -> tuple[str, ...]:
+    """rules.md's algorithm, transcribed literally (struct for the big-endian u64)."""
+    cands = [a for a in eligible if a not in excluded]
+    if k <= 0:
+        return ()
+    if len(cands) <= k:
+        return tuple(cands)
+    n = len(eligible)
+    out: list[str] = []
+    for j in range(64 * k):
+        h = hashlib.sha256(f"{seed}|{artifact}|{rnd}|{j}".encode()).digest()
+        (x,) = struct.unpack(">Q", h[:8])
+        if x >= 2**64 - 2**64 % n:
+            continue
+        a = eligible[x % n]
+        if a not in excluded and a not in out:
+            out.append(a)
+            if len(out) == k:
+                return tuple(out)
+    return tuple(out + [a for a in cands if a not in out][: k - len(out)])
+
+
+TEN = ["ana", "ben", "cat", "dan", "eve", "fay", "gus", "hal", "jon", "kim"]
+
+
+def test_sortition_pinned_values() -> None:
+    """Fixed outputs (the JS driver and vectors/voting reproduce them): a change of the
+    algorithm, its bytes or its order fails here first."""
+    assert select_reviewers(0, "x", 1, TEN, frozenset(), 3) == ("jon", "gus", "cat")
+    assert select_reviewers(0, "x", 1, TEN, frozenset({"jon"}), 3) == (
+        _sortition_as_documented(0, "x", 1, TEN, {"jon"}, 3)
     )
-    assert select_reviewers(7, "x1", 1, eligible, 0) == ()
+    assert select_reviewers(0, "x", 1, TEN, frozenset(), 0) == ()
+    assert select_reviewers(0, "x", 1, ["ana", "ben"], frozenset(), 4) == ("ana", "ben")
+    assert select_reviewers(0, "x", 1, TEN, frozenset(TEN[1:8]), 3) == ("ana", "jon", "kim")
+    assert select_reviewers(0, "x", 1, TEN, frozenset(TEN), 3) == ()
+    assert select_reviewers(0, "x", 1, (), frozenset(), 3) == ()
+    cmd = {"op": "select_reviewers", "seed": 0, "artifact": "x", "round": 1, "k": 3}
+    layer = VotingLayer()  # the conformance op sorts what it is given
+    obs = layer.step({**cmd, "eligible": TEN[::-1], "excluded": ["jon", "nobody"]})
+    assert obs["result"] == "ok"
+    assert obs["state"] == list(select_reviewers(0, "x", 1, TEN, frozenset({"jon"}), 3))
+
+
+_IDS = st.lists(st.text("abcdefgh", min_size=1, max_size=3), max_size=24, unique=True)
+
+
+@given(
+    st.integers(0, 2**70),
+    st.text(max_size=6),
+    st.integers(0, 50),
+    _IDS,
+    st.data(),
+    st.integers(-1, 12),
+)
+def test_sortition_is_the_documented_algorithm(
+    seed: int, artifact: str, rnd: int, ids: list[str], data: st.DataObject, k: int
+) -> None:
+    """Exactly rules.md's draw (LC-SAFE-4): distinct, never excluded, min(k, m) of them."""
+    eligible = sorted(ids)
+    excluded = set(data.draw(st.lists(st.sampled_from([*ids, "zz"]), max_size=8)))
+    got = select_reviewers(seed, artifact, rnd, eligible, frozenset(excluded), k)
+    assert got == _sortition_as_documented(seed, artifact, rnd, eligible, excluded, k)
+    cands = [a for a in eligible if a not in excluded]
+    assert len(set(got)) == len(got) == min(max(k, 0), len(cands))
+    assert set(got) <= set(cands)
+    assert got == select_reviewers(seed, artifact, rnd, tuple(eligible), frozenset(excluded), k)
+
+
+def test_sortition_rejects_the_biased_tail_and_completes_in_eligible_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A draw x >= 2^64 - (2^64 mod n) is rejected (a mutant taking x mod n would pick
+    index 5 here); after 64·k draws the rest come in eligible order, skipping excluded
+    agents."""
+    calls: list[str] = []
+
+    def top(text: str) -> bytes:
+        calls.append(text)
+        return b"\xff" * 32  # x = 2^64 - 1: rejected for n = 10 (2^64 mod 10 = 6)
+
+    monkeypatch.setattr(voting, "_digest", top)
+    assert select_reviewers(3, "x", 2, TEN, frozenset({"ben"}), 3) == ("ana", "cat", "dan")
+    assert len(calls) == 64 * 3 and calls[0] == "3|x|2|0" and calls[-1] == "3|x|2|191"
+    # n = 16 divides 2^64: nothing is rejected, x mod 16 = 15 every time
+    sixteen = [f"a{i:02}" for i in range(16)]
+    assert select_reviewers(3, "x", 2, sixteen, frozenset({"a00"}), 3) == ("a15", "a01", "a02")
+
+
+def _chi2(counts: Counter[str], keys: list[str]) -> float:
+    total = sum(counts.values())
+    e = total / len(keys)
+    return sum((counts[a] - e) ** 2 / e for a in keys)
+
+
+def _biased(eligible: list[str], excluded: set[str], seed: int, k: int) -> tuple[str, ...]:
+    """A plausible wrong sortition: an excluded hit takes the next candidate instead of
+    drawing again (the agent after an excluded run is drawn about 4 times as often)."""
+    n, out = len(eligible), list[str]()
+    for j in range(64 * k):
+        i = int.from_bytes(hashlib.sha256(f"{seed}|x|1|{j}".encode()).digest()[:8], "big") % n
+        while eligible[i] in excluded:
+            i = (i + 1) % n
+        if eligible[i] not in out:
+            out.append(eligible[i])
+        if len(out) == k:
+            break
+    return tuple(out)
+
+
+def test_sortition_is_uniform_over_candidates() -> None:
+    """Chi-square of how often each candidate is drawn, over the fixed seeds 0..2999 (not
+    flaky: deterministic), and of the first draw; the biased mutant fails the same bound.
+    16 degrees of freedom: 39.25 is the 0.1% critical value."""
+    eligible = [f"a{i:02}" for i in range(20)]
+    excluded = {"a03", "a04", "a05"}
+    cands = [a for a in eligible if a not in excluded]
+    seats: Counter[str] = Counter()
+    first: Counter[str] = Counter()
+    bad: Counter[str] = Counter()
+    for seed in range(3000):
+        got = select_reviewers(seed, "x", 1, eligible, frozenset(excluded), 5)
+        seats.update(got)
+        first[got[0]] += 1
+        bad.update(_biased(eligible, excluded, seed, 5))
+    assert _chi2(seats, cands) < 39.25
+    assert _chi2(first, cands) < 39.25
+    assert _chi2(bad, cands) > 39.25  # the check can fail
+
+
+def test_sortition_cost_does_not_grow_with_agents(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hashes per recruitment are O(k), about the same at 1k, 10k and 100k eligible agents
+    (ranking every agent would hash n per recruitment)."""
+    calls = [0]
+    real = voting._digest
+
+    def counting(text: str) -> bytes:
+        calls[0] += 1
+        return real(text)
+
+    monkeypatch.setattr(voting, "_digest", counting)
+    per_n = {}
+    for n in (1_000, 10_000, 100_000):
+        eligible = tuple(sorted(f"ag{i}" for i in range(n)))
+        calls[0] = 0
+        for x in range(200):
+            excluded = frozenset({f"ag{x}", f"ag{x + 1}", "nobody"})
+            assert len(select_reviewers(1, f"x{x}", 1, eligible, excluded, 7)) == 7
+        per_n[n] = calls[0]
+    assert all(200 * 7 <= c <= 200 * 8 for c in per_n.values()), per_n
+
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+)
+
+
+@given(
+    st.fixed_dictionaries(
+        {"op": st.just("select_reviewers")},
+        optional={
+            "seed": st.one_of(st.integers(-3, 2**70), _JSONISH),
+            "artifact": st.one_of(st.sampled_from(["x", "ä"]), _JSONISH),
+            "round": st.one_of(st.integers(-2, 9), _JSONISH),
+            "eligible": st.one_of(st.lists(st.sampled_from(TEN), max_size=12), _JSONISH),
+            "excluded": st.one_of(st.lists(st.sampled_from([*TEN, "zz"]), max_size=5), _JSONISH),
+            "k": st.one_of(st.integers(-2, 12), _JSONISH),
+            "extra": _JSONISH,
+        },
+    )
+)
+def test_voting_layer_select_reviewers_refuses_hostile_fields(command: dict[str, object]) -> None:
+    """The conformance op never raises: ``invalid_input`` or exactly the sortition over the
+    eligible agents sorted (any order given) minus ``excluded``."""
+    layer = VotingLayer()
+    obs = layer.step(command)
+    assert obs["result"] in ("ok", "invalid_input"), obs
+    if obs["result"] == "ok":
+        c: Any = command
+        eligible, excluded = sorted(c["eligible"]), frozenset(c.get("excluded", []))
+        want = select_reviewers(c["seed"], c["artifact"], c["round"], eligible, excluded, c["k"])
+        assert obs["state"] == list(want)

@@ -99,6 +99,8 @@ function cmpStr(a, b) {
 }
 const sorted = (xs) => [...xs].sort(cmpStr);
 
+const TWO64 = 1n << 64n;
+const SORTITION_DRAWS_PER_SEAT = 64; // voting.SORTITION_DRAWS_PER_SEAT
 const sha256 = (s) => crypto.createHash('sha256').update(s, 'utf8').digest('hex');
 
 /** The canonical encoding of a vote (rules.md): the six keys sorted, no spaces, UTF-8. */
@@ -106,6 +108,39 @@ function canonical(voter, artifact, round, vote, reason, salt) {
   const s = JSON.stringify;
   return `{"artifact":${s(artifact)},"reason":${s(reason)},"round":${round},"salt":${s(salt)},"vote":${s(vote)},"voter":${s(voter)}}`;
 }
+/**
+ * The sortition of voting.select_reviewers (docs/rules.md, `recruit`), step for step:
+ * `k` reviewers from `eligible` (sorted by code point) minus the Set `excluded`, in draw
+ * order. Draw j reads the first 8 bytes of sha256("<seed>|<artifact>|<round>|<j>") as an
+ * unsigned big-endian integer x; x >= 2^64 - (2^64 mod n) is rejected, else the index is
+ * x mod n. Excluded or already drawn agents are skipped; after 64·k draws the rest are the
+ * first candidates not yet drawn, in eligible order.
+ */
+function selectReviewers(seed, artifact, round, eligible, excluded, k) {
+  const seats = Math.max(0, Number(k));
+  if (seats === 0) return [];
+  const cands = eligible.filter((a) => !excluded.has(a));
+  if (cands.length <= seats) return cands;
+  const N = BigInt(eligible.length);
+  const limit = TWO64 - (TWO64 % N);
+  const drawn = [];
+  const seen = new Set();
+  for (let j = 0; j < SORTITION_DRAWS_PER_SEAT * seats; j++) {
+    const x = BigInt(`0x${sha256(`${seed}|${artifact}|${round}|${j}`).slice(0, 16)}`);
+    if (x >= limit) continue;
+    const a = eligible[Number(x % N)];
+    if (excluded.has(a) || seen.has(a)) continue;
+    drawn.push(a);
+    seen.add(a);
+    if (drawn.length === seats) return drawn;
+  }
+  for (const a of cands) {
+    if (drawn.length === seats) break;
+    if (!seen.has(a)) drawn.push(a);
+  }
+  return drawn;
+}
+
 const commitment = (...args) => sha256(canonical(...args));
 
 // --- check 1: field types --------------------------------------------------------------------
@@ -231,10 +266,8 @@ class Lifecycle {
     return sorted([...this.agents.values()].filter((a) => a.tier >= 1 && !BARRING.has(a.sanction)).map((a) => a.id));
   }
 
-  select(artId, round, pool, k) {
-    const ticket = new Map(pool.map((a) => [a, sha256(`${this.p.seed}|${artId}|${round}|${a}`)]));
-    const byTicket = (x, y) => (ticket.get(x) < ticket.get(y) ? -1 : ticket.get(x) > ticket.get(y) ? 1 : cmpStr(x, y));
-    return [...pool].sort(byTicket).slice(0, Math.max(0, Number(k)));
+  select(artId, round, excluded, k) {
+    return selectReviewers(this.p.seed, artId, round, this.eligible(), excluded, k);
   }
 
   activeIn(slot) {
@@ -303,9 +336,8 @@ class Lifecycle {
     const sub = this.agents.get(art.submitter);
     const fast = sub !== undefined && sub.tier >= 1 && this.activeIn(art.slot).length === 0 && art.resubmitCount === 0;
     const round = art.round + 1;
-    const pool = this.eligible().filter((a) => a !== art.submitter);
     art.round = round;
-    art.reviewers = new Set(this.select(art.id, round, pool, this.p.reviewers));
+    art.reviewers = new Set(this.select(art.id, round, new Set([art.submitter]), this.p.reviewers));
     art.reviewReviewers = new Set(art.reviewers);
     art.ballot = null;
     return fast
@@ -378,8 +410,7 @@ class Lifecycle {
     this.disputes.set(c.agent, (this.disputes.get(c.agent) ?? 0) + 1);
     const excluded = new Set([...art.reviewers, art.submitter, c.agent]);
     const round = art.round + 1;
-    const pool = this.eligible().filter((a) => !excluded.has(a));
-    this.openBallot(art, 'dispute', this.select(art.id, round, pool, this.p.dispute_reviewers), round);
+    this.openBallot(art, 'dispute', this.select(art.id, round, excluded, this.p.dispute_reviewers), round);
     if (event === 'urgent_report') {
       art.hidden = true;
       art.urgentReporter = c.agent;
@@ -539,7 +570,7 @@ class Lifecycle {
       art.rerecruited = true;
       const round = art.round + 1;
       const seen = new Set([...art.reviewReviewers, art.submitter]);
-      const fresh = this.select(art.id, round, this.eligible().filter((a) => !seen.has(a)), p.reviewers);
+      const fresh = this.select(art.id, round, seen, p.reviewers);
       this.openBallot(art, 'review', fresh, round);
       art.reviewReviewers = new Set([...art.reviewReviewers, ...art.reviewers]);
       return [this.fire(art, 'timeout', 'rerecruit', p.T_commit)];
@@ -621,4 +652,4 @@ class Lifecycle {
   }
 }
 
-module.exports = { Lifecycle, commitment, canonical, micro, cmpStr };
+module.exports = { Lifecycle, commitment, canonical, micro, cmpStr, selectReviewers, SORTITION_DRAWS_PER_SEAT };

@@ -3,7 +3,7 @@
 //
 // Why not JSON.parse: the protocol distinguishes integers from floats (a tier of `1.0` is
 // `invalid_input`, because Python's json.loads makes it a float), integers may exceed 2^53
-// (the lottery `seed` is printed in decimal inside a sha256 input), and Python's json.loads
+// (the sortition `seed` is printed in decimal inside a sha256 input), and Python's json.loads
 // accepts the literals NaN, Infinity and -Infinity.  So:
 //
 //   integers (no fraction, no exponent) -> BigInt

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import click
 from rich.console import Console
@@ -31,7 +32,19 @@ if TYPE_CHECKING:
 
 class _Group(click.Group):
     """The command group; a command whose optional extra is not installed stops with one
-    line naming it (``cli/extras.py``) instead of a traceback."""
+    line naming it (``cli/extras.py``) instead of a traceback.  ``lazy`` commands are
+    built on first use: ``simulate`` imports SciPy (half a second, more on a busy
+    machine), which every ``ostrom serve`` start and restart would otherwise pay."""
+
+    lazy: ClassVar[dict[str, Callable[[], click.Command]]] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            self.add_command(self.lazy[cmd_name](), name=cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -83,7 +96,7 @@ def _simulate_command() -> click.Command:
     return extend_simulate(simulate_command)
 
 
-main.add_command(_simulate_command(), name="simulate")
+_Group.lazy["simulate"] = _simulate_command
 
 
 @main.command()

@@ -154,6 +154,16 @@ def serve(
             _fail(f"the community cannot start: {exc}")
     elif setup is not None and key is not None:
         setup = Setup(setup.founders, {**setup.operators, NODE_OPERATOR: public_hex(key)})
+    # The key is saved before the database that names it is committed: a kill between
+    # the two must not leave a header naming a key that was never saved (every restart
+    # with the same founders file would then be refused).  A failed creation removes it.
+    wrote_key = False
+    if creating and key is not None and not key_path.exists():
+        try:
+            save_key(key, key_path)
+        except OSError as exc:
+            _fail(f"{key_path}: {exc.strerror or exc}")
+        wrote_key = True
     try:
         node = Node.open(
             db,
@@ -164,9 +174,9 @@ def serve(
             snapshot_every=snapshot_every,
         )
     except StoreError as exc:
+        if wrote_key:
+            key_path.unlink(missing_ok=True)
         _fail(str(exc))
-    if creating and key is not None and not key_path.exists():
-        save_key(key, key_path)
     if key is not None and node.gate.key_of(NODE_OPERATOR) == public_hex(key):
         node.operator = Operator(NODE_OPERATOR, key)
     elif tick_interval:

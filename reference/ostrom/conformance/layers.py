@@ -274,11 +274,20 @@ class VotingLayer(_Base):
                     "eligible": _list_of(is_id),
                     "k": nat,
                 },
+                {"excluded": _list_of(is_id)},
             )
             if len(set(f["eligible"])) != len(f["eligible"]):
                 raise Invalid(detail="eligible agents repeat")
+            # the sortition indexes the eligible agents sorted by code point: any order given
             value = list(
-                select_reviewers(f["seed"], f["artifact"], f["round"], f["eligible"], f["k"])
+                select_reviewers(
+                    f["seed"],
+                    f["artifact"],
+                    f["round"],
+                    sorted(f["eligible"]),
+                    frozenset(f.get("excluded", ())),
+                    f["k"],
+                )
             )
         elif op == "review_verdict":
             f = _fields(

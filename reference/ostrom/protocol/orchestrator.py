@@ -13,9 +13,12 @@ disputes.  Every command is handled in two phases:
    outcome) and the table picks the row: ``.state`` is never assigned here.
 
 Time advances only through ``tick`` (rules.md "Time").  Nothing here reads a clock or an
-entropy source: reviewer selection is a sha256 lottery over ``params.seed``.
+entropy source: reviewer selection is a sha256 sortition over ``params.seed``
+(``voting.select_reviewers``).
 
-Cost per command is O(1) in the number of artifacts (plus O(agents) for a recruitment):
+Cost per command is O(1) in the number of artifacts and, for a recruitment, O(k log n) in
+the number n of agents (the sorted eligible tuple is rebuilt only when an agent's
+eligibility changes):
 active artifacts are indexed per slot, deadlines per round, proposed artifacts and
 forget candidates in their own sets, so ``tick`` only touches artifacts that are due;
 a new artifact joins the machine in O(1) too (``lifecycle.LifecycleMachine``), which
@@ -327,10 +330,11 @@ class Orchestrator:
         return self._agents[agent].weight_micro(self.params.w_min)
 
     def _eligible(self) -> tuple[str, ...]:
-        """Agents who may be recruited: tier >= 1 and not barred (cached per registry)."""
+        """Agents who may be recruited: tier >= 1 and not barred, sorted by code point (the
+        sortition indexes it).  Cached until an agent's eligibility changes."""
         if self._eligible_cache is None:
             self._eligible_cache = tuple(
-                sorted(a.id for a in self._agents.values() if a.tier >= 1 and not a.barred)
+                sorted(a.id for a in self._agents.values() if _recruitable(a))
             )
         return self._eligible_cache
 
@@ -442,8 +446,9 @@ class Orchestrator:
             and art.resubmit_count == 0  # a resubmission is formal only
         )
         rnd = art.round + 1
-        pool = (a for a in self._eligible() if a != art.submitter)
-        reviewers = select_reviewers(self.params.seed, art.id, rnd, pool, self.params.reviewers)
+        reviewers = select_reviewers(
+            self.params.seed, art.id, rnd, self._eligible(), {art.submitter}, self.params.reviewers
+        )
         art.round = rnd
         art.reviewers = frozenset(reviewers)
         art.review_reviewers = art.reviewers
@@ -544,9 +549,8 @@ class Orchestrator:
         self._disputes[agent] = self._disputes.get(agent, 0) + 1
         excluded = art.reviewers | {art.submitter, agent}
         rnd = art.round + 1
-        pool = (a for a in self._eligible() if a not in excluded)
         reviewers = select_reviewers(
-            self.params.seed, art.id, rnd, pool, self.params.dispute_reviewers
+            self.params.seed, art.id, rnd, self._eligible(), excluded, self.params.dispute_reviewers
         )
         self._open_ballot(art, BallotKind.DISPUTE, reviewers, rnd)
         if event == "urgent_report":
@@ -638,7 +642,8 @@ class Orchestrator:
                 else (old.subscriptions if old else frozenset())
             ),
         )
-        self._eligible_cache = None
+        if _recruitable(old) != _recruitable(self._agents[agent]):
+            self._eligible_cache = None  # only then: a Community re-syncs reputations often
         self._forget_all = True  # weights and the quorum Q may have changed
         return []
 
@@ -726,8 +731,7 @@ class Orchestrator:
             art.rerecruited = True
             rnd = art.round + 1
             seen = art.review_reviewers | {art.submitter}
-            pool = (a for a in self._eligible() if a not in seen)
-            fresh = select_reviewers(p.seed, art.id, rnd, pool, p.reviewers)
+            fresh = select_reviewers(p.seed, art.id, rnd, self._eligible(), seen, p.reviewers)
             self._open_ballot(art, BallotKind.REVIEW, fresh, rnd)
             art.review_reviewers = art.review_reviewers | art.reviewers
             return [self._fire(art, "timeout", "rerecruit", p.T_commit)]
@@ -909,3 +913,8 @@ def _plain(value: Any) -> Any:
 def tally_dict(t: Tally, kind: BallotKind) -> dict[str, int]:
     """The tally as it appears in a decision record."""
     return t.to_dict(kind)
+
+
+def _recruitable(a: Agent | None) -> bool:
+    """May ``a`` be drawn as a reviewer (LC-SAFE-4: tier >= 1, not barred)?"""
+    return a is not None and a.tier >= 1 and not a.barred

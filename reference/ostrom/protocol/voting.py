@@ -7,17 +7,20 @@ an implementation in another language compute the same bytes and the same intege
   voter, the artifact and the ballot *round*, so a reveal can only open the commitment
   it was made for (CR-2) and an old round's commitment cannot be replayed in a new one;
 * tallies are integer arithmetic on micro-units (``agents.micro``): no float ever decides;
-* reviewer selection ranks agents by ``sha256("<seed>|<artifact>|<round>|<agent>")``, a
-  public, seedable lottery that needs no shared random generator;
+* reviewer selection is a sortition: draw ``j`` picks index
+  ``u64(sha256("<seed>|<artifact>|<round>|<j>")) mod n`` of the sorted eligible agents, a
+  public, seedable lottery that needs no shared random generator and whose cost is
+  O(k log n) for k reviewers among n agents (``select_reviewers``);
 * salts come only from a ``random.Random`` passed in (the core holds no entropy source).
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
-import heapq
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
@@ -71,23 +74,100 @@ def make_salt(rng: random.Random) -> str:
     return rng.getrandbits(256).to_bytes(32, "big").hex()
 
 
-def rank_key(seed: int, artifact: str, round: int, agent: str) -> str:
-    """The lottery ticket of ``agent`` for ``artifact``'s ballot ``round``."""
-    return hashlib.sha256(f"{seed}|{artifact}|{round}|{agent}".encode()).hexdigest()
+#: Draws per seat before the sortition stops hashing and completes in eligible order (so it
+#: always ends, after at most 64·k hashes).  The cap binds only when the candidates are few
+#: against n: with m > k candidates and at most 2k + 2 excluded agents the chance is below
+#: 10^-9, computed exactly for k ≤ 100 (docs/rules.md, `recruit`).  The orchestrator stays
+#: within 2k + 2 when reviewers ≤ 2·dispute_reviewers (the defaults): a dispute excludes
+#: the reviewers, the submitter and the disputer, a re-recruitment this review's reviewers
+#: and the submitter.  Reaching the cap is part of the definition, not an error path.
+SORTITION_DRAWS_PER_SEAT: Final = 64
+_TWO64: Final = 1 << 64
+
+
+def _digest(text: str) -> bytes:
+    """SHA-256 of ``text`` in UTF-8 (one function so a test can count the hashes)."""
+    return hashlib.sha256(text.encode()).digest()
+
+
+def draw_index(seed: int, artifact: str, round: int, j: int, n: int) -> int | None:
+    """Draw ``j`` of the sortition of ``artifact``'s ballot ``round`` among ``n`` agents.
+
+    ``x`` is the first 8 bytes of ``sha256("<seed>|<artifact>|<round>|<j>")`` (UTF-8; seed,
+    round and j in decimal) read as an unsigned big-endian 64-bit integer.  ``x mod n`` is
+    the index, unless ``x ≥ 2^64 − (2^64 mod n)``: then the draw is rejected (``None``), so
+    every index has exactly the same probability (no modulo bias) and a portable
+    implementation needs only 64-bit, or big, integers.
+    """
+    x = int.from_bytes(_digest(f"{seed}|{artifact}|{round}|{j}")[:8], "big")
+    if x >= _TWO64 - _TWO64 % n:
+        return None
+    return x % n
+
+
+def _count_in(eligible: Sequence[str], excluded: Iterable[str]) -> int:
+    """How many of ``excluded`` are in the sorted ``eligible`` (bisection: O(|X| log n))."""
+    n = len(eligible)
+    hits = 0
+    for x in set(excluded):
+        i = bisect.bisect_left(eligible, x)
+        hits += i < n and eligible[i] == x
+    return hits
 
 
 def select_reviewers(
-    seed: int, artifact: str, round: int, eligible: Iterable[str], k: int
+    seed: int,
+    artifact: str,
+    round: int,
+    eligible: Sequence[str],
+    excluded: AbstractSet[str],
+    k: int,
 ) -> tuple[str, ...]:
-    """The ``k`` eligible agents with the smallest tickets, ascending (ties: by id).
+    """``k`` reviewers for ``artifact``'s ballot ``round``, drawn from ``eligible`` (sorted
+    ascending by code point, no repeats) minus ``excluded``, in draw order.
 
-    Fewer than ``k`` are returned when fewer are eligible (a re-recruitment may find
-    only a few fresh agents; rules.md allows it).
+    The candidates are ``eligible`` minus ``excluded``; let ``n = len(eligible)`` and ``m``
+    the number of candidates.  Exactly (docs/rules.md, `recruit`; drivers/js/lifecycle.js
+    does the same):
+
+    1. ``k ≤ 0`` or ``m = 0``: none.  ``m ≤ k``: every candidate, in eligible order (a
+       re-recruitment may find only a few fresh agents; rules.md allows it).
+    2. Otherwise draws ``j = 0, 1, …, 64·k − 1`` (``draw_index``); a drawn index whose
+       agent is excluded or already drawn, and a rejected draw, are skipped; stop at ``k``.
+    3. If the draws run out first, the rest are the first candidates not yet drawn in
+       eligible order.
+
+    Step 2 is sequential sampling without replacement, so every k-subset of the candidates
+    is equally likely (up to the negligible chance of step 3).  The work is O(|excluded|
+    log n) to count ``m`` plus an expected O(k) hashes when ``m`` is large against ``k``
+    and ``|excluded|``: it does not grow with the number of agents, which keeps a tick that
+    recruits many artifacts cheap in a large community (bench ``sortition``).
     """
     if k <= 0:
         return ()
-    ranked = heapq.nsmallest(k, ((rank_key(seed, artifact, round, a), a) for a in eligible))
-    return tuple(a for _, a in ranked)
+    n = len(eligible)
+    m = n - _count_in(eligible, excluded)
+    if m <= k:  # then n <= k + |excluded|: the walk is O(k + |excluded|)
+        return tuple(a for a in eligible if a not in excluded)
+    drawn: list[str] = []
+    seen: set[str] = set()
+    for j in range(SORTITION_DRAWS_PER_SEAT * k):
+        i = draw_index(seed, artifact, round, j, n)
+        if i is None:
+            continue
+        a = eligible[i]
+        if a in excluded or a in seen:
+            continue
+        drawn.append(a)
+        seen.add(a)
+        if len(drawn) == k:
+            return tuple(drawn)
+    for a in eligible:  # step 3: at most |excluded| + 2k agents are looked at
+        if a not in excluded and a not in seen:
+            drawn.append(a)
+            if len(drawn) == k:
+                break
+    return tuple(drawn)
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,10 @@ the same name with the behaviour's arguments; ``Recruit`` is an explicit ``recru
 with a salt derived from the trace and step (``_salt``), revealed with the same salt.
 
 The spec recruits *any* eligible reviewers; the reference draws them by a sha256
-lottery seeded by the parameter ``seed``.  For each behaviour the generator finds the
-smallest ``seed`` whose lottery draws the behaviour's reviewers (``_Replay``: each
-mismatch found by a replay adds a constraint; seeds are searched until all hold).  Every
+sortition seeded by the parameter ``seed`` (rules.md, `recruit`).  For each behaviour the
+generator finds the smallest ``seed`` whose sortition draws the behaviour's reviewers
+(``_Replay``: each mismatch found by a replay adds a constraint; seeds are searched until
+all hold).  Every
 other difference between the reference and the spec — a command the reference refuses, a
 state that differs — is a disagreement: it is never hidden, ``TlcVectorError`` reports it
 (``findings``).  So every vector written here is a behaviour of the spec, replayed
@@ -386,16 +387,26 @@ def _view_diff(spec: TlaRecord, ref: TlaRecord) -> list[str]:
 
 @dataclass
 class Constraint:
-    """The reference's lottery must draw ``chosen`` for (artifact, round) from ``pool``."""
+    """The reference's sortition must draw ``chosen`` for (artifact, round) from the
+    eligible agents minus ``excluded`` (the draw indexes all eligible agents, so both are
+    kept, not only the pool)."""
 
     artifact: str
     round: int
-    pool: frozenset[str]
+    eligible: tuple[str, ...]
+    excluded: frozenset[str]
     k: int
     chosen: frozenset[str]
 
+    @property
+    def pool(self) -> frozenset[str]:
+        """The candidates: eligible agents not excluded."""
+        return frozenset(self.eligible) - self.excluded
+
     def holds(self, seed: int) -> bool:
-        got = select_reviewers(seed, self.artifact, self.round, sorted(self.pool), self.k)
+        got = select_reviewers(
+            seed, self.artifact, self.round, self.eligible, self.excluded, self.k
+        )
         return frozenset(got) == self.chosen
 
 
@@ -558,18 +569,18 @@ class _Replay:
         sub = str(spec_after.get("sub"))
         chosen = frozenset(str(e) for e in spec_after.get("reviewers").elems)  # type: ignore[union-attr]
         rnd = int(ref_after[x]["round"])
+        eligible = tuple(sorted(self.setup.eligible))
         if step.action in ("Dispute", "UrgentReport"):
             before = frozenset(ref_before["artifacts"][x]["reviewers"])
-            pool = self.setup.eligible - before - {sub, str(cmd["agent"])}
-            return Constraint(x, rnd, pool, int(PARAMS["dispute_reviewers"]), chosen)
+            excluded = before | {sub, str(cmd["agent"])}
+            return Constraint(x, rnd, eligible, excluded, int(PARAMS["dispute_reviewers"]), chosen)
         if step.action == "Recruit":
-            pool = self.setup.eligible - {sub}
-            return Constraint(x, rnd, pool, int(PARAMS["reviewers"]), chosen)
+            return Constraint(x, rnd, eligible, frozenset({sub}), int(PARAMS["reviewers"]), chosen)
         # a re-recruitment inside a tick: fresh reviewers of this review
         reviewed = spec_before[x].get("reviewed")
         assert isinstance(reviewed, TlaSet)
-        pool = self.setup.eligible - {str(e) for e in reviewed.elems} - {sub}
-        return Constraint(x, rnd, pool, int(PARAMS["reviewers"]), chosen)
+        excluded = frozenset({str(e) for e in reviewed.elems} | {sub})
+        return Constraint(x, rnd, eligible, excluded, int(PARAMS["reviewers"]), chosen)
 
 
 def _hist_text(h: Sequence[Any]) -> str:

@@ -15,7 +15,8 @@ What the compiler does (each function names the TLA+ it feeds):
   that is not a whole percentage cannot be expressed exactly and the log is refused),
   weights as integers: micro-units divided by their greatest common divisor (every
   comparison of the spec is homogeneous in the weights, so the scaling is exact), checked
-  against TLC's 32-bit integers;
+  against TLC's 32-bit integers; in a community log every weight of every logged registry
+  counts (``reg_all_weights``), since Derive hands each of them to the next tally;
 * forget confidences become integers ``k`` in units of ``1/ConfUnit``: the reference keeps
   ``micro(c)`` (``Orchestrator._op_forget_vote``), so ``c = micro(c)/10⁶`` exactly, and
   ``ConfUnit = 10⁶ / gcd(10⁶, micro(c) of every accepted vote)`` is the coarsest unit in
@@ -526,14 +527,16 @@ def _registry_view(reg: Any, names: Names, unit: int) -> TlaFunction:
         if not isinstance(weight, int | float) or isinstance(weight, bool):
             raise ValueError(f"agent {a!r}: weight {weight!r}")
         w = micro(weight)
-        out.append(
-            (
-                names(a),
-                record(
-                    tier=tier, weight=w // unit if w % unit == 0 else -1, sanction=sanction, rep=rep
-                ),
-            )
-        )
+        # Derive (CommunityTrace.tla) copies these weights into the spec's Weight, which
+        # its tallies sum: a placeholder here would be tallied as if it were a weight (a
+        # -1 for every weight that was no multiple of a too coarse unit once made a 1-1
+        # tie accept). _unit divides every positive logged weight; anything else is no
+        # weight of a public state (docs/rules.md: in [w_min, w_max]).
+        if w <= 0:
+            raise ValueError(f"agent {a!r}: weight {weight!r} is not positive")
+        if w % unit:
+            raise ValueError(f"agent {a!r}: weight {weight!r} is no multiple of the unit")
+        out.append((names(a), record(tier=tier, weight=w // unit, sanction=sanction, rep=rep)))
     return function(tuple(out))
 
 
@@ -612,8 +615,12 @@ class CompiledLog:
     slots: set[str]
     agents: set[str]
     raw_states: list[dict[str, Any]] = field(default_factory=list)
-    #: community logs: the largest logged weight (micro) of each agent
+    #: community logs: the largest logged weight (micro) of each agent (``_check_range``)
     reg_weights: dict[str, int] = field(default_factory=dict)
+    #: community logs: every positive weight (micro) any logged registry holds. The unit
+    #: must divide each of them, not only each agent's largest: a weight that is no
+    #: multiple of the unit cannot be written in it (``_unit``, ``_registry_view``).
+    reg_all_weights: set[int] = field(default_factory=set)
     #: forget_vote entry index -> (confidence in micro, accepted)
     confs: dict[int, tuple[int, bool]] = field(default_factory=dict)
     #: Lifecycle.tla's ConfUnit for the accepted confidences (``_conf_unit``)
@@ -723,6 +730,7 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
                 w = g.get("weight") if isinstance(g, dict) else None
                 if isinstance(w, int | float) and not isinstance(w, bool) and micro(w) > 0:
                     out.reg_weights[a] = max(out.reg_weights.get(a, 0), micro(w))
+                    out.reg_all_weights.add(micro(w))
     return out
 
 
@@ -739,7 +747,7 @@ def _unit(compiled: Sequence[CompiledLog]) -> int:
         weights.append(micro(c.params.w_min))
         weights += [e.weight for e in c.initial.values()]
         weights += list(c.set_weights.values())
-        weights += list(c.reg_weights.values())
+        weights += sorted(c.reg_all_weights)
     if any(w <= 0 for w in weights):
         raise UnusableLog("a weight (or w_min) of 0: spec/Lifecycle.tla assumes positive weights")
     return math.gcd(*weights)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
 from ostrom.conformance.generators.examples.registry import example
 from ostrom.conformance.generators.examples.steps import (
     arbiter,
@@ -257,3 +260,58 @@ def _(r: Recorder) -> None:
         r.do({"op": "forget_vote", "agent": a, "artifact": "x"})
     tick(r)
     state_is(r, "x", "active")
+
+
+#: Founders as the smoke simulation has them (tier 1, a thin prior, none pre-trusted):
+#: their weights are EigenTrust's shares, such as 0.158812, not round numbers.
+THIN_FOUNDERS: Final[list[dict[str, Any]]] = [
+    {"id": f"f{i}", "tier": 1, "reputation": 0.6, "evidence": 2} for i in range(10)
+]
+
+
+def _reviews(r: Recorder, votes: Mapping[str, Sequence[str]]) -> dict[str, dict[str, str]]:
+    """zed's proposals (one per key of ``votes``, each on its own slot), reviewed side by
+    side with the votes given (one per reviewer, by id), all revealed: the next tick
+    tallies them all.  The votes by artifact and reviewer."""
+    for x in votes:
+        propose(r, "zed", x, slot=x)
+    tick(r, note="recruited (formal: tier-0 submitter); deliberation closes")
+    cast = {x: dict(zip(sorted(reviewers(r, x)), v, strict=True)) for x, v in votes.items()}
+    for x, c in cast.items():
+        for a, v in c.items():
+            commit(r, a, x, v)
+    tick(r, note="the commit phase closes")
+    for x, c in cast.items():
+        for a, v in c.items():
+            reveal(r, a, x, v)
+    return cast
+
+
+@example(
+    "community",
+    "tick",
+    "tie-at-reweighting-tick",
+    ["TALLY-1", "LC-SAFE-1"],
+    "Two reviewers accept and two reject, all four at the weight 0.158812 (EigenTrust's, no "
+    "round number): the tick that closes the ballot tallies 317624 : 317624 micro-units, "
+    "undecided, and t goes to arbitration. The same tick decides another ballot and so "
+    "recomputes the weights (the accepters drop to 0.144, the rejecters rise to 0.258812, "
+    "which would reject): the tally reads the registry as it was before the tick "
+    "(docs/community.md, Timing). ostrom validate-trace once wrote such weights as -1, in a "
+    "unit fit only for each agent's largest weight, and accepted this tie.",
+    setup={"members": THIN_FOUNDERS},
+    extra={"reviewers": 4, "quorum": 4, "min_active_agents": 10},
+)
+def _(r: Recorder) -> None:
+    r.do({"op": "join", "agent": "zed"})
+    tick(r, note="the founders' first weights")
+    _reviews(r, {"a": ["reject"] * 4})
+    tick(r, note="a is rejected: its reviewers and zed are scored, the weights recomputed")
+    cast = _reviews(r, {"e": ["reject"] * 4, "t": ["accept", "reject", "reject", "accept"]})
+    before = {a: r.state["agents"][a]["weight"] for a in cast["t"]}
+    r.check(len(set(before.values())) == 1, f"t's reviewers weigh {before}, not the same")
+    tick(r, note="e is rejected and t's tally is a tie: undecided; the weights move")
+    state_is(r, "e", "rejected")
+    state_is(r, "t", "arbitration")
+    after = {a: r.state["agents"][a]["weight"] for a in cast["t"]}
+    r.check(after != before, "the tick that tallies t recomputes its reviewers' weights")

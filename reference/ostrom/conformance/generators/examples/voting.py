@@ -58,8 +58,10 @@ def _(r: Recorder) -> None:
     "select_reviewers",
     "lottery",
     ["LC-SAFE-4"],
-    'The k eligible agents with the smallest sha256("<seed>|<artifact>|<round>|<agent>"), '
-    "ascending; another round or seed draws others; fewer eligible than k gives all of them.",
+    'The sortition: draw j takes index u64(sha256("<seed>|<artifact>|<round>|<j>")) mod n '
+    "of the eligible agents sorted by code point, skipping excluded and already drawn agents, "
+    "in draw order; another round or seed draws others; the order given does not matter; "
+    "k or fewer candidates gives all of them in eligible order.",
 )
 def _(r: Recorder) -> None:
     el = ["ana", "ben", "cat", "dan", "eve", "fay", "gus", "hal", "jon", "kim"]
@@ -68,8 +70,17 @@ def _(r: Recorder) -> None:
     r.do({**base, "k": 3, "round": 2})
     r.do({**base, "k": 3, "seed": 7})
     r.do({**base, "k": 5, "eligible": list(reversed(el))}, note="the order given does not matter")
+    r.do({**base, "k": 3, "excluded": ["jon", "gus"]}, note="excluded agents are skipped")
+    r.do(
+        {**base, "k": 3, "excluded": ["ben", "cat", "dan", "eve", "fay", "gus", "nobody"]},
+        note="k or fewer candidates: all of them, in eligible order",
+    )
     r.do({**base, "k": 4, "eligible": ["ana", "ben"]})
     r.do({**base, "k": 0})
+    r.do(
+        {**base, "k": 2, "seed": 2**64 + 1, "eligible": [f"a{i:03}" for i in range(300)]},
+        note="a seed above 2^64 in decimal; 300 agents",
+    )
 
 
 @example(
@@ -77,13 +88,15 @@ def _(r: Recorder) -> None:
     "select_reviewers",
     "invalid-arguments",
     ["LC-SAFE-4"],
-    "Repeated eligible agents, a negative k or a non-list is `invalid_input`.",
+    "Repeated eligible agents, a negative k or a non-list (eligible or excluded) is "
+    "`invalid_input`.",
 )
 def _(r: Recorder) -> None:
     base = {"op": "select_reviewers", "seed": 0, "artifact": "x", "round": 1, "k": 2}
     r.do({**base, "eligible": ["ana", "ana"]}, "invalid_input")
     r.do({**base, "eligible": ["ana"], "k": -1}, "invalid_input")
     r.do({**base, "eligible": "ana"}, "invalid_input")
+    r.do({**base, "eligible": ["ana"], "excluded": "ana"}, "invalid_input")
 
 
 def _rv(accept: list[int], reject: list[int], **kw: int) -> dict[str, Any]:
