@@ -181,9 +181,12 @@ def test_torn_writes_recover_a_prefix_or_are_refused(ci_run: tuple[Path, h.Crash
             outcomes[f"serve {target}:{r}"] += 1
     print(f"\ntorn writes ({len(original)} rows, sizes {sizes}): {dict(sorted(outcomes.items()))}")
     (tmp / "torn-report.json").write_text(json.dumps(dict(outcomes), sort_keys=True))
+    # Every case above was one of the allowed outcomes (torn_in_process raises otherwise);
+    # these make sure the cuts reached what they are meant to test.
     assert outcomes["checkpointed:refused"] >= 1  # a cut main file is detected
     assert outcomes["wal:recovered"] >= 1  # a cut WAL: back to its last complete commit
-    assert outcomes["wal:refused"] >= 1  # ... or, cut before the schema's, refused
+    # (a WAL cut before the schema's own commit is refused; whether the WAL still holds
+    # that commit depends on when SQLite last checkpointed, so it is not required here)
 
 
 # --- the log is a trace --------------------------------------------------------------------------

@@ -172,7 +172,12 @@ class Store:
     def _load(cls, db: sqlite3.Connection, p: Path) -> Store:
         check = db.execute("PRAGMA quick_check").fetchall()
         if check != [("ok",)]:
-            raise StoreError(f"{p}: corrupt database ({check[0][0] if check else '?'})")
+            # quick_check's rows may hold several lines each ("*** in database main ***",
+            # then one line per problem): the refusal is one line (the CLI prints it)
+            lines = [ln for r in check for ln in str(r[0]).splitlines() if not ln.startswith("***")]
+            first = lines[0] if lines else "?"
+            more = f"; {len(lines) - 1} more problem(s)" if len(lines) > 1 else ""
+            raise StoreError(f"{p}: corrupt database ({first}{more})")
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not {"meta", "log", "snapshot"} <= tables:
             raise StoreError(f"{p}: not a node database (tables: {sorted(tables)})")
