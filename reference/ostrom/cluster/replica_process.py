@@ -88,17 +88,21 @@ class Node:
         ring = load_ring(cfg.keys)
         signer = load_signer(cfg.keys, self.name)
         self.app = ClusterApp(core_factory(cfg))
-        self.replica = Replica(
-            replica_id,
-            cfg.n,
-            cfg.f,
-            ring,
-            signer,
-            app=self.app,
-            checkpoint_k=cfg.checkpoint_k,
-            watermark_window=cfg.watermark_window,
-            base_timeout=cfg.base_timeout_ms,
-        )
+
+        def new_replica() -> Replica:
+            return Replica(
+                replica_id,
+                cfg.n,
+                cfg.f,
+                ring,
+                signer,
+                app=self.app,
+                checkpoint_k=cfg.checkpoint_k,
+                watermark_window=cfg.watermark_window,
+                base_timeout=cfg.base_timeout_ms,
+            )
+
+        self.replica = new_replica()
         self.byzantine = byzantine
         self.durable: DurableReplica | None = None
         self.node: DurableReplica | Strategy
@@ -118,17 +122,7 @@ class Node:
                 self.recovered = True
             except StoreMissing:
                 # a fresh replica needs a fresh Replica object: recover may have touched it
-                self.replica = Replica(
-                    replica_id,
-                    cfg.n,
-                    cfg.f,
-                    ring,
-                    signer,
-                    app=self.app,
-                    checkpoint_k=cfg.checkpoint_k,
-                    watermark_window=cfg.watermark_window,
-                    base_timeout=cfg.base_timeout_ms,
-                )
+                self.replica = new_replica()
                 self.durable = DurableReplica.create(self.replica, location)
             self.node = self.durable
         self.links: dict[str, Link] = {}
