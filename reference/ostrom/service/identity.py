@@ -19,6 +19,7 @@ does I/O but the two key-file helpers; the checks never raise on hostile input.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -85,15 +86,22 @@ def sign_envelope(
     return env
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _public_key(value: str) -> Ed25519PublicKey | None:
+    """The loaded key of 64 hex digits (None: not a key); cached, because every command
+    of an agent is checked against the same key and loading it was a tenth of a
+    command's cost.  Only strings that passed the hex pattern reach it."""
+    try:
+        return Ed25519PublicKey.from_public_bytes(bytes.fromhex(value))
+    except ValueError:
+        return None
+
+
 def is_public_key(value: object) -> bool:
     """64 lowercase hex digits that decode to an Ed25519 public key."""
     if not isinstance(value, str) or _HEX_KEY.fullmatch(value) is None:
         return False
-    try:
-        Ed25519PublicKey.from_public_bytes(bytes.fromhex(value))
-    except ValueError:
-        return False
-    return True
+    return _public_key(value) is not None
 
 
 def is_signature(value: object) -> bool:
@@ -109,11 +117,10 @@ def verify_envelope(envelope: Mapping[str, Any], public_key: str) -> bool:
     sig = envelope.get("signature")
     if not is_signature(sig) or not is_public_key(public_key):
         return False
+    key = _public_key(public_key)
+    assert key is not None  # is_public_key said so
     try:
-        data = signed_bytes(envelope)
-        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key)).verify(
-            bytes.fromhex(str(sig)), data
-        )
+        key.verify(bytes.fromhex(str(sig)), signed_bytes(envelope))
     except (InvalidSignature, ValueError):
         return False
     return True
