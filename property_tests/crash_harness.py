@@ -134,6 +134,8 @@ class NodeProcess:
             str(self.port),
             "--snapshot-every",
             str(self.snapshot_every),
+            "--snapshot-ratio",
+            "0",  # exactly every K: many snapshots for the kills to land around
             "--verify",  # the node's own full replay at every start
         ]
 

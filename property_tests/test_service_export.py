@@ -27,11 +27,13 @@ ENV = {**os.environ, "PYTHONPATH": str(layout.ROOT / "reference")}
 def _workload(db: Path) -> int:
     s = Signer()
     envs = commit_phase(s) + decided(s)
-    node = Node.open(db, params=PARAMS, setup=setup(), fsync=False, snapshot_every=4)
+    node = Node.open(
+        db, params=PARAMS, setup=setup(), fsync=False, snapshot_every=4, snapshot_ratio=0
+    )
     for e in envs[:9]:
         assert node.submit(e).status == 200
     node.close()  # a restart in the middle: the rest goes to the rebuilt node
-    node = Node.open(db, verify=True, fsync=False, snapshot_every=4)
+    node = Node.open(db, verify=True, fsync=False, snapshot_every=4, snapshot_ratio=0)
     for e in envs[9:]:
         assert node.submit(e).status == 200
     node.close()

@@ -32,7 +32,12 @@ class NodeMachine(RuleBasedStateMachine):
         self.path = self.dir / "n.db"
         self.every = 3
         self.node = Node.open(
-            self.path, params=PARAMS, setup=setup(), fsync=False, snapshot_every=self.every
+            self.path,
+            params=PARAMS,
+            setup=setup(),
+            fsync=False,
+            snapshot_every=self.every,
+            snapshot_ratio=0,  # exactly every 3 commands: many snapshots, many restores
         )
         self.signer = Signer()
         self.answered: list[dict[str, Any]] = []  # envelopes that got a 200 (not retries)
@@ -82,7 +87,9 @@ class NodeMachine(RuleBasedStateMachine):
     def restart(self, verify: bool) -> None:
         before = copy.deepcopy(self.node.public_state())
         self.node.close()
-        self.node = Node.open(self.path, fsync=False, verify=verify, snapshot_every=self.every)
+        self.node = Node.open(
+            self.path, fsync=False, verify=verify, snapshot_every=self.every, snapshot_ratio=0
+        )
         assert self.node.public_state() == before
 
     @rule()

@@ -44,7 +44,7 @@ def _rows(path: Path) -> list[tuple[Any, ...]]:
 
 def test_every_answered_command_is_in_the_log_and_survives_a_restart(tmp_path: Path) -> None:
     db, s = tmp_path / "n.db", Signer()
-    node = _open(db, snapshot_every=4)
+    node = _open(db, snapshot_every=4, snapshot_ratio=0)
     envs = commit_phase(s)
     replies = [node.submit(e) for e in envs]
     assert all(r.status == 200 for r in replies)
@@ -143,7 +143,7 @@ def test_a_locked_database_is_503_and_nothing_changes(tmp_path: Path) -> None:
 
 def _make(tmp_path: Path, n: int = 6) -> Path:
     db, s = tmp_path / "n.db", Signer()
-    node = _open(db, snapshot_every=2)
+    node = _open(db, snapshot_every=2, snapshot_ratio=0)
     for e in commit_phase(s)[:n]:
         node.submit(e)
     node.close()
@@ -315,12 +315,12 @@ def test_a_restart_anywhere_is_invisible(
             envs.append(s.env(f"j{i}", {"op": "join", "agent": f"j{i}"}, join=True))
         else:
             envs.append({"agent": f, "seq": i, "command": {"op": "x"}})
-    node = _open(path, snapshot_every=every)
+    node = _open(path, snapshot_every=every, snapshot_ratio=0)
     ref = Gate(PARAMS, setup())
     for k, e in enumerate(envs):
         if k == cut:
             node.close()
-            node = Node.open(path, verify=True, fsync=False, snapshot_every=every)
+            node = Node.open(path, verify=True, fsync=False, snapshot_every=every, snapshot_ratio=0)
         node.submit(e)
         ref.apply(e)
     assert node.public_state() == ref.public_state()
@@ -366,7 +366,7 @@ def test_concurrent_writers_are_serialised_in_log_order(tmp_path: Path) -> None:
     is the log replayed in its order (one writer: the log's order is the application's)."""
     import threading
 
-    node, s = _open(tmp_path / "n.db", snapshot_every=7), Signer()
+    node, s = _open(tmp_path / "n.db", snapshot_every=7, snapshot_ratio=0), Signer()
     per = {
         f: [
             s.env(
@@ -451,7 +451,45 @@ def test_a_core_that_raises_changes_nothing_and_the_node_goes_on(
 
 
 def test_a_snapshot_that_cannot_be_encoded_is_skipped_not_fatal(tmp_path: Path) -> None:
-    node, s = _open(tmp_path / "n.db", snapshot_every=2), Signer()
+    node, s = _open(tmp_path / "n.db", snapshot_every=2, snapshot_ratio=0), Signer()
     node.gate.community.orchestrator._hook = print  # type: ignore[attr-defined]
     statuses = [node.submit(s.env(OPERATOR, {"op": "tick"})).status for _ in range(3)]
     assert statuses == [200] * 3 and node.store.snapshots() == {}
+
+
+@pytest.mark.parametrize("ratio", [0.5, 1.0, 3.0])
+def test_a_snapshot_waits_for_k_commands_and_ratio_times_its_size_in_log(
+    tmp_path: Path, ratio: float
+) -> None:
+    """The snapshot policy (service/node.py): a snapshot follows the previous one after at
+    least K commands and at least ``ratio`` times that one's size in log bytes — read
+    back from the file's own rows, not from the counters the node keeps — and it is
+    not late: the row before it had not yet reached both.  The counters are rebuilt the
+    same on a restart."""
+    path, s, every = tmp_path / "n.db", Signer(), 5
+    node = _open(path, snapshot_every=every, snapshot_ratio=ratio)
+    for i in range(300):
+        f = FOUNDERS[i % len(FOUNDERS)]
+        cmd = {"op": "propose", "agent": f, "artifact": f"a{i}", "slot": f"s{i}", "digest": "d"}
+        node.submit(s.env(f, cmd) if i % 11 else s.env(OPERATOR, {"op": "tick"}))
+        if i == 150:  # a restart in the middle: the counters come from the file
+            counters = (node.store.snapshot_bytes, node.store.bytes_since_snapshot)
+            node.close()
+            node = _open(path, snapshot_every=every, snapshot_ratio=ratio)
+            assert (node.store.snapshot_bytes, node.store.bytes_since_snapshot) == counters
+    node.close()
+    with sqlite3.connect(path) as db:
+        rows = db.execute(
+            "SELECT pos, length(CAST(envelope AS BLOB)) + length(CAST(observation AS BLOB)) "
+            "FROM log ORDER BY pos"
+        ).fetchall()
+        snaps = dict(db.execute("SELECT pos, length(CAST(state AS BLOB)) FROM snapshot"))
+    assert len(snaps) >= 2, snaps  # the ratio is exercised, not just the first snapshot
+    prev_size, since, count = 0, 0, 0
+    for pos, size in rows:
+        due = count + 1 >= every and since >= ratio * prev_size
+        assert (pos in snaps) == due, (pos, count, since, prev_size)
+        if pos in snaps:
+            prev_size, since, count = snaps[pos], 0, 0
+        else:
+            since, count = since + size, count + 1

@@ -66,7 +66,17 @@ def _fail(message: str) -> NoReturn:
     type=click.IntRange(min=1),
     default=1000,
     show_default=True,
-    help="Write a snapshot of the whole state every K commands (a start restores the latest).",
+    help="Write a snapshot of the whole state at most every K commands (a start restores "
+    "the latest); see --snapshot-ratio.",
+)
+@click.option(
+    "--snapshot-ratio",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="A snapshot also waits until the log since the last one is R times that one's size "
+    "(a snapshot's cost grows with the state: this keeps its share of each command's cost "
+    "constant). 0: exactly every K commands.",
 )
 @click.option(
     "--verify",
@@ -95,6 +105,7 @@ def serve(
     port: int,
     fsync: str,
     snapshot_every: int,
+    snapshot_ratio: float,
     verify: bool,
     tick_interval: float | None,
     operator_key: Path | None,
@@ -172,6 +183,7 @@ def serve(
             fsync=fsync == "on",
             verify=verify,
             snapshot_every=snapshot_every,
+            snapshot_ratio=snapshot_ratio,
         )
     except StoreError as exc:
         if wrote_key:

@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ostrom.service.gate import GATE_ERRORS
+from ostrom.service.group_commit import GroupCommit
 from ostrom.service.node import Node, Reply, error
 from ostrom.service.openapi import BODY_LIMIT, ENDPOINTS, MAX_LIMIT, MAX_WAIT, openapi
 from ostrom.service.store import StoreError
@@ -119,10 +120,12 @@ def _slots(artifacts: dict[str, Any]) -> dict[str, Any]:
 def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
     """The Starlette app of ``node`` (``tick_interval``: the node ticks by itself)."""
 
+    writer = GroupCommit(node)
+
     async def commands(request: Request) -> Response:
         raw = await read_body(request)
         envelope = parse_json(raw)
-        return _reply(await run_in_threadpool(node.submit, envelope))
+        return _reply(await writer.submit(envelope))
 
     async def state() -> dict[str, Any]:
         """The public state, computed off the event loop (it waits for the node's lock)."""

@@ -8,15 +8,22 @@ writer, so the log's order *is* the order of application):
    envelope: it cannot double-apply);
 2. the gate admits or refuses (a refusal: a 4xx, nothing changed, nothing logged);
 3. the command is applied to the gate, and its envelope and observation are appended to
-   the log in one SQLite transaction (with a snapshot every ``snapshot_every`` commands);
+   the log in one SQLite transaction (with a snapshot when one is due, below);
 4. only then the reply; waiting readers of ``/events`` are woken.
 
 If the append fails (disk full, locked, I/O) the in-memory state is rebuilt from the
 last snapshot and the envelopes durable since, so the state is exactly the log's and the
 reply is 503 ``db_unavailable`` — nothing half-applied.
 
-Every ``snapshot_every`` commands the row also carries a snapshot: the gate's whole state
-(service/snapshot.py) and its public state.  On open the node restores the latest
+When a snapshot is due the row also carries one: the gate's whole state
+(service/snapshot.py) and its public state.  One is due once ``snapshot_every`` commands
+*and* ``snapshot_ratio`` times the latest snapshot's size in log bytes have been appended
+since it (default 1; the policy of the Raft dissertation, §5.1.3): a snapshot costs time
+in proportion to the state, which grows with the history, so with a fixed interval every
+command's share of it would grow without bound; comparing with the previous snapshot's
+size keeps that share constant, and a restart replays at most about
+max(``snapshot_every``, ratio × the state's size) of log.  ``snapshot_ratio = 0`` is a
+fixed interval (the tests use it to place snapshots exactly).  On open the node restores the latest
 snapshot and replays the log after it; with ``verify`` it replays the *whole* log from
 the header instead and checks every logged observation and every snapshot against the
 replay (a snapshot that is not what the log produces is refused).
@@ -30,18 +37,19 @@ import json
 import logging
 import sqlite3
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ostrom.protocol.commands import is_text
+from ostrom.protocol.commands import Observation, is_text
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
-from ostrom.service.gate import GATE_ERRORS, Gate, Setup
+from ostrom.service.gate import GATE_ERRORS, Admission, Gate, Setup
 from ostrom.service.identity import canonical, sign_envelope
 from ostrom.service.snapshot import CodecError, restore, snapshot
-from ostrom.service.store import DbUnavailable, Entry, Store, StoreError, digest
+from ostrom.service.store import DbUnavailable, Entry, Row, Store, StoreError, digest
 
 _log = logging.getLogger(__name__)
 
@@ -99,6 +107,41 @@ def _json(obj: Any) -> Any:
     return json.loads(canonical(obj))
 
 
+def _agent_seq(envelope: object) -> tuple[str, int] | None:
+    """The envelope's (agent, seq) if both are well typed (the key of a retry)."""
+    if not isinstance(envelope, dict):
+        return None
+    agent, seq = envelope.get("agent"), envelope.get("seq")
+    if isinstance(agent, str) and isinstance(seq, int) and not isinstance(seq, bool):
+        return agent, seq
+    return None
+
+
+@dataclass
+class _Staged:
+    """A command of a group, applied, its row not yet committed."""
+
+    envelope: dict[str, Any]
+    observation: Observation
+    row: Row
+    base: Any  # the snapshot's full state if the row carries one
+    pos: int = 0  # set once committed
+
+    def reply(self, retry: bool) -> Reply:
+        obs = self.observation
+        return Reply(
+            200, {"pos": self.pos, "result": obs["result"], "events": obs["events"], "retry": retry}
+        )
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A place in a group's replies, filled once its rows are committed."""
+
+    index: int
+    retry: bool = False
+
+
 @dataclass
 class Operator:
     """The node's own operator identity (for ``--tick-interval``)."""
@@ -124,6 +167,7 @@ class Node:
         *,
         base: Any = None,
         snapshot_every: int = 1000,
+        snapshot_ratio: float = 1.0,
         operator: Operator | None = None,
     ) -> None:
         self.store = store
@@ -131,6 +175,7 @@ class Node:
         self._envelopes = envelopes  # durable since the base snapshot (for a rollback)
         self._base = base  # the latest snapshot's full state (None: the header)
         self.snapshot_every = snapshot_every
+        self.snapshot_ratio = snapshot_ratio
         self.operator = operator
         self._lock = threading.RLock()
         self._waiters: list[_Waiter] = []
@@ -147,6 +192,7 @@ class Node:
         fsync: bool = True,
         verify: bool = False,
         snapshot_every: int = 1000,
+        snapshot_ratio: float = 1.0,
         operator: Operator | None = None,
         busy_timeout: float = 5.0,
     ) -> Node:
@@ -173,7 +219,13 @@ class Node:
             store.close()
             raise StoreError(f"operator {operator.id!r} is not an operator of this database")
         return cls(
-            store, gate, envelopes, base=base, snapshot_every=snapshot_every, operator=operator
+            store,
+            gate,
+            envelopes,
+            base=base,
+            snapshot_every=snapshot_every,
+            snapshot_ratio=snapshot_ratio,
+            operator=operator,
         )
 
     def close(self) -> None:
@@ -184,43 +236,89 @@ class Node:
 
     def submit(self, envelope: object) -> Reply:
         """The write path (module docstring); never raises for any input."""
+        return self.submit_many([envelope])[0]
+
+    def submit_many(self, envelopes: Sequence[object]) -> list[Reply]:
+        """``submit`` of each envelope in order, with one transaction for all their rows (a
+        group commit: the HTTP layer passes the requests that arrived together, so they
+        share one fsync).  Each reply is what ``submit`` one by one would have given —
+        an envelope sent twice in the group is answered as a retry the second time —
+        except that if the transaction fails *every* command of the group gets the 503
+        and none is applied.  Never raises for any input."""
         with self._lock:
-            try:
-                retry = self._retry(envelope)
-            except (StoreError, DbUnavailable, OSError) as exc:
-                return error("db_unavailable", f"cannot read the log: {exc}")
-            if retry is not None:
-                return retry
-            adm = self.gate.admit(envelope)
-            if not adm.ok:
-                return error(str(adm.code), adm.detail)
-            assert isinstance(envelope, dict)
-            try:
-                obs = self.gate.apply_admitted(envelope, adm)
-            except Exception as exc:  # the core promises never to raise: a bug
-                _log.exception("the core raised on %r", envelope.get("command"))
-                self._rebuild()  # whatever it changed before raising is undone
-                return error("internal_error", f"{type(exc).__name__}; nothing was applied")
-            pos = self.store.last_pos + 1
-            snap = None
-            if pos % self.snapshot_every == 0:
+            out: list[Reply | _Pending] = []
+            staged: list[_Staged] = []
+            by_key: dict[tuple[str, int], int] = {}  # (agent, seq) -> index in staged
+            since_cmds = len(self._envelopes)
+            snap_bytes, since_bytes = self.store.snapshot_bytes, self.store.bytes_since_snapshot
+            for envelope in envelopes:
+                key = _agent_seq(envelope)
+                if key is not None and key in by_key:
+                    k = by_key[key]
+                    if _same(staged[k].envelope, envelope):  # a retry within the group
+                        out.append(_Pending(k, retry=True))
+                        continue
+                adm = self._decide(envelope)
+                if isinstance(adm, Reply):
+                    out.append(adm)
+                    continue
+                assert isinstance(envelope, dict)
                 try:
-                    snap = snapshot_row(self.gate)
-                except CodecError:  # a bug of the codec: log the command, skip the snapshot
-                    _log.exception("no snapshot at log position %d", pos)
+                    obs = self.gate.apply_admitted(envelope, adm)
+                except Exception as exc:  # the core promises never to raise: a bug
+                    _log.exception("the core raised on %r", envelope.get("command"))
+                    self._rebuild([s.envelope for s in staged])  # undo it, keep the group's
+                    out.append(error("internal_error", f"{type(exc).__name__}; nothing applied"))
+                    continue
+                snap = None
+                if since_cmds + 1 >= self.snapshot_every and (
+                    since_bytes >= self.snapshot_ratio * snap_bytes
+                ):
+                    try:
+                        snap = snapshot_row(self.gate)
+                    except CodecError:  # a bug of the codec: log the command, no snapshot
+                        _log.exception("no snapshot after the command of %r", key)
+                try:
+                    row = Row.of(envelope, obs, snap)
+                except (ValueError, TypeError) as exc:  # not canonically encodable
+                    self._rebuild([s.envelope for s in staged])
+                    out.append(error("db_unavailable", f"the command was not applied: {exc}"))
+                    continue
+                snap_bytes, since_bytes = row.sizes_after(snap_bytes, since_bytes)
+                since_cmds = 0 if snap is not None else since_cmds + 1
+                if key is not None:
+                    by_key[key] = len(staged)
+                out.append(_Pending(len(staged)))
+                staged.append(_Staged(envelope, obs, row, None if snap is None else snap["full"]))
+            if not staged:
+                return [r for r in out if isinstance(r, Reply)]
             try:
-                self.store.append(envelope, obs, snap)
-            except (DbUnavailable, ValueError, TypeError) as exc:
+                positions = self.store.append_rows([s.row for s in staged])
+            except DbUnavailable as exc:
                 self._rebuild()
-                return error("db_unavailable", f"the command was not applied: {exc}")
-            if snap is not None:
-                self._base, self._envelopes = _json(snap["full"]), []
-            else:
-                self._envelopes.append(envelope)
+                failed = error("db_unavailable", f"the command was not applied: {exc}")
+                return [failed if isinstance(r, _Pending) else r for r in out]
+            for s, pos in zip(staged, positions, strict=True):
+                s.pos = pos
+                if s.base is not None:
+                    # the encoded state shares nothing mutable with the live one: no copy
+                    self._base, self._envelopes = s.base, []
+                else:
+                    self._envelopes.append(s.envelope)
             self._wake()
-            return Reply(
-                200, {"pos": pos, "result": obs["result"], "events": obs["events"], "retry": False}
-            )
+            return [staged[r.index].reply(r.retry) if isinstance(r, _Pending) else r for r in out]
+
+    def _decide(self, envelope: object) -> Reply | Admission:
+        """The reply that needs no application — a retry answered from the log, a refusal
+        of the gate, an unreadable log — or the gate's admission of the envelope."""
+        try:
+            retry = self._retry(envelope)
+        except (StoreError, DbUnavailable, OSError) as exc:
+            return error("db_unavailable", f"cannot read the log: {exc}")
+        if retry is not None:
+            return retry
+        adm = self.gate.admit(envelope)
+        return adm if adm.ok else error(str(adm.code), adm.detail)
 
     def _retry(self, envelope: object) -> Reply | None:
         if not isinstance(envelope, dict):
@@ -230,8 +328,8 @@ class Node:
             return None  # not an agent that could be in the log (lone surrogates too)
         if isinstance(seq, bool) or not isinstance(seq, int):
             return None
-        if not 1 <= seq < 2**63:
-            return None
+        if not 1 <= seq <= self.gate.last_seq(agent):
+            return None  # past the agent's last logged seq: not in the log, no read needed
         try:
             prior = self.store.find(agent, seq)
         except Exception as exc:  # sqlite3.Error, an undecodable row: the read failed
@@ -244,11 +342,12 @@ class Node:
             {"pos": prior.pos, "result": obs["result"], "events": obs["events"], "retry": True},
         )
 
-    def _rebuild(self) -> None:
-        """The state of the durable envelopes, after a failed append (nothing half-applied)."""
+    def _rebuild(self, staged: Sequence[dict[str, Any]] = ()) -> None:
+        """The state of the durable envelopes (then of ``staged``, the group's commands
+        applied before a failing one), after a failure: nothing half-applied."""
         params, setup = self.gate.params, self.gate.setup
         gate = Gate(params, setup) if self._base is None else restore(params, setup, self._base)
-        for env in self._envelopes:
+        for env in [*self._envelopes, *staged]:
             gate.apply(env)
         self.gate = gate
 

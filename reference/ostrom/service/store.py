@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +97,43 @@ def _loads(value: object, what: str) -> Any:
         raise StoreError(f"{what}: not JSON ({exc})") from None
 
 
+@dataclass(frozen=True)
+class Row:
+    """One log row as stored: the envelope's and observation's canonical texts, and the
+    text of the snapshot taken after it (None: no snapshot)."""
+
+    agent: str
+    seq: int
+    envelope: str
+    result: str
+    observation: str
+    state: str | None = None
+
+    @classmethod
+    def of(cls, envelope: Mapping[str, Any], observation: Mapping[str, Any], snapshot: Any) -> Row:
+        """The row of an envelope and its observation (``ValueError``/``TypeError`` for
+        what canonical JSON cannot hold)."""
+        return cls(
+            str(envelope["agent"]),
+            int(envelope["seq"]),
+            text(envelope),
+            str(observation["result"]),
+            text(observation),
+            None if snapshot is None else text(snapshot),
+        )
+
+    @property
+    def log_bytes(self) -> int:
+        """What the row adds to the log (what the snapshot policy counts)."""
+        return len(self.envelope.encode()) + len(self.observation.encode())
+
+    def sizes_after(self, snapshot_bytes: int, since: int) -> tuple[int, int]:
+        """(the latest snapshot's size, the log bytes since it) once this row is appended."""
+        if self.state is None:
+            return snapshot_bytes, since + self.log_bytes
+        return len(self.state.encode()), 0
+
+
 class Store:
     """One node's SQLite file.  Not thread-safe by itself: the node serialises access."""
 
@@ -106,6 +143,9 @@ class Store:
         self.params: dict[str, Any] = params
         self.setup: dict[str, Any] = setup
         self.last_pos = self._count()
+        #: the size of the latest snapshot's state text, and of the log rows after it
+        #: (envelope and observation texts): the node's snapshot policy compares them
+        self.snapshot_bytes, self.bytes_since_snapshot = self._sizes()
 
     # --- opening ----------------------------------------------------------------------------
 
@@ -213,6 +253,18 @@ class Store:
     def _count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM log").fetchone()[0])
 
+    def _sizes(self) -> tuple[int, int]:
+        row = self._db.execute(
+            "SELECT pos, length(CAST(state AS BLOB)) FROM snapshot ORDER BY pos DESC LIMIT 1"
+        ).fetchone()
+        pos, size = (0, 0) if row is None else (int(row[0]), int(row[1] or 0))
+        since = self._db.execute(
+            "SELECT coalesce(sum(length(CAST(envelope AS BLOB)) + "
+            "length(CAST(observation AS BLOB))), 0) FROM log WHERE pos > ?",
+            (pos,),
+        ).fetchone()[0]
+        return size, int(since or 0)
+
     def entries(self, after: int = 0, limit: int | None = None) -> Iterator[Entry]:
         """The rows after position ``after`` in order (at most ``limit``); ``StoreError``
         for a row that does not decode."""
@@ -277,34 +329,43 @@ class Store:
         """Append one command in one transaction (with a snapshot row of ``snapshot``, the
         state after it, if given); its position.  ``DbUnavailable`` if SQLite refuses:
         the transaction is rolled back, nothing was kept."""
-        pos = self.last_pos + 1
-        result = str(observation["result"])
+        return self.append_rows([Row.of(envelope, observation, snapshot)])[-1]
+
+    def append_rows(self, rows: Sequence[Row]) -> list[int]:
+        """Append ``rows`` in order in *one* transaction (a group commit: one fsync for
+        all); their positions.  ``DbUnavailable`` if SQLite refuses: the transaction is
+        rolled back and none of them was kept."""
+        first = self.last_pos + 1
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute(
-                    "INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        pos,
-                        envelope["agent"],
-                        envelope["seq"],
-                        text(envelope),
-                        result,
-                        int(result != "ok"),
-                        text(observation),
-                    ),
-                )
-                if snapshot is not None:
-                    state = text(snapshot)
+                for pos, row in enumerate(rows, first):
                     self._db.execute(
-                        "INSERT INTO snapshot VALUES (?, ?, ?)",
-                        (pos, state, hashlib.sha256(state.encode()).hexdigest()),
+                        "INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            pos,
+                            row.agent,
+                            row.seq,
+                            row.envelope,
+                            row.result,
+                            int(row.result != "ok"),
+                            row.observation,
+                        ),
                     )
+                    if row.state is not None:
+                        self._db.execute(
+                            "INSERT INTO snapshot VALUES (?, ?, ?)",
+                            (pos, row.state, hashlib.sha256(row.state.encode()).hexdigest()),
+                        )
                 self._db.execute("COMMIT")
             except BaseException:
                 self._rollback()
                 raise
         except sqlite3.Error as exc:
             raise DbUnavailable(str(exc)) from None
-        self.last_pos = pos
-        return pos
+        for row in rows:
+            self.snapshot_bytes, self.bytes_since_snapshot = row.sizes_after(
+                self.snapshot_bytes, self.bytes_since_snapshot
+            )
+        self.last_pos = first + len(rows) - 1
+        return list(range(first, self.last_pos + 1))
