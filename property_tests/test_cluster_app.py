@@ -39,7 +39,7 @@ class IgnoresContent(Retries):
     def apply(self, command: object) -> Observation:
         key = _agent_seq(command)
         if key is not None and key in self.applied:
-            return {**json.loads(self.applied[key][1]), "retry": True}  # type: ignore[typeddict-unknown-key]
+            return {**json.loads(self.applied[key][1]), "retry": True}  # type: ignore[typeddict-item]
         return super().apply(command)
 
 
