@@ -189,6 +189,11 @@ async def load(
         "commands_per_replica_cpu_s": round(
             len(lat) / max(1e-9, max(used[f"r{i}"] for i in range(N))), 1
         ),
+        # the share of the machine's CPU the cluster and the load generator got: below 1,
+        # the rest went to other work (or the cluster was idle)
+        "cpu_share_of_machine": round(
+            sum(used.values()) / max(1e-9, measured * (os.cpu_count() or 1)), 3
+        ),
         "load_average_1min": round(os.getloadavg()[0], 2),
     }
 
@@ -391,8 +396,11 @@ def measure(log: Any = print) -> dict[str, Any]:
         for b in BATCH_SIZES:
             log(f"cluster: Ed25519 counts at batch size {b} (r0, r1 under cProfile) ...")
             bounds[b] = ed25519_bound(b, Path(d) / f"profile-{b}", cost)
-        for sync in SYNCHRONOUS:
-            for b in BATCH_SIZES:
+        # FULL and OFF alternate per batch size: a change in the machine's other load
+        # during the run then falls on both modes alike (the earlier order, every FULL
+        # run first, once made OFF look slower than FULL: it ran later, with less CPU)
+        for b in BATCH_SIZES:
+            for sync in SYNCHRONOUS:
                 log(f"cluster: batch size {b}, synchronous={sync} ...")
                 row, _ = run_cluster(Path(d) / f"run-{b}-{sync}", b, sync, MEASURE_S)
                 bound = bounds[b]["bound_commands_per_s_machine"]
