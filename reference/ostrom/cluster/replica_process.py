@@ -11,7 +11,9 @@ loop:
 * **durability**: an honest replica is a ``DurableReplica`` on its SQLite file: every
   step is committed before its sends are released (write before send, BFT-SAFE-1), so
   ``kill -9`` at any instant loses only what retransmission gives back, and the
-  restarted process resumes from ``DurableReplica.recover``;
+  restarted process resumes from ``DurableReplica.recover``.  The frames of one read
+  are committed together (``deliver_all``: group commit, one transaction and one fsync
+  for all of them, their sends released after it);
 * **timers** (as ``Simulation._rearm`` and ``_fire_resends``): the view-change timer runs
   while ``Replica.waiting`` and restarts when ``progress`` moves, then ``on_timeout``;
   ``retransmit`` runs when a quarter of the view-change timeout passed without progress,
