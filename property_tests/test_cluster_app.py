@@ -13,6 +13,7 @@ single node's).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,7 @@ class IgnoresContent(Retries):
     def apply(self, command: object) -> Observation:
         key = _agent_seq(command)
         if key is not None and key in self.applied:
-            return {**self.applied[key][1], "retry": True}  # type: ignore[typeddict-unknown-key]
+            return {**json.loads(self.applied[key][1]), "retry": True}  # type: ignore[typeddict-item]
         return super().apply(command)
 
 

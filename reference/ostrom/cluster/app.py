@@ -51,12 +51,33 @@ def commands_of(operation: Any) -> list[Any]:
 
 
 def execute_operation(core: Core, operation: Any) -> dict[str, Any]:
-    """Apply every command of ``operation`` in order; the list of observations."""
+    """Apply every command of ``operation`` in order; the list of observations.
+
+    The core gets its own copy of each command (``json_copy``): the operation belongs to
+    the replica's request, which its history and its store keep.  Each observation is
+    answered in its JSON form (what a decoded reply holds), from the canonical bytes the
+    core gives (``Retries.apply_canonical``: the bytes it keeps for a retry), or encoded
+    here."""
     results = []
+    encoded = getattr(core, "apply_canonical", None)
     for cmd in commands_of(operation):
-        obs = core.apply(copy.deepcopy(cmd))
-        results.append(json.loads(canonical(obs)))
+        mine = json_copy(cmd)
+        text = encoded(mine) if encoded is not None else canonical(core.apply(mine))
+        results.append(json.loads(text))
     return {RESULTS: results}
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON tree (dicts, lists, strings, numbers, booleans, null), as
+    ``copy.deepcopy`` makes it but without its memo: a command decoded from the wire is a
+    tree, no value in it is shared.  Anything else is copied by ``copy.deepcopy``."""
+    if isinstance(value, dict):
+        return {k: json_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_copy(v) for v in value]
+    if value is None or isinstance(value, str | int | float):  # bool is an int
+        return value
+    return copy.deepcopy(value)
 
 
 class ClusterApp:
@@ -133,13 +154,20 @@ class Retries:
     and is refused as on the node.  The memory is a function of the executed history, so
     every replica (and every replay of the audit) holds the same; it is not part of the
     public state, which stays the gate's (REPL-1 compares it with the single node's).
-    It costs one digest and one observation per command, as the replica's history does."""
+    It costs one digest and one observation per command, as the replica's history does;
+    the observation is kept as its canonical bytes (immutable: nothing the caller does
+    with an answer changes the memory, and no copy is needed)."""
 
     def __init__(self, gate: Gate) -> None:
         self.gate = gate
-        self.applied: dict[tuple[str, int], tuple[str, Observation]] = {}
+        self.applied: dict[tuple[str, int], tuple[str, bytes]] = {}
 
     def apply(self, command: object) -> Observation:
+        obs: Observation = json.loads(self.apply_canonical(command))
+        return obs
+
+    def apply_canonical(self, command: object) -> bytes:
+        """``apply``, answered as the canonical bytes of the observation."""
         key = _agent_seq(command)
         digest = None
         if key is not None:
@@ -149,12 +177,12 @@ class Retries:
                 digest = None
             prior = self.applied.get(key)
             if prior is not None and digest is not None and prior[0] == digest:
-                return {**prior[1], "retry": True}  # type: ignore[typeddict-unknown-key]
+                return canonical({**json.loads(prior[1]), "retry": True})
         before = None if key is None else self.gate.last_seq(key[0])
-        obs = self.gate.apply(command)
+        text = canonical(self.gate.apply(command))
         if key is not None and digest is not None and self.gate.last_seq(key[0]) != before:
-            self.applied[key] = (digest, copy.deepcopy(obs))  # the gate applied it
-        return obs
+            self.applied[key] = (digest, text)  # the gate applied it
+        return text
 
     def public_state(self) -> dict[str, Any]:
         return self.gate.public_state()

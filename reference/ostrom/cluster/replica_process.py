@@ -11,7 +11,9 @@ loop:
 * **durability**: an honest replica is a ``DurableReplica`` on its SQLite file: every
   step is committed before its sends are released (write before send, BFT-SAFE-1), so
   ``kill -9`` at any instant loses only what retransmission gives back, and the
-  restarted process resumes from ``DurableReplica.recover``;
+  restarted process resumes from ``DurableReplica.recover``.  The frames of one read
+  are committed together (``deliver_all``: group commit, one transaction and one fsync
+  for all of them, their sends released after it);
 * **timers** (as ``Simulation._rearm`` and ``_fire_resends``): the view-change timer runs
   while ``Replica.waiting`` and restarts when ``progress`` moves, then ``on_timeout``;
   ``retransmit`` runs when a quarter of the view-change timeout passed without progress,
@@ -136,6 +138,8 @@ class Node:
         self._resend_progress = -1
         self.started = time.monotonic()
         self.deferred: list[bytes] = []
+        #: the held output of a group of messages (deliver_all), None outside one
+        self._held: Output | None = None
         self._deferred_at: tuple[int, int, bool, int] | None = None
 
     # --- the replica's outputs ------------------------------------------------------------
@@ -158,10 +162,15 @@ class Node:
                     link.send(payload)
 
     def step(self, kind: str, payload: bytes | None = None) -> None:
-        """One entry point of the replica, its output routed, the timers re-armed."""
+        """One entry point of the replica, its output routed, the timers re-armed.  Inside
+        ``group`` a message's output is held (not routed) until the group's one commit."""
         if self.stopping.is_set():
             return
         try:
+            if kind == "message" and self._held is not None and self.durable is not None:
+                self._held.extend(self.durable.on_message_held(payload))
+                self.stats[kind] += 1
+                return
             if kind == "message":
                 out = self.node.on_message(payload)
             elif kind == "timeout":
@@ -174,6 +183,34 @@ class Node:
             self.stopping.set()
             return
         self.stats[kind] += 1
+        self.route(out)
+
+    def deliver_all(self, frames: list[bytes]) -> None:
+        """The frames of one read, delivered with one commit (group commit): the durable
+        state of all their steps is written in one transaction (one fsync with
+        ``synchronous=FULL``) before anything they send is released (BFT-SAFE-1 holds:
+        a crash before the commit loses the frames' effects and their sends together, as
+        if the frames had been lost on the way)."""
+        if self.durable is None or len(frames) == 1:
+            for data in frames:
+                self.deliver(data)
+            return
+        self._held = Output()
+        try:
+            for data in frames:
+                self.deliver(data)
+        finally:
+            held, self._held = self._held, None
+        if self.stopping.is_set():
+            return
+        try:
+            out = self.durable.release(held)
+        except StoreError as exc:
+            print(f"{self.name}: store failure, stopping: {exc}", file=sys.stderr, flush=True)
+            self.exit_code = EXIT_STORE
+            self.stopping.set()
+            return
+        self.stats["group_commits"] += 1
         self.route(out)
 
     def deliver(self, data: bytes) -> None:
@@ -303,8 +340,7 @@ class Node:
                 frames = await read_frames(reader, decoder)
                 if frames is None:
                     return
-                for data in frames:
-                    self.deliver(data)
+                self.deliver_all(frames)
         except FrameError:
             self.stats["garbage_connections"] += 1  # closed: the stream is out of step
         except (TimeoutError, OSError, ConnectionError):

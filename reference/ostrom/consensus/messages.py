@@ -367,6 +367,33 @@ def check_tree(tree: Any) -> None:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise Malformed(f"nested deeper than {MAX_DEPTH} levels")
+        # the exact types json.loads makes first (a decoded frame holds nothing else): the
+        # same checks as below, without the chain of isinstance and encode calls
+        kind = type(node)
+        if kind is str:
+            if not node.isascii():  # ASCII always encodes
+                _check_text(node)
+            continue
+        if kind is dict:
+            for k, v in node.items():
+                if type(k) is not str:
+                    if not isinstance(k, str):
+                        raise Malformed("an object key that is not a string")
+                    _check_text(k)
+                elif not k.isascii():
+                    _check_text(k)
+                stack.append((v, depth + 1))
+            continue
+        if kind is list:
+            stack.extend((v, depth + 1) for v in node)
+            continue
+        if kind is int:
+            if not -MAX_INT - 1 <= node <= MAX_INT:
+                raise Malformed("an integer outside 64 bits")
+            continue
+        if node is None or kind is bool:
+            continue
+        # anything else (subclasses, floats, foreign objects): the general rule
         if isinstance(node, str):
             _check_text(node)
         elif isinstance(node, bool) or node is None:

@@ -810,6 +810,16 @@ class DurableReplica:
     def on_message(self, payload: object) -> Output:
         return self._release(self._running().on_message(payload))
 
+    def on_message_held(self, payload: object) -> Output:
+        """``on_message`` without the commit: the output must not be released before
+        ``release`` commits it (a driver that handles every frame of one read, then
+        commits once for all of them: group commit, still write before send)."""
+        return self._running().on_message(payload)
+
+    def release(self, out: Output) -> Output:
+        """Commit what the held steps changed; then ``out`` may be released."""
+        return self._release(out)
+
     def on_timeout(self) -> Output:
         return self._release(self._running().on_timeout())
 
