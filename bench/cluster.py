@@ -39,7 +39,6 @@ import asyncio
 import json
 import os
 import pstats
-import statistics
 import sys
 import tempfile
 import time
@@ -50,6 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
+import http_load  # noqa: E402
 import pbft  # noqa: E402
 from ostrom.cluster.supervisor import Cluster, create  # noqa: E402
 from ostrom.consensus.crypto import derive_key  # noqa: E402
@@ -101,101 +101,20 @@ def envelopes(names: list[str], per_agent: int) -> dict[str, list[bytes]]:
     return out
 
 
-# --- a minimal HTTP/1.1 client -------------------------------------------------------------
-
-
-async def post_all(
-    host: str, port: int, bodies: list[bytes], stop_at: float, warm_until: float
-) -> tuple[list[float], int, Counter[str]]:
-    """Post ``bodies`` in order on one keep-alive connection until ``stop_at``; the
-    latencies of the requests started after ``warm_until``, how many of those, results."""
-    reader, writer = await asyncio.open_connection(host, port)
-    lat: list[float] = []
-    results: Counter[str] = Counter()
-    try:
-        for body in bodies:
-            t0 = time.monotonic()
-            if t0 >= stop_at:
-                break
-            head = (
-                f"POST /commands HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n"
-            ).encode()
-            writer.write(head + body)
-            status = await reader.readline()
-            length = 0
-            while True:
-                line = await reader.readline()
-                if line in (b"\r\n", b""):
-                    break
-                name, _, value = line.decode("latin-1").partition(":")
-                if name.lower() == "content-length":
-                    length = int(value)
-            data = await reader.readexactly(length)
-            code = int(status.split()[1])
-            if code != 200:  # counted, not hidden: a 504 is a command without an answer
-                results[f"HTTP {code}: {json.loads(data).get('error')}"] += 1
-                break  # this agent's next seq would be out of order
-            results[str(json.loads(data)["result"])] += 1
-            if t0 >= warm_until:
-                lat.append(time.monotonic() - t0)
-    finally:
-        writer.close()
-    return lat, len(lat), results
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+# --- load (the minimal HTTP/1.1 client of bench/http_load.py) -------------------------------
 
 
 async def load(
     url: str, work: dict[str, list[bytes]], seconds: float, pids: dict[str, int]
 ) -> dict[str, Any]:
-    host, port = url.removeprefix("http://").split(":")
-    start = time.monotonic()
-    warm_until, stop_at = start + WARMUP_S, start + WARMUP_S + seconds
-    cpu: dict[str, float] = {}
-
-    async def sample() -> None:
-        await asyncio.sleep(max(0.0, warm_until - time.monotonic()))
-        cpu.update({k: cpu_seconds(p) for k, p in pids.items()})
-        cpu["load generator"] = time.process_time()
-
-    sampler = asyncio.get_running_loop().create_task(sample())
-    done = await asyncio.gather(
-        *(post_all(host, int(port), bodies, stop_at, warm_until) for bodies in work.values())
+    """``http_load.load`` with one stream per agent, and the commands per CPU-second of
+    the busiest replica."""
+    row = await http_load.load(url, list(work.values()), seconds, pids, WARMUP_S)
+    used = row["cpu_seconds"]
+    row["commands_per_replica_cpu_s"] = round(
+        row["commands"] / max(1e-9, max(used[f"r{i}"] for i in range(N))), 1
     )
-    await sampler
-    used = {k: cpu_seconds(p) - cpu[k] for k, p in pids.items()}
-    used["load generator"] = time.process_time() - cpu["load generator"]
-    lat = sorted(x for d in done for x in d[0])
-    results: Counter[str] = Counter()
-    for d in done:
-        results.update(d[2])
-    measured = time.monotonic() - warm_until
-    return {
-        "commands": len(lat),
-        "seconds": round(measured, 2),
-        "commands_per_s": round(len(lat) / measured, 1),
-        "latency_p50_ms": round(1000 * lat[len(lat) // 2], 2) if lat else None,
-        "latency_p99_ms": round(1000 * lat[int(len(lat) * 0.99)], 2) if lat else None,
-        "latency_mean_ms": round(1000 * statistics.fmean(lat), 2) if lat else None,
-        "results": dict(results),
-        # CPU seconds each process used while measured: the cores are shared (five
-        # server processes, the load generator, and whatever else runs on the machine)
-        "cpu_seconds": {k: round(v, 2) for k, v in sorted(used.items())},
-        "commands_per_replica_cpu_s": round(
-            len(lat) / max(1e-9, max(used[f"r{i}"] for i in range(N))), 1
-        ),
-        # the share of the machine's CPU the cluster and the load generator got: below 1,
-        # the rest went to other work (or the cluster was idle)
-        "cpu_share_of_machine": round(
-            sum(used.values()) / max(1e-9, measured * (os.cpu_count() or 1)), 3
-        ),
-        "load_average_1min": round(os.getloadavg()[0], 2),
-    }
+    return row
 
 
 # --- one cluster run -----------------------------------------------------------------------

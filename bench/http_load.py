@@ -120,5 +120,10 @@ async def load(
         "results": dict(results),
         # the cores are shared (the servers, the load generator, anything else running)
         "cpu_seconds": {k: round(v, 2) for k, v in sorted(used.items())},
+        # the share of the machine's CPU the servers and the load generator got: below 1,
+        # the rest went to other work (or the servers were idle)
+        "cpu_share_of_machine": round(
+            sum(used.values()) / max(1e-9, measured * (os.cpu_count() or 1)), 3
+        ),
         "load_average_1min": round(os.getloadavg()[0], 2),
     }
