@@ -15,6 +15,10 @@ from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.internal.conjecture import providers
+from hypothesis.internal.constants_ast import Constants, _constants_from_source
+from hypothesis.internal.floats import float_to_int
+from sortedcontainers import SortedSet  # type: ignore[import-untyped]
 
 from ostrom.verify.tlc import jar
 
@@ -40,6 +44,47 @@ settings.register_profile(
     suppress_health_check=_QUIET,
 )
 settings.load_profile("ci")  # the pytest plugin loads --hypothesis-profile after this
+
+
+# --- one pool of "local constants" in every process ---------------------------------------
+#
+# Hypothesis draws about one value in twenty from a pool of literals it reads from the
+# project's own modules, and it builds that pool from the modules loaded *when the test
+# runs* (``sys.modules``, rescanned whenever it grows).  So a derandomized test's examples
+# depended on which tests had run before it in the process: what they had imported lazily
+# (the CLI's commands, the service, an example agent, tmp_path modules).  Under
+# pytest-xdist the two workers ran different tests before the PBFT machines, and
+# test_pbft_reaches and test_attack_machine_reaches missed witnesses they reached in one
+# process (test_pbft_reaches missed rejected:superseded after test_consensus_attacks
+# alone).  The pool is fixed here instead, from the source files of the package and of
+# the tests' helper modules (not imported: nothing is run or counted by coverage), so a
+# test draws the same examples whatever ran before it, in one process or two.
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _constants_pool() -> Constants:
+    pool = Constants(
+        integers=SortedSet(),
+        floats=SortedSet(key=float_to_int),
+        bytes=SortedSet(),
+        strings=SortedSet(),
+    )
+    files = sorted((_ROOT / "reference" / "ostrom").rglob("*.py"))
+    files += sorted(p for p in Path(__file__).parent.glob("*.py") if not p.stem.startswith("test_"))
+    for path in files:
+        source = path.read_bytes()
+        if len(source) <= 512 * 1024:  # Hypothesis's own limit
+            pool = pool | _constants_from_source(source, limit=True)
+    return pool
+
+
+_POOL = _constants_pool()
+# Hypothesis is pinned (pyproject.toml); these are its internals, checked so that an
+# upgrade that moves them fails here rather than bringing the order dependence back.
+assert callable(providers._get_local_constants), "hypothesis: _get_local_constants moved"
+providers._get_local_constants = lambda: _POOL
+providers.CONSTANTS_CACHE.cache.clear()
 
 
 # --- markers: `tlc` (runs TLC, needs java), `venv`, `slow` (see pyproject.toml) ----------

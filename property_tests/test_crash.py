@@ -35,6 +35,10 @@ from ostrom.service.identity import public_hex, sign_envelope
 from ostrom.service.node import _json
 from ostrom.service.store import Entry, Store
 
+# One worker runs the module: the CI-sized crash run (a module fixture) is shared by its
+# tests, and two workers would each run it.
+pytestmark = pytest.mark.xdist_group("crash")
+
 CI_KILLS = 10
 CI_COMMANDS = 300
 TORN_CASES = 25  # cuts per target, opened in process
