@@ -120,13 +120,11 @@ def _slots(artifacts: dict[str, Any]) -> dict[str, Any]:
 def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
     """The Starlette app of ``node`` (``tick_interval``: the node ticks by itself)."""
 
-    writer = GroupCommit(node)
+    writer = GroupCommit(node, threaded=node.store.fsync)
 
     async def commands(request: Request) -> Response:
         raw = await read_body(request)
         envelope = parse_json(raw)
-        # the signature checked in a worker thread, in parallel with the serial path
-        await run_in_threadpool(node.gate.preverify, envelope)
         return _reply(await writer.submit(envelope))
 
     async def state() -> dict[str, Any]:

@@ -309,20 +309,6 @@ class Gate:
             return Admission("out_of_order", f"seq {seq} > last seq {last} + 1", agent, seq)
         return Admission(None, "", agent, seq)
 
-    def preverify(self, envelope: object) -> None:
-        """Check ``envelope``'s signature against the key its sender has now, changing
-        nothing: only to warm ``identity``'s memo of verified signatures off the serial
-        write path (the HTTP layer calls it from a worker thread before queueing the
-        command).  ``admit`` still decides, with the key it finds then."""
-        if not isinstance(envelope, dict):
-            return
-        agent, command = envelope.get("agent"), envelope.get("command")
-        if not isinstance(agent, str) or not isinstance(command, dict):
-            return
-        key = self.key_of(agent) or envelope.get("public_key")
-        if isinstance(key, str):
-            verify_envelope(envelope, key)
-
     def apply(self, command: object) -> Observation:
         """Apply an envelope (``command``: the ``Core`` signature): the Community's
         observation, or ``{"result": gate code, "events": []}`` if ``admit`` refuses it."""

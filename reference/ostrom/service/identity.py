@@ -117,25 +117,10 @@ def verify_envelope(envelope: Mapping[str, Any], public_key: str) -> bool:
     sig = envelope.get("signature")
     if not is_signature(sig) or not is_public_key(public_key):
         return False
-    try:
-        data = signed_bytes(envelope)
-    except ValueError:
-        return False
-    assert isinstance(sig, str)
-    return _verified(public_key, sig, data)
-
-
-@functools.lru_cache(maxsize=1 << 13)
-def _verified(public_key: str, signature: str, data: bytes) -> bool:
-    """The Ed25519 check itself, remembered by content: whether a key signed some bytes
-    never changes, so the HTTP layer can check a request's signature in a worker thread
-    (the library releases the GIL while it verifies) and the node's serial write path
-    then finds the answer here instead of verifying again (``Gate.preverify``).  A
-    flood of distinct requests only evicts entries: a miss is a verification."""
     key = _public_key(public_key)
     assert key is not None  # is_public_key said so
     try:
-        key.verify(bytes.fromhex(signature), data)
+        key.verify(bytes.fromhex(str(sig)), signed_bytes(envelope))
     except (InvalidSignature, ValueError):
         return False
     return True

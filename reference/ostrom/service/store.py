@@ -143,6 +143,8 @@ class Store:
         self.params: dict[str, Any] = params
         self.setup: dict[str, Any] = setup
         self.last_pos = self._count()
+        #: whether a commit waits for the disk (synchronous=FULL), set by ``open``
+        self.fsync = True
         #: the size of the latest snapshot's state text, and of the log rows after it
         #: (envelope and observation texts): the node's snapshot policy compares them
         self.snapshot_bytes, self.bytes_since_snapshot = self._sizes()
@@ -179,6 +181,7 @@ class Store:
                 assert create is not None
                 store = cls._create(db, p, dict(create[0]), dict(create[1]))
             db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'OFF'}")
+            store.fsync = fsync
             return store
         except (sqlite3.Error, UnicodeDecodeError) as exc:  # text that is not UTF-8 any more
             db.close()
