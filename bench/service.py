@@ -264,16 +264,19 @@ def measure() -> dict[str, Any]:
             k = "fsync_on" if fsync else "fsync_off"
             out[f"in_process_{k}"] = round(in_process(tmp / f"p{k}.db", first, fsync), 1)
             for streams in STREAMS:
-                out[f"http_{streams}_streams_{k}"] = over_http(
-                    tmp / f"h{streams}{k}.db", work, fsync, streams
-                )
-        best = max(out[f"http_{s}_streams_fsync_off"]["commands_per_s"] for s in STREAMS)
-        share = best / out["raw_apply"]
+                # the yardstick again right before: this machine's speed drifts by a
+                # factor up to 1.5 over minutes (other tenants), so a share is taken
+                # between two figures measured a few seconds apart
+                apply_now = raw_apply(first[:3000])
+                row = over_http(tmp / f"h{streams}{k}.db", work, fsync, streams)
+                row["raw_apply_just_before"] = round(apply_now, 1)
+                row["share_of_apply"] = round(row["commands_per_s"] / apply_now, 3)
+                out[f"http_{streams}_streams_{k}"] = row
+        best = max(out[f"http_{s}_streams_fsync_off"]["share_of_apply"] for s in STREAMS)
         out["target"] = {
-            "http_fsync_off_best": best,
-            "share_of_apply": round(share, 3),
+            "http_fsync_off_best_share_of_apply": best,
             "required": TARGET_SHARE,
-            "met": share >= TARGET_SHARE,
+            "met": best >= TARGET_SHARE,
         }
         t = time.perf_counter()
         Node.open(tmp / "pfsync_on.db").close()
