@@ -22,8 +22,10 @@ and 20% message loss for the earlier (``quiet``) and the timer-driven retransmis
 driver through the conformance runner, a full ``ostrom conform`` run, the kill matrix, and
 ``validate-trace`` of a 1,000-step lifecycle log.
 
-``service`` (``bench/service.py``, under a minute): the node's commands/s in process and
-over loopback HTTP, fsync on and off, its restart replay and ``ostrom log export``.
+``service`` (``bench/service.py``, about eight minutes): the node's commands/s in process
+and over loopback HTTP (1 and 16 streams, group commit), fsync on and off, against
+``Community.apply`` measured just before; the write path over 1k, 10k and 100k commands;
+restart, ``--verify`` and ``ostrom log export`` (500, 1k, 2k commands); 1k and 10k agents.
 
 ``cluster`` (``bench/cluster.py``, about four minutes): the 4-process cluster's commands/s
 and p50/p99 latency over HTTP at batch sizes 1, 16 and 64, SQLite synchronous FULL and
@@ -175,8 +177,8 @@ def bench_simulation() -> None:
 
 
 def bench_service() -> None:
-    """The node: commands/s in process and over HTTP, fsync on and off, the restart replay
-    and the export (see ``bench/service.py``)."""
+    """The node: commands/s in process and over HTTP, fsync on and off, the write path as
+    the log grows, restart, export, many agents (see ``bench/service.py``)."""
     import service
 
     save("service", service.measure())
