@@ -36,12 +36,16 @@ lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff format --check reference property_tests bench
 	$(VENV)/bin/mypy
 
-# The tests run in two processes (pytest-xdist, loadgroup: a module whose fixture is costly
-# or whose reachability test reads what its machines recorded is one group, run in file
-# order on one worker); PYTEST_WORKERS=0 runs them in this one.  Both give the same
-# verdicts: a derandomized Hypothesis test draws the same examples whatever ran before it
-# in its process (property_tests/conftest.py fixes Hypothesis's pool of local constants).
-PYTEST_WORKERS ?= 2
+# The tests run in this one process by default.  PYTEST_WORKERS=2 spreads them over two
+# (pytest-xdist, loadgroup: a module whose fixture is costly or whose reachability test
+# reads what its machines recorded is one group, run in file order on one worker), with
+# the same verdicts: a derandomized Hypothesis test draws the same examples whatever ran
+# before it in its process (property_tests/conftest.py fixes Hypothesis's pool of local
+# constants).  Not the default: on two cores two workers were slower, not faster — each
+# worker's TLC rows start their own JVMs (test_models.py runs two at once), four JVMs and
+# two pytest processes then share the two cores (51% of the suite in 28 min, against 26
+# min for all of it in one process).
+PYTEST_WORKERS ?= 0
 PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci} \
 	-n $(PYTEST_WORKERS) --dist loadgroup
 
