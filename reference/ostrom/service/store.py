@@ -323,17 +323,6 @@ class Store:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def append(
-        self,
-        envelope: Mapping[str, Any],
-        observation: Mapping[str, Any],
-        snapshot: Any = None,
-    ) -> int:
-        """Append one command in one transaction (with a snapshot row of ``snapshot``, the
-        state after it, if given); its position.  ``DbUnavailable`` if SQLite refuses:
-        the transaction is rolled back, nothing was kept."""
-        return self.append_rows([Row.of(envelope, observation, snapshot)])[-1]
-
     def append_rows(self, rows: Sequence[Row]) -> list[int]:
         """Append ``rows`` in order in *one* transaction (a group commit: one fsync for
         all); their positions.  ``DbUnavailable`` if SQLite refuses: the transaction is
