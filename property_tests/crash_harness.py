@@ -226,8 +226,10 @@ class Ledger:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._acked = threading.Condition(self._lock)
         self.sent: dict[tuple[str, int], Sent] = {}
         self.acks: list[Ack] = []
+        self.agent_acks = 0  # the acknowledgements of the agents' commands (ticks excluded)
         self.unknown = 0  # the client gave up: applied or not, nobody was told
         self.gate_refused: Counter[str] = Counter()
         self.why_unknown: Counter[str] = Counter()  # the client's last error, per unknown
@@ -237,8 +239,16 @@ class Ledger:
             self.sent[(s.agent, s.seq)] = s
 
     def acked(self, a: Ack) -> None:
-        with self._lock:
+        with self._acked:
             self.acks.append(a)
+            if a.agent != OPERATOR:
+                self.agent_acks += 1
+                self._acked.notify_all()
+
+    def wait_agent_acks(self, n: int, timeout: float) -> bool:
+        """Wait until the agents' commands have ``n`` acknowledgements; False at the timeout."""
+        with self._acked:
+            return self._acked.wait_for(lambda: self.agent_acks >= n, timeout)
 
     def view(self) -> tuple[dict[tuple[str, int], Sent], list[Ack]]:
         with self._lock:
@@ -532,6 +542,10 @@ def world(tmp: Path, founders: int, snapshot_every: int) -> Iterator[NodeProcess
         node.kill()
 
 
+PROGRESS_TIMEOUT = 120.0  # seconds a kill waits for the agents' progress
+FINISH_TIMEOUT = 300.0  # seconds the workers get to spend their budget after the last kill
+
+
 def run(
     tmp: Path,
     *,
@@ -548,8 +562,11 @@ def run(
 ) -> CrashReport:
     """Start a node, drive it, SIGKILL it ``kills`` times at seeded random points (a
     fifth of them during the restart itself, before it is ready), check after each kill
-    and at the end.  ``doctor(db, k, acks)``, for the tests of the check, edits
-    the dead node's file after kill ``k``."""
+    and at the end.  Kill ``k`` waits for ``k × commands / (2 (kills + 1))`` of the
+    agents' commands to be acknowledged, and the agents spend their whole budget before
+    the end, so the work done does not depend on the machine's speed.
+    ``doctor(db, k, acks)``, for the tests of the check, edits the dead node's file after
+    kill ``k``."""
     t0 = time.monotonic()
     rng = random.Random(seed)
     report = CrashReport(seed=seed)
@@ -558,6 +575,7 @@ def run(
     fnames = [f"f{i}" for i in range(1, founders + 1)]
     jnames = [f"j{i}" for i in range(1, joiners + 1)]
     threads: list[threading.Thread] = []
+    progress = commands // (2 * (kills + 1))  # agents' acknowledgements between two kills
     with world(tmp, founders, snapshot_every) as node:
         node.start()
         try:
@@ -579,7 +597,15 @@ def run(
             for t in threads:
                 t.start()
             for k in range(1, kills + 1):
+                # A kill comes after a seeded pause AND after the agents' work has moved on
+                # (a share of the budget per kill): on a slow machine the run takes longer,
+                # it does not kill an idle node ten times and acknowledge little.
                 time.sleep(rng.uniform(*uptime))
+                if not _wait_progress(ledger, k * progress, threads[:-1]):
+                    report.details.append(
+                        f"kill {k}: fewer than {k * progress} acknowledgements after "
+                        f"{PROGRESS_TIMEOUT} s"
+                    )
                 node.kill()
                 report.kills += 1
                 sent, acks = ledger.view()  # after the death: every ack here was committed
@@ -597,6 +623,8 @@ def run(
                 if _health(node.url)["last_pos"] < len(entries):  # the restart lost rows
                     report.gaps += 1
                     report.details.append(f"restart {k}: fewer rows than the dead node had")
+            for t in threads[:-1]:  # the workers spend what is left of their budget
+                t.join(timeout=FINISH_TIMEOUT)
             stop.set()
             for t in threads:
                 t.join(timeout=60)
@@ -628,6 +656,16 @@ def run(
                 t.join(timeout=30)
     report.seconds = round(time.monotonic() - t0, 1)
     return report
+
+
+def _wait_progress(ledger: Ledger, n: int, workers: list[threading.Thread]) -> bool:
+    """Wait for ``n`` acknowledgements of the agents' commands, or for every worker to
+    have spent its budget; False only at PROGRESS_TIMEOUT."""
+    deadline = time.monotonic() + PROGRESS_TIMEOUT
+    while time.monotonic() < deadline:
+        if ledger.wait_agent_acks(n, 0.25) or not any(t.is_alive() for t in workers):
+            return True
+    return False
 
 
 def _health(url: str) -> dict[str, Any]:
