@@ -203,7 +203,7 @@ def _get(url: str) -> bytes:
 # --- Ed25519 counts and where the time goes ------------------------------------------------
 
 LAYERS = (
-    ("crypto (Ed25519)", ("cryptography", "ed25519", "crypto.py", "identity.py")),
+    ("crypto (Ed25519)", ("cryptography", "nacl", "ed25519", "crypto.py", "identity.py")),
     ("start-up (imports)", ("importlib", "<frozen", "marshal", "compile", "_imp.", "enum.py")),
     ("SQLite store", ("sqlite3", "storage.py")),
     ("encoding (JSON, canonical, message checks)", ("json", "messages.py")),
@@ -220,7 +220,7 @@ LAYERS = (
 def _layer(key: tuple[str, int, str]) -> str:
     path, _, name = key
     text = f"{path} {name}".lower()
-    if "ed25519" in text or "cryptography" in text:
+    if "ed25519" in text or "cryptography" in text or "/nacl/" in text:
         return LAYERS[0][0]
     for layer, marks in LAYERS:
         if any(m in path for m in marks) or any(m in name for m in marks):
@@ -237,7 +237,7 @@ def profile_counts(path: Path, commands: int) -> dict[str, Any]:
     for key, (_cc, nc, tt, _ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
         if key[0] == "~" and "Ed25519PrivateKey" in key[2] and "'sign'" in key[2]:
             calls["sign"] += nc
-        if key[0] == "~" and "Ed25519PublicKey" in key[2] and "'verify'" in key[2]:
+        if key[2] == "ed25519_verify" and key[0].endswith("crypto.py"):  # libsodium's
             calls["verify"] += nc
         layers[_layer(key)] += tt
         total += tt

@@ -319,7 +319,8 @@ def signing_cost() -> list[dict[str, Any]]:
 
 def _layer(key: tuple[str, int, str]) -> str:
     path, _line, name = key
-    if "ed25519" in name.lower() or "cryptography" in path or path.endswith("crypto.py"):
+    crypto_paths = ("cryptography", "/nacl/")
+    if "ed25519" in name.lower() or any(c in path for c in crypto_paths) or "crypto.py" in path:
         return "crypto (Ed25519, memoised verify)"
     if path.endswith("consensus/network.py"):
         return "simulator (network.py)"
@@ -345,7 +346,7 @@ def profile_shares() -> dict[str, Any]:
         layers[_layer(key)] += tottime
         if key[0] == "~" and "Ed25519PrivateKey" in key[2] and "'sign'" in key[2]:
             calls["ed25519_sign"] += nc
-        if key[0] == "~" and "Ed25519PublicKey" in key[2] and "'verify'" in key[2]:
+        if key[2] == "ed25519_verify" and key[0].endswith("crypto.py"):  # libsodium's
             calls["ed25519_verify"] += nc
     return {
         "n": 4,
