@@ -242,9 +242,18 @@ def _header(**params: Any) -> dict[str, Any]:
             "urgent_penalty = 2.5 is not an integer",
         ),
         ([_header(), {"command": {"op": "tick"}}], "a step needs a command and a result"),
-        (  # confidence in units of 10^-6, weights of 0.01 summing to 103: 100 x 10^6 x 103
+        (  # confidence in units of 10^-6, weights in units of 10^-6 summing to 1.010001:
+            # ConfUnit x total = 10^6 x 1010001 > 2^31
             [
-                _header(w_min=0.01),
+                {
+                    **_header(w_min=0.01, w_max=2.0),
+                    "setup": {
+                        "agents": [
+                            {"id": "a", "tier": 3, "weight": 1.000001},
+                            {"id": "b", "tier": 1},
+                        ]
+                    },
+                },
                 {
                     "command": {
                         "op": "forget_vote",
@@ -494,3 +503,98 @@ def test_tla_view_is_the_python_view() -> None:
         assert VIEW_SHOWN[field] == states, field
     assert 'IF r.st # "active" THEN <<NoView, 0, 0, 0, 0>>' in text  # DecisionView
     assert "[] OTHER -> <<NoView, NoView>>" in text  # BallotView of a stable state
+
+
+# --- weights beyond TLC's products ---------------------------------------------------------
+
+SCALED = [
+    "lifecycle/tick/tally-accept.json",
+    "lifecycle/tick/tally-reject.json",
+    "lifecycle/dispute/retracted-by-two-of-three.json",
+    "lifecycle/forget_vote/quorum-reached-forgotten.json",
+]
+
+
+def _scaled(doc: dict[str, Any], factor: int = 10) -> dict[str, Any]:
+    """``doc`` with every weight and w_min times ``factor`` (the same decisions: every
+    tally compares ratios) and a suspended agent whose weight is one micro-unit off,
+    so that the logs' common weight unit is 10^-6: the weight sums in that unit then
+    exceed 2^31 / 100, where TLC's products a * 100 overflowed."""
+    d = copy.deepcopy(doc)
+    w_min = d["params"].get("w_min", 0.1)
+    d["params"] |= {"w_min": round(w_min * factor, 6), "w_max": 100.0}
+    for a in d["setup"]["agents"]:
+        a["weight"] = round(a.get("weight", w_min) * factor, 6)
+    barred = {"id": "zed", "tier": 2, "weight": round(w_min * factor + 1e-6, 6)}
+    d["setup"]["agents"].append({**barred, "reputation": 0.8, "sanction": "suspended"})
+    return d
+
+
+def test_weight_sums_beyond_tlc_products_are_validated_exactly(tmp_path: Path) -> None:
+    """Real logs outgrow TLC's 32-bit products (the crash harness's log: weights in units
+    of 10^-6 summing to 7.66 with forget confidences in tenths, 7.7 x 10^9 > 2^31, was
+    UNUSABLE): the trace spec compares shares without multiplying the sums by 100
+    (LifecycleTrace.tla: TraceAtLeastPct).  Four vectors scaled to sums of about 60 in
+    units of 10^-6 (100 x 6 x 10^7 > 2^31) are accepted; the forget vector with the
+    score exactly at the quorum (confidence 0.25) is accepted and, with the logged
+    confidence lowered to 0.2 (S < Q), rejected at the tick that forgets."""
+    from ostrom.protocol.agents import micro
+    from ostrom.verify.trace import lifecycle
+
+    docs = [_scaled(_vector(rel)) for rel in SCALED]
+    docs[-1]["steps"][6]["command"]["confidence"] = 0.25
+    lines = [{"type": "hello", "protocol": "ostrom-driver/1"}]
+    for d in docs:
+        lines.append(
+            {"type": "reset", "layer": "lifecycle", "params": d["params"], "setup": d["setup"]}
+        )
+        lines += [{"type": "step", "command": s["command"]} for s in d["steps"]]
+    log = tmp_path / "run.jsonl"
+    subprocess.run(
+        [sys.executable, "-m", "ostrom.conformance.driver", "--log", str(log)],
+        input="".join(json.dumps(m) + "\n" for m in lines),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    paths = [log] + [tmp_path / f"run.{k}.jsonl" for k in range(2, len(docs) + 1)]
+    logs = [read_log(p) for p in paths]
+    batches, unusable = lifecycle.make_batches(logs)
+    assert not unusable
+    assert {b.unit for b in batches} == {1}
+    for d in docs:  # beyond the old limit: 100 x the weight sum in micro-units
+        total: int = sum(micro(a["weight"]) for a in d["setup"]["agents"])
+        assert 100 * total > 2**31
+    for path in paths:
+        verdict = validate_file(path)
+        assert verdict.status == "accepted", (path, verdict.message)
+    forget = _lines(paths[-1])
+    assert forget[-1]["state"]["artifacts"]["x"]["state"] == "forgotten"
+    assert forget[7]["command"]["agent"] == "cat"
+    forget[7]["command"]["confidence"] = 0.2
+    verdict = validate_file(_write(tmp_path / "below.jsonl", forget))
+    assert verdict.status == "rejected" and verdict.failure is not None, verdict.message
+    assert (verdict.failure.step, verdict.failure.kind) == (7, "state"), format_verdict(verdict)
+
+
+def test_pct_gap_is_the_sign_of_the_products() -> None:
+    """LifecycleTrace.tla's PctGap (mirrored by lifecycle.pct_gap) against the products
+    it replaces, from 0 to far beyond 2^31 (TLC's ASSUME checks a small range only)."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from ostrom.verify.trace.lifecycle import pct_gap
+
+    big = st.integers(0, 2**40)
+
+    @given(big, st.integers(0, 100), big)
+    def agree(a: int, p: int, b: int) -> None:
+        want = (a * 100 > p * b) - (a * 100 < p * b)
+        assert pct_gap(a, p, b) == want
+        # every intermediate value of PctGap stays within max(a, b, 9900)
+        assert abs(a - p * (b // 100)) <= max(a, b) and p * (b % 100) <= 9900
+
+    agree()
+    for a, p, b in [(0, 0, 0), (1, 100, 1), (99, 1, 9900), (100, 100, 100), (2**31, 50, 2**32)]:
+        assert pct_gap(a, p, b) == (a * 100 > p * b) - (a * 100 < p * b)

@@ -254,6 +254,14 @@ vars == <<art, ticking, lastEvent, unguarded>>
 (* Helpers                                                                 *)
 
 Min(a, b) == IF a <= b THEN a ELSE b
+\* a / b >= p / 100 and a / b <= p / 100 (weights a, b; a percentage p in 0..100), as
+\* the integer products the reference compares (docs/rules.md, tally arithmetic).  The
+\* actions' tallies use these; the invariants restate the products (LC-SAFE-1), so that
+\* a wrong operator cannot also be a wrong check.  Trace validation substitutes an equal
+\* operator whose intermediate values stay within TLC's 32-bit integers
+\* (LifecycleTrace.tla: TraceAtLeastPct).
+AtLeastPct(a, p, b) == a * 100 >= p * b
+AtMostPct(a, p, b) == a * 100 <= p * b
 EffW(a) == IF Tier[a] = 0 THEN WMin ELSE Weight[a]
 RECURSIVE SumW(_)
 SumW(S) == IF S = {} THEN 0 ELSE LET a == CHOOSE a \in S : TRUE IN EffW(a) + SumW(S \ {a})
@@ -273,16 +281,16 @@ VotersOf(x, val) == {v[1] : v \in {c \in Counted(x) : c[3] = val}}
 \* Forget score and quorum (docs/rules.md forget_vote; forgetting.py: decide, forget_score,
 \* forget_quorum, ForgetRule.tally, called by Orchestrator._forget_due):
 \* S = sum of w_i * k_i / ConfUnit over the voters, Q = Alpha / 100 * sum of w_j over the
-\* agents; ForgetScore is ConfUnit * S and ForgetQuorum is 100 * ConfUnit * Q, so S >= Q
-\* iff ForgetScore * 100 >= ForgetQuorum, in integers (the reference compares micro^2
-\* integers in the same form: sum of W_i * C_i >= A * sum of W_j). The score counts the
+\* agents; ForgetScore is ConfUnit * S and ForgetBase is ConfUnit * sum of w_j, so S >= Q
+\* iff AtLeastPct(ForgetScore, Alpha, ForgetBase), in integers (the reference compares
+\* micro^2 integers in the same form: sum of W_i * C_i >= A * sum of W_j). The score counts the
 \* voters that are not barred, as the quorum counts the agents that are not barred.
 \* (Barred agents cannot vote here, so excluding them only restates the rule.)
 FVoters(r) == {v[1] : v \in r.fvotes}
 RECURSIVE SumWC(_)
 SumWC(V) == IF V = {} THEN 0 ELSE LET v == CHOOSE v \in V : TRUE IN EffW(v[1]) * v[2] + SumWC(V \ {v})
 ForgetScore(r) == SumWC({v \in r.fvotes : v[1] \notin Barred})
-ForgetQuorum == Alpha * ConfUnit * SumW(Agents \ Barred)
+ForgetBase == ConfUnit * SumW(Agents \ Barred)
 \* FG-1: no forget decision while fewer than MinActive agents are not barred.
 EnoughActive == Cardinality(Agents \ Barred) >= MinActive
 \* The states a forget decision may leave (LC-SAFE-6: never disputed).
@@ -294,7 +302,7 @@ ForgetReadyIn(r) ==
     \* no reachable state; it restates the reference's rule.
     /\ ~(r.hidden /\ r.st # "retracted")
     /\ ForgetScore(r) > 0
-    /\ ForgetScore(r) * 100 >= ForgetQuorum
+    /\ AtLeastPct(ForgetScore(r), Alpha, ForgetBase)
     /\ EnoughActive
 ForgetReady(x) == ForgetReadyIn(art[x])
 
@@ -451,11 +459,11 @@ TimeoutReveal(x) ==
         nA == Cardinality(VotersOf(x, "accept"))
         nR == Cardinality(VotersOf(x, "reject"))
     IN IF QuorumMet(n)
-       THEN IF A * 100 >= TauAccept * (A + R) /\ SideOK(nA)
+       THEN IF AtLeastPct(A, TauAccept, A + R) /\ SideOK(nA)
             THEN Activate(x, "timeout", "reveal",
                           [NoDecision EXCEPT !.how = "tally", !.acc = A, !.rej = R,
                                              !.nacc = nA, !.nrej = nR])
-            ELSE IF A * 100 <= TauReject * (A + R) /\ SideOK(nR)
+            ELSE IF AtMostPct(A, TauReject, A + R) /\ SideOK(nR)
             THEN /\ Set(x, Close(r, "rejected"))
                  /\ lastEvent' = {<<"timeout", "reveal", "rejected">>}
             ELSE /\ Set(x, [r EXCEPT !.st = "arbitration", !.timer = TArb])
@@ -487,7 +495,7 @@ TimeoutDisputeReveal(x) ==
         \* retract: a quorum, at least MinSide retracters, and either the weight
         \* threshold or fewer than MinSide keepers (a lone keeper cannot hold it)
         retract == /\ n >= QDispute /\ SideOK(nRt)
-                   /\ \/ Rt * 100 >= TauRetract * (Rt + K)
+                   /\ \/ AtLeastPct(Rt, TauRetract, Rt + K)
                       \/ ~SideOK(nK)
     IN IF retract
        THEN /\ Set(x, [Close(r, "retracted") EXCEPT

@@ -128,6 +128,26 @@ TLForgetVotes == Agents \X Artifacts
 \* Lifecycle.tla's ConfUnit <- TLConfUnit, ForgetConfidences <- TLForgetConfidences).
 TLForgetConfidences == 0..TLConfUnit
 
+\* Lifecycle.tla's AtLeastPct and AtMostPct without the products a * 100 and p * b, which
+\* leave TLC's 32-bit integers once the weight sums of a real log pass 2^31 / 100 (the cfg
+\* overrides AtLeastPct <- TraceAtLeastPct, AtMostPct <- TraceAtMostPct).  With
+\* b = 100 * q + m (0 <= m < 100) and d = a - p * q (p * q <= b as p <= 100),
+\* a * 100 - p * b = 100 * d - p * m, and 0 <= p * m <= 9900: so the sign is that of d
+\* unless 0 <= d < 100, where 100 * d is small.  Equal to the products for every
+\* a, b >= 0 and p in 0..100 (ASSUME below on a range; lifecycle.py: pct_gap, the
+\* same arithmetic, tested against the products by Hypothesis).
+PctGap(a, p, b) ==   \* the sign of a * 100 - p * b, as -1, 0 or 1
+    LET d == a - p * (b \div 100)
+        pm == p * (b % 100)
+    IN IF d >= 100 THEN 1
+       ELSE IF d < 0 THEN -1
+       ELSE IF d * 100 > pm THEN 1 ELSE IF d * 100 = pm THEN 0 ELSE -1
+TraceAtLeastPct(a, p, b) == PctGap(a, p, b) >= 0
+TraceAtMostPct(a, p, b) == PctGap(a, p, b) <= 0
+ASSUME \A a \in 0..130, b \in 0..230, p \in {0, 1, 7, 33, 50, 67, 99, 100} :
+           /\ TraceAtLeastPct(a, p, b) = (a * 100 >= p * b)
+           /\ TraceAtMostPct(a, p, b) = (a * 100 <= p * b)
+
 -----------------------------------------------------------------------------
 (* The view: what of an artifact the spec and the public state both say   *)
 (* (lifecycle.py: project_artifact computes the same from a logged state). *)
@@ -282,7 +302,7 @@ Activates(x) ==
     IN \/ r.st = "fast_track"
        \/ /\ r.st = "reveal"
           /\ QuorumMet(Cardinality(Counted(x)))
-          /\ A * 100 >= TauAccept * (A + R) /\ SideOK(Cardinality(VotersOf(x, "accept")))
+          /\ AtLeastPct(A, TauAccept, A + R) /\ SideOK(Cardinality(VotersOf(x, "accept")))
 Local(x) ==
     LET r == art[x] IN
     /\ r.st # "active"

@@ -867,8 +867,13 @@ def make_batches(logs: Sequence[TraceLog]) -> tuple[list[Batch], dict[int, str]]
 
 
 def _check_range(c: CompiledLog, unit: int) -> None:
-    """Every product the spec computes (A*100, tau*(A+R), and the forget rule's
-    100·ΣW·k and alpha·ConfUnit·ΣW) must fit TLC's ints."""
+    """Every value the trace spec computes must fit TLC's 32-bit ints.
+
+    The largest are the forget rule's sums, ``Σ w·k`` and ``ConfUnit·Σ w`` (weights in
+    ``unit``, confidences in 1/ConfUnit); the percentage comparisons do not multiply
+    them by 100 in a trace run (LifecycleTrace.tla: TraceAtLeastPct, mirrored by
+    ``pct_gap``), so ``ConfUnit·Σ w`` below 2^31 is the whole condition.
+    """
     top: dict[str, int] = {a: e.weight for a, e in c.initial.items()}
     for a, w in c.reg_weights.items():
         top[a] = max(top.get(a, 0), w)
@@ -876,20 +881,38 @@ def _check_range(c: CompiledLog, unit: int) -> None:
         raw = c.log.steps[i].command.get("agent")
         top[raw] = max(top.get(raw, 0), w)
     total = (sum(top.values()) + micro(c.params.w_min) * max(1, len(top))) // unit
-    if 100 * total > TLC_MAX_INT:
-        raise UnusableLog(
-            f"{c.log.name}: the weights in units of {unit / MICRO:g} sum to {total}: "
-            "too large for TLC's 32-bit integers (100 x total must stay below 2^31)"
-        )
     cu = c.conf_unit
-    if 100 * cu * total > TLC_MAX_INT:
+    if cu * total > TLC_MAX_INT:
         raise UnusableLog(
-            f"{c.log.name}: the forget votes' confidences need the unit 1/{cu} to be exact "
-            f"(spec/Lifecycle.tla: ConfUnit), and with the weights in units of "
-            f"{unit / MICRO:g} summing to {total} the forget rule's products "
-            f"(100 x ConfUnit x total = {100 * cu * total}) are too large for TLC's 32-bit "
-            "integers (below 2^31)"
+            f"{c.log.name}: the weights in units of {unit / MICRO:g} sum to {total}"
+            + (
+                f" and the forget votes' confidences need the unit 1/{cu} to be exact "
+                f"(spec/Lifecycle.tla: ConfUnit), so the forget rule's sums reach "
+                f"ConfUnit x total = {cu * total}"
+                if cu > 1
+                else ""
+            )
+            + ": too large for TLC's 32-bit integers (below 2^31)"
         )
+
+
+def pct_gap(a: int, p: int, b: int) -> int:
+    """The sign of ``a·100 − p·b`` (−1, 0, 1) computed as LifecycleTrace.tla's PctGap.
+
+    The trace spec compares shares this way because TLC's integers are 32-bit and the
+    products ``a·100`` and ``p·b`` leave them long before ``a`` and ``b`` do: with
+    ``b = 100·q + m``, ``a·100 − p·b = 100·(a − p·q) − p·m`` and ``0 ≤ p·m ≤ 9900``.
+    Every intermediate value stays within ``max(a, b, 9900)`` in magnitude (for
+    ``0 ≤ p ≤ 100``); property_tests/test_validate_trace.py checks it equal to the
+    products.
+    """
+    d = a - p * (b // 100)
+    pm = p * (b % 100)
+    if d >= 100:
+        return 1
+    if d < 0:
+        return -1
+    return (d * 100 > pm) - (d * 100 < pm)
 
 
 # --- writing the modules ---------------------------------------------------------------------
@@ -986,6 +1009,8 @@ def trace_cfg(batch: Batch) -> str:
         "    ConfUnit <- TLConfUnit",
         "    ForgetConfidences <- TLForgetConfidences",
         "    Picks <- TracePicks",
+        "    AtLeastPct <- TraceAtLeastPct",
+        "    AtMostPct <- TraceAtMostPct",
     ]
     lines += [f"    {k} = {v}" for k, v in consts.items()]
     lines += ["INVARIANT CWatch" if community else "INVARIANT Watch", ""]
