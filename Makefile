@@ -36,19 +36,15 @@ lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff format --check reference property_tests bench
 	$(VENV)/bin/mypy
 
-# The tests run in this one process by default.  PYTEST_WORKERS=2 spreads them over two
-# (pytest-xdist, loadgroup: a module whose fixture is costly or whose reachability test
-# reads what its machines recorded is one group, run on one worker).  Not the default:
-# on two cores two workers were slower, not faster — each worker's TLC rows start their
-# own JVMs (test_models.py runs two at once), so four JVMs and two pytest processes share
-# the two cores (the whole suite in 43.7 min, against 26 min in one process) — and in that
-# run test_attack_machine_reaches found none of its witnesses although its machines are
-# in its xdist group (not yet understood; in one process it passes).  The PBFT machines'
-# draws no longer depend on what ran before them in the process
-# (property_tests/conftest.py fixes Hypothesis's pool of local constants).
-PYTEST_WORKERS ?= 0
+# The tests run on two processes (pytest-xdist; PYTEST_WORKERS=0 for one).  --dist loadfile:
+# a module runs whole on one worker, because modules share a costly fixture (the TLC rows,
+# the crash run) or read in their reachability test what their state machines recorded
+# (property_tests/conftest.py refuses another mode).  The PBFT machines' draws do not
+# depend on what ran before them in the process (conftest.py fixes Hypothesis's pool of
+# local constants), so one and two processes give the same verdicts.
+PYTEST_WORKERS ?= 2
 PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci} \
-	-n $(PYTEST_WORKERS) --dist loadgroup
+	-n $(PYTEST_WORKERS) --dist loadfile
 
 test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci) but the slow models, with its branch coverage of reference/ostrom
 	$(PYTEST) -m "not slow" --cov --cov-report=term:skip-covered

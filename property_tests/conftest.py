@@ -131,3 +131,23 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     finally:  # modules first imported during the test took the guard too
         for module in _holding(guarded):
             module.find_java = real  # type: ignore[attr-defined]
+
+
+# --- how the suite may be spread over processes ---------------------------------------------
+#
+# Several modules share a costly module fixture (the TLC rows, the crash run, the kill
+# matrix), and the reachability tests read counters that the same module's state machines
+# filled in this process.  Under pytest-xdist a module must therefore run whole, on one
+# worker: ``--dist loadfile``.  (``--dist loadgroup`` with ``xdist_group`` marks no longer
+# groups anything with pytest 9: xdist 3.8 renames ``item._nodeid``, which pytest 9 no
+# longer reads, so every test was dealt out alone and both workers ran the TLC rows.)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    workers = getattr(config.option, "numprocesses", None)
+    dist = getattr(config.option, "dist", "no")
+    if workers and dist not in ("loadfile", "no"):
+        raise pytest.UsageError(
+            f"run the suite with --dist loadfile, not --dist {dist}: each module must run "
+            "whole on one worker (property_tests/conftest.py)"
+        )

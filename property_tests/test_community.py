@@ -46,8 +46,8 @@ from ostrom.protocol.params import Params
 from ostrom.protocol.voting import commitment, make_salt
 
 # The reachability test at the end reads what the machines above recorded in this
-# process: the whole module runs on one xdist worker, in file order.
-pytestmark = pytest.mark.xdist_group("community")
+# process: the whole module runs on one xdist worker, in file order (--dist loadfile,
+# conftest.py).
 
 PARAMS = Params(
     reviewers=3,

@@ -41,7 +41,7 @@ from ostrom.conformance.vectors import (
     write_manifest,
 )
 
-pytestmark = pytest.mark.xdist_group("conformance_vectors")  # one worker holds the module's fixture
+# one xdist worker holds the module's fixture (--dist loadfile, conftest.py)
 
 
 @pytest.fixture(scope="module")

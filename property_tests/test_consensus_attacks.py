@@ -59,8 +59,8 @@ from ostrom.consensus.network import Faults, Simulation
 from test_consensus_stateful import OPS, PBFTMachine, check_safety_1, check_safety_2
 
 # The reachability test at the end reads what the machines above recorded in this
-# process: the whole module runs on one xdist worker, in file order.
-pytestmark = pytest.mark.xdist_group("consensus_attacks")
+# process: the whole module runs on one xdist worker, in file order (--dist loadfile,
+# conftest.py).
 
 STEPS = 200_000
 NEVER = 10**9  # timers fire only when a test fires them

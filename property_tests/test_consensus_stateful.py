@@ -35,7 +35,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, ClassVar
 
-import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -56,8 +55,8 @@ from ostrom.consensus.storage import MemoryLocation, StoreCorrupt
 from test_orchestrator_stateful import AGENTS, PARAMS
 
 # The reachability test at the end reads what the machines above recorded in this
-# process: the whole module runs on one xdist worker, in file order.
-pytestmark = pytest.mark.xdist_group("consensus_stateful")
+# process: the whole module runs on one xdist worker, in file order (--dist loadfile,
+# conftest.py).
 
 OPS: list[dict[str, Any]] = [
     {"op": "propose", "agent": "d1", "artifact": "x0", "slot": "s0", "digest": "d0"},

@@ -37,7 +37,6 @@ from ostrom.service.store import Entry, Store
 
 # One worker runs the module: the CI-sized crash run (a module fixture) is shared by its
 # tests, and two workers would each run it.
-pytestmark = pytest.mark.xdist_group("crash")
 
 CI_KILLS = 10
 CI_COMMANDS = 300

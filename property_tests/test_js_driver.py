@@ -49,7 +49,6 @@ NODE = shutil.which("node")
 
 pytestmark = [
     pytest.mark.skipif(NODE is None, reason="node (Node.js) is not installed"),
-    pytest.mark.xdist_group("js_driver"),
 ]  # one worker holds the module's fixture
 
 PROTOCOL = "ostrom-driver/1"

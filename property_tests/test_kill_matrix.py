@@ -30,10 +30,7 @@ from ostrom.conformance import killmatrix
 from ostrom.conformance.mutants import MUTANTS
 from ostrom.verify import registry
 
-pytestmark = [
-    pytest.mark.tlc,
-    pytest.mark.xdist_group("kill_matrix"),
-]  # one worker holds the module's fixture
+pytestmark = pytest.mark.tlc  # one worker holds the module's fixture
 
 #: The bugs issue 5 names, each with the mutant that plays it.
 REQUIRED = {

@@ -33,7 +33,6 @@ from collections import Counter
 from enum import Enum
 from typing import Any, ClassVar
 
-import pytest
 from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -65,8 +64,8 @@ from ostrom.protocol.params import Params
 from ostrom.protocol.voting import commitment, make_salt
 
 # The reachability test at the end reads what the machines above recorded in this
-# process: the whole module runs on one xdist worker, in file order.
-pytestmark = pytest.mark.xdist_group("orchestrator_stateful")
+# process: the whole module runs on one xdist worker, in file order (--dist loadfile,
+# conftest.py).
 
 # --- the world under test ----------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from ostrom.consensus.messages import NULL_DIGEST, Prepare, Request, canonical
 from ostrom.consensus.replica import CounterApp
 from ostrom.verify.tlc.itf import read_itf
 
-pytestmark = pytest.mark.xdist_group("pbft_layer")  # one worker holds the module's fixture
+# one xdist worker holds the module's fixture (--dist loadfile, conftest.py)
 
 REPO = Path(__file__).resolve().parent.parent
 COMMITTED = REPO / "vectors" / "pbft"

@@ -58,8 +58,8 @@ from ostrom.verify.tlc.values import parse_value, to_itf
 from sanctions_mutants import MUTANTS
 
 # The reachability test at the end reads what the machines above recorded in this
-# process: the whole module runs on one xdist worker, in file order.
-pytestmark = pytest.mark.xdist_group("sanctions")
+# process: the whole module runs on one xdist worker, in file order (--dist loadfile,
+# conftest.py).
 
 # --- the world under test ----------------------------------------------------------------
 

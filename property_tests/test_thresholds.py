@@ -38,7 +38,7 @@ from ostrom.verify.thresholds import Status, TheoremResult
 from ostrom.verify.thresholds import tally as tally_theorem
 from ostrom.verify.thresholds.tally import _lone_weights
 
-pytestmark = pytest.mark.xdist_group("thresholds")  # one worker holds the module's fixture
+# one xdist worker holds the module's fixture (--dist loadfile, conftest.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "params"

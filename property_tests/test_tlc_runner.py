@@ -22,10 +22,7 @@ from ostrom.cli.main import main
 from ostrom.verify.tlc.jar import TlcSetupError, find_java
 from ostrom.verify.tlc.runner import run_model, run_tlc
 
-pytestmark = [
-    pytest.mark.tlc,
-    pytest.mark.xdist_group("tlc_runner"),
-]  # one worker holds the module's fixture
+pytestmark = pytest.mark.tlc  # one worker holds the module's fixture
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tla"
 ACTIONS = {"Initial predicate", "Inc", "Bump", "Reset"}
@@ -91,14 +88,25 @@ def _itf(root: Path, name: str) -> dict[str, Any]:
     return data
 
 
+@pytest.fixture(scope="module")
+def traced_check(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result]:
+    """counter-pass with --witness-traces: each witness in its own run, with its trace."""
+    root = _copy_fixture(tmp_path_factory.mktemp("traced"))
+    manifest = str(root / "models" / "manifest.json")
+    args = ["check", "--witness-traces", "--model", "counter-pass", "--json"]
+    return root, _invoke(*args, "--manifest", manifest, "--out", str(root / "cex"))
+
+
 @pytest.mark.parametrize(
     "name",
     ["counter-inv", "counter-live", "counter-deadlock", "counter-pass--NeverMax"],
 )
 def test_counterexamples_are_valid_itf(
-    full_check: tuple[Path, Result, dict[str, Any]], name: str
+    full_check: tuple[Path, Result, dict[str, Any]],
+    traced_check: tuple[Path, Result],
+    name: str,
 ) -> None:
-    root, _, _ = full_check
+    root = traced_check[0] if "--" in name else full_check[0]
     data = _itf(root, name)
     states = data["states"]
     assert data["vars"] == ["rec", "f", "x"]
@@ -174,6 +182,78 @@ def test_explain_rejects_bad_files(tmp_path: Path) -> None:
     result = _invoke("explain", str(bad))
     assert result.exit_code == 2 and 'not an ITF trace: no "states" list' in result.output
     assert "Traceback" not in result.output
+
+
+def _runs(root: Path) -> list[str]:
+    return sorted(p.name.rsplit("-", 3)[0] for p in (root / ".tlc" / "runs").iterdir())
+
+
+def test_witnesses_in_one_run_agree_with_one_run_each(
+    tmp_path: Path, traced_check: tuple[Path, Result]
+) -> None:
+    """Batched (witnesses.py) and one run per witness give the same rows, with three
+    JVMs instead of six: a passing model's witnesses ride in its own run, a failing
+    model's get one run of their own (its run stops at the violation), and a witness
+    that holds everywhere (AlwaysTrue) fails in both modes."""
+    _, traced = traced_check
+    assert traced.exit_code == 0, traced.output
+    assert {r["name"] for r in json.loads(traced.stdout)["models"]} == {
+        "counter-pass",
+        "counter-pass/NeverMax",
+        "counter-pass/NeverBumped",
+    }
+    verdicts = {}
+    for mode in ("batched", "traced"):
+        root = _copy_fixture(tmp_path / mode)
+        manifest = root / "models" / "manifest.json"
+        data = json.loads(manifest.read_text())
+        data["models"][0]["witnesses"] = ["NeverMax", "AlwaysTrue", "NeverBumped"]
+        data["models"][1]["witnesses"] = ["NeverMax"]  # counter-inv: Small is violated
+        manifest.write_text(json.dumps(data, indent=2))
+        args = ["check", "--manifest", str(manifest), "--json", "--out", str(root / "cex")]
+        args += ["--model", "counter-pass", "--model", "counter-inv"]
+        result = _invoke(*args, *(["--witness-traces"] if mode == "traced" else []))
+        assert result.exit_code == 1, result.output  # AlwaysTrue is never violated
+        rows = json.loads(result.stdout)["models"]
+        verdicts[mode] = [(r["name"], r["got"], r["ok"]) for r in rows]
+        if mode == "batched":
+            assert _runs(root) == ["counter-inv", "counter-inv--witnesses", "counter-pass"]
+            msg = {r["name"]: r["message"] for r in rows}["counter-pass/AlwaysTrue"]
+            assert "AlwaysTrue holds in every reachable state" in msg
+        else:
+            assert len(_runs(root)) == 6
+    assert (
+        verdicts["batched"]
+        == verdicts["traced"]
+        == [
+            ("counter-pass", "pass", True),
+            ("counter-pass/NeverMax", "NeverMax", True),
+            ("counter-pass/AlwaysTrue", "pass", False),
+            ("counter-pass/NeverBumped", "NeverBumped", True),
+            ("counter-inv", "Small", True),
+            ("counter-inv/NeverMax", "NeverMax", True),
+        ]
+    )
+
+
+def test_a_run_that_stops_early_leaves_its_witnesses_not_checked(tmp_path: Path) -> None:
+    """A passing model whose run fails (here: Small added to its invariants, violated at
+    x = 2) did not explore its whole space: a witness not yet reached is not checked, a
+    witness reached before the stop is reached."""
+    root = _copy_fixture(tmp_path)
+    manifest = root / "models" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    cfg = root / "models" / "MCCounter_pass.cfg"
+    cfg.write_text(cfg.read_text().replace("INVARIANT TypeOK", "INVARIANTS TypeOK Small"))
+    data["models"][0]["witnesses"] = ["NeverBumped", "NeverMax"]
+    manifest.write_text(json.dumps(data, indent=2))
+    result = _invoke("check", "--manifest", str(manifest), "--model", "counter-pass", "--json")
+    assert result.exit_code == 1, result.output
+    rows = {r["name"]: r for r in json.loads(result.stdout)["models"]}
+    assert rows["counter-pass"]["got"] == "Small"
+    assert rows["counter-pass/NeverMax"]["got"] == "not checked"
+    assert "whole state space was not explored" in rows["counter-pass/NeverMax"]["message"]
+    assert rows["counter-pass/NeverBumped"]["ok"] is True
 
 
 def test_count_mismatch_failing_witness_and_record(tmp_path: Path) -> None:

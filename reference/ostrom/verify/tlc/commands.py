@@ -120,6 +120,13 @@ def _table(rows: list[RowResult]) -> Table:
 )
 @click.option("--timeout", type=float, default=None, help="Kill a TLC run after this many seconds.")
 @click.option(
+    "--witness-traces",
+    is_flag=True,
+    help="Check each reachability witness in a TLC run of its own and save the path to it "
+    "as an ITF trace (default: a model's witnesses are checked together in one run, "
+    "without traces).",
+)
+@click.option(
     "--print-cfg",
     is_flag=True,
     help="Print the TLC configuration of each selected model (a derived model's is generated "
@@ -136,6 +143,7 @@ def check(
     manifest_path: Path | None,
     root: Path | None,
     timeout: float | None,
+    witness_traces: bool,
     print_cfg: bool,
 ) -> None:
     """Model-check the manifest's models (and their reachability witnesses) with TLC.
@@ -175,17 +183,18 @@ def check(
     )
     tasks: dict[str, TaskID] = {}
 
-    def on_start(name: str) -> None:
-        tasks[name] = progress.add_task(name, info="starting TLC", total=None)
+    def on_start(label: str, title: str) -> None:
+        tasks[label] = progress.add_task(title, info="starting TLC", total=None)
 
     def on_progress(label: str, text: str) -> None:
-        name = label.replace("--", "/", 1)
-        if name in tasks:
-            progress.update(tasks[name], info=text)
+        if label in tasks:
+            progress.update(tasks[label], info=text)
+
+    def on_end(label: str) -> None:
+        if label in tasks:
+            progress.remove_task(tasks.pop(label))
 
     def on_row(row: RowResult) -> None:
-        if row.name in tasks:
-            progress.remove_task(tasks.pop(row.name))
         mark = "[green]ok[/green]" if row.ok else "[red]FAIL[/red]"
         progress.console.print(f"{mark} {row.name}: {row.got} ({row.seconds:.1f} s)")
 
@@ -201,8 +210,10 @@ def check(
                 on_start=on_start,
                 on_progress=on_progress,
                 on_row=on_row,
+                on_end=on_end,
                 timeout=timeout,
                 jobs=jobs,
+                witness_traces=witness_traces,
             )
     except (RunnerError, TlcSetupError) as exc:
         _fail(str(exc))

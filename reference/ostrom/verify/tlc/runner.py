@@ -19,12 +19,12 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ostrom.verify.tlc.cfg import cfg_names, witness_cfg
+from ostrom.verify.tlc.cfg import CfgError, cfg_names, witness_cfg
 from ostrom.verify.tlc.itf import write_itf
 from ostrom.verify.tlc.jar import find_jar, find_java
 from ostrom.verify.tlc.manifest import (
@@ -36,6 +36,7 @@ from ostrom.verify.tlc.manifest import (
     save_manifest,
 )
 from ostrom.verify.tlc.output import Message, TlcOutcome, ToolOutputParser
+from ostrom.verify.tlc.witnesses import ProbeRun, probe_run, reached_witnesses
 
 __all__ = [
     "DEFAULT_WORKERS",
@@ -149,7 +150,16 @@ def _new_run_dir(root: Path, label: str) -> Path:
             n += 1
 
 
-def _stage(root: Path, module: str, cfg_name: str, cfg_text: str, run_dir: Path) -> None:
+def _stage(
+    root: Path,
+    module: str,
+    cfg_name: str,
+    cfg_text: str,
+    run_dir: Path,
+    extra_modules: Mapping[str, str] | None = None,
+) -> None:
+    """Copy spec/ and models/ and write the cfg (and any generated module) into ``run_dir``."""
+    extra = dict(extra_modules or {})
     sources: dict[str, Path] = {}
     for sub in ("spec", "models"):
         for tla in sorted((root / sub).glob("*.tla")):
@@ -159,10 +169,15 @@ def _stage(root: Path, module: str, cfg_name: str, cfg_text: str, run_dir: Path)
                     "module names must be unique across spec/ and models/"
                 )
             sources[tla.name] = tla
-    if f"{module}.tla" not in sources:
+    clash = sorted(f"{m}.tla" for m in extra if f"{m}.tla" in sources)
+    if clash:
+        raise RunnerError(f"generated module {clash[0]} would replace the file of that name")
+    if f"{module}.tla" not in sources and module not in extra:
         raise RunnerError(f"module {module} not found: no {module}.tla in spec/ or models/")
     for name, src in sources.items():
         shutil.copyfile(src, run_dir / name)
+    for name, text in extra.items():
+        (run_dir / f"{name}.tla").write_text(text, encoding="utf-8")
     (run_dir / cfg_name).write_text(cfg_text, encoding="utf-8")
     (run_dir / "meta").mkdir()
     (run_dir / "tmp").mkdir()
@@ -274,10 +289,13 @@ def run_tlc(
     on_progress: ProgressCallback | None = None,
     timeout: float | None = None,
     keep: bool = False,
+    extra_modules: Mapping[str, str] | None = None,
 ) -> TlcRun:
     """Stage and run TLC on ``module`` with ``config`` (relative to ``root`` or absolute).
 
-    ``cfg_text`` replaces the cfg's content (witness runs). ``on_progress(label, text)`` gets
+    ``cfg_text`` replaces the cfg's content (witness runs); ``extra_modules`` (name -> text)
+    are written beside the staged sources (the witness probe's module, which ``module`` may
+    name).  ``on_progress(label, text)`` gets
     TLC's progress reports while it runs. TLC's scratch state (``meta``, ``tmp``) is deleted
     afterwards unless ``keep``; the staged sources and ``tlc.out`` stay for inspection.
     Raises :class:`~ostrom.verify.tlc.jar.TlcSetupError` or :class:`RunnerError` on bad input.
@@ -293,7 +311,7 @@ def run_tlc(
     label = label or module
     run_dir = _new_run_dir(root, label)
     cfg_name = cfg_path.name
-    _stage(root, module, cfg_name, cfg_text, run_dir)
+    _stage(root, module, cfg_name, cfg_text, run_dir, extra_modules)
     cmd = tlc_command(java, jar, run_dir, module, cfg_name, workers=workers, fp=fp)
 
     def on_message(msg: Message) -> None:
@@ -443,6 +461,90 @@ def _row(
     )
 
 
+@dataclass(frozen=True)
+class _Task:
+    """One TLC run of ``check_models`` and the rows it answers: the model's own row
+    (``main``), one witness row (``witness``, the one-run-per-witness mode), or the rows
+    of every witness of the entry (``probe``: witnesses.py)."""
+
+    entry: ModelEntry
+    cfg_text: str
+    main: bool = True
+    witness: str | None = None
+    probe: ProbeRun | None = None
+
+    @property
+    def label(self) -> str:
+        if self.witness:
+            return f"{self.entry.name}--{self.witness}"
+        return self.entry.name if self.main else f"{self.entry.name}--witnesses"
+
+    @property
+    def title(self) -> str:
+        n = len(self.entry.witnesses)
+        if self.witness:
+            return f"{self.entry.name}/{self.witness}"
+        if self.probe is None:
+            return self.entry.name
+        if self.main:
+            return f"{self.entry.name} (+{n} witnesses)"
+        return f"{self.entry.name}/witnesses"
+
+
+def _tasks(entry: ModelEntry, base_text: str, witness_traces: bool) -> list[_Task]:
+    """The runs of one entry: its own, and its witnesses batched (a passing model's in its
+    own run, another's in one run of their own) or, with ``witness_traces``, one each."""
+    ws = list(entry.witnesses)
+    if not ws:
+        return [_Task(entry, base_text)]
+    if witness_traces:
+        return [_Task(entry, base_text)] + [
+            _Task(entry, witness_cfg(base_text, w), main=False, witness=w) for w in ws
+        ]
+    try:
+        if entry.expect == "pass":
+            probe = probe_run(entry.module, base_text, ws, keep_checks=True)
+            return [_Task(entry, probe.cfg_text, probe=probe)]
+        probe = probe_run(entry.module, base_text, ws, keep_checks=False)
+    except CfgError as exc:
+        raise RunnerError(f"{entry.name}: {exc}") from None
+    return [_Task(entry, base_text), _Task(entry, probe.cfg_text, main=False, probe=probe)]
+
+
+def _probe_row(entry: ModelEntry, run: TlcRun, witness: str, reached: set[str]) -> RowResult:
+    """A witness's row from a probe run: reached iff the probe printed it."""
+    outcome = run.outcome
+    message = ""
+    if witness in reached:
+        got = witness
+    elif outcome.kind == "pass":
+        got = "pass"
+        message = (
+            f"witness {witness} holds in every reachable state: what it witnesses is "
+            f"unreachable, so the checks of {entry.name} may pass vacuously"
+        )
+    else:
+        got = "not checked"
+        message = (
+            f"not reached before the run ended with {outcome.got} (the whole state space "
+            "was not explored)"
+        )
+    return RowResult(
+        name=f"{entry.name}/{witness}",
+        model=entry.name,
+        witness=witness,
+        expected=witness,
+        got=got,
+        ok=witness in reached,
+        distinct_states=None,
+        total_states=None,
+        depth=None,
+        seconds=0.0,
+        message=message,
+        run=run,
+    )
+
+
 def check_models(
     manifest: Manifest,
     root: Path,
@@ -451,55 +553,74 @@ def check_models(
     workers: int = DEFAULT_WORKERS,
     out_dir: Path | None = None,
     record: bool = False,
-    on_start: Callable[[str], None] | None = None,
+    on_start: Callable[[str, str], None] | None = None,
     on_progress: ProgressCallback | None = None,
     on_row: Callable[[RowResult], None] | None = None,
+    on_end: Callable[[str], None] | None = None,
     timeout: float | None = None,
     jobs: int = 1,
+    witness_traces: bool = False,
 ) -> list[RowResult]:
-    """Run each entry and each of its witnesses; return one :class:`RowResult` per run.
+    """Run each entry and its witnesses; return one :class:`RowResult` per row (the model,
+    then each witness in the manifest's order).
 
-    Entries that pin ``workers`` and ``fp`` run exactly so (their counts must be stable);
-    others use ``workers``. With ``record`` the counts are not compared (they are about to be
-    written by :func:`record_counts`). ``jobs`` TLC runs go at once (rows keep their order).
+    The witnesses of an entry are checked in one TLC run (witnesses.py), or with
+    ``witness_traces`` one run each, which also saves each witness's trace.  Entries that
+    pin ``workers`` and ``fp`` run exactly so (their counts must be stable); others use
+    ``workers``. With ``record`` the counts are not compared (they are about to be written
+    by :func:`record_counts`). ``jobs`` TLC runs go at once (rows keep their order).
+
+    Callbacks, for progress output: ``on_start(label, title)`` when a TLC run starts,
+    ``on_progress(label, text)`` as it reports, ``on_row(row)`` for each row it answers,
+    ``on_end(label)`` once it is done.
     """
     out = out_dir if out_dir is not None else root / ".tlc" / "counterexamples"
-    tasks: list[tuple[ModelEntry, str | None, str]] = []
+    tasks: list[_Task] = []
     for entry in entries:
         try:
             base_text = cfg_text(manifest, entry, root)
         except ManifestError as exc:
             raise RunnerError(str(exc)) from None
-        tasks.append((entry, None, base_text))
-        tasks += [(entry, w, witness_cfg(base_text, w)) for w in entry.witnesses]
+        tasks += _tasks(entry, base_text, witness_traces)
 
-    def run_one(task: tuple[ModelEntry, str | None, str]) -> RowResult:
-        entry, witness, text = task
-        label = f"{entry.name}--{witness}" if witness else entry.name
+    def run_one(task: _Task) -> list[RowResult]:
+        entry = task.entry
         if on_start is not None:
-            on_start(f"{entry.name}/{witness}" if witness else entry.name)
+            on_start(task.label, task.title)
+        probe = task.probe
         run = run_tlc(
             root,
-            entry.module,
+            probe.module if probe else entry.module,
             Path("models") / entry.cfg_name,
-            label=label,
+            label=task.label,
             workers=entry.workers if entry.workers is not None else workers,
             fp=entry.fp,
-            cfg_text=text,
+            cfg_text=task.cfg_text,
             on_progress=on_progress,
             timeout=timeout,
+            extra_modules={probe.module: probe.module_text} if probe else None,
         )
-        row = _row(entry, run, witness=witness, out_dir=out, record=record)
+        rows: list[RowResult] = []
+        if task.main:
+            rows.append(_row(entry, run, witness=None, out_dir=out, record=record))
+        if task.witness:
+            rows.append(_row(entry, run, witness=task.witness, out_dir=out, record=record))
+        if probe is not None:
+            reached = reached_witnesses(run.print_lines)
+            rows += [_probe_row(entry, run, w, reached) for w in entry.witnesses]
+        if on_end is not None:
+            on_end(task.label)
         if on_row is not None:
-            on_row(row)
-        return row
+            for row in rows:
+                on_row(row)
+        return rows
 
     if jobs <= 1:
-        return [run_one(t) for t in tasks]
+        return [r for t in tasks for r in run_one(t)]
     # TLC runs are separate JVMs in separate staging directories: running `jobs` of them at
     # once is safe, and single-worker pinned models leave cores idle otherwise.
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(run_one, tasks))
+        return [r for rows in pool.map(run_one, tasks) for r in rows]
 
 
 def record_counts(manifest: Manifest, rows: Sequence[RowResult]) -> list[str]:
