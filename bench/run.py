@@ -33,9 +33,13 @@ OFF, next to the in-process PBFT simulation at N = 4 and the Ed25519 bound for e
 size (signatures and verifications counted in profiled replica processes), and whether
 the cluster reaches half of that bound.
 
+``ceiling`` (``bench/ceiling.py``, half a minute): ``Community.apply``, one Ed25519
+verification and one bare Starlette request, timed here, and the best share each of the
+node's and the cluster's targets could reach if every other cost were zero.
+
 Usage: python bench/run.py
        [--only tlc|orchestrator|sortition|hypothesis|pbft|reputation|thresholds|conformance|
-               simulation|service|cluster]
+               simulation|service|cluster|ceiling]
        [--artifacts N]
 """
 
@@ -194,6 +198,15 @@ def bench_cluster() -> None:
     cluster.print_table(data)
 
 
+def bench_ceiling() -> None:
+    """The best share each of issue 14's targets could reach here if everything but apply,
+    Ed25519 and a bare HTTP request were free (see ``bench/ceiling.py``; after
+    ``cluster``, whose Ed25519 counts it reads)."""
+    import ceiling
+
+    save("ceiling", ceiling.measure())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -212,6 +225,7 @@ def main() -> None:
             "simulation",
             "service",
             "cluster",
+            "ceiling",
         ],
     )
     parser.add_argument(
@@ -238,6 +252,8 @@ def main() -> None:
         bench_service()
     if args.only in (None, "cluster"):
         bench_cluster()
+    if args.only in (None, "ceiling"):
+        bench_ceiling()
     if args.only in (None, "tlc"):
         bench_tlc()
 

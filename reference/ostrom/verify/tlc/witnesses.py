@@ -10,13 +10,14 @@ Here the witnesses are folded into one invariant, ``OstromWitnessProbe``, that a
 and prints ``<<"ostrom-witness", "W">>`` the first time a state violates witness ``W``
 (TLC's registers, ``TLCSet``/``TLCGet``, remember which were printed; the initial predicate
 or the specification is wrapped to clear them, because TLC refuses to read a register
-that was never set).  The probe lives in a generated module that EXTENDS the model's::
+that was never set; a witness once printed is not evaluated again: TLC evaluates a
+conjunction from the left).  The probe lives in a generated module that EXTENDS the model's::
 
     ---- MODULE MCLifecycleWitnesses ----
     EXTENDS MCLifecycle, TLC
     OstromWitnessInit == TLCSet(1000, FALSE) /\\ ... /\\ Init
     OstromWitnessProbe ==
-        /\\ (~NeverActiveInv /\\ ~TLCGet(1000)) =>
+        /\\ (~TLCGet(1000) /\\ ~NeverActiveInv) =>
                (TLCSet(1000, TRUE) /\\ PrintT(<<"ostrom-witness", "NeverActiveInv">>))
         ...
 
@@ -106,7 +107,7 @@ def probe_run(
     ]
     for r, w in zip(regs, witnesses, strict=True):
         lines.append(
-            f"    /\\ (~{w} /\\ ~TLCGet({r})) => "
+            f"    /\\ (~TLCGet({r}) /\\ ~{w}) => "
             f'(TLCSet({r}, TRUE) /\\ PrintT(<<"{_TAG}", "{w}">>))'
         )
     lines.append("====")
