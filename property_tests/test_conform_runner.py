@@ -200,7 +200,11 @@ def test_hang_is_a_timeout_and_the_timeout_is_honoured(
 @pytest.mark.parametrize(
     ("mode", "message"),
     [
-        ("text", "not one JSON object on one line: 'adding 13... done!'"),
+        (
+            "text",
+            "not one JSON object on one line (Expecting value: line 1 column 1 (char 0)): "
+            "'adding 13... done!'",
+        ),
         ("array", "not a JSON object: '[1, 2, 3]'"),
         ("wrong-type", "expected a reply of type 'observation', got type 'ready'"),
         ("no-state", 'the observation has no "state"'),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import click
 from rich.console import Console
@@ -15,16 +16,21 @@ from rich.table import Table
 from rich.text import Text
 
 from ostrom import __version__
+from ostrom.cli import docs as cli_docs
+from ostrom.cli import exits
+from ostrom.cli.check import check, explain
 from ostrom.cli.cluster import cluster, node
+from ostrom.cli.exits import BadInput, ToolError
 from ostrom.cli.extras import install_hint, missing_extra
+from ostrom.cli.options import SECONDS
 from ostrom.cli.service import keygen, log, serve
 from ostrom.consensus import demo
 from ostrom.figures import diagram
 from ostrom.protocol.params import ParamError, Params
+from ostrom.protocol.params import table as param_table
 from ostrom.service import openapi as service_docs
 from ostrom.verify import registry
 from ostrom.verify.tlc import sequence
-from ostrom.verify.tlc.commands import check, explain
 
 if TYPE_CHECKING:
     from ostrom.verify import thresholds as thresholds_t
@@ -53,7 +59,28 @@ class _Group(click.Group):
             message = missing_extra(exc)
             if message is None:
                 raise
-            raise click.ClickException(message) from None
+            raise ToolError(message) from None
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Click's ``main`` inside the one error boundary (``cli/exits.py``): every
+        exception becomes one line and an exit code of docs/cli.md."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        if args is not None and any("\x00" in str(a) for a in args):
+            # no shell can pass one (execve cannot); an in-process caller must not either
+            click.echo("error: an argument contains a NUL byte", err=True)
+            sys.exit(exits.ExitCode.BAD_INPUT)
+        code = exits.run(
+            lambda: super(_Group, self).main(args, prog_name, complete_var, False, **extra)
+        )
+        sys.exit(code)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -99,6 +126,19 @@ def _simulate_command() -> click.Command:
 _Group.lazy["simulate"] = _simulate_command
 
 
+def _console(piped_width: int) -> Console:
+    """A console as wide as the terminal, or ``piped_width`` when stdout is not one (a
+    pipe or a log has no width: rich's 80 columns would fold every long cell)."""
+    return Console() if sys.stdout.isatty() else Console(width=piped_width)
+
+
+def _param_range(name: str) -> tuple[int, int]:
+    """The range of an integer parameter in the parameter table (one source)."""
+    row = next(r for r in param_table() if r.name == name)
+    assert row.lo is not None and row.hi is not None
+    return int(row.lo), int(row.hi)
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the registry as JSON on stdout.")
 @click.option(
@@ -117,7 +157,7 @@ def properties(as_json: bool, path: Path | None) -> None:
     try:
         props = registry.load(path)
     except registry.RegistryError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise BadInput(str(exc)) from None
     if as_json:
         rows = [
             {
@@ -135,22 +175,27 @@ def properties(as_json: bool, path: Path | None) -> None:
         ]
         click.echo(json.dumps({"properties": rows}, indent=2))
         return
-    table = Table(title="ostrom property registry (spec/properties.toml)", show_lines=True)
-    for col in ("id", "TLC", "Hypothesis", "Z3", "mutants", "status"):
-        table.add_column(col, overflow="fold")
+    title = f"ostrom property registry ({path or 'spec/properties.toml'})"
+    table = Table(title=title, title_justify="left", show_lines=True)
+    table.add_column("id", no_wrap=True)
+    table.add_column("statement", ratio=3)  # wraps between words
+    for col in ("TLC", "Hypothesis", "Z3", "mutants"):
+        table.add_column(col, ratio=1, overflow="ellipsis")
+    table.add_column("status", no_wrap=True)
     for p in props:
         missing = [layer for layer in p.required if not p.checkers(layer)]
         status = f"MISSING {', '.join(missing)}" if missing else ("ok" if p.required else "planned")
         mutants = [*(f"tla:{m}" for m in p.tla_mutants), *(f"code:{m}" for m in p.code_mutants)]
         table.add_row(
             p.id,
+            Text(p.statement),
             "\n".join(p.tla) or "—",
             "\n".join(h.split("::")[-1] for h in p.hypothesis) or "—",
             "\n".join(p.z3) or "—",
             "\n".join(mutants) or "—",
             status,
         )
-    Console(width=max(120, Console().width)).print(table)
+    _console(200).print(table)
 
 
 @main.command(name="diagram")
@@ -172,8 +217,8 @@ def diagram_cmd(fmt: str, output: Path | None) -> None:
     """Render the lifecycle transition table (one table, many views)."""
     try:
         text = diagram.FORMATS[fmt]()
-    except RuntimeError as exc:
-        raise click.ClickException(str(exc)) from exc
+    except RuntimeError as exc:  # Graphviz's dot is missing or failed
+        raise ToolError(str(exc)) from None
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -197,12 +242,26 @@ def docs(no_svg: bool, root: Path) -> None:
     From the tables: the lifecycle diagrams and docs tables. From the TLC counterexamples
     committed in docs/counterexamples/: their message-sequence charts (text and Mermaid).
     """
+    missing = [d for d in ("spec", "models", "docs", "reference") if not (root / d).is_dir()]
+    if missing:  # before anything is written: a wrong --root must not get stray files
+        raise BadInput(
+            f"{root} is not an ostrom source tree (no {', '.join(m + '/' for m in missing)}); "
+            "--root names the repository's root"
+        )
+    if not no_svg and shutil.which("dot") is None:
+        raise ToolError(
+            "Graphviz's `dot` is not installed: run `make docs` (it installs Debian's "
+            "graphviz), or pass --no-svg"
+        )
     try:
         changed = diagram.update_generated(root, svg=not no_svg)
         changed += service_docs.update_generated(root)
         changed += sequence.update_docs(root)
-    except (RuntimeError, ValueError, FileNotFoundError) as exc:
-        raise click.ClickException(str(exc)) from exc
+        changed += cli_docs.update_generated(root)
+    except RuntimeError as exc:
+        raise ToolError(str(exc)) from None
+    except (ValueError, OSError) as exc:
+        raise BadInput(str(exc)) from None
     for path in changed:
         click.echo(f"updated {path}", err=True)
     if not changed:
@@ -212,24 +271,29 @@ def docs(no_svg: bool, root: Path) -> None:
 @main.command()
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the parameters as JSON.")
-def params(file: Path | None, as_json: bool) -> None:
+@click.option(
+    "--markdown",
+    is_flag=True,
+    help="Print the table as Markdown (docs/design.md §8 embeds it), defaults only.",
+)
+def params(file: Path | None, as_json: bool, markdown: bool) -> None:
     """Print the parameter table, or validate FILE.toml and print its effective values.
 
-    Keys of FILE are the parameter names (e.g. w_min, quorum, tau_accept); keys not given
-    take their defaults; unknown keys and out-of-range values are errors that name them.
+    Keys of FILE are the parameter names (e.g. w_min, quorum, tau_accept), at the top
+    level or all under one [params] table; keys not given take their defaults; unknown
+    keys, keys beside [params], out-of-range values and values finer than the protocol's
+    resolution (10^-6) are errors that name them (exit 2).
     """
     try:
         p = Params.from_toml(file) if file else Params()
     except ParamError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        raise BadInput(str(exc)) from None
     if as_json:
         click.echo(json.dumps(p.to_dict(), indent=2))
-    elif file is None:
+    elif markdown:
         click.echo(diagram.to_param_table(), nl=False)
     else:
-        for key, value in p.to_dict().items():
-            click.echo(f"{key} = {value}")
+        _console(160).print(_params_table(p, file))
 
 
 @main.command(name="check-params")
@@ -242,7 +306,7 @@ def params(file: Path | None, as_json: bool) -> None:
 )
 @click.option(
     "--min-active-agents",
-    type=click.IntRange(min=1),
+    type=click.IntRange(*_param_range("min_active_agents")),
     default=None,
     help="Check FG-1 as if the file set min_active_agents (the forget rule's smallest "
     "population of non-barred agents) to this value.",
@@ -273,8 +337,7 @@ def check_params(
     try:
         p = thresholds.load_params(file)
     except ParamError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        raise BadInput(str(exc)) from None
     results = thresholds.prove_all(p, min_active_agents=min_active_agents)
     general_results = thresholds.prove_general() if general else []
     bounds = thresholds.derived_bounds(p, min_active_agents=min_active_agents)
@@ -313,6 +376,28 @@ def check_params(
         click.echo(click.style(summary, fg="red" if failed else "green"))
     if failed:
         sys.exit(1)
+
+
+def _params_table(p: Params, file: Path | None) -> Table:
+    values = p.to_dict()
+    title = f"parameters of {file}" if file else "parameters (defaults)"
+    table = Table(title=title, title_justify="left")
+    table.add_column("name", no_wrap=True)
+    table.add_column("value" if file else "default", no_wrap=True)
+    table.add_column("unit", no_wrap=True)
+    table.add_column("range", no_wrap=True)
+    table.add_column("meaning")
+    for row in param_table():
+        v = values[row.name]
+        shown = ", ".join(f"{x:g}" for x in v) if isinstance(v, list) else str(v)
+        if file and v != (list(row.default) if isinstance(row.default, tuple) else row.default):
+            shown += " *"  # not the default: marked with a sign, not a colour alone
+        lo = "" if row.lo is None else f"{row.lo:g}"
+        hi = "∞" if row.hi is None else f"{row.hi:g}"
+        table.add_row(row.name, shown, row.unit, f"[{lo}, {hi}]", Text(row.doc))
+    if file:
+        table.caption = "* differs from the default"
+    return table
 
 
 def _summary(results: list[thresholds_t.TheoremResult]) -> dict[str, int]:
@@ -529,10 +614,11 @@ def consensus_demo(
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=SECONDS,
     default=10.0,
     show_default=True,
-    help="Seconds to wait for each reply of the driver.",
+    help="Seconds to wait for each reply of the driver, in (0, 1e6]; after three "
+    "timeouts in a row the driver is taken to hang and the rest is not run.",
 )
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failing vector.")
 @click.option("-v", "--verbose", is_flag=True, help="A line per vector; full diffs and stderr.")
@@ -626,7 +712,7 @@ def vectors_cmd(out: Path | None, check_only: bool) -> None:
     try:
         docs = generate.generate()
     except generate.GenerationError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise ToolError(str(exc)) from None
     counts = generate.summary(docs)
     for layer, row in counts.items():
         parts = ", ".join(f"{n} {src}" for src, n in sorted(row.items()))
@@ -665,9 +751,10 @@ def vectors_cmd(out: Path | None, check_only: bool) -> None:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=SECONDS,
     default=None,
-    help="Give up (exit 2) if TLC runs longer than this many seconds.",
+    help="Give up (exit 3) if TLC runs longer than this many seconds, in (0, 1e6] "
+    "(default: no limit).",
 )
 def validate_trace(file: Path, as_json: bool, keep: Path | None, timeout: float | None) -> None:
     """Check an ostrom-trace/1 log against the TLA+ spec of its layer.
@@ -682,8 +769,9 @@ def validate_trace(file: Path, as_json: bool, keep: Path | None, timeout: float 
     first step no behaviour gets past is reported with the spec step expected and, for a
     state mismatch, the fields that differ.  Progress goes to stderr.
 
-    Exit status: 0 accepted, 1 rejected, 2 unusable input (unreadable log, parameters the
-    spec cannot express, e.g. numbers that would overflow TLC's integers) or TLC failure.
+    Exit status (docs/cli.md): 0 accepted, 1 rejected, 2 unusable input (an unreadable
+    log, a log with no step, parameters the spec cannot express, e.g. numbers that would
+    overflow TLC's integers), 3 TLC failed or ran past --timeout.
 
     \b
     Examples:

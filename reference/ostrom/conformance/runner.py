@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
+import math
 import os
 import queue
 import shutil
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
+from ostrom import children
 from ostrom.conformance import DRIVER_PROTOCOL, LAYERS, vectors
 from ostrom.conformance.junit import write_junit
 from ostrom.conformance.report import (
@@ -84,6 +86,12 @@ __all__ = [
 
 #: Seconds the runner waits for each reply (hello, ready, observation) by default.
 DEFAULT_TIMEOUT: Final = 10.0
+#: The longest reply line the runner reads (a state of the largest vector is ~100 kB).
+MAX_REPLY: Final = 16 << 20
+TOO_LONG: Final = b"\x00<too long>"
+#: After this many timeouts in a row the driver is taken to hang: the remaining vectors
+#: are not run (each would wait --timeout and restart it: 51 minutes for the suite).
+MAX_TIMEOUTS_IN_A_ROW: Final = 3
 
 #: How much of a driver's stderr is kept (bytes; the oldest half goes when it is full).
 _STDERR_KEEP: Final = 1 << 20
@@ -197,13 +205,49 @@ class Hello:
 
 
 def _pump_lines(stream: IO[bytes], sink: queue.Queue[bytes | None]) -> None:
+    """Each line the driver writes, into ``sink``; a line over ``MAX_REPLY`` bytes is
+    kept as its first ``MAX_REPLY`` bytes plus ``TOO_LONG`` (the rest is read and dropped:
+    a 200 MB line must not cost 200 MB), which ``Driver.request`` reports as malformed."""
     try:
-        for line in iter(stream.readline, b""):
+        while True:
+            line = stream.readline(MAX_REPLY + 1)
+            if not line:
+                break
+            if len(line) > MAX_REPLY and not line.endswith(b"\n"):
+                while True:  # drop the rest of this line
+                    more = stream.readline(MAX_REPLY)
+                    if not more or more.endswith(b"\n"):
+                        break
+                line = line[:MAX_REPLY] + TOO_LONG
             sink.put(line)
     except (OSError, ValueError):
         pass
     finally:
         sink.put(None)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_reply(raw: bytes) -> Any:
+    """A driver's reply line as JSON, strictly: ``ValueError`` for anything that is not
+    JSON or that only Python's parser accepts (NaN, Infinity, numbers that overflow to
+    them), and for a nesting too deep to parse (a driver's garbage must not reach the
+    report, whose JSON every other tool must be able to read)."""
+    if raw.endswith(TOO_LONG):
+        raise ValueError(f"a line over {MAX_REPLY:,} bytes")
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 class Driver:
@@ -232,12 +276,11 @@ class Driver:
     def start(self) -> Hello:
         """Start the process and shake hands; raises :class:`DriverFault`."""
         try:
-            self._proc = subprocess.Popen(
+            self._proc = children.spawn(
                 self.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                start_new_session=True,
             )
         except OSError as exc:
             raise DriverStartError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from exc
@@ -303,6 +346,7 @@ class Driver:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         proc.wait()
+        children.reap(proc)
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
@@ -385,10 +429,11 @@ class Driver:
                 f"({self._exit_text()})",
             )
         try:
-            reply = json.loads(raw.decode("utf-8"))
-        except ValueError:
+            reply = parse_reply(raw)
+        except ValueError as exc:
             raise DriverFault(
-                "malformed", f"the reply is not one JSON object on one line: {_clip(raw)}"
+                "malformed",
+                f"the reply is not one JSON object on one line ({exc}): {_clip(raw)}",
             ) from None
         if not isinstance(reply, dict):
             raise DriverFault("malformed", f"the reply is not a JSON object: {_clip(raw)}")
@@ -498,6 +543,7 @@ def run_suite(
         report.warnings.append(f"the driver names layers the suite does not know: {unknown}")
     if on_hello is not None:
         on_hello(hello, chosen)
+    timeouts = 0  # in a row
     try:
         for vector in chosen:
             if on_start is not None:
@@ -507,6 +553,12 @@ def run_suite(
             res = VectorResult(vector, "passed")
             if vector.layer not in hello.layers:
                 res.status = "not_implemented"
+            elif timeouts >= MAX_TIMEOUTS_IN_A_ROW:
+                res.status = "timeout"
+                res.message = (
+                    f"not run: the driver timed out on the {timeouts} vectors before this one "
+                    "in a row, so it is taken to hang"
+                )
             else:
                 try:
                     if not driver.running:
@@ -524,6 +576,8 @@ def run_suite(
                 else:
                     if res.failing:
                         res.stderr = driver.stderr_since(mark)
+            if vector.layer in hello.layers and not res.message.startswith("not run:"):
+                timeouts = timeouts + 1 if res.status == "timeout" else 0
             res.seconds = time.monotonic() - t0
             report.results.append(res)
             if on_result is not None:
@@ -777,6 +831,20 @@ def main(
         suite = load_suite(root)
     except SuiteError as exc:
         return _error(f"refusing the suite: {exc}")
+    known_actions = {v.action for v in suite.vectors} | {
+        f"{v.layer}/{v.action}" for v in suite.vectors
+    }
+    bad = [a for a in actions if a not in known_actions]
+    if bad:
+        some = ", ".join(sorted({v.action for v in suite.vectors}))
+        return _error(f"unknown action {', '.join(map(repr, bad))} (the suite's actions: {some})")
+    known_props = {p for v in suite.vectors for p in v.properties}
+    bad = [x for x in properties if x not in known_props]
+    if bad:
+        return _error(
+            f"no vector exercises property {', '.join(map(repr, bad))} (the suite's: "
+            f"{', '.join(sorted(known_props))})"
+        )
     try:
         with _Progress(verbose) as progress:
             report = run_suite(
@@ -802,7 +870,7 @@ def main(
         except OSError as exc:
             junit_error = f"cannot write {junit}: {exc.strerror or exc}"
     if as_json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
     else:
         print_text_report(report, verbose=verbose)
     if as_json:

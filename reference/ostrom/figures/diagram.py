@@ -12,6 +12,7 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
+from ostrom.docblocks import replace_block
 from ostrom.protocol import commands
 from ostrom.protocol.lifecycle import (
     AGENT_COMMANDS,
@@ -200,18 +201,6 @@ def to_params_toml() -> str:
 FORMATS.update({"guards": to_guard_table, "params": to_param_table})
 
 
-def _replace_block(text: str, name: str, body: str, comment: str = "<!-- {} -->") -> str:
-    """``text`` with the lines between ``BEGIN generated: name`` and ``END generated:
-    name`` (each inside ``comment``: HTML in Markdown, ``// {}`` in JavaScript) replaced."""
-    import re
-
-    begin, end = (re.escape(comment.format(f"{w} generated: {name}")) for w in ("BEGIN", "END"))
-    pattern = re.compile(rf"({begin}\n).*?({end})", re.S)
-    if not pattern.search(text):
-        raise ValueError(f"no generated block {name!r}")
-    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
-
-
 def update_generated(root: Path, *, svg: bool = True) -> list[Path]:
     """Rewrite every generated file and docs block under ``root``; return what changed."""
     import re
@@ -238,10 +227,10 @@ def update_generated(root: Path, *, svg: bool = True) -> list[Path]:
         count=1,
         flags=re.S,
     )
-    text = _replace_block(text, "guards", to_guard_table())
-    text = _replace_block(text, "params", to_param_table())
+    text = replace_block(text, "guards", to_guard_table())
+    text = replace_block(text, "params", to_param_table())
     write(chapter, text)
     write(root / "examples" / "params" / "defaults.toml", to_params_toml())
     js = root / "drivers" / "js" / "params.js"
-    write(js, _replace_block(js.read_text(encoding="utf-8"), "params", to_js_params(), "// {}"))
+    write(js, replace_block(js.read_text(encoding="utf-8"), "params", to_js_params(), "// {}"))
     return changed

@@ -241,9 +241,17 @@ class Params:
             raise ParamError(f"{p}: cannot read: {exc.strerror or exc}") from exc
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ParamError(f"{p}: not valid TOML: {exc}") from exc
-        flat = data.get("params", data)
+        if "params" not in data:
+            return cls.from_mapping(data)
+        flat = data["params"]
         if not isinstance(flat, dict):
             raise ParamError(f"{p}: [params] must be a table")
+        others = sorted(k for k in data if k != "params")
+        if others:  # silently ignored before: a typo beside [params] passed unnoticed
+            raise ParamError(
+                f"{p}: keys outside the [params] table: {', '.join(others)} (put every "
+                "parameter under [params], or write the file without the table)"
+            )
         return cls.from_mapping(flat)
 
     def to_dict(self) -> dict[str, Any]:
@@ -315,6 +323,10 @@ def _range_problems(p: Params) -> list[str]:
                 break
             if (lo is not None and v < lo) or (hi is not None and v > hi):
                 out.append(f"{f.name}={value!r} outside [{lo}, {hi if hi is not None else '∞'}]")
+                break
+            if isinstance(v, float) and v != 0 and abs(v) < 0.5e-6:
+                # the protocol computes in micro-units (agents.micro): it would be 0
+                out.append(f"{f.name}={value!r} is below the protocol's resolution 1e-06")
                 break
     return out
 

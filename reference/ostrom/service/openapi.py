@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ostrom import __version__
+from ostrom.docblocks import replace_block
 from ostrom.protocol.commands import command_schema
 from ostrom.service.gate import GATE_ERRORS
 
@@ -355,22 +356,13 @@ def errors_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def _replace_block(text: str, name: str, body: str) -> str:
-    """``text`` with the lines between ``<!-- BEGIN generated: name -->`` and its END
-    replaced by ``body`` (the same markers as figures/diagram.py's docs blocks)."""
-    import re
-
-    begin, end = (re.escape(f"<!-- {w} generated: {name} -->") for w in ("BEGIN", "END"))
-    pattern = re.compile(rf"({begin}\n).*?({end})", re.S)
-    if not pattern.search(text):
-        raise ValueError(f"docs/service.md: no generated block {name!r}")
-    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
-
-
 def service_doc(text: str) -> str:
     """docs/service.md with its generated tables current."""
-    text = _replace_block(text, "service-api", markdown_table())
-    return _replace_block(text, "service-errors", errors_table())
+    try:
+        text = replace_block(text, "service-api", markdown_table())
+        return replace_block(text, "service-errors", errors_table())
+    except ValueError as exc:
+        raise ValueError(f"docs/service.md: {exc}") from None
 
 
 def update_generated(root: Path) -> list[Path]:

@@ -15,6 +15,7 @@ from ostrom.simulation import report
 from ostrom.simulation.config import (
     ABLATIONS,
     GOVERNANCE,
+    INT_RANGES,
     MIXES,
     ConfigError,
     SimConfig,
@@ -82,16 +83,32 @@ def single_config(
 )
 @click.option(
     "--seeds",
-    type=int,
+    type=click.IntRange(1, 100_000),
     default=None,
     help="How many seeds (default 1; with --experiment the experiment's, 30 for paper).",
 )
-@click.option("--seed-start", type=int, default=1, show_default=True, help="First seed.")
-@click.option("--rounds", type=int, default=None, help="Rounds per run (default 500).")
-@click.option("--agents", type=int, default=None, help="Agents per run (default 100).")
+@click.option(
+    "--seed-start",
+    type=click.IntRange(0, 2**63 - 1),
+    default=1,
+    show_default=True,
+    help="First seed.",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(*INT_RANGES["rounds"]),
+    default=None,
+    help="Rounds per run (default 500).",
+)
+@click.option(
+    "--agents",
+    type=click.IntRange(*INT_RANGES["agents"]),
+    default=None,
+    help="Agents per run (default 100).",
+)
 @click.option(
     "--artifacts",
-    type=int,
+    type=click.IntRange(*INT_RANGES["artifacts"]),
     default=None,
     help="Artifact pool (default 1,000; with --rounds: rounds x proposals per round).",
 )
@@ -133,7 +150,12 @@ def single_config(
     default=None,
     help="Report directory (default results/<experiment>; without --experiment, none).",
 )
-@click.option("--jobs", type=int, default=None, help="Worker processes (default: one per core).")
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 1024),
+    default=None,
+    help="Worker processes (default: one per core).",
+)
 @click.option(
     "--json", "as_json", is_flag=True, help="Results as JSON on stdout (progress on stderr)."
 )

@@ -10,11 +10,14 @@ docs/evaluation.md lists them with the reason for each.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Final
+
+from ostrom.protocol.params import DEFAULTS
 
 #: The seven archetypes of the paper, plus ``bloc`` (experiment (b): a coordinated
 #: adversary).  docs/evaluation.md describes each one's behaviour.
@@ -93,6 +96,25 @@ QUALITY_RANGES: Final[dict[str, tuple[float, float]]] = {
 #: A perceived quality at or above this is "should be accepted": only good artifacts are
 #: (precision counts good artifacts only).
 ACCEPT_THRESHOLD: Final = 0.7
+
+
+#: The integer fields' ranges.  The upper bounds keep a run finite in time and memory
+#: (a billion agents or scans per round would run for ever without a word).
+INT_RANGES: Final[dict[str, tuple[int, int]]] = {
+    "agents": (2, 100_000),
+    "artifacts": (1, 10_000_000),
+    "rounds": (1, 1_000_000),
+    "proposals_per_round": (0, 10_000),
+    "reviewers": (1, 1_000),
+    "quorum": (1, 1_000),
+    "deliberation_rounds": (1, 10_000),
+    "adaptive_switch": (0, 1_000_000),
+    "dispute_scans": (0, 100_000),
+}
+#: The largest standard deviation of an agent's reading of a quality in [0, 1].
+MAX_NOISE: Final = 10.0
+#: The reputation a founder needs to be at tier 1 (the protocol's tier1_rep).
+FOUNDER_TIER_REP: Final = DEFAULTS.tier1_rep
 
 
 class ConfigError(ValueError):
@@ -207,20 +229,14 @@ def check(c: SimConfig) -> None:
                 raise ConfigError(f"mix: share of {name} must be in [0, 1], got {share}")
         if abs(sum(s for _, s in c.mix) - 1.0) > 1e-9:
             raise ConfigError(f"mix: shares must sum to 1, got {sum(s for _, s in c.mix)}")
-    ints = {
-        "agents": (c.agents, 2),
-        "artifacts": (c.artifacts, 1),
-        "rounds": (c.rounds, 1),
-        "proposals_per_round": (c.proposals_per_round, 0),
-        "reviewers": (c.reviewers, 1),
-        "quorum": (c.quorum, 1),
-        "deliberation_rounds": (c.deliberation_rounds, 1),
-        "adaptive_switch": (c.adaptive_switch, 0),
-        "dispute_scans": (c.dispute_scans, 0),
-    }
-    for name, (v, lo) in ints.items():
-        if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-            raise ConfigError(f"{name}: must be an integer >= {lo}, got {v!r}")
+    for f in fields(c):
+        v = getattr(c, f.name)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ConfigError(f"{f.name}: must be a finite number, got {v!r}")
+    for name, (lo, hi) in INT_RANGES.items():
+        v = getattr(c, name)
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise ConfigError(f"{name}: must be an integer in {lo}..{hi:,}, got {v!r}")
     if c.quorum > c.reviewers:
         raise ConfigError(f"quorum ({c.quorum}) cannot exceed reviewers ({c.reviewers})")
     if c.reviewers >= c.agents:
@@ -240,8 +256,17 @@ def check(c: SimConfig) -> None:
             raise ConfigError(f"{name}: must be a probability in [0, 1], got {v!r}")
     for name in ("perception_noise", "deliberation_noise", "sycophant_noise"):
         v = getattr(c, name)
-        if not isinstance(v, int | float) or v < 0:
-            raise ConfigError(f"{name}: must be a standard deviation >= 0, got {v!r}")
+        if not isinstance(v, int | float) or not 0 <= v <= MAX_NOISE:
+            raise ConfigError(
+                f"{name}: must be a standard deviation in [0, {MAX_NOISE}] (of a quality "
+                f"in [0, 1]), got {v!r}"
+            )
+    if c.founder_reputation < FOUNDER_TIER_REP:
+        raise ConfigError(
+            f"founder_reputation: every agent starts at tier 1, which needs a reputation of "
+            f"at least tier1_rep = {FOUNDER_TIER_REP} (the protocol's parameter), got "
+            f"{c.founder_reputation!r}"
+        )
     if c.founder_evidence < 2.0:
         raise ConfigError(
             f"founder_evidence: at least 2 (the uniform prior), got {c.founder_evidence}"

@@ -12,7 +12,7 @@ from typing import Any
 
 from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, Value, format_value, from_itf
 
-__all__ = ["describe_changes", "explain_itf"]
+__all__ = ["ExplainError", "describe_changes", "explain_itf"]
 
 _MAX_VALUE = 80
 
@@ -58,11 +58,39 @@ def describe_changes(path: str, old: Value | None, new: Value | None) -> list[st
     return [f"{path}: {_short(old)} -> {_short(new)}"]
 
 
-def explain_itf(data: dict[str, Any], *, full: bool = False) -> list[str]:
-    """The lines ``ostrom explain`` prints for an ITF document (already shape-checked)."""
+class ExplainError(ValueError):
+    """A --step or --var the trace does not have."""
+
+
+def _matches(path: str, var: str | None) -> bool:
+    """Whether a change path (``art[x1].commits``) is of variable ``var``, or of a field or
+    key path under it (``art[x1]``)."""
+    return var is None or path == var or path.startswith((var + ".", var + "["))
+
+
+def explain_itf(
+    data: dict[str, Any],
+    *,
+    full: bool = False,
+    step: int | None = None,
+    var: str | None = None,
+) -> list[str]:
+    """The lines ``ostrom explain`` prints for an ITF document (already shape-checked).
+
+    ``var`` keeps the changes of one variable (or of one field or key path under it, as
+    ``art[x1]``); ``step`` prints one step whole: the action, then every changed
+    variable before and after in full."""
     states: list[dict[str, Any]] = data["states"]
     meta = data.get("#meta", {}) if isinstance(data.get("#meta"), dict) else {}
     loop = data.get("loop")
+    decoded = [{k: from_itf(v) for k, v in st.items() if k != "#meta"} for st in states]
+    names = list(dict.fromkeys(k for d in decoded for k in d))
+    if var is not None and var.split(".")[0].split("[")[0] not in names:
+        raise ExplainError(f"no variable {var!r} in the trace (its variables: {', '.join(names)})")
+    if step is not None and not 0 <= step < len(states):
+        raise ExplainError(f"no step {step}: the trace has states 0..{len(states) - 1}")
+    if step is not None:
+        return _one_step(states, decoded, step, var)
     lines: list[str] = []
     header = []
     for key in ("model", "witness", "outcome"):
@@ -74,19 +102,23 @@ def explain_itf(data: dict[str, Any], *, full: bool = False) -> list[str]:
     lines.append(" · ".join(header))
     previous: dict[str, Value] = {}
     width = max([len(_action(s)) for s in states] + [6])
-    for i, state in enumerate(states):
-        values = {k: from_itf(v) for k, v in state.items() if k != "#meta"}
+    for i, (state, values) in enumerate(zip(states, decoded, strict=True)):
         smeta = state.get("#meta", {}) if isinstance(state.get("#meta"), dict) else {}
         index = smeta.get("index", i)
         marker = "⟲" if loop is not None and i == loop else " "
         if i == 0:
             lines.append(f"{index:>4}{marker} {_action(state):<{width}}")
             for name, value in values.items():
-                lines.append(f"        {name} = {_short(value, None if full else _MAX_VALUE)}")
+                if _matches(name, var) or (var is not None and var.startswith(name)):
+                    lines.append(f"        {name} = {_short(value, None if full else _MAX_VALUE)}")
         else:
             changes: list[str] = []
             for name in list(previous) + [k for k in values if k not in previous]:
                 changes += describe_changes(name, previous.get(name), values.get(name))
+            changes = [c for c in changes if _matches(c.split(":")[0], var)]
+            if var is not None and not changes:
+                previous = values
+                continue  # the step does not touch the variable asked for
             text = "; ".join(changes) if changes else "(no change)"
             lines.append(f"{index:>4}{marker} {_action(state):<{width}}  {text}")
         previous = values
@@ -95,6 +127,34 @@ def explain_itf(data: dict[str, Any], *, full: bool = False) -> list[str]:
     elif loop is not None:
         via = f" via {meta['loop_action']}" if meta.get("loop_action") else ""
         lines.append(f"      ⟲ back to state {loop}{via}: the behaviour repeats from there forever")
+    return lines
+
+
+def _one_step(
+    states: list[dict[str, Any]], decoded: list[dict[str, Value]], step: int, var: str | None
+) -> list[str]:
+    state = states[step]
+    smeta = state.get("#meta", {}) if isinstance(state.get("#meta"), dict) else {}
+    lines = [f"step {step}: {_action(state)}"]
+    if isinstance(smeta.get("location"), str):
+        lines.append(f"  at {smeta['location']}")
+    new = decoded[step]
+    old = decoded[step - 1] if step > 0 else {}
+    changes = []
+    for name in list(old) + [k for k in new if k not in old]:
+        changes += describe_changes(name, old.get(name), new.get(name))
+    changes = [c for c in changes if _matches(c.split(":")[0], var)]
+    lines.append("  changed: " + ("; ".join(changes) if changes else "nothing"))
+    for name, value in new.items():
+        if var is not None and not (_matches(name, var) or var.startswith(name)):
+            continue
+        if step > 0 and old.get(name) == value:
+            continue
+        if step > 0:
+            lines.append(
+                f"  {name} before = {format_value(old[name]) if name in old else '(unset)'}"
+            )
+        lines.append(f"  {name} {'after ' if step > 0 else ''}= {format_value(value)}")
     return lines
 
 

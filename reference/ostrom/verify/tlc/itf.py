@@ -71,6 +71,10 @@ def write_itf(path: Path, outcome: TlcOutcome, meta: dict[str, Any] | None = Non
     return path
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def read_itf(path: Path) -> dict[str, Any]:
     """Load an ITF file, checking the shape ``explain`` relies on; raise :class:`ItfError`.
 
@@ -89,11 +93,20 @@ def read_itf(path: Path) -> dict[str, Any]:
         except (OSError, EOFError, zlib.error):
             raise ItfError(f"{path} is a damaged gzip file") from None
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except RecursionError:
+        raise ItfError(f"{path}: nested too deeply to be a trace") from None
+    except (ValueError, UnicodeDecodeError):
         raise ItfError(f"{path} is not JSON, so not an ITF trace") from None
     if not isinstance(data, dict) or not isinstance(data.get("states"), list):
         raise ItfError(f'{path} is not an ITF trace: no "states" list')
+    if not data["states"]:
+        raise ItfError(f"{path}: an ITF trace with no states")
+    variables = data.get("vars")
+    if variables is not None and (
+        not isinstance(variables, list) or not all(isinstance(v, str) for v in variables)
+    ):
+        raise ItfError(f"{path}: 'vars' must be a list of variable names")
     for i, state in enumerate(data["states"]):
         if not isinstance(state, dict):
             raise ItfError(f"{path} is not an ITF trace: state {i} is not an object")

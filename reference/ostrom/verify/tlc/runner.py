@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ostrom import children
 from ostrom.verify.tlc.cfg import CfgError, cfg_names, witness_cfg
 from ostrom.verify.tlc.itf import write_itf
 from ostrom.verify.tlc.jar import find_jar, find_java
@@ -58,8 +59,8 @@ __all__ = [
 DEFAULT_WORKERS = 2
 _ERROR_LINES = 20
 _PROGRESS_RE = re.compile(
-    r"Progress\((\d+)\).*?: ([\d,]+) states generated.*?([\d,]+) distinct states found"
-    r".*?([\d,]+) states left on queue"
+    r"Progress\((\d+)\).*?: ([\d,]+) states generated(?: \(([\d,]+) s/min\))?"
+    r".*?([\d,]+) distinct states found.*?([\d,]+) states left on queue"
 )
 
 
@@ -125,7 +126,7 @@ class RowResult:
 
 
 #: Staged run directories kept under .tlc/runs (older ones are removed when a run starts).
-KEEP_RUNS = 300
+KEEP_RUNS = 100
 
 
 def _prune_runs(base: Path) -> None:
@@ -187,8 +188,9 @@ def _progress_text(msg: Message) -> str | None:
     m = _PROGRESS_RE.search(msg.text)
     if m is None:
         return None
-    depth, generated, distinct, queue = m.groups()
-    return f"depth {depth} · {distinct} distinct · {generated} generated · {queue} on queue"
+    depth, generated, per_min, distinct, queue = m.groups()
+    rate = f" · {int(per_min.replace(',', '')) / 60:,.0f} states/s" if per_min else ""
+    return f"depth {depth} · {distinct} distinct · {generated} generated{rate} · {queue} on queue"
 
 
 def tlc_command(
@@ -241,7 +243,7 @@ def stream_process(
     ``on_line`` as it comes (progress, prints), and kill the process after ``timeout``
     seconds.  ``OSError`` if it cannot start.  Serves every TLC run (``run_tlc`` and
     trace validation's ``run_java_tlc``)."""
-    proc = subprocess.Popen(
+    proc = children.spawn(
         list(cmd),
         cwd=cwd,
         stdout=subprocess.PIPE,
@@ -268,12 +270,12 @@ def stream_process(
             on_line(line)
         exit_code = proc.wait()
     except BaseException:
-        proc.kill()
-        proc.wait()
+        children.stop(proc, grace=0)
         raise
     finally:
         if timer is not None:
             timer.cancel()
+        children.reap(proc)
     return Streamed(exit_code, lines, timed_out.is_set())
 
 

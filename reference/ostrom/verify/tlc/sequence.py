@@ -39,12 +39,12 @@ Two renderings: :func:`render_text` (monospace, for the terminal and the docs) a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from ostrom.docblocks import replace_block
 from ostrom.verify.tlc.itf import read_itf
 from ostrom.verify.tlc.values import (
     TlaFunction,
@@ -1343,15 +1343,6 @@ def _section(trace: Path, data: Mapping[str, Any], chart: Chart) -> str:
     )
 
 
-def _replace_block(text: str, name: str, body: str) -> str:
-    pattern = re.compile(
-        rf"(<!-- BEGIN generated: {name} -->\n).*?(<!-- END generated: {name} -->)", re.S
-    )
-    if not pattern.search(text):
-        raise ValueError(f"no generated block {name!r}")
-    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
-
-
 def counterexample_docs(root: Path) -> dict[Path, str]:
     """Every file generated from the traces committed in docs/counterexamples/, with the
     content it must have: ``NAME.txt`` and ``NAME.mmd`` per ``NAME.itf.json[.gz]``, and the
@@ -1375,7 +1366,7 @@ def counterexample_docs(root: Path) -> dict[Path, str]:
     readme = folder / "README.md"
     if readme.exists():
         text = readme.read_text(encoding="utf-8")
-        out[readme] = _replace_block(text, _BLOCK, "\n".join(sections))
+        out[readme] = replace_block(text, _BLOCK, "\n".join(sections))
     return out
 
 

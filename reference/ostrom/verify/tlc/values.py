@@ -400,6 +400,11 @@ def to_itf(value: Value) -> Any:
     return {"#map": [[to_itf(k), to_itf(v)] for k, v in value.pairs]}
 
 
+def _clip(data: Any, limit: int = 80) -> str:
+    text = repr(data)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def from_itf(data: Any) -> Value:
     """Decode ITF JSON back into a :class:`Value`; raise ValueError on anything not ITF."""
     if isinstance(data, bool | str):
@@ -418,7 +423,10 @@ def from_itf(data: Any) -> Value:
             if tag in data and not isinstance(data[tag], list):
                 raise ValueError(f"malformed {tag}: {data[tag]!r} is not a list")
         if "#set" in data:
-            return TlaSet(tuple(from_itf(v) for v in data["#set"]))
+            elems = tuple(from_itf(v) for v in data["#set"])
+            if len(set(elems)) != len(elems):
+                raise ValueError(f"malformed #set: duplicate elements in {_clip(data)}")
+            return TlaSet(elems)
         if "#tup" in data:
             return tuple(from_itf(v) for v in data["#tup"])
         if "#map" in data:
@@ -427,6 +435,8 @@ def from_itf(data: Any) -> Value:
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise ValueError(f"malformed #map entry: {pair!r}")
                 pairs.append((from_itf(pair[0]), from_itf(pair[1])))
+            if len({k for k, _ in pairs}) != len(pairs):
+                raise ValueError(f"malformed #map: duplicate keys in {_clip(data)}")
             return TlaFunction(tuple(pairs))
         if "#unserializable" in data:
             text = str(data["#unserializable"])

@@ -68,7 +68,14 @@ from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.params import table as param_table
 from ostrom.protocol.voting import BALLOT_VOTES, BallotKind
 from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, function, record, tla
-from ostrom.verify.trace.log import LOG_MODULE, NONE, Names, TraceLog, UnusableLog
+from ostrom.verify.trace.log import (
+    LOG_MODULE,
+    NONE,
+    Names,
+    TraceLog,
+    UnusableLog,
+    require_steps,
+)
 from ostrom.verify.trace.regvar import REGVAR_MODULE, registry_variable_spec
 
 TRACE_MODULE: Final = "LifecycleTrace"
@@ -639,6 +646,7 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
     except UnusableLog as exc:
         raise UnusableLog(f"{log.name}: {exc}") from None
     initial = _setup_entries(log, params)
+    require_steps(log.name, log.steps)  # after the header's own problems
     registry = dict(initial)
     bound, abstracted = resolve_commitments(log, names)
     entries: list[Entry] = []

@@ -63,6 +63,17 @@ def _action_text(e: Entry, names: Names) -> str:
     return f"{SINGLE_ACTIONS.get(e.op) or _OTHER_ACTIONS[e.op]}({shown})"
 
 
+def _as_map(v: Any) -> dict[Any, Any]:
+    """A TLA+ function as a dict.  TLC prints the empty function as ``<<>>`` (it is the
+    empty sequence too), which ``plain_value`` reads as an empty list: a step whose only
+    difference is the clock, or whose agents are none, has one."""
+    if isinstance(v, dict):
+        return v
+    if isinstance(v, list | tuple) and not v:
+        return {}
+    raise TypeError(f"not a TLA+ function: {v!r}")
+
+
 def _describe(
     c: CompiledLog, names: Names, cursor: int, phase: str, why: Value
 ) -> tuple[str, str, list[dict[str, Any]]]:
@@ -87,8 +98,9 @@ def _describe(
             diffs.append({"artifact": x, "field": "exists", "spec": True, "log": False})
         for x in w["log_only"]:
             diffs.append({"artifact": x, "field": "exists", "spec": False, "log": True})
-        for x, fields in sorted(w["diff"].items()):
+        for x, fields in sorted(_as_map(w["diff"]).items()):
             # when the lifecycle state differs, the rest of the view follows from it
+            fields = _as_map(fields)
             order = ["state"] if "state" in fields else sorted(fields)
             for f in order:
                 s, lg = fields[f]
@@ -181,8 +193,8 @@ def _registry_failure(
                 "log": a in w["logged"],
             }
         )
-    for a, fields in sorted(w["diff"].items()):
-        for f, (spec, log) in sorted(fields.items()):
+    for a, fields in sorted(_as_map(w["diff"]).items()):
+        for f, (spec, log) in sorted(_as_map(fields).items()):
             diffs.append({"artifact": None, "field": f"agents.{a}.{f}", "spec": spec, "log": log})
     parts = [
         f"{d['field']}: spec {json.dumps(d['spec'])}, log {json.dumps(d['log'])}" for d in diffs

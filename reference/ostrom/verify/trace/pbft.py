@@ -79,7 +79,13 @@ from ostrom.verify.tlc.values import (
     record,
     tla,
 )
-from ostrom.verify.trace.log import TRACE_FORMAT, UnusableLog, read_jsonl, vector_log
+from ostrom.verify.trace.log import (
+    TRACE_FORMAT,
+    UnusableLog,
+    read_jsonl,
+    require_steps,
+    vector_log,
+)
 from ostrom.verify.trace.tlc import run_directory, run_java_tlc
 from ostrom.verify.trace.verdict import (
     Failure,
@@ -411,6 +417,7 @@ def _command(cmd: Any) -> tuple[str, Signed | None]:
 
 def compile_log(log: PbftLog) -> Compiled:
     n, f, i, seed, clients, base, p = _setup(log)
+    require_steps(log.name, log.steps)  # after the header's own problems
     keyring, _ = make_keys(seed, principals(n, clients))
     ab = Abstractor(n, keyring)
     # first pass: every signed message of the log (commands and sent messages)

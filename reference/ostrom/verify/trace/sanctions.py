@@ -54,6 +54,7 @@ from ostrom.verify.trace.log import (
     Names,
     UnusableLog,
     read_jsonl,
+    require_steps,
     vector_log,
 )
 from ostrom.verify.trace.tlc import TlcResult, run_java_tlc
@@ -330,6 +331,7 @@ def compile_log(log: SanctionsLog, names: AgentNames) -> Compiled:
     """The entries of ``log`` (SanctionsTrace.tla reads them as TLLogs[i].steps)."""
     constants = spec_constants(log)
     unrepaired = _unrepaired(log)
+    require_steps(log.name, log.steps)  # after the header's own problems
     agents: set[str] = set(unrepaired)
     entries: list[Entry] = []
     raw: list[dict[str, Any]] = []

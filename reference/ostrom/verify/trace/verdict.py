@@ -22,6 +22,7 @@ from ostrom.verify.trace.tlc import run_directory
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
 EXIT_UNUSABLE: Final = 2
+EXIT_TOOL_ERROR: Final = 3  # docs/cli.md
 #: What a lifecycle verdict names (community verdicts name spec/CommunityTrace.tla).
 LIFECYCLE_SPEC: Final = TRACE_SPECS["lifecycle"]
 
@@ -71,9 +72,11 @@ class Verdict:
 
     @property
     def exit_code(self) -> int:
-        return {"accepted": EXIT_ACCEPTED, "rejected": EXIT_REJECTED}.get(
-            self.status, EXIT_UNUSABLE
-        )
+        return {
+            "accepted": EXIT_ACCEPTED,
+            "rejected": EXIT_REJECTED,
+            "error": EXIT_TOOL_ERROR,  # TLC or Java failed, or --timeout: no verdict
+        }.get(self.status, EXIT_UNUSABLE)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,9 +1,10 @@
-"""The ``ostrom check`` and ``ostrom explain`` commands (registered on the group in ``cli.py``).
+"""The ``ostrom check`` and ``ostrom explain`` commands (registered on the group in
+``cli/main.py``).
 
-Kept apart from ``cli.py`` so other subcommands can be added there without touching these.
-Conventions: results on stdout (a table, or JSON with ``--json``), progress on stderr, exit
-status 0 iff every row is what the manifest expects, 1 if a row is not, 2 on bad input — which
-is always one ``error: ...`` line, never a traceback.
+Conventions (docs/cli.md): results on stdout (a table, or JSON with ``--json``), progress
+on stderr; exit status 0 iff every row is what the manifest expects, 1 if a row is not
+(a property failed, a witness holds, a mutant escaped, a count changed), 2 on bad input,
+3 if TLC could not check a row (Java, a spec that does not parse, --timeout).
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ostrom.verify.tlc.explain import explain_itf
+from ostrom import layout
+from ostrom.cli.exits import BadInput, ExitCode, ToolError
+from ostrom.cli.options import SECONDS
+from ostrom.verify.tlc.explain import ExplainError, explain_itf
 from ostrom.verify.tlc.itf import ItfError, read_itf
 from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
 from ostrom.verify.tlc.manifest import ManifestError, cfg_text, load_manifest
@@ -36,16 +40,17 @@ __all__ = ["check", "explain"]
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
+    raise BadInput(message)
 
 
 def _find_root(start: Path) -> Path:
-    """The nearest directory at or above ``start`` with ``models/`` or ``spec/`` (the repo)."""
+    """The nearest directory at or above ``start`` with ``models/`` and ``spec/`` (a
+    checkout), else the source tree this package was installed from (as ``conform`` and
+    ``vectors`` find theirs)."""
     for candidate in (start, *start.parents):
-        if (candidate / "models").is_dir() or (candidate / "spec").is_dir():
+        if (candidate / "models").is_dir() and (candidate / "spec").is_dir():
             return candidate
-    return start
+    return layout.ROOT
 
 
 def _resolve_paths(manifest: Path | None, root: Path | None) -> tuple[Path, Path]:
@@ -118,7 +123,13 @@ def _table(rows: list[RowResult]) -> Table:
     default=None,
     help="Repository root holding spec/ and models/ (default: found from the manifest or cwd).",
 )
-@click.option("--timeout", type=float, default=None, help="Kill a TLC run after this many seconds.")
+@click.option(
+    "--timeout",
+    type=SECONDS,
+    default=None,
+    help="Stop a TLC run after this many seconds, in (0, 1e6] (default: no limit); a row "
+    "stopped so is a tool error (exit 3).",
+)
 @click.option(
     "--witness-traces",
     is_flag=True,
@@ -165,10 +176,13 @@ def check(
     try:
         manifest = load_manifest(manifest_file)
         entries = select_models(manifest, models, deep)
+    except (ManifestError, RunnerError) as exc:
+        _fail(str(exc))
+    try:
         find_jar()
         find_java()
-    except (ManifestError, RunnerError, TlcSetupError) as exc:
-        _fail(str(exc))
+    except TlcSetupError as exc:
+        raise ToolError(str(exc)) from None
     out_dir = out if out is not None else root_dir / ".tlc" / "counterexamples"
     if not entries:
         err.print(f"no models to check in {manifest_file}", markup=False, highlight=False)
@@ -215,8 +229,10 @@ def check(
                 jobs=jobs,
                 witness_traces=witness_traces,
             )
-    except (RunnerError, TlcSetupError) as exc:
+    except RunnerError as exc:
         _fail(str(exc))
+    except TlcSetupError as exc:
+        raise ToolError(str(exc)) from None
 
     if record:
         for note in record_counts(manifest, rows):
@@ -230,14 +246,25 @@ def check(
         for row in rows:
             if row.message:
                 console.print(f"{row.name}: {row.message}", markup=False, highlight=False)
-            if row.counterexample and not row.ok:
+        saved = [row for row in rows if row.counterexample]
+        if saved:  # every trace this run saved, expected violations included
+            console.print(
+                f"\ncounterexamples saved ({len(saved)}; read one with `ostrom explain FILE`):"
+            )
+            for row in saved:
+                mark = "" if row.ok else "  (unexpected)"
                 console.print(
-                    f"{row.name}: counterexample {row.counterexample} "
-                    f"(`ostrom explain {row.counterexample}`)",
-                    markup=False,
-                    highlight=False,
+                    f"  {row.name}: {row.counterexample}{mark}", markup=False, highlight=False
                 )
-    sys.exit(0 if all(row.ok for row in rows) else 1)
+    if any(_tool_failed(row) for row in rows):
+        sys.exit(ExitCode.TOOL_ERROR)
+    sys.exit(ExitCode.OK if all(row.ok for row in rows) else ExitCode.FAILED)
+
+
+def _tool_failed(row: RowResult) -> bool:
+    """TLC did not check the row (it crashed, the spec does not parse, --timeout): not a
+    verdict about the protocol, so not exit 1."""
+    return not row.ok and row.run is not None and row.run.outcome.kind == "error"
 
 
 @click.command()
@@ -256,7 +283,22 @@ def check(
     help="Chart format (implies --sequence): monospace text (default) or a Mermaid "
     "sequenceDiagram, which GitHub renders.",
 )
-def explain(file: Path, full: bool, sequence: bool, fmt: str | None) -> None:
+@click.option(
+    "--step",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Print only step N (its action, then each changed variable before and after).",
+)
+@click.option(
+    "--var",
+    "var",
+    metavar="NAME",
+    default=None,
+    help="Only the changes of variable NAME, or of a path under it (art[x1], rs[r0].view).",
+)
+def explain(
+    file: Path, full: bool, sequence: bool, fmt: str | None, step: int | None, var: str | None
+) -> None:
     """Print a saved ITF counterexample: one row per step with the variables that changed.
 
     FILE is an ITF trace written by `ostrom check` (.itf.json, or gzip-compressed
@@ -272,18 +314,20 @@ def explain(file: Path, full: bool, sequence: bool, fmt: str | None) -> None:
     """
     if fmt is not None:
         sequence = True
-    if sequence and full:
-        _fail("--full shows variables of the change list; it does not apply to --sequence")
+    if sequence and (full or step is not None or var is not None):
+        _fail("--full, --step and --var select from the change list; not with --sequence")
     try:
         data = read_itf(file)
         if sequence:
             text = render(chart_from_itf(data), fmt or "text")
             lines = text.rstrip("\n").split("\n")
         else:
-            lines = explain_itf(data, full=full)
+            lines = explain_itf(data, full=full, step=step, var=var)
     except SequenceError as exc:
         _fail(f"{file}: {exc}")
-    except (ItfError, ValueError) as exc:
+    except (ExplainError, ItfError, ValueError) as exc:
         _fail(str(exc))
+    except RecursionError:
+        _fail(f"{file}: a value is nested too deeply to be a trace")
     for line in lines:
         click.echo(line)

@@ -1,0 +1,62 @@
+"""Option types shared by the subcommands, so that every command validates alike.
+
+Click's ``FloatRange`` lets ``nan`` through (it compares false with every bound) and
+``inf`` where there is no upper bound; a timeout of ``inf`` then overflowed the clock
+and one of ``nan`` disabled it.  ``Seconds`` takes a finite, positive duration with an
+upper bound, and ``Finite`` any finite number in a range; both name the option in their
+message (docs/cli.md, "Input").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+import click
+
+#: The longest duration an option takes: about 11.6 days.
+MAX_SECONDS: Final = 1e6
+
+
+class Finite(click.ParamType[float]):
+    """A finite float in ``[lo, hi]`` (``lo`` excluded with ``lo_open``)."""
+
+    name = "number"
+
+    def __init__(self, lo: float, hi: float, *, lo_open: bool = False) -> None:
+        self.lo, self.hi, self.lo_open = lo, hi, lo_open
+
+    def describe(self) -> str:
+        return f"{'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float) and math.isfinite(value):
+            v = value
+        else:
+            try:
+                v = float(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if v < self.lo or (self.lo_open and v == self.lo) or v > self.hi:
+            self.fail(f"{value!r} is not in {self.describe()}", param, ctx)
+        return v
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "NUMBER"
+
+
+class Seconds(Finite):
+    """A duration in seconds: finite, above 0, at most ``MAX_SECONDS``."""
+
+    name = "seconds"
+
+    def __init__(self) -> None:
+        super().__init__(0.0, MAX_SECONDS, lo_open=True)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "SECONDS"
+
+
+SECONDS: Final = Seconds()

@@ -1,0 +1,22 @@
+"""Generated blocks inside hand-written files: one way to find and replace them.
+
+A generated block sits between ``BEGIN generated: NAME`` and ``END generated: NAME``
+markers, each inside a comment of the file's language (``<!-- {} -->`` in Markdown,
+``// {}`` in JavaScript).  ``ostrom docs`` rewrites the blocks from their sources (the
+transition table, the parameter table, the exit codes ...); the tests fail when a
+committed block differs from what its source gives.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def replace_block(text: str, name: str, body: str, comment: str = "<!-- {} -->") -> str:
+    """``text`` with the lines between the markers of block ``name`` replaced by ``body``;
+    ``ValueError`` if the block is not there."""
+    begin, end = (re.escape(comment.format(f"{w} generated: {name}")) for w in ("BEGIN", "END"))
+    pattern = re.compile(rf"({begin}\n).*?({end})", re.S)
+    if not pattern.search(text):
+        raise ValueError(f"no generated block {name!r}")
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
