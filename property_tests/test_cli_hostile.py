@@ -320,6 +320,8 @@ def test_mutated_itf_traces(
     doc = data.draw(mutated_json(ITF))
     f = _write(tmp_path_factory.mktemp("itf") / "t.itf.json", json.dumps(doc))
     run(["explain", str(f), *(["--sequence"] if sequence else [])])
+    page = f.with_suffix(".html")
+    run(["explore", str(f), "-o", str(page)])
 
 
 @fuzz(share=10)
@@ -365,6 +367,7 @@ def test_mutated_vectors(tmp_path_factory: pytest.TempPathFactory, data: st.Data
     target = suite / rel
     target.write_text(json.dumps(data.draw(mutated_json(json.loads(target.read_text())))))
     _rehash(suite)
+    run(["explore", str(target), "-o", str(target.with_suffix(".html"))])
     driver = [sys.executable, str(DRIVERS / "correct.py")]
     run(["conform", "--vectors", str(suite), "--timeout", "5", "--", *driver])
 

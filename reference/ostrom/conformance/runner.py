@@ -87,7 +87,7 @@ __all__ = [
 #: Seconds the runner waits for each reply (hello, ready, observation) by default.
 DEFAULT_TIMEOUT: Final = 10.0
 #: The longest reply line the runner reads (a state of the largest vector is ~100 kB).
-MAX_REPLY: Final = 16 << 20
+MAX_REPLY: Final = 4 << 20
 TOO_LONG: Final = b"\x00<too long>"
 #: After this many timeouts in a row the driver is taken to hang: the remaining vectors
 #: are not run (each would wait --timeout and restart it: 51 minutes for the suite).
@@ -214,8 +214,8 @@ def _pump_lines(stream: IO[bytes], sink: queue.Queue[bytes | None]) -> None:
             if not line:
                 break
             if len(line) > MAX_REPLY and not line.endswith(b"\n"):
-                while True:  # drop the rest of this line
-                    more = stream.readline(MAX_REPLY)
+                while True:  # drop the rest of this line, a megabyte at a time
+                    more = stream.readline(1 << 20)
                     if not more or more.endswith(b"\n"):
                         break
                 line = line[:MAX_REPLY] + TOO_LONG

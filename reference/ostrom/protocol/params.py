@@ -312,6 +312,14 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
     raise ParamError(f"{name}: unsupported value {value!r}")  # pragma: no cover
 
 
+#: The parameters the protocol computes with in integer micro-units (``agents.micro``): a
+#: value below 0.5e-6 would silently become 0 there, so it is refused.
+MICRO_PARAMS = frozenset(
+    {"alpha", "farm_gain", "r_resubmit", "tau_accept", "tau_reject", "tau_retract",
+     "urgent_penalty", "w_max", "w_min"}
+)  # fmt: skip
+
+
 def _range_problems(p: Params) -> list[str]:
     out = []
     for f in dataclasses.fields(p):
@@ -324,8 +332,8 @@ def _range_problems(p: Params) -> list[str]:
             if (lo is not None and v < lo) or (hi is not None and v > hi):
                 out.append(f"{f.name}={value!r} outside [{lo}, {hi if hi is not None else '∞'}]")
                 break
-            if isinstance(v, float) and v != 0 and abs(v) < 0.5e-6:
-                # the protocol computes in micro-units (agents.micro): it would be 0
+            if f.name in MICRO_PARAMS and isinstance(v, float) and v != 0 and abs(v) < 0.5e-6:
+                # the protocol computes these in micro-units (agents.micro): it would be 0
                 out.append(f"{f.name}={value!r} is below the protocol's resolution 1e-06")
                 break
     return out

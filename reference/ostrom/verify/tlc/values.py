@@ -424,7 +424,8 @@ def from_itf(data: Any) -> Value:
                 raise ValueError(f"malformed {tag}: {data[tag]!r} is not a list")
         if "#set" in data:
             elems = tuple(from_itf(v) for v in data["#set"])
-            if len(set(elems)) != len(elems):
+            # distinct as TLA+ values: printed, since Python takes TRUE for 1
+            if len({format_value(e) for e in elems}) != len(elems):
                 raise ValueError(f"malformed #set: duplicate elements in {_clip(data)}")
             return TlaSet(elems)
         if "#tup" in data:
@@ -435,7 +436,7 @@ def from_itf(data: Any) -> Value:
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise ValueError(f"malformed #map entry: {pair!r}")
                 pairs.append((from_itf(pair[0]), from_itf(pair[1])))
-            if len({k for k, _ in pairs}) != len(pairs):
+            if len({format_value(k) for k, _ in pairs}) != len(pairs):
                 raise ValueError(f"malformed #map: duplicate keys in {_clip(data)}")
             return TlaFunction(tuple(pairs))
         if "#unserializable" in data:

@@ -1,0 +1,104 @@
+// ostrom explore: step through a trace (reference/ostrom/explore/page.py writes the data).
+// No network, no library: the page works from file://.
+(function () {
+  "use strict";
+  const data = JSON.parse(document.getElementById("trace-data").textContent);
+  const steps = data.steps;
+  const list = document.getElementById("steps");
+  let current = 0;
+
+  function el(tag, attrs, text) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  steps.forEach(function (s, i) {
+    const li = el("li", {"data-index": String(i)});
+    if (s.failed) li.classList.add("failed");
+    if (data.loop === i) li.classList.add("loop");
+    li.appendChild(el("span", {class: "n"}, String(s.index)));
+    li.appendChild(el("span", {class: "act"}, s.action));
+    li.addEventListener("click", function () { show(i); });
+    list.appendChild(li);
+  });
+
+  function link(ref) {
+    const a = el("a", {href: data.links[ref.file] + (ref.line ? "#L" + ref.line : "")},
+                 ref.file + (ref.line ? ":" + ref.line : ""));
+    return a;
+  }
+
+  function show(i) {
+    if (i < 0 || i >= steps.length) return;
+    current = i;
+    const s = steps[i];
+    for (const li of list.children) li.classList.toggle("current", Number(li.dataset.index) === i);
+    list.children[i].scrollIntoView({block: "nearest"});
+    document.getElementById("position").textContent =
+      "step " + (i + 1) + " of " + steps.length + (data.loop === i ? " (the loop returns here)" : "");
+    const head = document.getElementById("action");
+    head.replaceChildren();
+    const def = data.definitions[s.action];
+    const params = def && def.tla && def.tla.params ? "(" + def.tla.params + ")" : "";
+    head.appendChild(el("h2", {id: "action-name"}, s.action + params));
+    if (s.detail) head.appendChild(el("div", {class: "detail"}, s.detail));
+    if (def) {
+      const where = el("div", {class: "where"});
+      if (def.tla) { where.appendChild(document.createTextNode("TLA+: ")); where.appendChild(link(def.tla)); }
+      if (def.python) {
+        where.appendChild(document.createTextNode(" Python: " + def.python.name + " "));
+        where.appendChild(link(def.python));
+      }
+      head.appendChild(where);
+      if (def.tla && def.tla.text) head.appendChild(el("pre", {class: "def"}, def.tla.text));
+    }
+    document.getElementById("note").textContent = s.note || "";
+    const changes = document.getElementById("changes");
+    changes.replaceChildren();
+    for (const c of (i === 0 ? [] : s.changes)) changes.appendChild(el("li", {}, c));
+    if (i > 0 && s.changes.length === 0) changes.appendChild(el("li", {}, "(no change)"));
+    const body = document.getElementById("vars");
+    body.replaceChildren();
+    for (const [name, text] of Object.entries(s.state)) {
+      const tr = el("tr", {"data-var": name});
+      if (s.changed.includes(name)) tr.classList.add("changed");
+      tr.appendChild(el("td", {class: "name"}, name));
+      const td = el("td");
+      td.appendChild(el("pre", {}, text));
+      tr.appendChild(td);
+      body.appendChild(tr);
+    }
+    // the state diagram: the states the artifacts are in now
+    const names = new Set(Object.values(s.states || {}));
+    document.querySelectorAll("#diagram g.node").forEach(function (g) {
+      const t = g.querySelector("title");
+      g.classList.toggle("current", !!t && names.has(t.textContent.trim()));
+    });
+    const legend = document.getElementById("diagram-states");
+    if (legend) legend.textContent = Object.entries(s.states || {}).map(function (e) {
+      return e[0] + ": " + e[1]; }).join(" · ") || "no artifact yet";
+    // the sequence chart: this step's messages
+    document.querySelectorAll("svg.msc [data-step]").forEach(function (g) {
+      g.classList.toggle("current", Number(g.dataset.step) === s.index);
+    });
+    const first = document.querySelector("svg.msc .arrow.current, svg.msc .remark.current");
+    if (first && first.scrollIntoView) first.scrollIntoView({block: "nearest"});
+    if (history.replaceState) history.replaceState(null, "", "#step-" + i);
+  }
+
+  document.addEventListener("keydown", function (e) {
+    if (e.target && /input|textarea/i.test(e.target.tagName)) return;
+    if (e.key === "ArrowRight" || e.key === "j" || e.key === "n") { show(current + 1); e.preventDefault(); }
+    else if (e.key === "ArrowLeft" || e.key === "k" || e.key === "p") { show(current - 1); e.preventDefault(); }
+    else if (e.key === "Home") { show(0); e.preventDefault(); }
+    else if (e.key === "End") { show(steps.length - 1); e.preventDefault(); }
+  });
+  document.getElementById("prev").addEventListener("click", function () { show(current - 1); });
+  document.getElementById("next").addEventListener("click", function () { show(current + 1); });
+  const m = /^#step-(\d+)$/.exec(location.hash);
+  const failed = steps.findIndex(function (s) { return s.failed; });
+  show(m ? Number(m[1]) : 0);
+  window.ostromExplore = {show: show, current: function () { return current; }, failed: failed};
+})();

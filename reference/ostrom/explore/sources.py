@@ -1,0 +1,482 @@
+"""What the explorer shows, read from each kind of file it opens.
+
+Four kinds, told apart by their content (``load``):
+
+* an ITF counterexample of any spec (``ostrom check`` writes them): every state, the
+  action TLC names for each step, the variables that changed;
+* a conformance vector (``ostrom-vector/1``): each step's command and the state the
+  reference expects after it;
+* an ``ostrom-trace/1`` log (what ``validate-trace`` reads), optionally with its verdict
+  (``ostrom validate-trace --json``): the step it was rejected at is marked, with why;
+* a verdict file alone: its log is read from the path the verdict names.
+
+Each becomes a ``Page``: the steps (state, changes, action), the action definitions it
+refers to (the TLA+ text and the Python method the spec cites), the lifecycle states the
+artifacts are in at each step (for the state diagram), a message-sequence chart for the
+traces with messages, and for a violation the property it breaks, in words, from the
+property registry (spec/properties.toml).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ostrom import layout
+from ostrom.explore import chart as msc
+from ostrom.verify import registry
+from ostrom.verify.tlc import sequence
+from ostrom.verify.tlc.cfg import CfgError, parse_cfg
+from ostrom.verify.tlc.explain import describe_changes
+from ostrom.verify.tlc.itf import ItfError, read_itf
+from ostrom.verify.tlc.manifest import ManifestError, cfg_text, load_manifest
+from ostrom.verify.tlc.values import (
+    TlaFunction,
+    TlaRecord,
+    Value,
+    format_value,
+    from_itf,
+    parse_value,
+)
+
+__all__ = ["ExploreError", "Page", "Step", "load"]
+
+
+class ExploreError(ValueError):
+    """The file is none of the kinds the explorer reads, or is malformed."""
+
+
+@dataclass
+class Step:
+    """One step: what happened (``action``), and the state after it."""
+
+    index: int
+    action: str
+    detail: str = ""  # the command, or the changes in one line
+    state: dict[str, str] = field(default_factory=dict)  # variable -> text
+    changed: list[str] = field(default_factory=list)  # variables that changed
+    changes: list[str] = field(default_factory=list)
+    states: dict[str, str] = field(default_factory=dict)  # artifact -> lifecycle state
+    note: str = ""
+    failed: bool = False
+
+
+@dataclass
+class Page:
+    title: str
+    kind: str  # "itf" | "vector" | "log"
+    source: str
+    steps: list[Step]
+    subtitle: str = ""
+    loop: int | None = None
+    violation: dict[str, str] | None = None
+    definitions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    chart: msc.Chart | None = None
+    lifecycle: bool = False  # show the state diagram
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "subtitle": self.subtitle,
+            "kind": self.kind,
+            "source": self.source,
+            "loop": self.loop,
+            "violation": self.violation,
+            "definitions": self.definitions,
+            "lifecycle": self.lifecycle,
+            "messages": len(self.chart.messages) if self.chart else 0,
+            "steps": [
+                {
+                    "index": s.index,
+                    "action": s.action,
+                    "detail": s.detail,
+                    "state": s.state,
+                    "changed": s.changed,
+                    "changes": s.changes,
+                    "states": s.states,
+                    "note": s.note,
+                    "failed": s.failed,
+                }
+                for s in self.steps
+            ],
+        }
+
+
+def load(path: Path, verdict: Path | None = None) -> Page:
+    """The page of ``path`` (and of its ``verdict``, for a log)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ExploreError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if raw[:2] == b"\x1f\x8b" or path.name.endswith((".itf.json", ".itf.json.gz")):
+        return _from_itf(path)
+    text = raw.decode("utf-8", errors="replace")
+    first = text.lstrip()[:1]
+    if first == "{" and "\n{" not in text.strip():
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError):
+            raise ExploreError(f"{path} is not JSON") from None
+        if isinstance(doc, dict) and doc.get("format") == "ostrom-vector/1":
+            return _from_vector(path, doc)
+        if isinstance(doc, dict) and doc.get("format") == "ostrom-validate-trace/1":
+            log = Path(str(doc.get("file", "")))
+            if not log.is_absolute():
+                log = path.parent / log
+            return _from_log(log, doc)
+        if isinstance(doc, dict) and isinstance(doc.get("states"), list):
+            return _from_itf(path)
+    if first == "{":
+        verdict_doc = _read_verdict(verdict) if verdict is not None else None
+        return _from_log(path, verdict_doc)
+    raise ExploreError(
+        f"{path}: not an ITF trace, a conformance vector, an ostrom-trace/1 log or a "
+        "validate-trace verdict"
+    )
+
+
+# --- ITF ----------------------------------------------------------------------------------------
+
+
+def _from_itf(path: Path) -> Page:
+    try:
+        data = read_itf(path)
+    except ItfError as exc:
+        raise ExploreError(str(exc)) from None
+    meta = data.get("#meta") if isinstance(data.get("#meta"), dict) else {}
+    assert isinstance(meta, dict)
+    try:
+        decoded = [{k: from_itf(v) for k, v in s.items() if k != "#meta"} for s in data["states"]]
+    except (ValueError, RecursionError) as exc:
+        raise ExploreError(f"{path}: {exc}") from None
+    steps: list[Step] = []
+    previous: dict[str, Value] = {}
+    for i, (raw, values) in enumerate(zip(data["states"], decoded, strict=True)):
+        smeta = raw.get("#meta") if isinstance(raw.get("#meta"), dict) else {}
+        action = str(smeta.get("action", "?")) if isinstance(smeta, dict) else "?"
+        changes: list[str] = []
+        for name in list(previous) + [k for k in values if k not in previous]:
+            if i > 0:
+                changes += describe_changes(name, previous.get(name), values.get(name))
+        changed = [k for k in values if i > 0 and previous.get(k) != values.get(k)]
+        steps.append(
+            Step(
+                index=i,
+                action=action,
+                detail="; ".join(changes)[:300],
+                state={k: format_value(v) for k, v in values.items()},
+                changed=changed,
+                changes=changes,
+                states=_artifact_states(values),
+            )
+        )
+        previous = values
+    model = str(meta.get("model", ""))
+    expected = str(meta.get("expected", meta.get("outcome", "")))
+    page = Page(
+        title=f"{model or path.name}: {expected}" if expected else (model or path.name),
+        kind="itf",
+        source=str(path),
+        steps=steps,
+        subtitle=f"{len(steps)} states"
+        + (f" · witness {meta['witness']}" if meta.get("witness") else ""),
+        loop=data.get("loop") if isinstance(data.get("loop"), int) else None,
+        lifecycle=any(s.states for s in steps),
+    )
+    if steps:
+        steps[-1].failed = bool(meta.get("witness") is None and expected and expected != "pass")
+    page.violation = _violation(expected, witness=bool(meta.get("witness")))
+    page.definitions = definitions({s.action for s in steps}, str(meta.get("module", "")))
+    try:
+        if msc.is_alg1(data):
+            page.chart = msc.chart_from_alg1(data, _constants(model))
+        elif "rs" in data["states"][0] and "chan" in data["states"][0]:
+            page.chart = msc.chart_from_pbft(data)
+    except (sequence.SequenceError, KeyError, TypeError, ValueError) as exc:
+        page.subtitle += f" · no sequence chart: {str(exc)[:120]}"
+    return page
+
+
+def _artifact_states(values: Mapping[str, Value]) -> dict[str, str]:
+    """artifact -> lifecycle state, for a Lifecycle.tla state (``art[x].st``)."""
+    art = values.get("art")
+    out: dict[str, str] = {}
+    # a function with string keys is a record to TLC (and so in ITF)
+    pairs = (
+        art.pairs
+        if isinstance(art, TlaFunction)
+        else art.fields
+        if isinstance(art, TlaRecord)
+        else ()
+    )
+    for key, rec in pairs:
+        if isinstance(rec, TlaRecord) and isinstance(rec.get("st"), str):
+            st = str(rec.get("st"))
+            if st != "none":
+                out[format_value(key).strip('"')] = st
+    return out
+
+
+def _constants(model: str) -> dict[str, Value]:
+    """The constants of manifest model ``model`` (from its cfg), or {}."""
+    if not model:
+        return {}
+    try:
+        manifest = load_manifest(layout.MODELS_DIR / "manifest.json")
+        entry = manifest.get(model)
+        if entry is None:
+            return {}
+        cfg = parse_cfg(cfg_text(manifest, entry, layout.ROOT))
+    except (ManifestError, CfgError, OSError):
+        return {}
+    # ``Name <- Def``: the value of a one-line definition of the model module
+    defs: dict[str, str] = {}
+    module = layout.MODELS_DIR / f"{entry.module}.tla"
+    if module.is_file():
+        for line in module.read_text(encoding="utf-8").splitlines():
+            m = re.match(r"^([A-Za-z_]\w*)\s*==\s*(.+?)\s*$", line)
+            if m:
+                defs[m.group(1)] = m.group(2)
+    out: dict[str, Value] = {}
+    for name, (op, text) in cfg.constants.items():
+        value = text if op == "=" else defs.get(text.strip())
+        if value is None:
+            continue
+        try:
+            out[name] = parse_value(value)
+        except ValueError:
+            continue
+    return out
+
+
+# --- the property registry and the spec's definitions ------------------------------------------
+
+
+def _violation(name: str, *, witness: bool) -> dict[str, str] | None:
+    """The registry's words for a violated invariant or property (None for a pass)."""
+    if not name or name in ("pass",) or name.startswith("error"):
+        return None
+    if witness:
+        return {
+            "name": name,
+            "property": "",
+            "statement": f"a reachability witness: TLC reached a state where {name} is "
+            "false, so the behaviour it names is reachable (the model's checks are not "
+            "vacuous)",
+        }
+    try:
+        props = registry.load()
+    except registry.RegistryError:
+        props = []
+    for p in props:
+        if name in p.tla:
+            return {"name": name, "property": p.id, "statement": p.statement}
+    return {"name": name, "property": "", "statement": f"{name} is violated"}
+
+
+_DEF_RE = r"^{name}(\(([^)]*)\))?\s*=="
+_CITE_RE = re.compile(r"\\\*\s*(?:reference/)?(ostrom/[\w/]+\.py):\s*([\w.]+)")
+
+
+def definitions(actions: set[str], module: str = "") -> dict[str, dict[str, Any]]:
+    """For each action name: where the spec defines it (file, line, its text, its formal
+    parameters) and the Python method the spec cites for it (file, line, name)."""
+    files = sorted(layout.SPEC_DIR.glob("*.tla")) + sorted(layout.MODELS_DIR.glob("*.tla"))
+    texts = {f: f.read_text(encoding="utf-8").splitlines() for f in files}
+    out: dict[str, dict[str, Any]] = {}
+    for action in sorted(a for a in actions if re.fullmatch(r"[A-Za-z_]\w*", a)):
+        pattern = re.compile(_DEF_RE.format(name=re.escape(action)))
+        for f, lines in texts.items():
+            for n, line in enumerate(lines):
+                m = pattern.match(line)
+                if not m:
+                    continue
+                body = [line]
+                for more in lines[n + 1 : n + 40]:
+                    if not more.strip() or re.match(r"^[A-Za-z_]\w*(\(.*\))?\s*==", more):
+                        break
+                    body.append(more)
+                entry: dict[str, Any] = {
+                    "tla": {
+                        "file": str(f.relative_to(layout.ROOT)),
+                        "line": n + 1,
+                        "params": (m.group(2) or "").replace(" ", ""),
+                        "text": "\n".join(body),
+                    }
+                }
+                cite = _python_cite(lines, n)
+                if cite is not None:
+                    entry["python"] = cite
+                out[action] = entry
+                break
+            if action in out:
+                break
+    return out
+
+
+def _python_cite(lines: list[str], n: int) -> dict[str, Any] | None:
+    """The ``\\* ostrom/...py: Class.method`` comment just above line ``n``, resolved."""
+    for k in range(n - 1, max(-1, n - 6), -1):
+        m = _CITE_RE.search(lines[k])
+        if m is None:
+            continue
+        rel, qual = m.group(1), m.group(2)
+        path = layout.ROOT / "reference" / rel
+        line = 0
+        method = qual.rsplit(".", 1)[-1]
+        if path.is_file():
+            for i, text in enumerate(path.read_text(encoding="utf-8").splitlines()):
+                if re.match(rf"\s*def {re.escape(method)}\(", text):
+                    line = i + 1
+                    break
+        return {"file": f"reference/{rel}", "line": line, "name": qual}
+    return None
+
+
+# --- vectors and logs -------------------------------------------------------------------------
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    """``value``'s leaves by JSON path (``artifacts.x.state``), for diffs."""
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out |= _flat(v, f"{prefix}.{k}" if prefix else str(k))
+        return out
+    return {prefix: value}
+
+
+def _json_changes(old: Any, new: Any) -> list[str]:
+    a, b = _flat(old), _flat(new)
+    out = []
+    for key in list(a) + [k for k in b if k not in a]:
+        if a.get(key, "(unset)") != b.get(key, "(unset)"):
+            before = json.dumps(a[key]) if key in a else "(unset)"
+            after = json.dumps(b[key]) if key in b else "(unset)"
+            out.append(f"{key}: {before[:60]} -> {after[:60]}")
+    return out
+
+
+def _lifecycle_states(state: Any) -> dict[str, str]:
+    arts = state.get("artifacts") if isinstance(state, dict) else None
+    if not isinstance(arts, dict):
+        return {}
+    return {
+        str(x): str(a["state"])
+        for x, a in arts.items()
+        if isinstance(a, dict) and isinstance(a.get("state"), str)
+    }
+
+
+def _command_text(cmd: Any) -> str:
+    if not isinstance(cmd, dict):
+        return json.dumps(cmd)[:200]
+    shown = {k: v for k, v in cmd.items() if k not in ("op", "salt", "commitment", "signature")}
+    return ", ".join(f"{k}={json.dumps(v)[:40]}" for k, v in shown.items())
+
+
+def _json_steps(commands: list[Any], states: list[Any]) -> list[Step]:
+    from ostrom.protocol.lifecycle import COMMAND_ACTIONS
+
+    steps = []
+    previous: Any = {}
+    for i, (cmd, state) in enumerate(zip(commands, states, strict=True)):
+        op = cmd.get("op", "?") if isinstance(cmd, dict) else "?"
+        actions = COMMAND_ACTIONS.get(str(op), ())
+        action = actions[0] if len(actions) == 1 else str(op)
+        top = state if isinstance(state, dict) else {"state": state}
+        prev_top = previous if isinstance(previous, dict) else {}
+        steps.append(
+            Step(
+                index=i + 1,
+                action=action,
+                detail=f"{op}({_command_text(cmd)})",
+                state={k: json.dumps(v, indent=1, sort_keys=True) for k, v in top.items()},
+                changed=[k for k in top if prev_top.get(k) != top.get(k)],
+                changes=_json_changes(previous, state),
+                states=_lifecycle_states(state),
+            )
+        )
+        previous = state
+    return steps
+
+
+def _from_vector(path: Path, doc: Mapping[str, Any]) -> Page:
+    raw_steps = doc.get("steps")
+    if not isinstance(raw_steps, list) or not all(isinstance(s, dict) for s in raw_steps):
+        raise ExploreError(f"{path}: a vector's steps are a list of objects")
+    commands = [s.get("command") for s in raw_steps]
+    states = [(s.get("expect") or {}).get("state") for s in raw_steps]
+    steps = _json_steps(commands, states)
+    for step, raw in zip(steps, raw_steps, strict=True):
+        result = (raw.get("expect") or {}).get("result")
+        if result not in (None, "ok"):
+            step.note = f"refused: {result}"
+        if isinstance(raw.get("note"), str):
+            step.note = (step.note + " · " if step.note else "") + raw["note"]
+    layer = str(doc.get("layer", ""))
+    page = Page(
+        title=str(doc.get("id", path.name)),
+        kind="vector",
+        source=str(path),
+        steps=steps,
+        subtitle=f"{layer} vector · {doc.get('description', '')}",
+        lifecycle=layer in ("lifecycle", "community"),
+    )
+    page.definitions = definitions({s.action for s in steps})
+    if layer == "pbft":
+        page.chart = msc.chart_from_pbft_vector(doc)
+    return page
+
+
+def _read_verdict(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ExploreError(f"{path}: not a verdict file: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != "ostrom-validate-trace/1":
+        raise ExploreError(f"{path}: not an ostrom-validate-trace/1 verdict (--json)")
+    return doc
+
+
+def _from_log(path: Path, verdict: Mapping[str, Any] | None) -> Page:
+    try:
+        lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ExploreError(f"{path}: not an ostrom-trace/1 log: {exc}") from None
+    if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != "ostrom-trace/1":
+        raise ExploreError(f"{path}: not an ostrom-trace/1 log (no header line)")
+    body = [x for x in lines[1:] if isinstance(x, dict)]
+    steps = _json_steps([x.get("command") for x in body], [x.get("state") for x in body])
+    for step, raw in zip(steps, body, strict=True):
+        if raw.get("result") not in (None, "ok"):
+            step.note = f"refused: {raw.get('result')}"
+    layer = str(lines[0].get("layer", ""))
+    page = Page(
+        title=path.name,
+        kind="log",
+        source=str(path),
+        steps=steps,
+        subtitle=f"{layer} log · {len(steps)} steps",
+        lifecycle=layer in ("lifecycle", "community"),
+    )
+    page.definitions = definitions({s.action for s in steps})
+    if verdict is not None:
+        status = str(verdict.get("status", ""))
+        page.subtitle += f" · validate-trace: {status.upper()}"
+        failure = verdict.get("failure")
+        if isinstance(failure, dict) and isinstance(failure.get("step"), int):
+            k = failure["step"]
+            if 0 <= k < len(steps):
+                steps[k].failed = True
+                steps[k].note = str(failure.get("message", ""))
+            page.violation = {
+                "name": f"step {k + 1} is not a step of {verdict.get('spec', 'the spec')}",
+                "property": str(failure.get("kind", "")),
+                "statement": str(failure.get("message", "")),
+            }
+    return page
