@@ -26,6 +26,7 @@ from ostrom.cli.extras import install_hint, missing_extra
 from ostrom.cli.options import SECONDS
 from ostrom.cli.service import keygen, log, serve
 from ostrom.consensus import demo
+from ostrom.explore import docfigures
 from ostrom.figures import diagram
 from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.params import table as param_table
@@ -260,6 +261,7 @@ def docs(no_svg: bool, root: Path) -> None:
         changed += service_docs.update_generated(root)
         changed += sequence.update_docs(root)
         changed += cli_docs.update_generated(root)
+        changed += docfigures.update_generated(root)
     except RuntimeError as exc:
         raise ToolError(str(exc)) from None
     except (ValueError, OSError) as exc:

@@ -236,6 +236,22 @@ def _pbft_label(m: Any) -> str:
 
 # --- SVG ------------------------------------------------------------------------------------------
 
+#: The chart's own style, so that the SVG reads the same as a file or inside a page (the
+#: explorer's stylesheet adds only the highlighting of the current step).
+_STYLE = (
+    "svg.msc{background:#fff}"
+    "svg.msc text{font:11px monospace;fill:#1d1f21}"
+    "svg.msc text.lane-name{font-weight:700;font-size:12px}"
+    "svg.msc text.lane-name.byz{fill:#b3261e}"
+    "svg.msc line.lane{stroke:#9aa0a6;stroke-width:1.5}"
+    "svg.msc g.arrow line{stroke:#3367d6;stroke-width:1.5}"
+    "svg.msc g.arrow.lost line{stroke:#888}"
+    "svg.msc path.cross{stroke:#b3261e;stroke-width:2}"
+    "svg.msc marker path,svg.msc circle.sender{fill:#3367d6}"
+    "svg.msc .row-step{fill:#6a6f73}"
+    "svg.msc g.remark text{fill:#444;font-style:italic}"
+)
+
 _LANE_W = 120
 _ROW_H = 26
 _TOP = 48
@@ -251,6 +267,7 @@ def render_svg(chart: Chart) -> str:
         f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="message-sequence chart, {len(chart.lanes)} lanes, '
         f'{len(chart.messages)} messages">',
+        f"<style>{_STYLE}</style>",
         "<defs>"
         '<marker id="head" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="9" '
         'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
@@ -300,8 +317,7 @@ def _arrow(m: Message, y: int, x: Any) -> str:
         f'data-to="{" ".join(map(str, m.receivers))}">'
     ]
     dash = ' stroke-dasharray="5,4"' if m.lost else ""
-    if not m.receivers:
-        parts.append(f'<circle cx="{x0}" cy="{y}" r="3"/>')
+    parts.append(f'<circle class="sender" cx="{x0}" cy="{y}" r="3"/>')  # where it leaves
     for r in m.receivers:
         x1 = x(r)
         if x1 == x0:

@@ -193,7 +193,7 @@ def _from_itf(path: Path) -> Page:
     page.definitions = definitions({s.action for s in steps}, str(meta.get("module", "")))
     try:
         if msc.is_alg1(data):
-            page.chart = msc.chart_from_alg1(data, _constants(model))
+            page.chart = msc.chart_from_alg1(data, model_constants(model))
         elif "rs" in data["states"][0] and "chan" in data["states"][0]:
             page.chart = msc.chart_from_pbft(data)
     except (sequence.SequenceError, KeyError, TypeError, ValueError) as exc:
@@ -221,7 +221,7 @@ def _artifact_states(values: Mapping[str, Value]) -> dict[str, str]:
     return out
 
 
-def _constants(model: str) -> dict[str, Value]:
+def model_constants(model: str) -> dict[str, Value]:
     """The constants of manifest model ``model`` (from its cfg), or {}."""
     if not model:
         return {}

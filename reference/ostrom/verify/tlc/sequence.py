@@ -1339,7 +1339,7 @@ def _section(trace: Path, data: Mapping[str, Any], chart: Chart) -> str:
         f"### {stem}\n\n"
         f"{', '.join(facts)}: [`{trace.name}`]({trace.name}) (ITF), "
         f"[`{stem}.txt`]({stem}.txt) (text chart), [`{stem}.mmd`]({stem}.mmd) (Mermaid).\n\n"
-        f"```mermaid\n{render_mermaid(chart)}```\n"
+        f"<!-- svg: {stem}.svg -->\n```mermaid\n{render_mermaid(chart)}```\n"
     )
 
 
