@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.installed
 WORKERS ?= 2
 JOBS    ?= 2
 
-.PHONY: help setup check check-deep test test-slow test-fast lint bench docs diagram clean
+.PHONY: help setup check check-deep test test-slow test-fast lint bench docs diagram site clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -65,6 +65,9 @@ vectors: $(STAMP) ## regenerate the conformance vectors (reference, PBFT recordi
 docs: $(STAMP) ## regenerate generated docs (state diagram from the transition table)
 	@command -v dot >/dev/null || bash scripts/setup.sh --graphviz
 	$(OSTROM) docs
+
+site: $(STAMP) ## the documentation site in build/site (MkDocs, --strict, every link checked)
+	$(OSTROM) site
 
 clean: ## remove the venv and TLC scratch directories
 	rm -rf $(VENV) .tlc build *.egg-info reference/*.egg-info .coverage

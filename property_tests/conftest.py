@@ -8,10 +8,12 @@ active profile, so switching profiles changes how deep they go.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -151,3 +153,40 @@ def pytest_configure(config: pytest.Config) -> None:
             f"run the suite with --dist loadfile, not --dist {dist}: each module must run "
             "whole on one worker (property_tests/conftest.py)"
         )
+
+
+# --- the browser of the tests marked ``browser`` -----------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's headless Chromium through Debian's chromedriver (scripts/setup.sh
+    installs both; nothing is downloaded), for the tests marked ``browser``."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    for tool in (CHROMIUM, CHROMEDRIVER):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is missing: scripts/setup.sh installs Debian's chromium")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1400,1000",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()

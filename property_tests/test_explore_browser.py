@@ -6,13 +6,12 @@ PBFT vector): it loads from ``file://`` with no console error; the keys step thr
 (→ and ← move the current step, and the action shown, the highlighted rows of the state
 table and the highlighted chart rows follow); the chart has one arrow per message; the
 state diagram highlights exactly the states the step's artifacts are in; every link
-resolves.  A screenshot of each page is kept under build/test-artifacts/explore/.
+resolves.  A screenshot of each page is kept under build/test-artifacts/explore/.  (The
+``browser`` fixture is conftest.py's.)
 """
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -26,8 +25,6 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "build" / "test-artifacts" / "explore"
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 PAGES = {
     "lifecycle": ROOT / "vectors" / "lifecycle" / "traces" / "tlc-sim-3.itf.json",
     "pbft": ROOT / "docs" / "counterexamples" / "drop-own-view-change.itf.json.gz",
@@ -35,35 +32,6 @@ PAGES = {
     "vector": ROOT / "vectors" / "lifecycle" / "dispute" / "retracted-by-two-of-three.json",
     "pbft-vector": ROOT / "vectors" / "pbft" / "commit" / "committed-local-executes.json",
 }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    for tool in (CHROMIUM, CHROMEDRIVER):
-        if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is missing: scripts/setup.sh installs Debian's chromium")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--window-size=1400,1000",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +47,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _open(browser: Any, page: Path, name: str) -> None:
+    browser.get("about:blank")
+    browser.get_log("browser")  # what earlier pages of the session logged
     browser.get(page.as_uri())
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
     assert not errors, f"{name}: console errors {errors}"

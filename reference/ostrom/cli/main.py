@@ -129,6 +129,15 @@ def _simulate_command() -> click.Command:
 _Group.lazy["simulate"] = _simulate_command
 
 
+def _site_command() -> click.Command:
+    from ostrom.cli.site import site  # MkDocs loads only for this command
+
+    return site
+
+
+_Group.lazy["site"] = _site_command
+
+
 def _console(piped_width: int) -> Console:
     """A console as wide as the terminal, or ``piped_width`` when stdout is not one (a
     pipe or a log has no width: rich's 80 columns would fold every long cell)."""
