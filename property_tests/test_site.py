@@ -31,6 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "build" / "test-artifacts" / "site"
 
 
+def _page(md: str) -> str:
+    """The site's page of a docs file (a README is its folder's index)."""
+    path = Path(md).with_suffix(".html")
+    return (path.with_name("index.html") if path.name == "README.html" else path).as_posix()
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("site")
@@ -76,7 +82,7 @@ def test_check_links_finds_a_broken_link(site: Path, tmp_path: Path) -> None:
 def test_the_search_index_holds_every_page(site: Path) -> None:
     index = json.loads((site / "search" / "search_index.json").read_text())
     locations = {d["location"].split("#")[0] for d in index["docs"]}
-    assert "docs/labs/01-supersede.html" in locations and "docs/primer.html" in locations
+    assert _page("docs/labs/01-supersede.md") in locations and _page("docs/primer.md") in locations
 
 
 @contextlib.contextmanager
@@ -106,8 +112,8 @@ def test_the_site_in_a_browser(site: Path, browser: Any) -> None:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         browser.get("about:blank")
         browser.get_log("browser")
-        for path in ("index.html", "docs/lifecycle.html", "docs/consensus.html",
-                     "docs/counterexamples/index.html", "docs/labs/01-supersede.html"):  # fmt: skip
+        for path in ("index.html", *map(_page, ("docs/lifecycle.md", "docs/consensus.md",
+                     "docs/counterexamples/README.md", "docs/labs/01-supersede.md"))):  # fmt: skip
             browser.get(f"{base}/{path}")
             errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
             assert not errors, f"{path}: {errors}"

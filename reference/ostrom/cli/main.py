@@ -25,6 +25,7 @@ from ostrom.cli.explore import explore
 from ostrom.cli.extras import install_hint, missing_extra
 from ostrom.cli.options import SECONDS
 from ostrom.cli.service import keygen, log, serve
+from ostrom.cli.tlc import tlc
 from ostrom.consensus import demo
 from ostrom.explore import docfigures
 from ostrom.figures import diagram
@@ -93,6 +94,7 @@ def main() -> None:
 
 main.add_command(check)
 main.add_command(explore)
+main.add_command(tlc)
 main.add_command(explain)
 main.add_command(cluster)
 main.add_command(node)

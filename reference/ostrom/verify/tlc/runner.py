@@ -292,12 +292,14 @@ def run_tlc(
     timeout: float | None = None,
     keep: bool = False,
     extra_modules: Mapping[str, str] | None = None,
+    tlc_options: Sequence[str] = (),
 ) -> TlcRun:
     """Stage and run TLC on ``module`` with ``config`` (relative to ``root`` or absolute).
 
     ``cfg_text`` replaces the cfg's content (witness runs); ``extra_modules`` (name -> text)
     are written beside the staged sources (the witness probe's module, which ``module`` may
-    name).  ``on_progress(label, text)`` gets
+    name); ``tlc_options`` are passed to TLC as they are (``ostrom tlc``).
+    ``on_progress(label, text)`` gets
     TLC's progress reports while it runs. TLC's scratch state (``meta``, ``tmp``) is deleted
     afterwards unless ``keep``; the staged sources and ``tlc.out`` stay for inspection.
     Raises :class:`~ostrom.verify.tlc.jar.TlcSetupError` or :class:`RunnerError` on bad input.
@@ -314,7 +316,9 @@ def run_tlc(
     run_dir = _new_run_dir(root, label)
     cfg_name = cfg_path.name
     _stage(root, module, cfg_name, cfg_text, run_dir, extra_modules)
-    cmd = tlc_command(java, jar, run_dir, module, cfg_name, workers=workers, fp=fp)
+    cmd = tlc_command(
+        java, jar, run_dir, module, cfg_name, workers=workers, fp=fp, extra=tlc_options
+    )
 
     def on_message(msg: Message) -> None:
         if on_progress is not None and msg.code == 2200:
