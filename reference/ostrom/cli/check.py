@@ -22,6 +22,7 @@ from rich.table import Table
 from ostrom import layout
 from ostrom.cli.exits import BadInput, ExitCode, ToolError
 from ostrom.cli.options import SECONDS
+from ostrom.verify import registry
 from ostrom.verify.tlc.explain import ExplainError, explain_itf
 from ostrom.verify.tlc.itf import ItfError, read_itf
 from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
@@ -35,6 +36,7 @@ from ostrom.verify.tlc.runner import (
     select_models,
 )
 from ostrom.verify.tlc.sequence import FORMATS, SequenceError, chart_from_itf, render
+from ostrom.verify.tlc.why import WhyError, why
 
 __all__ = ["check", "explain"]
 
@@ -296,8 +298,21 @@ def _tool_failed(row: RowResult) -> bool:
     default=None,
     help="Only the changes of variable NAME, or of a path under it (art[x1], rs[r0].view).",
 )
+@click.option(
+    "--why",
+    "why_flag",
+    is_flag=True,
+    help="For an invariant violation: which conjunct of the invariant is false in the last "
+    "state, and for which values of its \\A (TLC evaluates it there; needs Java).",
+)
 def explain(
-    file: Path, full: bool, sequence: bool, fmt: str | None, step: int | None, var: str | None
+    file: Path,
+    full: bool,
+    sequence: bool,
+    fmt: str | None,
+    step: int | None,
+    var: str | None,
+    why_flag: bool,
 ) -> None:
     """Print a saved ITF counterexample: one row per step with the variables that changed.
 
@@ -322,7 +337,7 @@ def explain(
             text = render(chart_from_itf(data), fmt or "text")
             lines = text.rstrip("\n").split("\n")
         else:
-            lines = explain_itf(data, full=full, step=step, var=var)
+            lines = explain_itf(data, full=full, step=step, var=var, signatures=_signatures(data))
     except SequenceError as exc:
         _fail(f"{file}: {exc}")
     except (ExplainError, ItfError, ValueError) as exc:
@@ -331,3 +346,50 @@ def explain(
         _fail(f"{file}: a value is nested too deeply to be a trace")
     for line in lines:
         click.echo(line)
+    if why_flag:
+        for line in _why_lines(data):
+            click.echo(line)
+
+
+def _signatures(data: dict[str, object]) -> dict[str, str]:
+    """Each action of the trace with its formal parameters, from the spec's definitions."""
+    from ostrom.explore.sources import definitions
+
+    states = data.get("states")
+    actions = {
+        str(s["#meta"]["action"])
+        for s in states if isinstance(s, dict) and isinstance(s.get("#meta"), dict)
+        and isinstance(s["#meta"].get("action"), str)
+    } if isinstance(states, list) else set()  # fmt: skip
+    meta = data.get("#meta")
+    module = str(meta.get("module", "")) if isinstance(meta, dict) else ""
+    return {
+        a: d["tla"]["params"].replace(",", ", ")
+        for a, d in definitions(actions, module).items()
+        if d.get("tla", {}).get("params")
+    }
+
+
+def _why_lines(data: dict[str, object]) -> list[str]:
+    """``--why``: the invariant's parts that are false in the last state (verify/tlc/why.py)."""
+    try:
+        name, parts = why(data)
+    except WhyError as exc:
+        raise BadInput(f"--why: {exc}") from None
+    except TlcSetupError as exc:
+        raise ToolError(str(exc)) from None
+    try:
+        props = {t: p for p in registry.load() for t in p.tla}
+    except registry.RegistryError:
+        props = {}
+    pid = f" ({props[name].id}: {props[name].statement})" if name in props else ""
+    lines = [f"why: {name}{pid} is false in the last state"]
+    false = [p for p in parts if p.false_for]
+    for p in false:
+        where = f"conjunct {p.index} of {len(parts)}" if len(parts) > 1 else "its body"
+        values = f" for {p.var} \\in {p.false_for}" if p.var else ""
+        lines.append(f"  {where} is false{values}")
+        lines += ["    " + ln.strip() for ln in p.text.splitlines()]
+    if not false:
+        lines.append("  every part holds: TLC's report and this state disagree (a bug)")
+    return lines

@@ -34,6 +34,7 @@ from ostrom.verify.tlc.cfg import CfgError, parse_cfg
 from ostrom.verify.tlc.explain import describe_changes
 from ostrom.verify.tlc.itf import ItfError, read_itf
 from ostrom.verify.tlc.manifest import ManifestError, cfg_text, load_manifest
+from ostrom.verify.tlc.modules import search_order
 from ostrom.verify.tlc.values import (
     TlaFunction,
     TlaRecord,
@@ -285,7 +286,7 @@ _CITE_RE = re.compile(r"\\\*\s*(?:reference/)?(ostrom/[\w/]+\.py):\s*([\w.]+)")
 def definitions(actions: set[str], module: str = "") -> dict[str, dict[str, Any]]:
     """For each action name: where the spec defines it (file, line, its text, its formal
     parameters) and the Python method the spec cites for it (file, line, name)."""
-    files = sorted(layout.SPEC_DIR.glob("*.tla")) + sorted(layout.MODELS_DIR.glob("*.tla"))
+    files = search_order(module or "Lifecycle")
     texts = {f: f.read_text(encoding="utf-8").splitlines() for f in files}
     out: dict[str, dict[str, Any]] = {}
     for action in sorted(a for a in actions if re.fullmatch(r"[A-Za-z_]\w*", a)):

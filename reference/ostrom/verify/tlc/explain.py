@@ -8,6 +8,7 @@ for sets the elements added and removed. Lassos get a marker at the state the lo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, Value, format_value, from_itf
@@ -74,12 +75,21 @@ def explain_itf(
     full: bool = False,
     step: int | None = None,
     var: str | None = None,
+    signatures: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The lines ``ostrom explain`` prints for an ITF document (already shape-checked).
 
     ``var`` keeps the changes of one variable (or of one field or key path under it, as
     ``art[x1]``); ``step`` prints one step whole: the action, then every changed
-    variable before and after in full."""
+    variable before and after in full.  ``signatures`` (action -> its formal parameters,
+    from the spec) names each step's action with them: ``CommitVote(a, x, v)``, whose
+    values the changes show (``art.x1.commits: +{<<"a1", 1, "accept">>}``)."""
+    sig = dict(signatures or {})
+
+    def _action(state: dict[str, Any]) -> str:
+        name = _action_name(state)
+        return f"{name}({sig[name]})" if sig.get(name) else name
+
     states: list[dict[str, Any]] = data["states"]
     meta = data.get("#meta", {}) if isinstance(data.get("#meta"), dict) else {}
     loop = data.get("loop")
@@ -90,7 +100,7 @@ def explain_itf(
     if step is not None and not 0 <= step < len(states):
         raise ExplainError(f"no step {step}: the trace has states 0..{len(states) - 1}")
     if step is not None:
-        return _one_step(states, decoded, step, var)
+        return _one_step(states, decoded, step, var, _action)
     lines: list[str] = []
     header = []
     for key in ("model", "witness", "outcome"):
@@ -131,7 +141,11 @@ def explain_itf(
 
 
 def _one_step(
-    states: list[dict[str, Any]], decoded: list[dict[str, Value]], step: int, var: str | None
+    states: list[dict[str, Any]],
+    decoded: list[dict[str, Value]],
+    step: int,
+    var: str | None,
+    _action: Any,
 ) -> list[str]:
     state = states[step]
     smeta = state.get("#meta", {}) if isinstance(state.get("#meta"), dict) else {}
@@ -158,7 +172,7 @@ def _one_step(
     return lines
 
 
-def _action(state: dict[str, Any]) -> str:
+def _action_name(state: dict[str, Any]) -> str:
     smeta = state.get("#meta")
     if isinstance(smeta, dict) and isinstance(smeta.get("action"), str):
         return str(smeta["action"])

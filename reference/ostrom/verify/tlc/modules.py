@@ -1,0 +1,33 @@
+"""Where a name of a TLA+ model is defined: its module, then what it EXTENDS or INSTANCEs.
+
+Several specs of the tree define the same names (``Timeout``, ``TypeOK``, ``Next``), so a
+definition is looked up the way SANY resolves it for the model in question: the model's
+module first, then its EXTENDS and INSTANCE targets, breadth first (spec/ and models/).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ostrom import layout
+
+__all__ = ["search_order"]
+
+
+def search_order(module: str) -> list[Path]:
+    """The .tla files of ``module`` and of the modules it uses, nearest first; every other
+    module of spec/ and models/ after them (for a trace that names no module)."""
+    files = {f.stem: f for f in [*layout.SPEC_DIR.glob("*.tla"), *layout.MODELS_DIR.glob("*.tla")]}
+    order: list[Path] = []
+    todo = [module]
+    while todo:
+        m = todo.pop(0)
+        if m not in files or files[m] in order:
+            continue
+        order.append(files[m])
+        text = files[m].read_text(encoding="utf-8")
+        for ext in re.findall(r"^EXTENDS\s+(.+)$", text, re.M):
+            todo += [x.strip() for x in ext.split(",")]
+        todo += re.findall(r"INSTANCE\s+(\w+)", text)
+    return order + [f for _, f in sorted(files.items()) if f not in order]
