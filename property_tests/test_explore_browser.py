@@ -1,13 +1,13 @@
 """The explorer's pages in a real browser: Debian's headless Chromium, driven by Selenium
 through Debian's chromedriver (nothing downloaded: scripts/setup.sh installs both).
 
-For each kind of page (lifecycle, PBFTReplicaSystem and Algorithm 1 counterexamples, a
-PBFT vector): it loads from ``file://`` with no console error; the keys step through it
-(→ and ← move the current step, and the action shown, the highlighted rows of the state
-table and the highlighted chart rows follow); the chart has one arrow per message; the
-state diagram highlights exactly the states the step's artifacts are in; every link
-resolves.  A screenshot of each page is kept under build/test-artifacts/explore/.  (The
-``browser`` fixture is conftest.py's.)
+For each kind of page (lifecycle, PBFTReplicaSystem and Algorithm 1 counterexamples, the
+last with --params too, a PBFT vector): it loads from ``file://`` with no console error;
+the keys step through it (→ and ← move the current step, and the action shown, the
+highlighted rows of the state table and the highlighted chart rows follow); the chart
+has one arrow per message; the state diagram highlights exactly the states the step's
+artifacts are in; every link resolves. A screenshot of each page is kept under
+build/test-artifacts/explore/. (The ``browser`` fixture is conftest.py's.)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from ostrom.cli.main import main
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.tlc]  # tlc: the --params page runs TLC
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "build" / "test-artifacts" / "explore"
@@ -31,7 +31,10 @@ PAGES = {
     "alg1": ROOT / "docs" / "counterexamples" / "alg1" / "forged-votes.itf.json.gz",
     "vector": ROOT / "vectors" / "lifecycle" / "dispute" / "retracted-by-two-of-three.json",
     "pbft-vector": ROOT / "vectors" / "pbft" / "commit" / "committed-local-executes.json",
+    "alg1-params": ROOT / "docs" / "counterexamples" / "alg1" / "forged-votes.itf.json.gz",
 }
+#: pages written with ``--params`` (each step names the values its action was taken with)
+WITH_PARAMS = {"alg1-params"}
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +43,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     made = {}
     for name, src in PAGES.items():
         page = out / f"{name}.html"
-        r = CliRunner().invoke(main, ["explore", str(src), "-o", str(page)])
+        extra = ["--params"] if name in WITH_PARAMS else []
+        r = CliRunner().invoke(main, ["explore", str(src), "-o", str(page), *extra])
         assert r.exit_code == 0, r.output
         made[name] = page
     return made
@@ -91,6 +95,8 @@ def test_page_steps_highlights_and_links(browser: Any, pages: dict[str, Path], n
     assert now["i"] == 2
     step = now["step"]
     assert now["action"].startswith(step["action"])
+    if name in WITH_PARAMS:  # the heading is the call with its values (Prepare("a1", ...))
+        assert step["args"] and now["action"] == f"{step['action']}({step['args']})", now
     assert set(now["changed"]) == set(step["changed"]) & set(step["state"])
     assert now["changed"] or not step["changed"]
     if step["states"]:  # lifecycle: the diagram lights the artifacts' states, no others

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -23,10 +23,12 @@ from ostrom import layout
 from ostrom.cli.exits import BadInput, ExitCode, ToolError
 from ostrom.cli.options import SECONDS
 from ostrom.verify import registry
+from ostrom.verify.tlc.bindings import bind_trace
 from ostrom.verify.tlc.explain import ExplainError, explain_itf
 from ostrom.verify.tlc.itf import ItfError, read_itf
 from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
 from ostrom.verify.tlc.manifest import ManifestError, cfg_text, load_manifest
+from ostrom.verify.tlc.probe import ProbeError
 from ostrom.verify.tlc.runner import (
     DEFAULT_WORKERS,
     RowResult,
@@ -305,6 +307,14 @@ def _tool_failed(row: RowResult) -> bool:
     help="For an invariant violation: which conjunct of the invariant is false in the last "
     "state, and for which values of its \\A (TLC evaluates it there; needs Java).",
 )
+@click.option(
+    "--params",
+    "params_flag",
+    is_flag=True,
+    help="Name each step's action with the values it was taken with "
+    '(CommitVote("a1", "x1", "accept")), which TLC finds by taking the step with each '
+    "candidate the spec's quantifiers give (needs Java; a few seconds).",
+)
 def explain(
     file: Path,
     full: bool,
@@ -313,6 +323,7 @@ def explain(
     step: int | None,
     var: str | None,
     why_flag: bool,
+    params_flag: bool,
 ) -> None:
     """Print a saved ITF counterexample: one row per step with the variables that changed.
 
@@ -329,15 +340,22 @@ def explain(
     """
     if fmt is not None:
         sequence = True
-    if sequence and (full or step is not None or var is not None):
-        _fail("--full, --step and --var select from the change list; not with --sequence")
+    if sequence and (full or step is not None or var is not None or params_flag):
+        _fail("--full, --step, --var and --params are for the change list; not with --sequence")
     try:
         data = read_itf(file)
         if sequence:
             text = render(chart_from_itf(data), fmt or "text")
             lines = text.rstrip("\n").split("\n")
         else:
-            lines = explain_itf(data, full=full, step=step, var=var, signatures=_signatures(data))
+            lines = explain_itf(
+                data,
+                full=full,
+                step=step,
+                var=var,
+                signatures=_signatures(data),
+                bindings=_bindings(data) if params_flag else None,
+            )
     except SequenceError as exc:
         _fail(f"{file}: {exc}")
     except (ExplainError, ItfError, ValueError) as exc:
@@ -368,6 +386,16 @@ def _signatures(data: dict[str, object]) -> dict[str, str]:
         for a, d in definitions(actions, module).items()
         if d.get("tla", {}).get("params")
     }
+
+
+def _bindings(data: dict[str, Any]) -> dict[int, list[tuple[str, ...]]]:
+    """``--params``: each step's argument values, found by TLC (verify/tlc/bindings.py)."""
+    try:
+        return bind_trace(data)
+    except ProbeError as exc:
+        raise BadInput(f"--params: {exc}") from None
+    except TlcSetupError as exc:
+        raise ToolError(str(exc)) from None
 
 
 def _why_lines(data: dict[str, object]) -> list[str]:

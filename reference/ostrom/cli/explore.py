@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
-from ostrom.cli.exits import BadInput
+from ostrom.cli.exits import BadInput, ToolError
 from ostrom.explore.page import write_page
 from ostrom.explore.sources import ExploreError, load
+from ostrom.verify.tlc.jar import TlcSetupError
 
 
 def _default_out(file: Path) -> Path:
@@ -36,7 +37,13 @@ def _default_out(file: Path) -> Path:
     help="For a trace log: its verdict (ostrom validate-trace --json), to mark the step "
     "it was rejected at.",
 )
-def explore(file: Path, output: Path | None, verdict: Path | None) -> None:
+@click.option(
+    "--params",
+    is_flag=True,
+    help="Name each step's action with the values it was taken with, as ostrom explain "
+    "--params does (TLC finds them; needs Java).",
+)
+def explore(file: Path, output: Path | None, verdict: Path | None, params: bool) -> None:
     """Write one self-contained HTML page for a trace, to step through in a browser.
 
     FILE is an ITF counterexample of any spec (ostrom check saves them), a conformance
@@ -45,7 +52,8 @@ def explore(file: Path, output: Path | None, verdict: Path | None) -> None:
 
     The page needs no server and no network (it works from file://): step with the keys
     ← → (or j k, Home, End); the changed variables are highlighted; each step shows its
-    action with its parameters, its TLA+ definition and the Python method the spec cites,
+    action with its parameters (with --params, the values it was taken with), its TLA+
+    definition and the Python method the spec cites,
     linked to this checkout's files; lifecycle traces show the state diagram with the
     artifacts' current states highlighted; traces with messages (PBFT, Algorithm 1) a
     message-sequence chart, one lane per process, one arrow per message; a violation is
@@ -59,9 +67,11 @@ def explore(file: Path, output: Path | None, verdict: Path | None) -> None:
       ostrom validate-trace --json run.jsonl > verdict.json; ostrom explore verdict.json
     """
     try:
-        page = load(file, verdict)
+        page = load(file, verdict, params=params)
     except ExploreError as exc:
         raise BadInput(str(exc)) from None
+    except TlcSetupError as exc:
+        raise ToolError(str(exc)) from None
     out = output or _default_out(file)
     if out.exists() and out.is_dir():
         raise BadInput(f"{out} is a directory")

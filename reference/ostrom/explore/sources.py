@@ -30,11 +30,13 @@ from ostrom import layout
 from ostrom.explore import chart as msc
 from ostrom.verify import registry
 from ostrom.verify.tlc import sequence
+from ostrom.verify.tlc.bindings import bind_trace
 from ostrom.verify.tlc.cfg import CfgError, parse_cfg
 from ostrom.verify.tlc.explain import describe_changes
 from ostrom.verify.tlc.itf import ItfError, read_itf
 from ostrom.verify.tlc.manifest import ManifestError, cfg_text, load_manifest
 from ostrom.verify.tlc.modules import search_order
+from ostrom.verify.tlc.probe import ProbeError
 from ostrom.verify.tlc.values import (
     TlaFunction,
     TlaRecord,
@@ -64,6 +66,7 @@ class Step:
     states: dict[str, str] = field(default_factory=dict)  # artifact -> lifecycle state
     note: str = ""
     failed: bool = False
+    args: str = ""  # the values the action was taken with (--params), TLA+ text
 
 
 @dataclass
@@ -101,20 +104,23 @@ class Page:
                     "states": s.states,
                     "note": s.note,
                     "failed": s.failed,
+                    "args": s.args,
                 }
                 for s in self.steps
             ],
         }
 
 
-def load(path: Path, verdict: Path | None = None) -> Page:
-    """The page of ``path`` (and of its ``verdict``, for a log)."""
+def load(path: Path, verdict: Path | None = None, *, params: bool = False) -> Page:
+    """The page of ``path`` (and of its ``verdict``, for a log); with ``params`` each step
+    of an ITF trace names the values its action was taken with (TLC finds them:
+    verify/tlc/bindings.py)."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise ExploreError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if raw[:2] == b"\x1f\x8b" or path.name.endswith((".itf.json", ".itf.json.gz")):
-        return _from_itf(path)
+        return _from_itf(path, params)
     text = raw.decode("utf-8", errors="replace")
     first = text.lstrip()[:1]
     if first == "{" and "\n{" not in text.strip():
@@ -130,7 +136,7 @@ def load(path: Path, verdict: Path | None = None) -> Page:
                 log = path.parent / log
             return _from_log(log, doc)
         if isinstance(doc, dict) and isinstance(doc.get("states"), list):
-            return _from_itf(path)
+            return _from_itf(path, params)
     if first == "{":
         verdict_doc = _read_verdict(verdict) if verdict is not None else None
         return _from_log(path, verdict_doc)
@@ -143,11 +149,17 @@ def load(path: Path, verdict: Path | None = None) -> Page:
 # --- ITF ----------------------------------------------------------------------------------------
 
 
-def _from_itf(path: Path) -> Page:
+def _from_itf(path: Path, params: bool = False) -> Page:
     try:
         data = read_itf(path)
     except ItfError as exc:
         raise ExploreError(str(exc)) from None
+    bound: dict[int, list[tuple[str, ...]]] = {}
+    if params:
+        try:
+            bound = bind_trace(data)
+        except ProbeError as exc:
+            raise ExploreError(f"--params: {exc}") from None
     meta = data.get("#meta") if isinstance(data.get("#meta"), dict) else {}
     assert isinstance(meta, dict)
     try:
@@ -173,6 +185,7 @@ def _from_itf(path: Path) -> Page:
                 changed=changed,
                 changes=changes,
                 states=_artifact_states(values),
+                args=", ".join(bound[i][0]) if bound.get(i) else "",
             )
         )
         previous = values

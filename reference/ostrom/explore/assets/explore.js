@@ -41,8 +41,9 @@
     const head = document.getElementById("action");
     head.replaceChildren();
     const def = data.definitions[s.action];
-    const params = def && def.tla && def.tla.params ? "(" + def.tla.params + ")" : "";
-    head.appendChild(el("h2", {id: "action-name"}, s.action + params));
+    const formals = def && def.tla && def.tla.params ? "(" + def.tla.params + ")" : "";
+    head.appendChild(el("h2", {id: "action-name"}, s.action + (s.args ? "(" + s.args + ")" : formals)));
+    if (s.args && formals) head.appendChild(el("div", {class: "formals"}, "defined as " + s.action + formals));
     if (s.detail) head.appendChild(el("div", {class: "detail"}, s.detail));
     if (def) {
       const where = el("div", {class: "where"});

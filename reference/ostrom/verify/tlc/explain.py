@@ -8,13 +8,14 @@ for sets the elements added and removed. Lassos get a marker at the state the lo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, Value, format_value, from_itf
 
 __all__ = ["ExplainError", "describe_changes", "explain_itf"]
 
+_MAX_ARG = 40  # characters of an argument in the step table (--step shows it whole)
 _MAX_VALUE = 80
 
 
@@ -76,18 +77,30 @@ def explain_itf(
     step: int | None = None,
     var: str | None = None,
     signatures: Mapping[str, str] | None = None,
+    bindings: Mapping[int, Sequence[tuple[str, ...]]] | None = None,
 ) -> list[str]:
     """The lines ``ostrom explain`` prints for an ITF document (already shape-checked).
 
-    ``var`` keeps the changes of one variable (or of one field or key path under it, as
-    ``art[x1]``); ``step`` prints one step whole: the action, then every changed
-    variable before and after in full.  ``signatures`` (action -> its formal parameters,
-    from the spec) names each step's action with them: ``CommitVote(a, x, v)``, whose
-    values the changes show (``art.x1.commits: +{<<"a1", 1, "accept">>}``)."""
+        ``var`` keeps the changes of one variable (or of one field or key path under it, as
+        ``art[x1]``); ``step`` prints one step whole: the action, then every changed
+        variable before and after in full.  ``signatures`` (action -> its formal parameters,
+        from the spec) names each step's action with them: ``CommitVote(a, x, v)``, whose
+        values the changes show (``art.x1.commits: +{<<"a1", 1, "accept">>}``); ``bindings``
+    (step index -> the argument values that take it, verify/tlc/bindings.py) names it with
+    its actual arguments instead: ``CommitVote("a1", "x1", "accept")``."""
     sig = dict(signatures or {})
+    bound = dict(bindings or {})
+    index_of = {id(s): i for i, s in enumerate(data["states"])}
 
-    def _action(state: dict[str, Any]) -> str:
+    def _action(state: dict[str, Any], limit: int | None = _MAX_ARG) -> str:
         name = _action_name(state)
+        args = bound.get(index_of.get(id(state), -1))
+        if args:
+            more = f" (or {len(args) - 1} more)" if len(args) > 1 else ""
+            shown = [
+                a if limit is None or len(a) <= limit else a[: limit - 1] + "…" for a in args[0]
+            ]
+            return f"{name}({', '.join(shown)}){more}"
         return f"{name}({sig[name]})" if sig.get(name) else name
 
     states: list[dict[str, Any]] = data["states"]
@@ -149,7 +162,7 @@ def _one_step(
 ) -> list[str]:
     state = states[step]
     smeta = state.get("#meta", {}) if isinstance(state.get("#meta"), dict) else {}
-    lines = [f"step {step}: {_action(state)}"]
+    lines = [f"step {step}: {_action(state, None)}"]
     if isinstance(smeta.get("location"), str):
         lines.append(f"  at {smeta['location']}")
     new = decoded[step]

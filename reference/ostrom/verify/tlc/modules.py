@@ -12,13 +12,24 @@ from pathlib import Path
 
 from ostrom import layout
 
-__all__ = ["search_order"]
+__all__ = ["search_order", "used_modules"]
+
+
+def _files() -> dict[str, Path]:
+    return {f.stem: f for f in [*layout.SPEC_DIR.glob("*.tla"), *layout.MODELS_DIR.glob("*.tla")]}
 
 
 def search_order(module: str) -> list[Path]:
     """The .tla files of ``module`` and of the modules it uses, nearest first; every other
     module of spec/ and models/ after them (for a trace that names no module)."""
-    files = {f.stem: f for f in [*layout.SPEC_DIR.glob("*.tla"), *layout.MODELS_DIR.glob("*.tla")]}
+    order = used_modules(module)
+    return order + [f for _, f in sorted(_files().items()) if f not in order]
+
+
+def used_modules(module: str) -> list[Path]:
+    """The .tla files of ``module`` and of the modules it EXTENDS or INSTANCEs (directly
+    or not), nearest first."""
+    files = _files()
     order: list[Path] = []
     todo = [module]
     while todo:
@@ -30,4 +41,4 @@ def search_order(module: str) -> list[Path]:
         for ext in re.findall(r"^EXTENDS\s+(.+)$", text, re.M):
             todo += [x.strip() for x in ext.split(",")]
         todo += re.findall(r"INSTANCE\s+(\w+)", text)
-    return order + [f for _, f in sorted(files.items()) if f not in order]
+    return order

@@ -7,22 +7,19 @@ gives the values of ``x`` for which the body is false, and both together the val
 each bullet.  A generated module EXTENDS the model's module, starts in exactly the last
 state of the trace (every variable set to its value there, printed in TLA+), never moves,
 and checks one always-true invariant that prints each part's verdict with ``PrintT``;
-TLC runs it with the model's own constants (its cfg, without SPECIFICATION, INIT, NEXT and
-properties).  The bullets are taken with their columns unchanged (TLA+'s conjunction
-lists are indentation-sensitive): the bullet's ``/\\`` becomes two spaces.
+TLC runs it with the model's own constants (verify/tlc/probe.py stages it).  The bullets
+are taken with their columns unchanged (TLA+'s conjunction lists are
+indentation-sensitive): the bullet's ``/\\`` becomes two spaces.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ostrom import layout
-from ostrom.verify.tlc.cfg import CfgError, parse_cfg, render_cfg
-from ostrom.verify.tlc.manifest import ManifestError, cfg_text, load_manifest
 from ostrom.verify.tlc.modules import search_order
+from ostrom.verify.tlc.probe import ProbeError, model_of, run_probe, tagged_prints
 from ostrom.verify.tlc.values import Value, format_value, from_itf, parse_value
 
 __all__ = ["Part", "WhyError", "split_invariant", "why"]
@@ -30,7 +27,7 @@ __all__ = ["Part", "WhyError", "split_invariant", "why"]
 _TAG = "ostrom-why"
 
 
-class WhyError(ValueError):
+class WhyError(ProbeError):
     """The trace does not say enough to ask TLC (no model, no invariant, no definition)."""
 
 
@@ -106,7 +103,7 @@ def _module_text(module: str, variables: dict[str, Value], binder: Any, parts: l
     names = list(variables)
     init = "\n".join(f"    /\\ {v} = {format_value(val)}" for v, val in variables.items())
     out = [
-        "---- MODULE OstromWhy ----",
+        "---- MODULE OstromProbe ----",
         f"EXTENDS {module}, TLC",
         "OstromInit ==",
         init,
@@ -132,61 +129,41 @@ def _module_text(module: str, variables: dict[str, Value], binder: Any, parts: l
 
 def why(data: dict[str, Any], *, timeout: float = 120.0) -> tuple[str, list[Part]]:
     """(invariant, its parts with their verdicts) for the last state of the ITF ``data``."""
-    from ostrom.verify.tlc.runner import RunnerError, run_tlc
-
     meta = data.get("#meta") if isinstance(data.get("#meta"), dict) else {}
     assert isinstance(meta, dict)
     name = str(meta.get("expected") or meta.get("outcome") or "")
-    model = str(meta.get("model") or "")
     if not re.fullmatch(r"[A-Za-z_]\w*", name) or name in ("pass", "deadlock"):
         raise WhyError("the trace names no violated invariant (#meta.expected)")
     if data.get("loop") is not None:
         raise WhyError(f"{name} is a temporal property: the trace is a lasso, not a bad state")
     try:
-        manifest = load_manifest(layout.MODELS_DIR / "manifest.json")
-        entry = manifest.get(model)
-        if entry is None:
-            raise WhyError(f"the trace's model {model!r} is not in the manifest")
-        cfg = parse_cfg(cfg_text(manifest, entry, layout.ROOT))
-    except (ManifestError, CfgError) as exc:
-        raise WhyError(str(exc)) from None
-    binder, parts = split_invariant(_definition(name, entry.module))
-    last = {k: from_itf(v) for k, v in data["states"][-1].items() if k != "#meta"}
-    for key in ("SPECIFICATION", "INIT", "NEXT", "PROPERTIES", "INVARIANTS", "CONSTRAINTS",
-                "ACTION_CONSTRAINTS", "SYMMETRY", "VIEW"):  # fmt: skip
-        cfg.sections.pop(key, None)
-    cfg.sections["INIT"] = ["OstromInit"]
-    cfg.sections["NEXT"] = ["OstromNext"]
-    cfg.sections["INVARIANTS"] = ["OstromWhyProbe"]
-    module = _module_text(entry.module, last, binder, parts)
-    try:
-        run = run_tlc(
-            layout.ROOT,
-            "OstromWhy",
-            Path("models") / entry.cfg_name,
-            label=f"why-{model}",
-            workers=1,
-            cfg_text=render_cfg(cfg, f"ostrom explain --why: {name} in the last state"),
+        model = model_of(data)
+        binder, parts = split_invariant(_definition(name, model.module))
+        last = {k: from_itf(v) for k, v in data["states"][-1].items() if k != "#meta"}
+        lines = run_probe(
+            model,
+            _module_text(model.module, last, binder, parts),
+            init="OstromInit",
+            probe="OstromWhyProbe",
+            label="why",
+            title=f"ostrom explain --why: {name} in the last state",
             timeout=timeout,
-            extra_modules={"OstromWhy": module},
         )
-    except RunnerError as exc:
+    except ProbeError as exc:
         raise WhyError(str(exc)) from None
-    verdicts: dict[int, str] = {}
-    for line in run.print_lines:
-        m = re.match(rf'^\s*<<"{_TAG}", (\d+), (.*)>>\s*$', line, re.S)
-        if m:
-            verdicts[int(m.group(1))] = m.group(2)
+    verdicts: dict[int, Value] = {}
+    for printed in tagged_prints(lines, _TAG):
+        if len(printed) == 2 and isinstance(printed[0], int):
+            verdicts[printed[0]] = printed[1]
     if len(verdicts) != len(parts):
-        detail = run.outcome.error_text or run.outcome.got
-        raise WhyError(f"TLC could not evaluate {name} in the last state: {detail[:300]}")
+        raise WhyError(f"TLC could not evaluate {name} in the last state")
     out = []
     for k, part in enumerate(parts, start=1):
         v = verdicts[k]
         if binder is None:
-            false_for = "" if v == "TRUE" else v
+            false_for = "" if v is True else format_value(v)
         else:
-            false_for = "" if parse_value(v) == parse_value("{}") else v
+            false_for = "" if v == parse_value("{}") else format_value(v)
         text = "\n".join(ln.rstrip() for ln in part.splitlines()).strip()
         out.append(Part(k, text, false_for, binder[0] if binder else ""))
     return name, out
