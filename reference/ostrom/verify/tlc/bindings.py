@@ -29,6 +29,7 @@ from typing import Any
 
 from ostrom.verify.tlc.modules import used_modules
 from ostrom.verify.tlc.probe import ProbeError, model_of, run_probe, tagged_prints
+from ostrom.verify.tlc.text import blank as _blank
 from ostrom.verify.tlc.values import Value, format_value, from_itf
 
 __all__ = ["CallSite", "bind_trace", "call_sites", "scan_binders"]
@@ -49,41 +50,6 @@ class CallSite:
 
     args: tuple[str, ...]
     binders: tuple[tuple[str, str], ...]
-
-
-def _blank(text: str, *, strings: bool) -> str:
-    """``text`` with TLA+ comments (``\\*`` to the end of a line, nested ``(* *)``) blanked,
-    and with ``strings`` the contents of strings too; offsets kept."""
-    out = list(text)
-    i, depth, n = 0, 0, len(text)
-    while i < n:
-        two = text[i : i + 2]
-        if depth == 0 and text[i] == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            for k in range(i + 1, min(j, n)):
-                if strings:
-                    out[k] = "_"
-            i = j + 1
-        elif two == "(*":
-            depth += 1
-            out[i] = out[i + 1] = " "
-            i += 2
-        elif two == "*)" and depth:
-            depth -= 1
-            out[i] = out[i + 1] = " "
-            i += 2
-        elif depth:
-            out[i] = out[i] if out[i] == "\n" else " "
-            i += 1
-        elif two == "\\*":
-            while i < n and text[i] != "\n":
-                out[i] = " "
-                i += 1
-        else:
-            i += 1
-    return "".join(out)
 
 
 def _split_top(text: str, stop: str) -> tuple[list[tuple[int, int]], int]:
