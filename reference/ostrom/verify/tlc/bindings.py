@@ -23,20 +23,21 @@ definition, or are parameters of that definition, bound in turn where it is call
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ostrom.verify.tlc.modules import used_modules
 from ostrom.verify.tlc.probe import ProbeError, model_of, run_probe, tagged_prints
-from ostrom.verify.tlc.text import blank as _blank
+from ostrom.verify.tlc.text import Definition, blank, definitions
 from ostrom.verify.tlc.values import Value, format_value, from_itf
 
 __all__ = ["CallSite", "bind_trace", "call_sites", "scan_binders"]
 
 _TAG = "ostrom-bind"
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_DEF = re.compile(r"^([A-Za-z_]\w*)\s*(\(([^)]*)\))?\s*==", re.M)
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {")", "]", "}"}
 _KEYWORDS = {"IN", "LET", "IF", "THEN", "ELSE", "CASE", "OTHER", "TRUE", "FALSE", "SUBSET",
@@ -89,7 +90,7 @@ def scan_binders(text: str, masked: str | None = None) -> list[tuple[str, str, i
     """Every variable bound by ``\\E``/``\\A`` (``\\exists``/``\\forall``) with a domain in
     ``text`` (``masked``: the same with strings blanked): (name, domain, offset of the
     quantifier), in order."""
-    masked = _blank(text, strings=True) if masked is None else masked
+    masked = blank(text, strings=True) if masked is None else masked
     out: list[tuple[str, str, int]] = []
     for m in re.finditer(r"\\(E|A|exists|forall)(?![\w])", masked):
         spans, end = _split_top(masked[m.end() :], ":")
@@ -111,6 +112,17 @@ def scan_binders(text: str, masked: str | None = None) -> list[tuple[str, str, i
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed(path: Path, mtime_ns: int) -> tuple[str, str, tuple[Definition, ...]]:
+    """A module's text with comments blanked, the same with strings blanked too, and its
+    definitions: read once per version of the file, however many actions and enclosing
+    definitions ``call_sites`` looks up in it."""
+    del mtime_ns  # part of the cache key only
+    text = blank(path.read_text(encoding="utf-8"), strings=False)
+    masked = blank(text, strings=True)
+    return text, masked, tuple(definitions(masked))
+
+
 def call_sites(action: str, module: str, *, _depth: int = 0) -> list[CallSite]:
     """Where the modules of ``module`` call ``action`` with arguments whose bound
     variables all have a domain (see the module docstring).  A call that passes a
@@ -118,24 +130,20 @@ def call_sites(action: str, module: str, *, _depth: int = 0) -> list[CallSite]:
     that parameter's candidates from the calls of that definition, three levels deep."""
     sites: list[CallSite] = []
     for path in used_modules(module):
-        text = _blank(path.read_text(encoding="utf-8"), strings=False)
-        masked = _blank(text, strings=True)
-        heads = list(_DEF.finditer(masked))
-        for k, head in enumerate(heads):
-            if head.group(1) == action:
+        text, masked, defs = _parsed(path, path.stat().st_mtime_ns)
+        for d in defs:
+            if d.name == action:
                 continue
-            end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
-            body, mbody = text[head.end() : end], masked[head.end() : end]
-            formals = [p.strip() for p in (head.group(3) or "").split(",") if p.strip()]
+            body, mbody = text[d.start : d.end], masked[d.start : d.end]
             for call in re.finditer(rf"(?<![\w!.]){re.escape(action)}\s*\(", mbody):
-                site, free = _site(body, mbody, call, set(formals))
+                site, free = _site(body, mbody, call, set(d.params))
                 if site is None:
                     continue
                 if not free:
                     sites.append(site)
                 elif _depth < 3:
-                    for outer in call_sites(head.group(1), module, _depth=_depth + 1):
-                        joined = _join(outer, formals, site)
+                    for outer in call_sites(d.name, module, _depth=_depth + 1):
+                        joined = _join(outer, list(d.params), site)
                         if joined is not None:
                             sites.append(joined)
     return list(dict.fromkeys(sites))

@@ -81,11 +81,11 @@ def explain_itf(
 ) -> list[str]:
     """The lines ``ostrom explain`` prints for an ITF document (already shape-checked).
 
-        ``var`` keeps the changes of one variable (or of one field or key path under it, as
-        ``art[x1]``); ``step`` prints one step whole: the action, then every changed
-        variable before and after in full.  ``signatures`` (action -> its formal parameters,
-        from the spec) names each step's action with them: ``CommitVote(a, x, v)``, whose
-        values the changes show (``art.x1.commits: +{<<"a1", 1, "accept">>}``); ``bindings``
+    ``var`` keeps the changes of one variable (or of one field or key path under it, as
+    ``art[x1]``); ``step`` prints one step whole: the action, then every changed
+    variable before and after in full.  ``signatures`` (action -> its formal parameters,
+    from the spec) names each step's action with them: ``CommitVote(a, x, v)``, whose
+    values the changes show (``art.x1.commits: +{<<"a1", 1, "accept">>}``); ``bindings``
     (step index -> the argument values that take it, verify/tlc/bindings.py) names it with
     its actual arguments instead: ``CommitVote("a1", "x1", "accept")``."""
     sig = dict(signatures or {})

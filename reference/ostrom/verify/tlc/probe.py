@@ -5,8 +5,9 @@ answer by evaluating TLA+ in the states of a counterexample, so that the answer 
 spec's and not a re-implementation of it.  This module does the common part: find the
 trace's model in the manifest, take its cfg with the constants only (SPECIFICATION, INIT,
 NEXT and every property removed), stage a generated module that EXTENDS the model's module
-and starts in the given states, never moves, and checks one probe invariant that always
-holds and prints its findings with ``PrintT``; then return TLC's printed lines.
+and starts in the given states, and prints its findings with ``PrintT`` — from a probe
+invariant that always holds (``--why``: the module never moves) or from its next-state
+relation (``--params``); then return TLC's printed lines, whole values reassembled.
 """
 
 from __future__ import annotations
