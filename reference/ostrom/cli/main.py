@@ -23,6 +23,7 @@ from ostrom.cli.cluster import cluster, node
 from ostrom.cli.exits import BadInput, ToolError
 from ostrom.cli.explore import explore
 from ostrom.cli.extras import install_hint, missing_extra
+from ostrom.cli.mutate import mutate
 from ostrom.cli.options import SECONDS
 from ostrom.cli.service import keygen, log, serve
 from ostrom.cli.tlc import tlc
@@ -95,6 +96,7 @@ def main() -> None:
 main.add_command(check)
 main.add_command(explore)
 main.add_command(tlc)
+main.add_command(mutate)
 main.add_command(explain)
 main.add_command(cluster)
 main.add_command(node)

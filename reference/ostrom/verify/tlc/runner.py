@@ -158,9 +158,12 @@ def _stage(
     cfg_text: str,
     run_dir: Path,
     extra_modules: Mapping[str, str] | None = None,
+    overrides: Mapping[str, str] | None = None,
 ) -> None:
-    """Copy spec/ and models/ and write the cfg (and any generated module) into ``run_dir``."""
+    """Copy spec/ and models/ and write the cfg (and any generated module) into ``run_dir``;
+    a module of ``overrides`` (name -> text) is written instead of the tree's file."""
     extra = dict(extra_modules or {})
+    replaced = dict(overrides or {})
     sources: dict[str, Path] = {}
     for sub in ("spec", "models"):
         for tla in sorted((root / sub).glob("*.tla")):
@@ -175,8 +178,14 @@ def _stage(
         raise RunnerError(f"generated module {clash[0]} would replace the file of that name")
     if f"{module}.tla" not in sources and module not in extra:
         raise RunnerError(f"module {module} not found: no {module}.tla in spec/ or models/")
+    missing = sorted(m for m in replaced if f"{m}.tla" not in sources)
+    if missing:
+        raise RunnerError(f"no module {missing[0]} in spec/ or models/ to replace")
     for name, src in sources.items():
-        shutil.copyfile(src, run_dir / name)
+        if name.removesuffix(".tla") in replaced:
+            (run_dir / name).write_text(replaced[name.removesuffix(".tla")], encoding="utf-8")
+        else:
+            shutil.copyfile(src, run_dir / name)
     for name, text in extra.items():
         (run_dir / f"{name}.tla").write_text(text, encoding="utf-8")
     (run_dir / cfg_name).write_text(cfg_text, encoding="utf-8")
@@ -293,12 +302,14 @@ def run_tlc(
     keep: bool = False,
     extra_modules: Mapping[str, str] | None = None,
     tlc_options: Sequence[str] = (),
+    overrides: Mapping[str, str] | None = None,
 ) -> TlcRun:
     """Stage and run TLC on ``module`` with ``config`` (relative to ``root`` or absolute).
 
     ``cfg_text`` replaces the cfg's content (witness runs); ``extra_modules`` (name -> text)
     are written beside the staged sources (the witness probe's module, which ``module`` may
-    name); ``tlc_options`` are passed to TLC as they are (``ostrom tlc``).
+    name); ``tlc_options`` are passed to TLC as they are (``ostrom tlc``); ``overrides``
+    (name -> text) replace modules of the tree in the staged copy (``ostrom mutate``).
     ``on_progress(label, text)`` gets
     TLC's progress reports while it runs. TLC's scratch state (``meta``, ``tmp``) is deleted
     afterwards unless ``keep``; the staged sources and ``tlc.out`` stay for inspection.
@@ -315,7 +326,7 @@ def run_tlc(
     label = label or module
     run_dir = _new_run_dir(root, label)
     cfg_name = cfg_path.name
-    _stage(root, module, cfg_name, cfg_text, run_dir, extra_modules)
+    _stage(root, module, cfg_name, cfg_text, run_dir, extra_modules, overrides)
     cmd = tlc_command(
         java, jar, run_dir, module, cfg_name, workers=workers, fp=fp, extra=tlc_options
     )
