@@ -52,6 +52,30 @@ CISoloProposals == {<<"a0", "x1", "s1">>}
 \*     both receive forget votes from the tier-2 and tier-3 agents.
 DeepRepOK == {"a0", "a1", "a2", "a3"}
 DeepForgetVotes == {"a2", "a3"} \X CIArtifacts
+
+\* --- boundary: every threshold of a ballot and of forgetting lands exactly on its
+\*     boundary, and every agent event of tier 1 or 2 (and forget_vote at tier 0) is
+\*     taken by an agent of exactly the tier it needs (the step witnesses below).  One
+\*     artifact x1 by the tier-1 agent u, so it is fast-tracked (the fast track's
+\*     Tier >= 1 at its boundary) unless an objection sends it to formal review.
+\*     Reviewers p (weight 2) and q (weight 3): q accepting against p is 3/5 = 60% =
+\*     tau_accept, p against q 2/5 = 40% = tau_reject.  The disputer d (tier 2; no agent
+\*     of tier 3, so only the tier dispute needs can dispute) and fresh dispute reviewers
+\*     s (2) and t (3): t retracting against s is 60%, the model's tau_retract.  Forget
+\*     votes from q, t and the tier-0 agent n (weight w_min = 1): 7 of the 14 weight
+\*     units of the seven agents (d weighs 2, u and n 1), S = Q at alpha = 50% (q and t
+\*     alone, 6, fall short).  MinSide 1 here (two voters per ballot: a side of one must
+\*     be able to win at the boundary); the side rule is lifecycle-ci's.
+BoundaryAgents == {"u", "p", "q", "s", "t", "d", "n"}
+BoundaryTier == [a \in BoundaryAgents |-> CASE a = "d" -> 2 [] a = "n" -> 0 [] OTHER -> 1]
+BoundaryWeight == [a \in BoundaryAgents |-> CASE a \in {"q", "t"} -> 3
+                                              [] a \in {"p", "s", "d"} -> 2 [] OTHER -> 1]
+BoundaryBarred == {}
+BoundarySubscriptions == [a \in BoundaryAgents |-> {}]
+BoundaryRepOK == {"u"}
+BoundaryProposals == {<<"u", "x1", "s1">>}
+BoundaryForgetVotes == {<<"q", "x1">>, <<"t", "x1">>, <<"n", "x1">>}
+
 \* --- cross-check with the Python transition table (property_tests/test_models.py):
 \*     RecordRows, an ACTION_CONSTRAINT that is always TRUE, prints each
 \*     <<event, source, dest>> row the first time TLC takes it. TLC's registers
@@ -126,5 +150,52 @@ NeverForgottenInv == \A x \in Artifacts : art[x].st # "forgotten"
 NeverHiddenInv == \A x \in Artifacts : ~art[x].hidden
 NeverHiddenResolvedInv ==   \* a hidden artifact after its review was upheld
     \A x \in Artifacts : ~(art[x].hidden /\ art[x].st = "retracted")
+NeverTier1FastTrackInv ==   \* the fast track's tier at its boundary (Tier[sub] = 1)
+    \A x \in Artifacts : ~(art[x].st = "fast_track" /\ Tier[art[x].sub] = 1)
+
+\* Step witnesses (verify/tlc/witnesses.py: an action, a name ending in Step): what only
+\* a step shows, for a ballot whose reveals are dropped when it closes.  Each threshold
+\* restated as its product, so that a comparison flipped at its boundary in the spec
+\* (>= to >) loses the witness.
+AcceptW(x) == SumW(VotersOf(x, "accept"))
+RejectW(x) == SumW(VotersOf(x, "reject"))
+NeverAcceptAtThresholdStep ==
+    ~\E x \in Artifacts : /\ art[x].st = "reveal" /\ art'[x].st = "active"
+                         /\ AcceptW(x) * 100 = TauAccept * (AcceptW(x) + RejectW(x))
+NeverRejectAtThresholdStep ==
+    ~\E x \in Artifacts : /\ art[x].st = "reveal" /\ art'[x].st = "rejected"
+                         /\ AcceptW(x) * 100 = TauReject * (AcceptW(x) + RejectW(x))
+RetractW(x) == SumW(VotersOf(x, "retract"))
+KeepW(x) == SumW(VotersOf(x, "keep"))
+NeverRetractAtThresholdStep ==   \* decided by the weights: the keepers have a side
+    ~\E x \in Artifacts : /\ art[x].st = "disputed" /\ art'[x].st = "retracted"
+                         /\ Cardinality(VotersOf(x, "keep")) >= MinSide
+                         /\ RetractW(x) * 100 = TauRetract * (RetractW(x) + KeepW(x))
+NeverForgetAtQuorumStep ==
+    ~\E x \in Artifacts : /\ art[x].st # "forgotten" /\ art'[x].st = "forgotten"
+                         /\ ForgetScore(art[x]) * 100 = Alpha * ForgetBase
+\* An agent of exactly the tier EVENTS requires (MinTier) takes the step: a guard
+\* written one tier too high in an action loses it.
+AtMinTier(e) == {a \in Agents \ Barred : Tier[a] = MinTier[e]}
+NeverMinTierObjectStep ==
+    ~\E a \in AtMinTier("object"), x \in Artifacts : Object(a, x)
+NeverMinTierCommitVoteStep ==
+    ~\E a \in AtMinTier("commit_vote"), x \in Artifacts, v \in Votes : CommitVote(a, x, v)
+NeverMinTierRevealVoteStep ==
+    ~\E a \in AtMinTier("reveal_vote"), x \in Artifacts, v \in Votes : RevealVote(a, x, v)
+NeverMinTierDisputeStep ==
+    ~\E a \in AtMinTier("dispute"), x \in Artifacts : Dispute(a, x)
+NeverMinTierUrgentReportStep ==
+    ~\E a \in AtMinTier("urgent_report"), x \in Artifacts : UrgentReport(a, x)
+NeverMinTierArbitrateStep ==
+    ~\E a \in AtMinTier("arbitrate"), x \in Artifacts, o \in {"accept", "reject", "revote"} :
+          Arbitrate(a, x, o)
+NeverMinTierProposeStep ==
+    ~\E a \in AtMinTier("propose"), x \in Artifacts, s \in Slots : Propose(a, x, s)
+NeverMinTierResubmitStep ==
+    ~\E a \in AtMinTier("resubmit"), x \in Artifacts : Resubmit(a, x)
+NeverMinTierForgetVoteStep ==
+    ~\E a \in AtMinTier("forget_vote"), x \in Artifacts, c \in ForgetConfidences :
+          ForgetVote(a, x, c)
 
 =============================================================================

@@ -123,7 +123,11 @@
 (*    state, covers every step ever taken), and unguarded, the (event,     *)
 (*    agent) pairs of all agent steps so far that lacked the tier of       *)
 (*    EVENTS or came from a barred agent (logging only the bad pairs keeps *)
-(*    the state space of a correct model unchanged).                       *)
+(*    the state space of a correct model unchanged), and history, the      *)
+(*    disputes opened and resubmissions made per artifact, counted from    *)
+(*    its states before and after each step (Observe) so that LC-SAFE-3 is *)
+(*    not checked against the counters it bounds (a correct model has one  *)
+(*    history per counter value: the state space is unchanged).            *)
 (*  - `ticking` is normalised to FALSE once nothing is due or ready.       *)
 (*                                                                         *)
 (* CHOICES where docs/rules.md is silent (reported, to be confirmed):     *)
@@ -245,10 +249,13 @@ VARIABLES
     art,        \* [Artifacts -> record], see Blank
     ticking,    \* TRUE iff no agent has acted since the last Tick
     lastEvent,  \* history: set of <<event, source, dest>> of the last step
-    unguarded   \* history: the <<event, agent>> pairs of every agent step that
+    unguarded,  \* history: the <<event, agent>> pairs of every agent step that
                 \* succeeded without the tier of EVENTS or while barred (LC-SAFE-4)
+    history     \* history: [Artifacts -> [disputes, resubs]], the disputes opened and
+                \* the resubmissions made so far, counted from the artifact's states
+                \* before and after each step (Observe), not from its counters (LC-SAFE-3)
 
-vars == <<art, ticking, lastEvent, unguarded>>
+vars == <<art, ticking, lastEvent, unguarded, history>>
 
 -----------------------------------------------------------------------------
 (* Helpers                                                                 *)
@@ -360,12 +367,27 @@ AgentStep(e, a) ==
 StillTicking ==
     ticking' = (ticking /\ \E y \in Artifacts : TimeoutDueIn(art'[y]) \/ ForgetReadyIn(art'[y]))
 
+\* The history of LC-SAFE-3, the last conjunct of every action: a dispute is opened when
+\* an artifact goes from active to disputed, a resubmission made when it goes from a
+\* resubmittable state back to proposed.  Counted from the states before and after the
+\* step, so an action that forgets to count (its `disputes` or `resubs` bookkeeping)
+\* cannot also hide the steps from BoundedCountsInv.
+Observe ==
+    history' = [x \in Artifacts |->
+                  [disputes |-> history[x].disputes
+                                + (IF art[x].st = "active" /\ art'[x].st = "disputed"
+                                   THEN 1 ELSE 0),
+                   resubs |-> history[x].resubs
+                              + (IF art[x].st \in Resubmittable /\ art'[x].st = "proposed"
+                                 THEN 1 ELSE 0)]]
+
 -----------------------------------------------------------------------------
 Init ==
     /\ art = [x \in Artifacts |-> Blank]
     /\ ticking = FALSE
     /\ lastEvent = {}
     /\ unguarded = {}
+    /\ history = [x \in Artifacts |-> [disputes |-> 0, resubs |-> 0]]
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.propose
 Propose(a, x, s) ==
@@ -375,6 +397,7 @@ Propose(a, x, s) ==
     /\ art[x].st = "none"
     /\ Set(x, [Blank EXCEPT !.st = "proposed", !.slot = s, !.sub = a, !.content = TRUE])
     /\ lastEvent' = {<<"propose", "new", "proposed">>}
+    /\ Observe
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.resubmit
 Resubmit(a, x) ==
@@ -391,6 +414,7 @@ Resubmit(a, x) ==
                         !.content = TRUE, !.hidden = FALSE, !.urgent = "none",
                         !.fvotes = {}])
     /\ lastEvent' = {<<"resubmit", r.st, "proposed">>}
+    /\ Observe
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.recruit (also step 1 of Orchestrator.tick)
 Recruit(x) ==
@@ -402,7 +426,7 @@ Recruit(x) ==
              Set(x, [r EXCEPT !.st = dest, !.timer = IF fast THEN TFast ELSE TDelib,
                               !.round = 1, !.reviewers = R, !.reviewed = R])
        /\ lastEvent' = {<<"recruit", "proposed", dest>>}
-       /\ StillTicking /\ UNCHANGED unguarded
+       /\ StillTicking /\ UNCHANGED unguarded /\ Observe
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.object
 Object(a, x) ==
@@ -413,6 +437,7 @@ Object(a, x) ==
     /\ r.st = "fast_track"
     /\ Set(x, [r EXCEPT !.st = "deliberation", !.timer = TDelib, !.objected = TRUE])
     /\ lastEvent' = {<<"object", "fast_track", "deliberation">>}
+    /\ Observe
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.commit_vote
 CommitVote(a, x, v) ==
@@ -425,6 +450,7 @@ CommitVote(a, x, v) ==
     /\ ~\E c \in r.commits : c[1] = a /\ c[2] = r.round
     /\ Set(x, [r EXCEPT !.commits = @ \cup {<<a, r.round, v>>}])
     /\ lastEvent' = {<<"commit_vote", r.st, r.st>>}
+    /\ Observe
 
 \* The reveal check of CR-2: the revealed vote equals the voter's commitment
 \* for this artifact and the open round.
@@ -442,6 +468,7 @@ RevealVote(a, x, v) ==
     /\ RevealMatches(r, a, v)
     /\ Set(x, [r EXCEPT !.reveals = @ \cup {<<a, r.round, v>>}])
     /\ lastEvent' = {<<"reveal_vote", r.st, r.st>>}
+    /\ Observe
 
 \* A side wins a tally only with at least MinSide voters (the side rule of
 \* TALLY-1, voting.py's review_verdict / dispute_verdict).
@@ -536,7 +563,7 @@ Timeout(x) ==
               /\ Set(x, [r EXCEPT !.dphase = "reveal", !.timer = TReveal])
               /\ lastEvent' = {<<"timeout", "disputed", "disputed">>}
          [] r.st = "disputed" /\ r.dphase = "reveal" -> TimeoutDisputeReveal(x)
-    /\ StillTicking /\ UNCHANGED unguarded
+    /\ StillTicking /\ UNCHANGED unguarded /\ Observe
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.arbitrate
 Arbitrate(a, x, o) ==
@@ -557,6 +584,7 @@ Arbitrate(a, x, o) ==
                                   !.round = r.round + 1, !.revoted = TRUE,
                                   !.commits = OldCommits(r), !.reveals = {}])
               /\ lastEvent' = {<<"arbitrate", "arbitration", "commit">>}
+    /\ Observe
 
 \* Whether the artifact may be disputed once more (LC-SAFE-3: max_disputes).
 DisputeAllowed(r) == r.disputes < MaxDisputes
@@ -584,12 +612,14 @@ Dispute(a, x) ==
     /\ AgentStep("dispute", a)
     /\ Tier[a] >= DisputeTier
     /\ OpenDispute(a, x, "dispute", FALSE)
+    /\ Observe
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.urgent_report
 UrgentReport(a, x) ==
     /\ AgentStep("urgent_report", a)
     /\ Tier[a] >= 1
     /\ OpenDispute(a, x, "urgent_report", TRUE)
+    /\ Observe
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.forget_vote (_op_forget_vote), confidence c / ConfUnit
 ForgetVote(a, x, c) ==
@@ -602,6 +632,7 @@ ForgetVote(a, x, c) ==
     /\ a \notin FVoters(r)
     /\ Set(x, [r EXCEPT !.fvotes = @ \cup {<<a, c>>}])
     /\ lastEvent' = {<<"forget_vote", r.st, r.st>>}
+    /\ Observe
 
 \* ostrom/protocol/orchestrator.py: Orchestrator._forget (fired by Orchestrator.tick)
 Forget(x) ==
@@ -611,7 +642,7 @@ Forget(x) ==
                             !.hidden = r.hidden, !.urgent = r.urgent,
                             !.disputes = r.disputes, !.resubs = r.resubs])
     /\ lastEvent' = {<<"forget", r.st, "forgotten">>}
-    /\ StillTicking /\ UNCHANGED unguarded
+    /\ StillTicking /\ UNCHANGED unguarded /\ Observe
 
 \* ostrom/protocol/orchestrator.py: Orchestrator.tick (steps 2-3: now := now + 1; the due
 \* Timeout and Forget steps follow as separate actions). Records no lifecycle
@@ -624,7 +655,7 @@ Tick ==
                                 !.cool = IF @ > 0 THEN @ - 1 ELSE 0]]
     /\ ticking' = \E y \in Artifacts : TimeoutDueIn(art'[y]) \/ ForgetReadyIn(art'[y])
     /\ lastEvent' = {}
-    /\ UNCHANGED unguarded
+    /\ UNCHANGED <<unguarded, history>>
 
 Next ==
     \/ Tick
@@ -676,6 +707,7 @@ TypeOK ==
     /\ ticking \in BOOLEAN
     /\ lastEvent \subseteq Triples
     /\ unguarded \subseteq (AgentEvents \X Agents)
+    /\ history \in [Artifacts -> [disputes : Nat, resubs : Nat]]
 
 \* LC-SAFE-1: active only through a legitimate decision path; the recorded
 \* tally is rechecked, the side rule of TALLY-1 included (restated here, not
@@ -698,9 +730,11 @@ LegitimateActivationInv ==
 \* LC-SAFE-2
 OneActivePerSlotInv == \A s \in Slots : Cardinality(ActiveIn(s)) <= 1
 
-\* LC-SAFE-3
+\* LC-SAFE-3, over the history the steps leave (Observe), not over the `disputes` and
+\* `resubs` counters that DisputeAllowed and Resubmit read: a bound checked against the
+\* counter that enforces it cannot see an action that fails to count.
 BoundedCountsInv ==
-    \A x \in Artifacts : art[x].disputes <= MaxDisputes /\ art[x].resubs <= MaxResubmit
+    \A x \in Artifacts : history[x].disputes <= MaxDisputes /\ history[x].resubs <= MaxResubmit
 
 \* LC-SAFE-4: every agent action that succeeded had the tier of EVENTS and no
 \* bar (the history `unguarded` logs every <<event, agent>> pair that did not).
@@ -727,6 +761,27 @@ BindingInv ==
 
 \* Every step is a row of reference/ostrom/protocol/lifecycle.py TRANSITIONS.
 TableInv == lastEvent \subseteq TableRows
+
+\* ... and the row a step records is what it did (TableStepProp): every recorded
+\* <<event, source, dest>> is an artifact that was in source, is in dest and changed,
+\* and every artifact whose state changed recorded its move.  Without it an action
+\* could record one row and move the artifact elsewhere (or nowhere), and TableInv,
+\* and the spec/code cross-check of the rows, would not notice.
+Source(x) == IF art[x].st = "none" THEN "new" ELSE art[x].st
+TableStep ==
+    /\ \A t \in lastEvent' :
+          \E x \in Artifacts : Source(x) = t[2] /\ art'[x].st = t[3] /\ art'[x] # art[x]
+    /\ \A x \in Artifacts :
+          art'[x].st # art[x].st => \E t \in lastEvent' : t[2] = Source(x) /\ t[3] = art'[x].st
+TableStepProp == [][TableStep]_vars
+
+\* A review expires only after its one re-recruitment (docs/rules.md: the re-recruited
+\* ballot missed its quorum too), so past its first round.  Read from the round, not
+\* from the `rerecruited` flag the expiry tests: a flag left set from an earlier review
+\* (not reset when the review closed) would expire the next review at its first miss.
+ExpiryStep ==
+    \A x \in Artifacts : (art[x].st = "reveal" /\ art'[x].st = "expired") => art[x].round >= 2
+ExpiryStepProp == [][ExpiryStep]_vars
 
 \* LC-LIVE-1
 SettlesProp ==

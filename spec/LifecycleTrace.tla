@@ -116,7 +116,7 @@ VARIABLES
 
 regvars == <<Tier, Weight, Barred, Subscriptions, RepOK, registered, rateLimited>>
 ratevars == <<pcount, dcount>>
-specvars == <<art, ticking, lastEvent, unguarded>>
+specvars == <<art, ticking, lastEvent, unguarded, history>>
 
 Steps == TLLogs[which].steps
 E == Steps[cursor + 1]

@@ -37,7 +37,7 @@ from ostrom.verify.tlc.manifest import (
     save_manifest,
 )
 from ostrom.verify.tlc.output import Message, TlcOutcome, ToolOutputParser
-from ostrom.verify.tlc.witnesses import ProbeRun, probe_run, reached_witnesses
+from ostrom.verify.tlc.witnesses import ProbeRun, is_step_witness, probe_run, reached_witnesses
 
 __all__ = [
     "DEFAULT_WORKERS",
@@ -515,9 +515,21 @@ def _tasks(entry: ModelEntry, base_text: str, witness_traces: bool) -> list[_Tas
     if not ws:
         return [_Task(entry, base_text)]
     if witness_traces:
-        return [_Task(entry, base_text)] + [
-            _Task(entry, witness_cfg(base_text, w), main=False, witness=w) for w in ws
+        # a step witness is an action: TLC takes no action as an INVARIANT, so the step
+        # witnesses still share one probe run (they get no trace of their own)
+        steps = [w for w in ws if is_step_witness(w)]
+        tasks = [_Task(entry, base_text)] + [
+            _Task(entry, witness_cfg(base_text, w), main=False, witness=w)
+            for w in ws
+            if not is_step_witness(w)
         ]
+        if steps:
+            try:
+                probe = probe_run(entry.module, base_text, steps, keep_checks=False)
+            except CfgError as exc:
+                raise RunnerError(f"{entry.name}: {exc}") from None
+            tasks.append(_Task(entry, probe.cfg_text, main=False, probe=probe))
+        return tasks
     try:
         if entry.expect == "pass":
             probe = probe_run(entry.module, base_text, ws, keep_checks=True)
@@ -624,7 +636,7 @@ def check_models(
             rows.append(_row(entry, run, witness=task.witness, out_dir=out, record=record))
         if probe is not None:
             reached = reached_witnesses(run.print_lines)
-            rows += [_probe_row(entry, run, w, reached) for w in entry.witnesses]
+            rows += [_probe_row(entry, run, w, reached) for w in probe.witnesses]
         if on_end is not None:
             on_end(task.label)
         if on_row is not None:

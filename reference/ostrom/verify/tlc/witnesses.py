@@ -29,6 +29,13 @@ with the probe as the only invariant, as the one-by-one witness runs had.  A wit
 reached iff its line was printed; one that was not is reported exactly as before (the
 model's checks may pass vacuously), or as not checked if the run ended early.
 
+A *step witness* (its name ends in ``Step``) is an action formula instead, over a step's
+states before and after: ``NeverAcceptAtThresholdStep`` says no tally ever accepts at
+exactly tau_accept, which no state shows once the ballot is closed.  TLC refuses an
+action as an invariant, so step witnesses go into ``OstromWitnessStepProbe``, an
+ACTION_CONSTRAINT that always holds (it prunes nothing) and prints the same line for the
+first step that violates one.
+
 The one-run-per-witness mode is kept (``ostrom check --witness-traces``): only it saves
 the path to each witness as an ITF trace.
 """
@@ -44,13 +51,23 @@ from ostrom.verify.tlc.cfg import CfgError, parse_cfg, render_cfg
 __all__ = [
     "PROBE",
     "REGISTER_BASE",
+    "STEP_PROBE",
     "ProbeRun",
+    "is_step_witness",
     "probe_run",
     "reached_witnesses",
 ]
 
+
+def is_step_witness(name: str) -> bool:
+    """A step witness is an action formula (checked per step, not per state)."""
+    return name.endswith("Step")
+
+
 #: The always-true invariant that reports the witnesses.
 PROBE = "OstromWitnessProbe"
+#: The always-true action constraint that reports the step witnesses.
+STEP_PROBE = "OstromWitnessStepProbe"
 #: TLC register of the first witness (the trace specs use registers 1..n for their logs;
 #: the probe keeps clear of them).
 REGISTER_BASE = 1000
@@ -65,6 +82,7 @@ class ProbeRun:
     module: str
     module_text: str
     cfg_text: str
+    witnesses: tuple[str, ...] = ()  # the witnesses it reports
 
 
 def probe_run(
@@ -95,7 +113,12 @@ def probe_run(
     if not keep_checks:
         cfg.sections.pop("INVARIANTS", None)
         cfg.sections.pop("PROPERTIES", None)
-    cfg.sections.setdefault("INVARIANTS", []).append(PROBE)
+    states = [(r, w) for r, w in zip(regs, witnesses, strict=True) if not is_step_witness(w)]
+    steps = [(r, w) for r, w in zip(regs, witnesses, strict=True) if is_step_witness(w)]
+    if states:
+        cfg.sections.setdefault("INVARIANTS", []).append(PROBE)
+    if steps:
+        cfg.sections.setdefault("ACTION_CONSTRAINTS", []).append(STEP_PROBE)
     name = f"{module}Witnesses"
     lines = [
         f"---- MODULE {name} ----",
@@ -103,16 +126,19 @@ def probe_run(
         f"\\* reachability witnesses of {module}, reported in one run.",
         f"EXTENDS {module}, TLC",
         start,
-        f"{PROBE} ==",
     ]
-    for r, w in zip(regs, witnesses, strict=True):
-        lines.append(
-            f"    /\\ (~TLCGet({r}) /\\ ~{w}) => "
-            f'(TLCSet({r}, TRUE) /\\ PrintT(<<"{_TAG}", "{w}">>))'
-        )
+    for probe, group in ((PROBE, states), (STEP_PROBE, steps)):
+        if not group:
+            continue
+        lines.append(f"{probe} ==")
+        for r, w in group:
+            lines.append(
+                f"    /\\ (~TLCGet({r}) /\\ ~{w}) => "
+                f'(TLCSet({r}, TRUE) /\\ PrintT(<<"{_TAG}", "{w}">>))'
+            )
     lines.append("====")
     header = f"ostrom: {len(witnesses)} reachability witness(es) of {module} in one run"
-    return ProbeRun(name, "\n".join(lines) + "\n", render_cfg(cfg, header))
+    return ProbeRun(name, "\n".join(lines) + "\n", render_cfg(cfg, header), tuple(witnesses))
 
 
 def reached_witnesses(print_lines: Iterable[str]) -> set[str]:
