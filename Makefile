@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.installed
 WORKERS ?= 2
 JOBS    ?= 2
 
-.PHONY: help setup check check-deep test test-slow test-fast lint bench docs diagram site clean
+.PHONY: help setup check check-deep test test-slow test-fast lint bench docs diagram site clean mutate mutate-record
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -28,8 +28,25 @@ check: $(STAMP) ## model-check the CI models of the manifest with TLC and prove 
 	$(VENV)/bin/pytest -q -p no:cacheprovider property_tests/test_thresholds.py \
 		-k "defaults or general or safe_parameter_set"
 
-check-deep: $(STAMP) ## model-check every model of the manifest, the large ones included
+check-deep: $(STAMP) ## model-check every model of the manifest, the large ones included, then mutation-test every spec in full
 	$(OSTROM) check --deep --workers $(WORKERS) --jobs $(JOBS)
+	@for s in $(MUTATED_SPECS); do \
+		$(OSTROM) mutate --suite $$s --all --check --jobs $(JOBS) --out build/mutate/$$s-full.json || exit 1; \
+	done
+
+# Spec mutation (docs/checking.md): each spec's suite is models/mutation/SPEC.toml, its
+# recorded scores models/mutation/scores.json.  make mutate fails if a sample scores
+# below the recorded figure; make mutate-record measures and records them anew.
+MUTATED_SPECS ?= Lifecycle Sanctions PBFTReplica PBFT
+mutate: $(STAMP) ## spec mutation: each spec's seeded sample on its CI models; fails if a score drops below the recorded one
+	@for s in $(MUTATED_SPECS); do \
+		$(OSTROM) mutate --suite $$s --check --jobs $(JOBS) --out build/mutate/$$s.json || exit 1; \
+	done
+
+mutate-record: $(STAMP) ## spec mutation: run each spec's sample and record its score in models/mutation/scores.json
+	@for s in $(MUTATED_SPECS); do \
+		$(OSTROM) mutate --suite $$s --record --jobs $(JOBS) --out build/mutate/$$s.json; \
+	done
 
 lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff check reference property_tests bench

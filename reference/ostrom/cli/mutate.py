@@ -1,7 +1,8 @@
-"""``ostrom mutate MODEL``: spec mutation testing — would the model catch a small mistake?
+"""``ostrom mutate MODEL...``: spec mutation testing — would the models catch a small mistake?
 
-See verify/mutate/run.py for what killed, survived, invalid and timeout mean, and
-docs/checking.md for how to read a survivor.
+See verify/mutate/run.py for what killed, survived, invalid and timeout mean,
+verify/mutate/suite.py for the suites `make mutate` runs, and docs/checking.md for how
+to read a survivor.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from ostrom.cli.exits import BadInput, ExitCode, ToolError
 from ostrom.cli.options import SECONDS
 from ostrom.verify.mutate.equivalents import EquivalentsError, load_equivalents
 from ostrom.verify.mutate.operators import OPERATORS
-from ostrom.verify.mutate.run import MutantResult, MutationError, Report, mutate_model
-from ostrom.verify.mutate.scope import ScopeError
+from ostrom.verify.mutate.run import MutantResult, MutationError, Report, mutate_models, pool_of
+from ostrom.verify.mutate.scope import ScopeError, scope_of
+from ostrom.verify.mutate.suite import SuiteError, load_scores, load_suite, record_score
 from ostrom.verify.tlc.jar import TlcSetupError
-from ostrom.verify.tlc.manifest import ManifestError, load_manifest
+from ostrom.verify.tlc.manifest import Manifest, ManifestError, ModelEntry, cfg_text, load_manifest
 from ostrom.verify.tlc.runner import RunnerError, TlcRun
 
 
@@ -40,19 +42,22 @@ def _operators(text: str | None) -> list[str] | None:
 
 
 def _table(report: Report) -> Table:
-    table = Table(title=f"{report.model}: mutants of spec/{report.spec}.tla", expand=False)
-    for col in ("id", "line", "change", "verdict", "why"):
+    models = ", ".join(report.models)
+    table = Table(title=f"{models}: mutants of spec/{report.spec}.tla", expand=False)
+    for col in ("id", "line", "change", "verdict", "model", "why"):
         table.add_column(col, overflow="fold")
     for r in report.results:
         m = r.mutant
         why = r.reason or r.why
-        if r.verdict == "survived" and r.distinct_states is not None:
-            why = f"{r.distinct_states:,} distinct states (baseline {report.baseline_states:,})"
+        if r.verdict == "survived" and r.distinct_states is not None and r.model is not None:
+            base = report.baseline_states.get(r.model)
+            why = f"{r.distinct_states:,} distinct states (unmutated {base or 0:,})"
         table.add_row(
             m.id,
             str(m.line),
             m.change,
             r.verdict.upper() if r.verdict == "survived" else r.verdict,
+            r.model or "",
             why,
         )
     return table
@@ -69,16 +74,58 @@ def _summary(report: Report) -> str:
         sample = f"{report.sampled} chosen of {report.generated}"
     else:
         sample = f"all {report.generated}"
-    return f"{report.model} · spec/{report.spec}.tla · {sample} mutants: {counts} · score {score}"
+    return (
+        f"{', '.join(report.models)} · spec/{report.spec}.tla · {sample} mutants: "
+        f"{counts} · score {score}"
+    )
+
+
+def _score_summary(report: Report) -> dict[str, object]:
+    """What --record keeps of a run: enough to compare, and the survivors to read."""
+    return {
+        "models": list(report.models),
+        "generated": report.generated,
+        "sampled": report.sampled,
+        "seed": report.seed,
+        "counts": report.to_json()["counts"],
+        "score": None if report.score is None else round(report.score, 4),
+        "survivors": sorted(
+            f"{r.mutant.id}: {r.mutant.change}" for r in report.results if r.verdict == "survived"
+        ),
+    }
 
 
 @click.command(name="mutate")
-@click.argument("model")
+@click.argument("models", nargs=-1)
+@click.option(
+    "--suite",
+    default=None,
+    metavar="SPEC",
+    help="Run the suite of models/mutation/<Spec>.toml: its models, sample, seed and timeout.",
+)
+@click.option(
+    "--all",
+    "run_all",
+    is_flag=True,
+    help="With --suite: every mutant in scope, not the suite's sample (make check-deep).",
+)
+@click.option(
+    "--record",
+    is_flag=True,
+    help="With --suite: write the score into models/mutation/scores.json.",
+)
+@click.option(
+    "--check",
+    "check_score",
+    is_flag=True,
+    help="With --suite: fail (exit 1) if the score is below the recorded one, "
+    "whatever survived (make mutate).",
+)
 @click.option(
     "--spec",
     default=None,
     metavar="NAME",
-    help="The spec to mutate (default: the first module of spec/ MODEL uses; "
+    help="The spec to mutate (default: the first module of spec/ the models use; "
     "e.g. PBFTReplica for the pbft-replica-* models).",
 )
 @click.option(
@@ -100,14 +147,14 @@ def _summary(report: Report) -> str:
     type=click.IntRange(min=1, max=64),
     default=2,
     show_default=True,
-    help="TLC runs at once (one JVM each).",
+    help="Mutants run at once (one TLC process each, one worker each).",
 )
 @click.option(
     "--timeout",
     type=SECONDS,
-    default=600.0,
-    show_default=True,
-    help="Seconds one mutant's run may take (0: no limit); past it: timeout.",
+    default=None,
+    help="Seconds one mutant may run on one model (0: no limit; default 600, or the "
+    "suite's); past it: timeout.",
 )
 @click.option(
     "--operators",
@@ -135,59 +182,82 @@ def _summary(report: Report) -> str:
     help="Also write the JSON report to this file.",
 )
 def mutate(
-    model: str,
+    models: tuple[str, ...],
+    suite: str | None,
+    run_all: bool,
+    record: bool,
+    check_score: bool,
     spec: str | None,
     sample: int | None,
     seed: int,
     jobs: int,
-    timeout: float,
+    timeout: float | None,
     operators: str | None,
     only: str | None,
     list_only: bool,
     as_json: bool,
     out: Path | None,
 ) -> None:
-    """Mutation-test a passing manifest MODEL: run it against small edits of its spec.
+    """Mutation-test passing manifest MODELS: run them against small edits of their spec.
 
     Each mutant (a comparison flipped at its boundary, + and - swapped, a constant nudged,
     \\in and \\notin, \\cup and \\cap, \\E and \\A, TRUE and FALSE swapped, a ~ dropped, one
     bullet of a /\\ or \\/ list dropped, one variable dropped from an UNCHANGED, one EXCEPT
-    clause dropped) is checked in its own staged copy with the model's invariants,
-    properties and reachability witnesses. KILLED: TLC reports a violation, deadlock or
-    error, or a witness is no longer reached; INVALID: it does not parse; TIMEOUT: past
-    --timeout; SURVIVED: everything passes — read its line and change, and either add a
-    check that catches it or, if no behaviour can tell it apart, accept it in
-    models/mutation/SPEC.toml with a reason. Only definitions the model's behaviour uses
-    (from its INIT, NEXT or SPECIFICATION) are mutated.
+    clause dropped) is checked in its own staged copy with each model's invariants,
+    properties and reachability witnesses, on the models in the order given until one
+    kills it. KILLED: TLC reports a violation, deadlock or error, or a witness is no longer
+    reached; INVALID: it does not parse; TIMEOUT: past --timeout; SURVIVED: everything
+    passes on every model — read its line and change, and either add a check that catches
+    it or, if no behaviour can tell it apart, accept it in models/mutation/<Spec>.toml with a
+    reason. Only definitions the models' behaviour uses (from their INIT, NEXT or
+    SPECIFICATION) are mutated.
 
-    Exit status: 0 when no mutant survived or timed out, 1 otherwise, 2 bad input,
-    3 TLC could not run.
+    Exit status: 0 when no mutant survived or timed out (with --check: when the score is
+    at least the recorded one), 1 otherwise, 2 bad input, 3 TLC could not run.
 
     \b
     Examples:
       ostrom mutate lifecycle-ci-solo --list
       ostrom mutate lifecycle-ci-solo --sample 25 --seed 1 --jobs 2
-      ostrom mutate sanctions-ci --json --out build/mutate-sanctions.json
-      ostrom mutate pbft-replica-view-change-ci --spec PBFTReplica --sample 20
+      ostrom mutate lifecycle-ci-solo lifecycle-ci --only OpenDispute/const/2
+      ostrom mutate --suite Sanctions --check
+      ostrom mutate --suite Lifecycle --all --record
     """
     ops = _operators(operators)
+    if suite is None and (run_all or record or check_score):
+        raise BadInput("--all, --record and --check need --suite SPEC")
+    if suite is not None and (models or spec or sample):
+        raise BadInput(
+            "--suite SPEC names the models, spec and sample: give no MODEL, --spec or --sample"
+        )
+    if check_score and only:
+        raise BadInput("--check compares the suite's own run: --only cannot be given with it")
+    if record and (only or ops):
+        raise BadInput("--record keeps the suite's whole run: no --only or --operators with it")
+    if suite is None and not models:
+        raise BadInput("give a MODEL (ostrom check --list) or --suite SPEC")
     try:
         manifest = load_manifest(layout.MODELS_DIR / "manifest.json")
-    except ManifestError as exc:
+        chosen_suite = load_suite(suite) if suite is not None else None
+    except (ManifestError, SuiteError) as exc:
         raise BadInput(str(exc)) from None
-    entry = manifest.get(model)
-    if entry is None:
-        raise BadInput(f"no model {model!r} in models/manifest.json (ostrom check --list)")
+    if chosen_suite is not None:
+        models, spec = chosen_suite.models, chosen_suite.spec
+        sample = None if run_all else chosen_suite.sample
+        seed = chosen_suite.seed
+        if timeout is None:
+            timeout = float(chosen_suite.timeout)
+    entries: list[ModelEntry] = []
+    for name in models:
+        entry = manifest.get(name)
+        if entry is None:
+            raise BadInput(f"no model {name!r} in models/manifest.json (ostrom check --list)")
+        entries.append(entry)
     if list_only:
-        from ostrom.verify.mutate.operators import mutants
-        from ostrom.verify.mutate.scope import scope_of
-        from ostrom.verify.tlc.manifest import cfg_text
-
         try:
-            scope = scope_of(entry.module, cfg_text(manifest, entry, layout.ROOT), spec)
-        except (ScopeError, ManifestError) as exc:
+            pool = pool_of(manifest, entries, spec)
+        except (ScopeError, ManifestError, MutationError) as exc:
             raise BadInput(str(exc)) from None
-        pool = mutants(scope.path.read_text(encoding="utf-8"), scope.names)
         pool = [m for m in pool if ops is None or m.operator in ops]
         if as_json:
             click.echo(
@@ -198,46 +268,37 @@ def mutate(
             return
         for m in pool:
             click.echo(f"{m.id:<40} {m.line:>5}  {m.change}")
-        click.echo(
-            f"{len(pool)} mutants of spec/{scope.spec}.tla in {len(scope.names)} "
-            f"definitions (left out: {', '.join(scope.left_out) or 'none'})",
-            err=True,
-        )
+        click.echo(f"{len(pool)} mutants in scope of {', '.join(models)}", err=True)
         return
 
     def on_result(done: int, total: int, r: MutantResult) -> None:
         m = r.mutant
         click.echo(
-            f"[{done}/{total}] {m.id} (line {m.line}: {m.change}): {r.verdict}: "
+            f"[{done}/{total}] {m.id} (line {m.line}: {m.change}): {r.verdict}"
+            f"{' by ' + r.model if r.verdict == 'killed' and r.model else ''}: "
             f"{r.why.splitlines()[0][:160] if r.why else ''} [{r.seconds:.0f} s]",
             err=True,
         )
 
-    def on_baseline(run: TlcRun) -> None:
+    def on_baseline(name: str, run: TlcRun) -> None:
         click.echo(
-            f"{model}: the unmutated model passes and reaches its witnesses "
+            f"{name}: the unmutated model passes and reaches its witnesses "
             f"({run.outcome.distinct_states or 0:,} distinct states, {run.seconds:.0f} s)",
             err=True,
         )
 
     try:
-        spec_name = spec
-        if spec_name is None:
-            from ostrom.verify.mutate.scope import scope_of
-            from ostrom.verify.tlc.manifest import cfg_text
-
-            spec_name = scope_of(entry.module, cfg_text(manifest, entry, layout.ROOT)).spec
-        report = mutate_model(
+        report = mutate_models(
             manifest,
-            entry,
+            entries,
             spec=spec,
             sample=sample,
             seed=seed,
             jobs=jobs,
-            timeout=timeout or None,
+            timeout=(600.0 if timeout is None else timeout) or None,
             operators=ops,
             only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
-            equivalents=load_equivalents(spec_name),
+            equivalents=load_equivalents(spec or _spec_of(manifest, entries)),
             on_result=on_result,
             on_baseline=on_baseline,
         )
@@ -259,5 +320,37 @@ def mutate(
         for s in report.stale:
             click.echo(f"stale equivalent: {s}", err=True)
         click.echo(_summary(report))
+    kind = "full" if run_all else "sample"
+    if chosen_suite is not None and record:
+        try:
+            record_score(chosen_suite.spec, kind, _score_summary(report))
+        except (OSError, SuiteError) as exc:
+            raise BadInput(f"cannot record the score: {exc}") from None
+        click.echo(f"recorded: {chosen_suite.spec} {kind} score in models/mutation/scores.json")
+    if chosen_suite is not None and check_score:
+        try:
+            recorded = load_scores().get(chosen_suite.spec, {}).get(kind)
+        except SuiteError as exc:
+            raise BadInput(str(exc)) from None
+        if recorded is None or not isinstance(recorded.get("score"), (int, float)):
+            raise BadInput(
+                f"no recorded {kind} score for {chosen_suite.spec} "
+                f"(ostrom mutate --suite {chosen_suite.spec} --record)"
+            )
+        now = report.score if report.score is not None else 0.0
+        if now < recorded["score"]:
+            click.echo(
+                f"FAILED: {chosen_suite.spec} scores {now:.1%}, below the recorded "
+                f"{recorded['score']:.1%}",
+                err=True,
+            )
+            raise SystemExit(ExitCode.FAILED)
+        click.echo(f"{chosen_suite.spec}: {now:.1%}, at least the recorded {recorded['score']:.1%}")
+        return
     if report.count("survived") or report.count("timeout"):
         raise SystemExit(ExitCode.FAILED)
+
+
+def _spec_of(manifest: Manifest, entries: list[ModelEntry]) -> str:
+    """The spec the models mutate by default (for its equivalents file)."""
+    return scope_of(entries[0].module, cfg_text(manifest, entries[0], layout.ROOT)).spec

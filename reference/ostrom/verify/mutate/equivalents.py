@@ -48,9 +48,11 @@ def load_equivalents(spec: str, directory: Path | None = None) -> list[Equivalen
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise EquivalentsError(f"{path}: {exc}") from None
-    extra = sorted(set(doc) - {"equivalent"})
+    extra = sorted(set(doc) - {"equivalent", "suite"})  # [suite]: verify/mutate/suite.py
     if extra:
-        raise EquivalentsError(f"{path}: unknown key {extra[0]!r} (only [[equivalent]] tables)")
+        raise EquivalentsError(
+            f"{path}: unknown key {extra[0]!r} (only [suite] and [[equivalent]] tables)"
+        )
     entries = doc.get("equivalent", [])
     if not isinstance(entries, list):
         raise EquivalentsError(f"{path}: equivalent must be an array of tables")

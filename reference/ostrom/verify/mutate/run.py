@@ -1,6 +1,6 @@
-"""Run a model against mutants of its spec: which small mistakes would its checks catch?
+"""Run models against mutants of their spec: which small mistakes would their checks catch?
 
-The model is run first as it is, with its reachability witnesses batched into the same
+Each model is run first as it is, with its reachability witnesses batched into the same
 TLC run (verify/tlc/witnesses.py): it must pass and reach every witness, or there is no
 baseline to compare with.  Then each mutant, in its own staged copy of the tree with the
 one spec file replaced, with the same checks and witnesses.  A mutant is
@@ -12,6 +12,11 @@ one spec file replaced, with the same checks and witnesses.  A mutant is
 ``timeout``    when it runs past the per-mutant timeout (not counted as killed: a larger
                state space is not a caught mistake);
 ``survived``   otherwise: every check passes and every witness is reached.
+
+Given several models of the same spec (a suite: models/mutation/<Spec>.toml), a mutant
+runs on them in the order given (the cheapest first) until one kills it; a model whose
+scope leaves the mutated definition out (its cfg substitutes it) is skipped for it.  It
+survives only if every model it ran on let it pass.
 
 The score is killed / (generated - invalid - accepted equivalent); timeouts count against
 it.  Accepted equivalent mutants come from a file per spec (verify/mutate/equivalents.py).
@@ -35,24 +40,28 @@ from ostrom.verify.mutate.scope import Scope, scope_of
 from ostrom.verify.tlc.manifest import Manifest, ModelEntry, cfg_text
 from ostrom.verify.tlc.output import EXIT_CONFIG, EXIT_PARSE
 from ostrom.verify.tlc.runner import TlcRun, run_tlc
-from ostrom.verify.tlc.witnesses import probe_run, reached_witnesses
+from ostrom.verify.tlc.witnesses import ProbeRun, probe_run, reached_witnesses
 
-__all__ = ["MutantResult", "MutationError", "Report", "mutate_model"]
+__all__ = ["VERDICTS", "MutantResult", "MutationError", "Report", "mutate_models"]
 
 VERDICTS = ("killed", "survived", "invalid", "timeout", "equivalent")
 
 
 class MutationError(ValueError):
-    """The model cannot be mutation-tested (it does not pass, or reaches no baseline)."""
+    """The models cannot be mutation-tested (one does not pass, reaches no baseline, or
+    they check different specs)."""
 
 
 @dataclass(frozen=True)
 class MutantResult:
+    """What became of one mutant: its verdict, the model that decided it and why."""
+
     mutant: Mutant
     verdict: str
     why: str  # what killed it, or what TLC reported
-    distinct_states: int | None
-    seconds: float
+    model: str | None  # the model that killed it (or the last it ran on)
+    distinct_states: int | None  # of that run
+    seconds: float  # over every model it ran on
     reason: str = ""  # for an accepted equivalent: the file's reason
 
     def to_json(self) -> dict[str, Any]:
@@ -65,6 +74,7 @@ class MutantResult:
             "change": m.change,
             "verdict": self.verdict,
             "why": self.why,
+            "model": self.model,
             "distinct_states": self.distinct_states,
             "seconds": round(self.seconds, 1),
             **({"reason": self.reason} if self.reason else {}),
@@ -73,13 +83,15 @@ class MutantResult:
 
 @dataclass
 class Report:
-    model: str
+    """The outcome of a mutation run over one spec and its models."""
+
+    models: tuple[str, ...]
     spec: str
     generated: int  # mutants in scope (before sampling)
     sampled: int
     seed: int | None
-    baseline_states: int | None
-    witnesses: tuple[str, ...]
+    baseline_states: dict[str, int | None]  # per model
+    witnesses: dict[str, tuple[str, ...]]  # per model
     results: list[MutantResult] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # equivalents whose id names another edit
 
@@ -95,13 +107,13 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         return {
             "format": "ostrom-mutate/1",
-            "model": self.model,
+            "models": list(self.models),
             "spec": self.spec,
             "generated": self.generated,
             "sampled": self.sampled,
             "seed": self.seed,
-            "baseline_distinct_states": self.baseline_states,
-            "witnesses": list(self.witnesses),
+            "baseline_distinct_states": dict(self.baseline_states),
+            "witnesses": {k: list(v) for k, v in self.witnesses.items()},
             "counts": {v: self.count(v) for v in VERDICTS},
             "score": None if self.score is None else round(self.score, 4),
             "stale_equivalents": self.stale,
@@ -114,7 +126,7 @@ def _classify(run: TlcRun, baseline: set[str], witnesses: Sequence[str]) -> tupl
     if run.timed_out:
         return "timeout", outcome.got
     if run.exit_code in (EXIT_PARSE, EXIT_CONFIG):
-        return "invalid", (outcome.error_text or outcome.got).splitlines()[0][:200]
+        return "invalid", (outcome.error_text or outcome.got or "?").splitlines()[0][:200]
     if outcome.kind != "pass":
         return "killed", outcome.got
     lost = [w for w in witnesses if w in baseline and w not in reached_witnesses(run.print_lines)]
@@ -125,9 +137,62 @@ def _classify(run: TlcRun, baseline: set[str], witnesses: Sequence[str]) -> tupl
     return "survived", "every check passes and every witness is reached"
 
 
-def mutate_model(
+@dataclass(frozen=True)
+class _Model:
+    """One model of the suite, staged once: its cfg (with the witness probe) and scope."""
+
+    entry: ModelEntry
+    scope: Scope
+    cfg: str
+    probe: ProbeRun | None
+
+    def run(self, label: str, overrides: dict[str, str] | None, timeout: float | None) -> TlcRun:
+        return run_tlc(
+            layout.ROOT,
+            self.probe.module if self.probe else self.entry.module,
+            Path("models") / self.entry.cfg_name,
+            label=label,
+            workers=1,
+            fp=self.entry.fp,
+            cfg_text=self.probe.cfg_text if self.probe else self.cfg,
+            timeout=timeout,
+            extra_modules={self.probe.module: self.probe.module_text} if self.probe else None,
+            overrides=overrides,
+        )
+
+
+def _stage(manifest: Manifest, entry: ModelEntry, spec: str | None) -> _Model:
+    if entry.expect != "pass":
+        raise MutationError(
+            f"{entry.name} expects {entry.expect}: only a passing model can catch mutants"
+        )
+    base_cfg = cfg_text(manifest, entry, layout.ROOT)
+    scope = scope_of(entry.module, base_cfg, spec)
+    witnesses = tuple(entry.witnesses)
+    probe = probe_run(entry.module, base_cfg, witnesses, keep_checks=True) if witnesses else None
+    return _Model(entry, scope, base_cfg, probe)
+
+
+def pool_of(manifest: Manifest, entries: Sequence[ModelEntry], spec: str | None) -> list[Mutant]:
+    """The mutants in scope of any of ``entries`` (which must check the same spec)."""
+    return _pool([_stage(manifest, e, spec) for e in entries])
+
+
+def _pool(models: Sequence[_Model]) -> list[Mutant]:
+    specs = {m.scope.spec for m in models}
+    if len(specs) != 1:
+        raise MutationError(
+            "the models mutate different specs ("
+            + ", ".join(f"{m.entry.name}: {m.scope.spec}" for m in models)
+            + "): give --spec or models of one spec"
+        )
+    text = models[0].scope.path.read_text(encoding="utf-8")
+    return mutants(text, {n for m in models for n in m.scope.names})
+
+
+def mutate_models(
     manifest: Manifest,
-    entry: ModelEntry,
+    entries: Sequence[ModelEntry],
     *,
     spec: str | None = None,
     sample: int | None = None,
@@ -138,19 +203,18 @@ def mutate_model(
     only: Sequence[str] | None = None,
     equivalents: Sequence[Equivalent] = (),
     on_result: Callable[[int, int, MutantResult], None] | None = None,
-    on_baseline: Callable[[TlcRun], None] | None = None,
+    on_baseline: Callable[[str, TlcRun], None] | None = None,
 ) -> Report:
-    """Mutation-test ``entry`` (see the module docstring).  ``sample`` mutants are drawn
+    """Mutation-test ``entries`` (see the module docstring).  ``sample`` mutants are drawn
     with ``seed`` from those in scope (all if None), or ``only`` these ids;
-    ``on_result(done, total, result)`` reports each as it finishes."""
-    if entry.expect != "pass":
-        raise MutationError(
-            f"{entry.name} expects {entry.expect}: only a passing model can catch mutants"
-        )
-    base_cfg = cfg_text(manifest, entry, layout.ROOT)
-    scope: Scope = scope_of(entry.module, base_cfg, spec)
-    text = scope.path.read_text(encoding="utf-8")
-    pool = mutants(text, scope.names)
+    ``on_result(done, total, result)`` reports each as it finishes, ``on_baseline(model,
+    run)`` each model's unmutated run."""
+    if not entries:
+        raise MutationError("no model to run the mutants on")
+    models = [_stage(manifest, e, spec) for e in entries]
+    pool = _pool(models)
+    target = models[0].scope
+    text = target.path.read_text(encoding="utf-8")
     if operators is not None:
         pool = [m for m in pool if m.operator in operators]
     generated = len(pool)
@@ -162,42 +226,29 @@ def mutate_model(
         chosen = [m for m in pool if m.id in set(only)]
     elif sample is not None and sample < len(pool):
         chosen = sorted(random.Random(seed).sample(pool, sample), key=lambda m: m.start)
-    witnesses = tuple(entry.witnesses)
-    probe = probe_run(entry.module, base_cfg, witnesses, keep_checks=True) if witnesses else None
-
-    def run(label: str, overrides: dict[str, str] | None) -> TlcRun:
-        return run_tlc(
-            layout.ROOT,
-            probe.module if probe else entry.module,
-            Path("models") / entry.cfg_name,
-            label=label,
-            workers=1,
-            cfg_text=probe.cfg_text if probe else base_cfg,
-            timeout=timeout,
-            extra_modules={probe.module: probe.module_text} if probe else None,
-            overrides=overrides,
-        )
-
-    baseline_run = run(f"mutate-{entry.name}-baseline", None)
-    if on_baseline is not None:
-        on_baseline(baseline_run)
-    if baseline_run.outcome.kind != "pass" or baseline_run.timed_out:
-        raise MutationError(
-            f"{entry.name} does not pass unmutated ({baseline_run.outcome.got}): no baseline"
-        )
-    reached = reached_witnesses(baseline_run.print_lines)
-    missing = [w for w in witnesses if w not in reached]
-    if missing:
-        raise MutationError(f"{entry.name} does not reach its witness {missing[0]} unmutated")
+    reached: dict[str, set[str]] = {}
+    baseline_states: dict[str, int | None] = {}
+    for model in models:
+        name = model.entry.name
+        base = model.run(f"mutate-{name}-baseline", None, timeout)
+        if on_baseline is not None:
+            on_baseline(name, base)
+        if base.outcome.kind != "pass" or base.timed_out:
+            raise MutationError(f"{name} does not pass unmutated ({base.outcome.got}): no baseline")
+        reached[name] = reached_witnesses(base.print_lines)
+        missing = [w for w in model.entry.witnesses if w not in reached[name]]
+        if missing:
+            raise MutationError(f"{name} does not reach its witness {missing[0]} unmutated")
+        baseline_states[name] = base.outcome.distinct_states
     accepted = {e.id: e for e in equivalents}
     report = Report(
-        model=entry.name,
-        spec=scope.spec,
+        models=tuple(m.entry.name for m in models),
+        spec=target.spec,
         generated=generated,
         sampled=len(chosen),
         seed=seed if sample is not None and only is None else None,
-        baseline_states=baseline_run.outcome.distinct_states,
-        witnesses=witnesses,
+        baseline_states=baseline_states,
+        witnesses={m.entry.name: tuple(m.entry.witnesses) for m in models},
     )
     by_id = {m.id: m for m in pool}
     report.stale = sorted(
@@ -211,11 +262,27 @@ def mutate_model(
     def one(m: Mutant) -> MutantResult:
         eq = accepted.get(m.id)
         if eq is not None and eq.change == m.change:
-            return MutantResult(m, "equivalent", "accepted as equivalent", None, 0.0, eq.reason)
+            return MutantResult(
+                m, "equivalent", "accepted as equivalent", None, None, 0.0, eq.reason
+            )
         started = time.monotonic()
-        r = run(f"mutate-{entry.name}-{m.definition}", {scope.spec: m.apply(text)})
-        verdict, why = _classify(r, reached, witnesses)
-        return MutantResult(m, verdict, why, r.outcome.distinct_states, time.monotonic() - started)
+        mutated = {target.spec: m.apply(text)}
+        verdict, why, last, states = "survived", "in the scope of no model", None, None
+        timed_out: tuple[str, str, int | None] | None = None
+        for model in models:
+            if m.definition not in model.scope.names:
+                continue
+            name = model.entry.name
+            r = model.run(f"mutate-{name}-{m.definition}", mutated, timeout)
+            verdict, why = _classify(r, reached[name], model.entry.witnesses)
+            last, states = name, r.outcome.distinct_states
+            if verdict in ("killed", "invalid"):
+                break
+            if verdict == "timeout":
+                timed_out = (name, why, states)
+        if verdict == "survived" and timed_out is not None:
+            verdict, (last, why, states) = "timeout", timed_out
+        return MutantResult(m, verdict, why, last, states, time.monotonic() - started)
 
     def tracked(m: Mutant) -> MutantResult:
         nonlocal done

@@ -1,0 +1,116 @@
+"""A spec's mutation suite and its recorded scores: what `make mutate` runs and guards.
+
+The ``[suite]`` table of ``models/mutation/<Spec>.toml`` (beside its accepted
+equivalents) names the models a mutant of the spec runs on, cheapest first, and the
+seeded sample `make mutate` draws:
+
+    [suite]
+    models = ["lifecycle-ci-solo", "lifecycle-ci"]   # manifest models, in this order
+    sample = 40                                      # mutants drawn with seed
+    seed = 1
+    timeout = 300                                    # seconds per mutant and model
+
+The scores measured are written by ``ostrom mutate --suite SPEC --record`` into
+``models/mutation/scores.json`` (one source: nothing else states them), and ``--check``
+fails when a run scores below the recorded figure.  The sample is drawn from the
+mutants in scope with a seeded generator and TLC is deterministic for a model, so the
+same tree gives the same score: a drop is a change of the spec or its models, never
+noise.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ostrom import layout
+
+__all__ = ["SCORES_PATH", "SUITES_DIR", "Suite", "SuiteError", "load_scores", "load_suite",
+           "record_score", "suites"]  # fmt: skip
+
+SUITES_DIR = layout.MODELS_DIR / "mutation"
+SCORES_PATH = SUITES_DIR / "scores.json"
+_FIELDS = {"models": list, "sample": int, "seed": int, "timeout": int}
+
+
+class SuiteError(ValueError):
+    """The suite or the scores file cannot be read; the message names the file and key."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    spec: str
+    models: tuple[str, ...]
+    sample: int
+    seed: int
+    timeout: int
+
+
+def suites(directory: Path | None = None) -> list[str]:
+    """The specs that have a suite, in name order."""
+    out = []
+    for path in sorted((directory or SUITES_DIR).glob("*.toml")):
+        try:
+            if "suite" in tomllib.loads(path.read_text(encoding="utf-8")):
+                out.append(path.stem)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise SuiteError(f"{path}: {exc}") from None
+    return out
+
+
+def load_suite(spec: str, directory: Path | None = None) -> Suite:
+    """The ``[suite]`` of ``spec``; SuiteError if it has none or it is malformed."""
+    path = (directory or SUITES_DIR) / f"{spec}.toml"
+    if not path.exists():
+        raise SuiteError(f"no suite for {spec}: {path.name} does not exist in models/mutation")
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SuiteError(f"{path}: {exc}") from None
+    table = doc.get("suite")
+    if not isinstance(table, dict):
+        raise SuiteError(f"{path}: no [suite] table")
+    unknown = sorted(set(table) - set(_FIELDS))
+    if unknown:
+        raise SuiteError(f"{path}: [suite] has an unknown key {unknown[0]!r}")
+    for key, kind in _FIELDS.items():
+        value = table.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise SuiteError(
+                f"{path}: [suite] {key} must be {'a list' if kind is list else 'an integer'}"
+            )
+    models = table["models"]
+    if not models or not all(isinstance(m, str) and m for m in models):
+        raise SuiteError(f"{path}: [suite] models must be a non-empty list of model names")
+    if len(set(models)) != len(models):
+        raise SuiteError(f"{path}: [suite] models names a model twice")
+    if table["sample"] < 1 or table["seed"] < 0 or table["timeout"] < 1:
+        raise SuiteError(f"{path}: [suite] sample and timeout must be positive, seed not negative")
+    return Suite(spec, tuple(models), table["sample"], table["seed"], table["timeout"])
+
+
+def load_scores(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The recorded scores, by spec and then ``sample`` or ``full``."""
+    path = path or SCORES_PATH
+    if not path.exists():
+        return {}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SuiteError(f"{path}: {exc}") from None
+    if not isinstance(doc, dict) or not all(
+        isinstance(v, dict) and all(isinstance(r, dict) for r in v.values()) for v in doc.values()
+    ):
+        raise SuiteError(f"{path}: not an object of specs to runs")
+    return doc
+
+
+def record_score(spec: str, kind: str, summary: dict[str, Any], path: Path | None = None) -> None:
+    """Write ``summary`` as the recorded ``kind`` run (``sample`` or ``full``) of ``spec``."""
+    path = path or SCORES_PATH
+    doc = load_scores(path)
+    doc.setdefault(spec, {})[kind] = summary
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
