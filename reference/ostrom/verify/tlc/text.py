@@ -64,15 +64,27 @@ def blank(text: str, *, strings: bool) -> str:
     return "".join(out)
 
 
+_TOP_LEVEL_RE = re.compile(
+    r"^(?:(?:ASSUME|ASSUMPTION|AXIOM|THEOREM|LEMMA|CONSTANTS?|VARIABLES?|RECURSIVE|EXTENDS|"
+    r"INSTANCE)\b|-{4,})",
+    re.M,
+)
+
+
 def definitions(masked: str) -> list[Definition]:
-    """The top-level definitions of a module's text (comments and strings blanked); the
-    last one ends at the module's closing ``====`` line."""
+    """The top-level definitions of a module's text (comments and strings blanked); each
+    ends where the next begins, or at a top-level ASSUME, declaration or ``----`` line
+    before it, the last at the module's closing ``====`` line."""
     heads = list(DEF_RE.finditer(masked))
     close = re.search(r"^={4,}\s*$", masked, re.M)
     stop = close.start() if close else len(masked)
     out = []
     for k, m in enumerate(heads):
         end = heads[k + 1].start() if k + 1 < len(heads) else stop
+        # a top-level ASSUME, declaration or separator line ends the definition too
+        other = _TOP_LEVEL_RE.search(masked, m.end(), end)
+        if other is not None:
+            end = other.start()
         params = tuple(p.strip() for p in (m.group(3) or "").split(",") if p.strip())
         out.append(Definition(m.group(1), params, m.start(), m.end(), max(end, m.end())))
     return out
