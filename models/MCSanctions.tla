@@ -44,4 +44,24 @@ NeverQuarantineHeldInv ==
 \* a suspension ends while the window still gives sigma3: the level is capped at sigma2
 NeverCappedInv == \A a \in Agents : ~(rank[a] = 2 /\ quar[a] = 0 /\ WRank(a) >= 3)
 
+\* Step witnesses (actions; verify/tlc/witnesses.py): one violation of each class from a
+\* clean record, with its outcome restated from docs/rules.md and this model's constants
+\* (sigma1 = 1, sigma2 = UrgentPenalty = 2), not from KindWeight or Add, so that a weight
+\* or a class that is wrong in the spec loses the witness.
+Clean(a) == rank[a] = 0 /\ quar[a] = 0 /\ prob[a] = 0 /\ ~strategic[a]
+                       /\ \A i \in Ages : hist[a][i] = Empty
+\* a strategic violation of weight 1 warns (sigma1)
+NeverStrategicWarnsStep ==
+    ~\E a \in Agents : Clean(a) /\ Record(a, "non_reveal") /\ rank'[a] = 1 /\ quar'[a] = 0
+\* an unfounded urgent report weighs UrgentPenalty = 2: rate-limited at once (sigma2)
+NeverUrgentRateLimitsStep ==
+    ~\E a \in Agents : Clean(a) /\ Record(a, "unfounded_urgent") /\ rank'[a] = 2
+\* a malfunction looks broken (all of the agent's violations are malfunctions): it is
+\* quarantined instead of warned
+NeverMalfunctionQuarantinesStep ==
+    ~\E a \in Agents : Clean(a) /\ Record(a, "malformed") /\ rank'[a] = 0 /\ quar'[a] > 0
+\* a probation after a release runs out (W ticks)
+NeverProbationEndsStep ==
+    ~\E a \in Agents : last' = Tick_ /\ prob[a] = 1 /\ prob'[a] = 0
+
 =============================================================================
