@@ -65,7 +65,8 @@ DeepForgetVotes == {"a2", "a3"} \X CIArtifacts
 \*     votes from q, t and the tier-0 agent n (weight w_min = 1): 7 of the 14 weight
 \*     units of the seven agents (d weighs 2, u and n 1), S = Q at alpha = 50% (q and t
 \*     alone, 6, fall short).  MinSide 1 here (two voters per ballot: a side of one must
-\*     be able to win at the boundary); the side rule is lifecycle-ci's.
+\*     be able to win at the boundary); the side rule is lifecycle-ci's.  TDelib 2 > TFast
+\*     1: an objection must give the deliberation its own period.
 BoundaryAgents == {"u", "p", "q", "s", "t", "d", "n"}
 BoundaryTier == [a \in BoundaryAgents |-> CASE a = "d" -> 2 [] a = "n" -> 0 [] OTHER -> 1]
 BoundaryWeight == [a \in BoundaryAgents |-> CASE a \in {"q", "t"} -> 3
@@ -152,6 +153,9 @@ NeverHiddenResolvedInv ==   \* a hidden artifact after its review was upheld
     \A x \in Artifacts : ~(art[x].hidden /\ art[x].st = "retracted")
 NeverTier1FastTrackInv ==   \* the fast track's tier at its boundary (Tier[sub] = 1)
     \A x \in Artifacts : ~(art[x].st = "fast_track" /\ Tier[art[x].sub] = 1)
+\* an objection gives the deliberation its own TDelib (lifecycle-boundary: TDelib > TFast)
+NeverObjectedFullDeliberationInv ==
+    \A x \in Artifacts : ~(art[x].st = "deliberation" /\ art[x].objected /\ art[x].timer = TDelib)
 
 \* Step witnesses (verify/tlc/witnesses.py: an action, a name ending in Step): what only
 \* a step shows, for a ballot whose reveals are dropped when it closes.  Each threshold
@@ -171,6 +175,10 @@ NeverRetractAtThresholdStep ==   \* decided by the weights: the keepers have a s
     ~\E x \in Artifacts : /\ art[x].st = "disputed" /\ art'[x].st = "retracted"
                          /\ Cardinality(VotersOf(x, "keep")) >= MinSide
                          /\ RetractW(x) * 100 = TauRetract * (RetractW(x) + KeepW(x))
+\* a resubmission is new content: the old content's forget votes are dropped
+NeverResubmitDropsVotesStep ==
+    ~\E x \in Artifacts : /\ art[x].st \in Resubmittable /\ art[x].fvotes # {}
+                         /\ art'[x].st = "proposed" /\ art'[x].fvotes = {}
 NeverForgetAtQuorumStep ==
     ~\E x \in Artifacts : /\ art[x].st # "forgotten" /\ art'[x].st = "forgotten"
                          /\ ForgetScore(art[x]) * 100 = Alpha * ForgetBase

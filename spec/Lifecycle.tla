@@ -231,10 +231,11 @@ ForgetConfidences == {ConfUnit}
 ASSUME ConfUnit \in Nat \ {0} /\ ForgetConfidences \subseteq 0..ConfUnit
 
 Paths == {"none", "fast_track", "tally", "arbiter", "dispute_kept"}
+\* by: the arbiter of an arbiter's decision (NoAgent otherwise).
 \* acc/rej: the weights of the side that won (accept; keep for dispute_kept) and of
 \* the other side; nacc/nrej: their voter counts (the side rule of TALLY-1).
 NoDecision == [how |-> "none", objected |-> FALSE, acc |-> 0, rej |-> 0,
-               nacc |-> 0, nrej |-> 0]
+               nacc |-> 0, nrej |-> 0, by |-> NoAgent]
 
 \* The record of one artifact. st = "none": not created yet.
 Blank == [st |-> "none", slot |-> NoSlot, sub |-> NoAgent, content |-> FALSE,
@@ -574,7 +575,7 @@ Arbitrate(a, x, o) ==
     /\ r.st = "arbitration"
     /\ CASE o = "accept" ->
               Activate(x, "arbitrate", "arbitration",
-                       [NoDecision EXCEPT !.how = "arbiter"])
+                       [NoDecision EXCEPT !.how = "arbiter", !.by = a])
          [] o = "reject" ->
               /\ Set(x, Close(r, "rejected"))
               /\ lastEvent' = {<<"arbitrate", "arbitration", "rejected">>}
@@ -683,7 +684,7 @@ Spec == Init /\ [][Next]_vars /\ Fairness
 (* Properties (docs/design.md §7)                                          *)
 
 Decisions == [how : Paths, objected : BOOLEAN, acc : Nat, rej : Nat,
-              nacc : Nat, nrej : Nat]
+              nacc : Nat, nrej : Nat, by : Agents \cup {NoAgent}]
 Triples == (STRING \X STRING \X STRING)
 
 TypeOK ==
@@ -712,20 +713,27 @@ TypeOK ==
 \* LC-SAFE-1: active only through a legitimate decision path; the recorded
 \* tally is rechecked, the side rule of TALLY-1 included (restated here, not
 \* shared with the actions, so that a wrong tally cannot also be a wrong check).
-Legitimate(d) ==
-    CASE d.how = "fast_track" -> ~d.objected
+Legitimate(r) ==
+    LET d == r.decision IN
+    \* a side's recorded weight is at least its voters' count (every weight is >= 1, ASSUME)
+    LET weighed == d.acc >= d.nacc /\ d.rej >= d.nrej IN
+    CASE d.how = "fast_track" ->   \* a first submission of a tier >= 1 agent, unobjected
+            ~d.objected /\ Tier[r.sub] >= 1 /\ r.resubs = 0
       [] d.how = "tally" ->
+            /\ weighed
             /\ d.nacc + d.nrej >= Quorum
             /\ d.acc * 100 >= TauAccept * (d.acc + d.rej)
             /\ d.nacc >= MinSide
-      [] d.how = "arbiter" -> TRUE
+      [] d.how = "arbiter" ->   \* a tier-3 agent, neither the submitter nor a reviewer
+            d.by \in Agents /\ Tier[d.by] >= 3 /\ d.by # r.sub /\ d.by \notin r.reviewers
       [] d.how = "dispute_kept" ->   \* acc/nacc: keep, rej/nrej: retract
+            weighed /\
             ~(/\ d.nacc + d.nrej >= QDispute
               /\ d.nrej >= MinSide
               /\ (d.rej * 100 >= TauRetract * (d.acc + d.rej) \/ d.nacc < MinSide))
       [] OTHER -> FALSE
 LegitimateActivationInv ==
-    \A x \in Artifacts : art[x].st = "active" => Legitimate(art[x].decision)
+    \A x \in Artifacts : art[x].st = "active" => Legitimate(art[x])
 
 \* LC-SAFE-2
 OneActivePerSlotInv == \A s \in Slots : Cardinality(ActiveIn(s)) <= 1
@@ -735,6 +743,10 @@ OneActivePerSlotInv == \A s \in Slots : Cardinality(ActiveIn(s)) <= 1
 \* counter that enforces it cannot see an action that fails to count.
 BoundedCountsInv ==
     \A x \in Artifacts : history[x].disputes <= MaxDisputes /\ history[x].resubs <= MaxResubmit
+\* ... and the counters those checks read agree with the history: a step that counts
+\* wrongly is caught at once, not only when the bound is passed.
+CountersInv ==
+    \A x \in Artifacts : art[x].disputes = history[x].disputes /\ art[x].resubs = history[x].resubs
 
 \* LC-SAFE-4: every agent action that succeeded had the tier of EVENTS and no
 \* bar (the history `unguarded` logs every <<event, agent>> pair that did not).
