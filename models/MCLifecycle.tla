@@ -175,6 +175,11 @@ NeverRetractAtThresholdStep ==   \* decided by the weights: the keepers have a s
     ~\E x \in Artifacts : /\ art[x].st = "disputed" /\ art'[x].st = "retracted"
                          /\ Cardinality(VotersOf(x, "keep")) >= MinSide
                          /\ RetractW(x) * 100 = TauRetract * (RetractW(x) + KeepW(x))
+\* a dispute (not an urgent report) leaves the artifact served while it is reviewed
+NeverDisputeServedStep ==
+    ~\E x \in Artifacts : /\ <<"dispute", "active", "disputed">> \in lastEvent'
+                         /\ art'[x].st = "disputed" /\ ~art'[x].hidden
+                         /\ art'[x].urgent = art[x].urgent
 \* a resubmission is new content: the old content's forget votes are dropped
 NeverResubmitDropsVotesStep ==
     ~\E x \in Artifacts : /\ art[x].st \in Resubmittable /\ art[x].fvotes # {}

@@ -21,6 +21,7 @@ from ostrom.verify.mutate.suite import (
     load_scores,
     load_suite,
     record_score,
+    scores_table,
     suites,
 )
 from ostrom.verify.tlc.manifest import load_manifest
@@ -137,3 +138,18 @@ def test_the_trees_suites_name_passing_models_of_their_spec_and_have_scores() ->
         assert recorded["seed"] == suite.seed or recorded["sampled"] == recorded["generated"]
     assert (SUITES_DIR / "scores.json").exists()
     json.loads((SUITES_DIR / "scores.json").read_text(encoding="utf-8"))
+
+
+def test_the_scores_table_of_the_docs_is_the_recorded_one(tmp_path: Path) -> None:
+    docs = (layout.DOCS_DIR / "checking.md").read_text(encoding="utf-8")
+    assert scores_table() in docs, "run: ostrom docs"
+    # and the table shows what a scores file says, survivors included
+    path = tmp_path / "scores.json"
+    record_score("S", "sample", {"models": ["m"], "generated": 9, "sampled": 4, "seed": 1,
+                                 "counts": {"killed": 3, "survived": 1}, "score": 0.75,
+                                 "survivors": ["A/cmp/1: >= -> >"]}, path)  # fmt: skip
+    table = scores_table(load_scores(path))
+    assert (
+        "| S | sample | `m` | 4 of 9 (seed 1) | 3 | 1 | 0 | 0 | 0 | 75.0% | `A/cmp/1: >= -> >` |"
+        in table
+    )

@@ -34,6 +34,7 @@ from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.params import table as param_table
 from ostrom.service import openapi as service_docs
 from ostrom.verify import registry
+from ostrom.verify.mutate import suite as mutation_suites
 from ostrom.verify.tlc import sequence
 
 if TYPE_CHECKING:
@@ -275,6 +276,7 @@ def docs(no_svg: bool, root: Path) -> None:
         changed += sequence.update_docs(root)
         changed += cli_docs.update_generated(root)
         changed += docfigures.update_generated(root)
+        changed += mutation_suites.update_docs(root)
     except RuntimeError as exc:
         raise ToolError(str(exc)) from None
     except (ValueError, OSError) as exc:

@@ -114,3 +114,51 @@ def record_score(spec: str, kind: str, summary: dict[str, Any], path: Path | Non
     doc = load_scores(path)
     doc.setdefault(spec, {})[kind] = summary
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def scores_table(scores: dict[str, dict[str, Any]] | None = None) -> str:
+    """The recorded scores as the Markdown table of docs/checking.md (generated block
+    ``mutation-scores``, rewritten by ``ostrom docs``)."""
+    scores = load_scores() if scores is None else scores
+    out = [
+        "| spec | run | models | mutants | killed | survived | timeout | invalid | "
+        "equivalent | score | survivors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for spec in sorted(scores):
+        for kind in ("sample", "full"):
+            run = scores[spec].get(kind)
+            if run is None:
+                continue
+            c = run.get("counts", {})
+            what = (
+                f"{run.get('sampled')} of {run.get('generated')} (seed {run.get('seed')})"
+                if kind == "sample"
+                else f"all {run.get('generated')}"
+            )
+            score = run.get("score")
+            survivors = "<br>".join(f"`{s}`" for s in run.get("survivors", [])) or "—"
+            out.append(
+                f"| {spec} | {kind} | {', '.join(f'`{m}`' for m in run.get('models', []))} | "
+                f"{what} | {c.get('killed', 0)} | {c.get('survived', 0)} | "
+                f"{c.get('timeout', 0)} | {c.get('invalid', 0)} | {c.get('equivalent', 0)} | "
+                f"{'n/a' if score is None else f'{score:.1%}'} | {survivors} |"
+            )
+    return "\n".join(out) + "\n"
+
+
+def update_docs(root: Path) -> list[Path]:
+    """Rewrite docs/checking.md's table of recorded scores; the files that changed."""
+    from ostrom.docblocks import replace_block
+
+    path = root / "docs" / "checking.md"
+    old = path.read_text(encoding="utf-8")
+    new = replace_block(
+        old,
+        "mutation-scores",
+        scores_table(load_scores(root / "models" / "mutation" / "scores.json")),
+    )
+    if new == old:
+        return []
+    path.write_text(new, encoding="utf-8")
+    return [path]
