@@ -34,6 +34,7 @@ Other ==
     \/ y = {} /\ ~(x \in y)
     \/ \A v \in y : v <= TRUE
 Rec == [r EXCEPT !.a = 1, !.b = 2]
+Str == [F(r, "s") EXCEPT !.a = 1]
 Keep == UNCHANGED <<x, y>>
 ====
 """
@@ -88,6 +89,13 @@ def test_bullets_except_clauses_and_unchanged_variables_are_dropped_one_at_a_tim
     assert len(_by(ms, "Keep", "unchanged")) == 2
     dropped = _by(ms, "Guard", "conj")[0].apply(MODULE)
     assert "n >= 1" not in dropped and "x + 1 < 3" in dropped
+
+
+def test_dropping_the_only_except_clause_keeps_the_functions_text() -> None:
+    # the replacement was once taken from the blanked text: F(r, "_")
+    (m,) = _by(mutants(MODULE), "Str", "except")
+    assert m.after == 'F(r, "s")'
+    assert 'Str == F(r, "s")' in m.apply(MODULE)
 
 
 def test_a_mutant_is_the_module_with_one_edit() -> None:

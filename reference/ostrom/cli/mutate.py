@@ -333,6 +333,13 @@ def mutate(
         except SuiteError as exc:
             raise BadInput(str(exc)) from None
         if recorded is None or not isinstance(recorded.get("score"), (int, float)):
+            if kind == "full":  # make check-deep before anyone recorded a full run
+                click.echo(
+                    f"{chosen_suite.spec}: no recorded full score to compare with "
+                    f"(ostrom mutate --suite {chosen_suite.spec} --all --record)",
+                    err=True,
+                )
+                return
             raise BadInput(
                 f"no recorded {kind} score for {chosen_suite.spec} "
                 f"(ostrom mutate --suite {chosen_suite.spec} --record)"

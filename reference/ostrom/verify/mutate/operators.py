@@ -169,8 +169,10 @@ def _unchanged_sites(masked: str, d: Definition) -> Iterator[tuple[int, int]]:
             yield s, e
 
 
-def _except_sites(masked: str, d: Definition) -> Iterator[tuple[int, int, str]]:
-    """(start, end, replacement) dropping each clause of each ``EXCEPT`` in ``d``."""
+def _except_sites(masked: str, d: Definition, text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, replacement) dropping each clause of each ``EXCEPT`` in ``d``; found in
+    ``masked``, the replacement (the function left when the only clause goes) is taken
+    from the original ``text``, strings and all."""
     for m in re.finditer(r"\bEXCEPT\b", masked[: d.end]):
         if m.start() < d.start:
             continue
@@ -212,7 +214,7 @@ def _except_sites(masked: str, d: Definition) -> Iterator[tuple[int, int, str]]:
             continue
         clauses.append((start, j))
         if len(clauses) == 1:
-            f = masked[open_at + 1 : m.start()]
+            f = text[open_at + 1 : m.start()]
             yield open_at, j + 1, f.strip()
             continue
         for k, (s, e) in enumerate(clauses):
@@ -235,7 +237,7 @@ def mutants(text: str, names: Iterable[str] | None = None) -> list[Mutant]:
         sites += [("conj", s, e, "") for s, e in _bullets(masked, d, "/\\")]
         sites += [("disj", s, e, "") for s, e in _bullets(masked, d, "\\/")]
         sites += [("unchanged", s, e, "") for s, e in _unchanged_sites(masked, d)]
-        sites += [("except", s, e, r) for s, e, r in _except_sites(masked, d)]
+        sites += [("except", s, e, r) for s, e, r in _except_sites(masked, d, text)]
         sites.sort(key=lambda t: (t[1], OPERATORS.index(t[0]), t[2]))
         count: dict[str, int] = {}
         for op, s, e, after in sites:
