@@ -130,9 +130,9 @@ def test_real_mutants_are_killed_by_the_check_they_break_and_a_blind_one_survive
         on_result=lambda done, total, r: seen.append((done, total)),
     )
     by = {r.mutant.id: r for r in report.results}
-    # fix 1: `disputes + 1` -> `+ 0` lets a second dispute open; the history counts it
+    # fix 1: `disputes + 1` -> `+ 0`: the history counts the dispute the counter misses
     assert by["OpenDispute/const/2"].verdict == "killed"
-    assert by["OpenDispute/const/2"].why == "BoundedCountsInv"
+    assert by["OpenDispute/const/2"].why == "CountersInv"
     # the newcomer (tier 0) can no longer propose: nothing of the lifecycle is reached
     assert by["Propose/cmp/1"].verdict == "killed"
     assert by["Propose/cmp/1"].why.startswith("witness ")
