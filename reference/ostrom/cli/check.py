@@ -20,10 +20,13 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.table import Table
 
 from ostrom import layout
+from ostrom.cli import scaleout
 from ostrom.cli.exits import BadInput, ExitCode, ToolError
 from ostrom.cli.options import SECONDS
 from ostrom.verify import registry
 from ostrom.verify.tlc.bindings import bind_trace
+from ostrom.verify.tlc.distcheck import check_distributed
+from ostrom.verify.tlc.distributed import DistributedSetup, DistributedStartError
 from ostrom.verify.tlc.explain import ExplainError, explain_itf
 from ostrom.verify.tlc.itf import ItfError, read_itf
 from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
@@ -38,6 +41,7 @@ from ostrom.verify.tlc.runner import (
     select_models,
 )
 from ostrom.verify.tlc.sequence import FORMATS, SequenceError, chart_from_itf, render
+from ostrom.verify.tlc.simulate import check_simulated
 from ostrom.verify.tlc.why import WhyError, why
 
 __all__ = ["check", "explain"]
@@ -147,6 +151,7 @@ def _table(rows: list[RowResult]) -> Table:
     help="Print the TLC configuration of each selected model (a derived model's is generated "
     "from its base's) and exit without running TLC.",
 )
+@scaleout.options
 def check(
     models: tuple[str, ...],
     deep: bool,
@@ -160,12 +165,35 @@ def check(
     timeout: float | None,
     witness_traces: bool,
     print_cfg: bool,
+    distributed: int | None,
+    distributed_host: str | None,
+    distributed_port: int | None,
+    simulate: bool,
+    traces: int | None,
+    depth: int | None,
+    seed: int | None,
 ) -> None:
     """Model-check the manifest's models (and their reachability witnesses) with TLC.
 
     Each row must report what the manifest expects: pass, a named violation, or deadlock;
     witnesses must be reported violated; recorded state counts must not change.
+
+    \b
+    Scale-out (docs/checking.md, "Scale-out: TLC's distributed mode and simulation"):
+      ostrom check --model sanctions-ci --distributed 2
+      ostrom check --model M --distributed 0 --distributed-host HOST   (remote workers)
+      ostrom check --model M --simulate --traces 10000 --depth 50 --seed 7
+
+    --distributed runs each model on TLC's distributed mode (a TLCServer and TLCWorker
+    processes) and must give the single-machine verdict and state counts; TLC 2.15's
+    server does not check temporal properties (the row says so) and prints a violation as
+    its last step only (named here by replaying it).  --simulate checks random behaviours
+    instead: a violation is reported as usual, no violation proves nothing ('simulated').
+    Neither combines with --record, --witness-traces, --jobs or --workers, nor with each
+    other.
     """
+    ctx = click.get_current_context()
+    selected = scaleout.mode(ctx, ctx.params)
     manifest_file, root_dir = _resolve_paths(manifest_path, root)
     err = Console(stderr=True, soft_wrap=True)
     if print_cfg:
@@ -216,23 +244,44 @@ def check(
         mark = "[green]ok[/green]" if row.ok else "[red]FAIL[/red]"
         progress.console.print(f"{mark} {row.name}: {row.got} ({row.seconds:.1f} s)")
 
+    rows: list[RowResult]
     try:
         with progress:
-            rows = check_models(
-                manifest,
-                root_dir,
-                entries,
-                workers=workers,
-                out_dir=out_dir,
-                record=record,
-                on_start=on_start,
-                on_progress=on_progress,
-                on_row=on_row,
-                on_end=on_end,
-                timeout=timeout,
-                jobs=jobs,
-                witness_traces=witness_traces,
-            )
+            if isinstance(selected, scaleout.Simulate):
+                rows = list(check_simulated(
+                    manifest, root_dir, entries, traces=selected.traces,
+                    depth=selected.depth, seed=selected.seed, out_dir=out_dir,
+                    timeout=timeout, on_start=on_start, on_progress=on_progress,
+                    on_row=on_row, on_end=on_end,
+                ))  # fmt: skip
+            elif isinstance(selected, DistributedSetup):
+                ready = scaleout.on_ready_printer(
+                    selected, find_jar(), lambda text: progress.console.print(
+                        text, markup=False, highlight=False, soft_wrap=True)
+                )  # fmt: skip
+                rows = check_distributed(
+                    manifest, root_dir, entries, setup=selected, out_dir=out_dir,
+                    timeout=timeout, on_ready=ready, on_start=on_start,
+                    on_progress=on_progress, on_row=on_row, on_end=on_end,
+                )  # fmt: skip
+            else:
+                rows = check_models(
+                    manifest,
+                    root_dir,
+                    entries,
+                    workers=workers,
+                    out_dir=out_dir,
+                    record=record,
+                    on_start=on_start,
+                    on_progress=on_progress,
+                    on_row=on_row,
+                    on_end=on_end,
+                    timeout=timeout,
+                    jobs=jobs,
+                    witness_traces=witness_traces,
+                )
+    except DistributedStartError as exc:
+        raise ToolError(str(exc)) from None
     except RunnerError as exc:
         _fail(str(exc))
     except TlcSetupError as exc:
@@ -242,11 +291,17 @@ def check(
         for note in record_counts(manifest, rows):
             err.print(note, markup=False, highlight=False, soft_wrap=True)
     if as_json:
-        click.echo(json.dumps({"models": [row.to_json() for row in rows]}, indent=2))
+        doc: dict[str, Any] = {"models": [row.to_json() for row in rows]}
+        if isinstance(selected, scaleout.Simulate):
+            doc = {"mode": "simulate", **doc}
+        elif selected is not None:
+            doc = {"mode": "distributed", "workers": selected.workers, **doc}
+        click.echo(json.dumps(doc, indent=2))
     else:
         # a log or pipe is not 80 columns wide: do not squeeze the table into it
         console = Console() if sys.stdout.isatty() else Console(width=160)
-        console.print(_table(rows))
+        simulated = isinstance(selected, scaleout.Simulate)
+        console.print(scaleout.simulation_table(rows) if simulated else _table(rows))
         for row in rows:
             if row.message:
                 console.print(f"{row.name}: {row.message}", markup=False, highlight=False)

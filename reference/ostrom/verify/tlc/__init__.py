@@ -4,7 +4,10 @@ One job per module: :mod:`.jar` finds java and the jar, :mod:`.values` parses TL
 :mod:`.output` parses ``-tool`` output, :mod:`.manifest` loads ``models/manifest.json``,
 :mod:`.cfg` reads cfgs and derives a derived model's from its base's, :mod:`.runner` stages and
 runs TLC, :mod:`.itf` writes/reads ITF traces, :mod:`.explain` renders
-them.
+them.  The scale-out modes of ``ostrom check``: :mod:`.distributed` runs TLC's TLCServer and
+TLCWorker processes, :mod:`.replay` asks single-machine TLC what the distributed server
+does not say, :mod:`.distcheck` makes the manifest's rows from them (``--distributed``), and
+:mod:`.simulate` those of TLC's random simulation (``--simulate``).
 """
 
 from __future__ import annotations

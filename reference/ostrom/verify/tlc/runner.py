@@ -47,10 +47,13 @@ __all__ = [
     "TlcRun",
     "cfg_names",
     "check_models",
+    "new_run_dir",
+    "progress_text",
     "record_counts",
     "run_model",
     "run_tlc",
     "select_models",
+    "stage",
     "stream_process",
     "tlc_command",
     "witness_cfg",
@@ -200,6 +203,12 @@ def _progress_text(msg: Message) -> str | None:
     depth, generated, per_min, distinct, queue = m.groups()
     rate = f" · {int(per_min.replace(',', '')) / 60:,.0f} states/s" if per_min else ""
     return f"depth {depth} · {distinct} distinct · {generated} generated{rate} · {queue} on queue"
+
+
+#: Staging and progress, shared with the other drivers of TLC (distributed.py, simulate.py).
+new_run_dir = _new_run_dir
+stage = _stage
+progress_text = _progress_text
 
 
 def tlc_command(
