@@ -32,7 +32,9 @@ from click.testing import CliRunner
 
 from ostrom.cli.main import main
 from ostrom.verify.tlc import distributed
+from ostrom.verify.tlc.distcheck import PREV, STEP_WITNESS, _witness_run
 from ostrom.verify.tlc.jar import find_jar
+from ostrom.verify.tlc.manifest import cfg_text, load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "tla"
@@ -40,9 +42,11 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT / "reference")}
 RUN_LIMIT = 150.0  # seconds: far above what these runs take; a hang fails instead of hanging
 RECORDED = {m["name"]: m for m in json.loads((ROOT / "models/manifest.json").read_text())["models"]}
 MODELS = ("sanctions-ci", "sanctions-mutant-expire-late", "sanctions-mutant-never-release")
-#: the witness of sanctions-ci the distributed test runs (a step witness, the harder kind: its
-#: run checks a generated action property; all 15 witnesses would take a minute)
-WITNESSES = ["NeverStrategicWarnsStep"]
+#: the witnesses of sanctions-ci the distributed test runs: step witnesses, the harder kind (the
+#: run checks a generated action property), and NeverProbationEndsStep's step only returns to
+#: states seen before, which TLC 2.15's workers never check without ``ostromPrev``; all 19
+#: witnesses would take a minute
+WITNESSES = ["NeverStrategicWarnsStep", "NeverProbationEndsStep"]
 #: the fixture's deadlocking counter, for the one-state report of the distributed server
 DEADLOCK = next(
     m
@@ -356,3 +360,20 @@ def test_help_explains_both_modes() -> None:
                   "--depth D", "--seed S", "temporal properties", "proves nothing",
                   "'simulated', not 'pass'", "Witnesses are not checked"):  # fmt: skip
         assert words in text, words
+
+
+def test_a_step_witness_run_carries_the_state_before_the_step() -> None:
+    """The generated module of a step witness: the model's Init and Next found through its
+    SPECIFICATION, and ``ostromPrev`` set to the state before each step (to the view under
+    a VIEW), so that every step of the model is a new state of the run."""
+    manifest = load_manifest(ROOT / "models/manifest.json")
+    entry = next(e for e in manifest.models if e.name == "sanctions-ci")
+    base = cfg_text(manifest, entry, ROOT)
+    module, cfg, extra = _witness_run(ROOT, entry, base, "NeverProbationEndsStep")
+    assert extra is not None and module in extra
+    text = extra[module]
+    assert f"OstromInit == Init /\\ {PREV} = <<>>" in text
+    assert f"OstromNext == Next /\\ {PREV}' = <<" in text
+    assert f"{STEP_WITNESS} == [][NeverProbationEndsStep]_<<" in text
+    assert "SPECIFICATION" not in cfg and "INVARIANT" not in cfg
+    assert "INIT\n    OstromInit" in cfg or "INIT OstromInit" in cfg, cfg

@@ -38,7 +38,9 @@ from ostrom.verify.tlc.values import (
     format_value,
 )
 
-__all__ = ["REPLAY_MODULE", "has_temporal", "name_violation", "next_of", "variables_of"]
+__all__ = [
+    "REPLAY_MODULE", "has_temporal", "init_next_of", "name_violation", "next_of", "variables_of",
+]  # fmt: skip
 
 REPLAY_MODULE: Final = "OstromReplay"
 MSG_TEMPORAL: Final = 2212  # "Implied-temporal checking--satisfiability problem has N branches."
@@ -47,6 +49,8 @@ _TIMEOUT: Final = 120.0
 _DROPPED: Final = ("SPECIFICATION", "INIT", "NEXT", "CONSTRAINTS", "ACTION_CONSTRAINTS",
                    "SYMMETRY", "VIEW")  # fmt: skip
 _BOX_NEXT_RE = re.compile(r"\[\]\[\s*([A-Za-z_]\w*)\s*\]_")
+#: ``Init /\ ...``: the first conjunct of a spec's definition, when it is a name.
+_FIRST_CONJUNCT_RE = re.compile(r"\s*(?:/\\\s*)?([A-Za-z_]\w*)\s*/\\")
 
 
 def _state(values: Mapping[str, Value], *, primed: bool) -> str:
@@ -99,21 +103,21 @@ def _extended(root: Path, module: str, extra: Mapping[str, str] | None) -> list[
     return out
 
 
-def next_of(
+def init_next_of(
     root: Path, module: str, cfg_text: str, extra: Mapping[str, str] | None = None
-) -> str | None:
-    """The model's next-state relation: the cfg's NEXT, else the ``[][N]_v`` of its
-    SPECIFICATION's definition (looked up in ``module`` and what it EXTENDS); None if
-    neither says."""
+) -> tuple[str | None, str | None]:
+    """The model's initial predicate and next-state relation: the cfg's INIT and NEXT,
+    else the ``I /\\ [][N]_v`` of its SPECIFICATION's definition (looked up in ``module``
+    and what it EXTENDS, following a spec built on another one); None where neither says."""
     cfg = parse_cfg(cfg_text)
-    if cfg.sections.get("NEXT"):
-        return cfg.sections["NEXT"][0]
+    init = next(iter(cfg.sections.get("INIT") or []), None)
+    nxt = next(iter(cfg.sections.get("NEXT") or []), None)
     specs = cfg.sections.get("SPECIFICATION") or []
-    if not specs:
-        return None
+    if (init and nxt) or not specs:
+        return init, nxt
     texts = _extended(root, module, extra)
     todo, seen = [specs[0]], set()
-    while todo:
+    while todo and not (init and nxt):
         spec = todo.pop(0)
         if spec in seen:
             continue
@@ -124,12 +128,23 @@ def next_of(
             if body is None:
                 continue
             m = _BOX_NEXT_RE.search(body)
+            first = _FIRST_CONJUNCT_RE.match(body)
             if m:
-                return m.group(1)
-            # MCSpec == MCInit /\ ... or Spec == OtherSpec: a spec built on another one
-            todo += re.findall(r"([A-Za-z_]\w*Spec)\b", body)
+                nxt = nxt or m.group(1)
+                if first and first.group(1) != m.group(1):
+                    init = init or first.group(1)
+            else:
+                # Spec == OtherSpec: a spec built on another one
+                todo += re.findall(r"([A-Za-z_]\w*Spec)\b", body)
             break
-    return None
+    return init, nxt
+
+
+def next_of(
+    root: Path, module: str, cfg_text: str, extra: Mapping[str, str] | None = None
+) -> str | None:
+    """The model's next-state relation (:func:`init_next_of`)."""
+    return init_next_of(root, module, cfg_text, extra)[1]
 
 
 _VARIABLES_RE = re.compile(r"^[ \t]*VARIABLES?\b((?:\s*[A-Za-z_]\w*\s*,)*\s*[A-Za-z_]\w*)", re.M)
