@@ -53,6 +53,18 @@ CISoloProposals == {<<"a0", "x1", "s1">>}
 DeepRepOK == {"a0", "a1", "a2", "a3"}
 DeepForgetVotes == {"a2", "a3"} \X CIArtifacts
 
+\* --- defaults (lifecycle-defaults): the deep registry at the documented max_disputes 2 and
+\*     max_resubmit 2, with the VIEW LastEventView, which leaves out the history lastEvent.
+\*     Sound for safety: no action reads lastEvent (each only sets lastEvent';
+\*     property_tests/test_lifecycle_view.py checks it), so states that differ only in it
+\*     have the same successors, and every reachable state is generated as the successor of
+\*     an explored one.  TLC checks an action property on every step it generates, into a
+\*     new view or not, so the invariants that read lastEvent (TableInv, ForgottenInv) are
+\*     checked there, primed (LastEventStepProp); every other invariant reads only the view.
+\*     No liveness is checked under the VIEW (SettlesProp is lifecycle-ci's).
+LastEventView == <<art, ticking, unguarded, history>>
+LastEventStep == TableInv' /\ ForgottenInv'
+LastEventStepProp == [][LastEventStep]_vars
 \* --- boundary: every threshold of a ballot and of forgetting lands exactly on its
 \*     boundary, and every agent event of tier 1 or 2 (and forget_vote at tier 0) is
 \*     taken by an agent of exactly the tier it needs (the step witnesses below).  One
@@ -148,6 +160,9 @@ NeverSupersededInv == \A x \in Artifacts : art[x].st # "superseded"
 NeverResubmittedInv == \A x \in Artifacts : art[x].resubs = 0
 NeverResubmitRetractedInv == NoStep(<<"resubmit", "retracted", "proposed">>)
 NeverForgottenInv == \A x \in Artifacts : art[x].st # "forgotten"
+\* the defaults' bounds reached: a second dispute and a second resubmission (lifecycle-defaults)
+NeverSecondDisputeInv == \A x \in Artifacts : history[x].disputes < 2
+NeverSecondResubmitInv == \A x \in Artifacts : history[x].resubs < 2
 NeverHiddenInv == \A x \in Artifacts : ~art[x].hidden
 NeverHiddenResolvedInv ==   \* a hidden artifact after its review was upheld
     \A x \in Artifacts : ~(art[x].hidden /\ art[x].st = "retracted")
