@@ -44,4 +44,17 @@ NeverStuckInv == ~(Stuck /\ ~BoundStop)
 NeverStuckAfterViewChangeInv ==
     ~(Stuck /\ ~BoundStop /\ \A i \in Honest : view[i] >= 1)
 
+\* a Byzantine replica sends a VIEW-CHANGE (ByzViewChange; byzvc is not
+\* merged by PBFTView, so the first such state is checked)
+NeverByzantineViewChangeInv == byzvc = {}
+\* the Byzantine primary of a later view sends a NEW-VIEW (ByzNewView)
+NeverByzantineNewViewInv == \A m \in nv : Primary(m.v) \in Honest
+\* ... and pre-prepares beyond its NEW-VIEW's O (ByzPrePrepare)
+NeverByzantinePrePrepareInv ==
+    \A m \in pp : m.v > 0 /\ Primary(m.v) \in Byz => m.n <= MaxO(m.v)
+\* a Byzantine replica sends a PREPARE (ByzPrepare; Mode "safety" or "full")
+NeverByzantinePrepareInv == \A m \in prep : m.src \in Honest
+\* a Byzantine replica sends a COMMIT (ByzCommit; Mode "full")
+NeverByzantineCommitInv == \A m \in com : m.src \in Honest
+
 =============================================================================

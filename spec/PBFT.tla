@@ -584,6 +584,15 @@ PrefixInv ==
 ValidityInv ==
     LET L == Logs IN \A i \in Honest : \A k \in DOMAIN L[i] : L[i][k] \in sent \cup {Null}
 
+\* ... and what an honest replica committed stays committed, so its executed
+\* log (ExecutedLog of what it committed) is never rolled back: an action
+\* property, checked on every step, so a step that loses a sent PRE-PREPARE,
+\* PREPARE or COMMIT is seen even when no invariant of one state is broken.
+ExecutedStableStep ==
+    LET C == ComSet IN LET C2 == ComSet' IN
+      \A i \in Honest : CommittedIn(C, i) \subseteq CommittedIn(C2, i)
+ExecutedStableProp == [][ExecutedStableStep]_vars
+
 \* BFT-LIVE-1 (see the header): when no fair step and no timeout can happen,
 \* every request is executed by every honest replica, unless the bounds stopped
 \* the run (last view with a Byzantine primary or without a free sequence number).
