@@ -10,6 +10,10 @@ CONSTANTS r1, r2, r3
 
 \* --- ci: two requests r1, r2 sent in this order.
 CIRequests == <<r1, r2>>
+\* --- one request (the Byzantine-primary model pbft-ci-byz-primary-one).
+OneRequest == <<r1>>
+\* (its view-0 primary is honest: no Byzantine view-0 pre-prepares)
+NoByzPrePrepares == {{}}
 \* The Byzantine primary of view 0 equivocates at sequence number 1 (r1 to some
 \* backups, r2 to others) and proposes nothing at 2.
 CIByzPrePrepares == {{[v |-> 0, n |-> 1, r |-> r1], [v |-> 0, n |-> 1, r |-> r2]}}

@@ -12,8 +12,10 @@ EXTENDS PBFTReplicaSystem
 ReqA == [t |-> "Request", c |-> "c0", ts |-> 1, d |-> "a", sok |-> TRUE]
 ReqB == [t |-> "Request", c |-> "c0", ts |-> 2, d |-> "b", sok |-> TRUE]
 OneRequest == {ReqA}
+ReqC == [t |-> "Request", c |-> "c0", ts |-> 3, d |-> "c", sok |-> TRUE]
 TwoRequests == {ReqA, ReqB}
-MCDRank == ("null" :> 0) @@ ("a" :> 1) @@ ("b" :> 2)
+ThreeRequests == {ReqA, ReqB, ReqC}
+MCDRank == ("null" :> 0) @@ ("a" :> 1) @@ ("b" :> 2) @@ ("c" :> 3)
 
 \* The Byzantine replica 3 lies about checkpoint 1 to replica 2 (a digest of no
 \* history) and also sends its genuine vote and the votes a quorum needs while
@@ -25,6 +27,19 @@ ByzCk(sd, to) == [to |-> to, m |-> [t |-> "Checkpoint", n |-> 1, sd |-> sd, r |-
 CheckpointLiar ==
     {ByzCk(Lie, 2)} \cup {ByzCk(<<ReqA>>, j) : j \in {0, 1, 2}}
     \cup {ByzVote(t, j) : t \in {"Prepare", "Commit"}, j \in {0, 1}}
+
+\* The Byzantine replica 3 sends replica 0 VIEW-CHANGEs for views it has not left:
+\* one for view 1 whose prepared certificate carries a PREPARE of replica 1 that
+\* replica 1 never signed (the primary's genuine PRE-PREPARE of "a" at (0, 1), replayed,
+\* and replica 2's genuine PREPARE), a genuine one for view 1 and a genuine one for
+\* view 2 (which supersedes it). Alone, f = 1 of them moves no one.
+PPa == [t |-> "PrePrepare", v |-> 0, n |-> 1, d |-> "a", r |-> 0, req |-> ReqA,
+        dok |-> TRUE, sok |-> TRUE]
+PrepA(r, sok) == [t |-> "Prepare", v |-> 0, n |-> 1, d |-> "a", r |-> r, sok |-> sok]
+ForgedCert == [pp |-> PPa, preps |-> <<PrepA(1, FALSE), PrepA(2, TRUE)>>]
+ByzVC(nv, P) == [to |-> 0, m |-> [t |-> "ViewChange", nv |-> nv, s |-> 0, proof |-> <<>>,
+                                  P |-> P, r |-> 3, sok |-> TRUE]]
+ViewChangeLiar == {ByzVC(1, <<ForgedCert>>), ByzVC(1, <<>>), ByzVC(2, <<>>)}
 
 \* --- narrowing the adversary (CI models) ---------------------------------------
 \* Before the heal a timer fires only when nothing is in flight to its replica:
@@ -62,6 +77,21 @@ ByzNotHeld(e) ==
 ByzNotHeldInboxEmpty(e) == ByzNotHeld(e) /\ InboxEmpty(e.to)
 
 \* --- reachability witnesses (each must be VIOLATED) ------------------------------
+\* some honest replica answers a late VIEW-CHANGE with the NEW-VIEW of its view
+\* (PBFTReplica!AnswerLateVC, rate-limited through `answered`)
+NeverAnsweredLateInv == \A i \in Honest : \A x \in rs[i].answered : x[1] # "new_view"
+\* every honest replica has installed a view above 0 before the heal: under
+\* ViewChangeTimer replica 1 cannot time out in view 0, so it must JOIN on f+1
+\* VIEW-CHANGEs (PBFTReplica!OnViewChange) for view 1 to be installed; with one
+\* timeout (pbft-replica-byz-view-change-ci) the others join on the timed-out
+\* replica's VIEW-CHANGE and the Byzantine one
+NeverViewInstalledBeforeHealInv == healed \/ \E i \in Honest : rs[i].view = 0 \/ ~rs[i].active
+\* some honest replica installs a view above 0
+NeverViewInstalledInv == \A i \in Honest : rs[i].view = 0 \/ ~rs[i].active
+\* some honest replica makes a checkpoint stable
+NeverStableInv == \A i \in Honest : rs[i].stable = 0
+\* some honest replica holds a Byzantine VIEW-CHANGE for view 2 (one for view 1 superseded)
+NeverHeldByzViewChangeInv == \A i \in Honest : \A x \in rs[i].vcs : x.r \notin Byz \/ x.nv < 2
 \* some honest replica executes a request
 NeverExecutedInv == \A x \in execd : x[3] = "null"
 \* every request is executed by every honest replica

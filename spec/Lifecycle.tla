@@ -771,10 +771,10 @@ ForgottenInv ==
 BindingInv ==
     \A x \in Artifacts : \A v \in art[x].reveals : v \in art[x].commits
 
-\* Every step is a row of reference/ostrom/protocol/lifecycle.py TRANSITIONS.
+\* LC-SAFE-4: every step is a row of reference/ostrom/protocol/lifecycle.py TRANSITIONS.
 TableInv == lastEvent \subseteq TableRows
 
-\* ... and the row a step records is what it did (TableStepProp): every recorded
+\* LC-SAFE-4 ... and the row a step records is what it did (TableStepProp): every recorded
 \* <<event, source, dest>> is an artifact that was in source, is in dest and changed,
 \* and every artifact whose state changed recorded its move.  Without it an action
 \* could record one row and move the artifact elsewhere (or nowhere), and TableInv,
@@ -787,7 +787,7 @@ TableStep ==
           art'[x].st # art[x].st => \E t \in lastEvent' : t[2] = Source(x) /\ t[3] = art'[x].st
 TableStepProp == [][TableStep]_vars
 
-\* A review expires only after its one re-recruitment (docs/rules.md: the re-recruited
+\* LC-SAFE-4: a review expires only after its one re-recruitment (docs/rules.md: the re-recruited
 \* ballot missed its quorum too), so past its first round.  Read from the round, not
 \* from the `rerecruited` flag the expiry tests: a flag left set from an earlier review
 \* (not reset when the review closed) would expire the next review at its first miss.

@@ -424,6 +424,52 @@ NoContradictionInv ==
     \A p, q \in promises :
         p.t = q.t /\ p.v = q.v /\ p.n = q.n /\ p.r = q.r => p.d = q.d
 
+\* BFT-SAFE-2: a stable checkpoint certifies the history the honest replicas executed:
+\* its digest (here the history itself) agrees, sequence number by sequence number,
+\* with every execution an honest replica reported (`execd`, independent of the
+\* checkpoint bookkeeping that computes the digest)
+StableDigestInv ==
+    \A i \in Honest :
+        /\ Len(rs[i].ssd) = rs[i].stable
+        /\ \A n \in 1 .. rs[i].stable : \A x \in execd :
+              x[2] = n => "d" \in DOMAIN rs[i].ssd[n] /\ rs[i].ssd[n].d = x[3]
+
+\* BFT-SAFE-2 (validity rests on it): no honest replica keeps a message whose signature
+\* does not verify, nor a VIEW-CHANGE whose certificates or checkpoint proof carry one
+\* (what a Byzantine replica forges is refused, whatever path it arrives by)
+AuthenticInv ==
+    \A i \in Honest :
+        LET s == rs[i] IN
+        /\ \A m \in s.pps \cup s.prepares \cup s.commits \cup s.cks : m.sok
+        /\ \A x \in s.vcs :
+              /\ x.sok
+              /\ \A k \in DOMAIN x.proof : x.proof[k].sok
+              /\ \A k \in DOMAIN x.P :
+                    /\ x.P[k].pp.sok
+                    /\ \A j \in DOMAIN x.P[k].preps :
+                          x.P[k].preps[j].t = "Prepare" /\ x.P[k].preps[j].sok
+
+\* BFT-LIVE-1 (a replica that fell behind can catch up): an honest replica that has
+\* executed through its stable checkpoint holds the application state of it, so it can
+\* answer a FETCH-STATE for it (PBFTReplica!OnFetch serves only with `hasapp`)
+ServesStableInv == \A i \in Honest : rs[i].lastexec >= rs[i].stable => rs[i].hasapp
+
+\* BFT-LIVE-1, the normal case: in a run in which nothing failed before the heal (no
+\* loss, omission, reordering, duplicate, partition, timeout or restart was used; f
+\* replicas may still be silent or lie), no honest replica leaves view 0: with an
+\* honest primary the protocol does not stall by itself into a view change
+NormalCaseInv ==
+    faults = <<LossBudget, OmissionBudget, ReorderBudget, DupBudget, {}, PartitionBudget,
+               TimeoutBudget, RestartBudget>>
+    => \A i \in Honest : rs[i].view = 0
+
+\* BFT-LIVE-1 (a Byzantine replica cannot grow an honest replica's state without bound,
+\* nor hold it to a view it has since abandoned): of each sender, an honest replica
+\* keeps at most one VIEW-CHANGE for a view above its own, the latest
+LaterVCsInv ==
+    \A i \in Honest : \A r \in {x.r : x \in rs[i].vcs} :
+        Cardinality({x \in rs[i].vcs : x.r = r /\ x.nv > rs[i].view}) <= 1
+
 \* The state is what the code keeps: a light type check.
 TypeOK ==
     /\ DOMAIN rs = Honest /\ DOMAIN chan = Links
