@@ -91,6 +91,19 @@ def test_a_malformed_equivalent_is_an_error(tmp_path: Path, text: str, match: st
         ("models = 'a'\nsample = 1\nseed = 0\ntimeout = 1", "models must be a list"),
         ("models = ['a']\nsample = 1\nseed = 0", "timeout must be an integer"),
         ("models = ['a']\nsample = 1\nseed = 0\ntimeout = 1\njobs = 2", "unknown key 'jobs'"),
+        ("models = ['a']\nsample = 1\nseed = 0\ntimeout = 1\nci_sample = 1", "go together"),
+        (
+            "models = ['a']\nsample = 1\nseed = 0\ntimeout = 1\nci_models = ['b']\nci_sample = 1",
+            "some of the suite's models",
+        ),
+        (
+            "models = ['a']\nsample = 1\nseed = 0\ntimeout = 1\nci_models = ['a']\nci_sample = 0",
+            "ci_sample < 1",
+        ),
+        (
+            "models = ['a']\nsample = 1\nseed = 0\ntimeout = 1\nci_models = 'a'\nci_sample = 1",
+            "ci_models must be a list",
+        ),
     ],
 )
 def test_a_malformed_suite_is_an_error(tmp_path: Path, suite: str, match: str) -> None:
@@ -136,6 +149,19 @@ def test_the_trees_suites_name_passing_models_of_their_spec_and_have_scores() ->
         assert recorded["models"] == list(suite.models)
         assert recorded["sampled"] == suite.sample or recorded["sampled"] == recorded["generated"]
         assert recorded["seed"] == suite.seed or recorded["sampled"] == recorded["generated"]
+        # the CI gate (make test): cheap, not slow, models of the suite, and a recorded score
+        assert suite.ci_models, f"{spec}: no CI gate (ci_models, ci_sample)"
+        for model in suite.ci_models:
+            entry = manifest.get(model)
+            assert entry is not None and not entry.slow and not entry.deep, (
+                f"{spec}: CI gate model {model} is slow or deep"
+            )
+        gate = scores.get(spec, {}).get("ci")
+        assert gate is not None, (
+            f"{spec}: no recorded ci score (ostrom mutate --suite S --ci --record)"
+        )
+        assert gate["models"] == list(suite.ci_models)
+        assert gate["sampled"] == suite.ci_sample or gate["sampled"] == gate["generated"]
     assert (SUITES_DIR / "scores.json").exists()
     json.loads((SUITES_DIR / "scores.json").read_text(encoding="utf-8"))
 

@@ -110,6 +110,13 @@ def _score_summary(report: Report) -> dict[str, object]:
     help="With --suite: every mutant in scope, not the suite's sample (make check-deep).",
 )
 @click.option(
+    "--ci",
+    "ci_gate",
+    is_flag=True,
+    help="With --suite: the suite's CI gate, its ci_sample on its ci_models only "
+    "(make test runs it with --check).",
+)
+@click.option(
     "--record",
     is_flag=True,
     help="With --suite: write the score into models/mutation/scores.json.",
@@ -185,6 +192,7 @@ def mutate(
     models: tuple[str, ...],
     suite: str | None,
     run_all: bool,
+    ci_gate: bool,
     record: bool,
     check_score: bool,
     spec: str | None,
@@ -221,11 +229,14 @@ def mutate(
       ostrom mutate lifecycle-ci-solo --sample 25 --seed 1 --jobs 2
       ostrom mutate lifecycle-ci-solo lifecycle-ci --only OpenDispute/const/2
       ostrom mutate --suite Sanctions --check
+      ostrom mutate --suite PBFT --ci --check          # the CI gate (make test)
       ostrom mutate --suite Lifecycle --all --record
     """
     ops = _operators(operators)
-    if suite is None and (run_all or record or check_score):
-        raise BadInput("--all, --record and --check need --suite SPEC")
+    if suite is None and (run_all or ci_gate or record or check_score):
+        raise BadInput("--all, --ci, --record and --check need --suite SPEC")
+    if run_all and ci_gate:
+        raise BadInput("--all and --ci are different runs: give one")
     if suite is not None and (models or spec or sample):
         raise BadInput(
             "--suite SPEC names the models, spec and sample: give no MODEL, --spec or --sample"
@@ -242,8 +253,14 @@ def mutate(
     except (ManifestError, SuiteError) as exc:
         raise BadInput(str(exc)) from None
     if chosen_suite is not None:
+        if ci_gate and not chosen_suite.ci_models:
+            raise BadInput(
+                f"the suite of {chosen_suite.spec} has no CI gate (ci_models, ci_sample)"
+            )
         models, spec = chosen_suite.models, chosen_suite.spec
         sample = None if run_all else chosen_suite.sample
+        if ci_gate:
+            models, sample = chosen_suite.ci_models, chosen_suite.ci_sample
         seed = chosen_suite.seed
         if timeout is None:
             timeout = float(chosen_suite.timeout)
@@ -320,7 +337,7 @@ def mutate(
         for s in report.stale:
             click.echo(f"stale equivalent: {s}", err=True)
         click.echo(_summary(report))
-    kind = "full" if run_all else "sample"
+    kind = "full" if run_all else "ci" if ci_gate else "sample"
     if chosen_suite is not None and record:
         try:
             record_score(chosen_suite.spec, kind, _score_summary(report))
@@ -342,7 +359,7 @@ def mutate(
                 return
             raise BadInput(
                 f"no recorded {kind} score for {chosen_suite.spec} "
-                f"(ostrom mutate --suite {chosen_suite.spec} --record)"
+                f"(ostrom mutate --suite {chosen_suite.spec}{' --ci' if ci_gate else ''} --record)"
             )
         now = report.score if report.score is not None else 0.0
         if now < recorded["score"]:

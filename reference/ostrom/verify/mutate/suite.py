@@ -9,6 +9,12 @@ seeded sample `make mutate` draws:
     sample = 40                                      # mutants drawn with seed
     seed = 1
     timeout = 300                                    # seconds per mutant and model
+    ci_models = ["lifecycle-ci-solo"]                # optional: the CI gate's models ...
+    ci_sample = 8                                    # ... and its smaller sample
+
+The CI gate (``ostrom mutate --suite SPEC --ci --check``, run by ``make test``) is a
+smaller sample on the suite's cheap models only, so that a spec or model change that
+lowers the score fails CI within minutes; the full suite sample is ``make mutate``'s.
 
 The scores measured are written by ``ostrom mutate --suite SPEC --record`` into
 ``models/mutation/scores.json`` (one source: nothing else states them), and ``--check``
@@ -28,12 +34,15 @@ from typing import Any
 
 from ostrom import layout
 
-__all__ = ["SCORES_PATH", "SUITES_DIR", "Suite", "SuiteError", "load_scores", "load_suite",
-           "record_score", "suites"]  # fmt: skip
+__all__ = ["KINDS", "SCORES_PATH", "SUITES_DIR", "Suite", "SuiteError", "load_scores",
+           "load_suite", "record_score", "suites"]  # fmt: skip
 
 SUITES_DIR = layout.MODELS_DIR / "mutation"
 SCORES_PATH = SUITES_DIR / "scores.json"
 _FIELDS = {"models": list, "sample": int, "seed": int, "timeout": int}
+_OPTIONAL = {"ci_models": list, "ci_sample": int}
+#: the kinds of run a score is recorded for: the CI gate, the suite's sample, every mutant
+KINDS = ("ci", "sample", "full")
 
 
 class SuiteError(ValueError):
@@ -47,6 +56,9 @@ class Suite:
     sample: int
     seed: int
     timeout: int
+    #: the CI gate (both empty when the suite has none)
+    ci_models: tuple[str, ...] = ()
+    ci_sample: int = 0
 
 
 def suites(directory: Path | None = None) -> list[str]:
@@ -73,7 +85,7 @@ def load_suite(spec: str, directory: Path | None = None) -> Suite:
     table = doc.get("suite")
     if not isinstance(table, dict):
         raise SuiteError(f"{path}: no [suite] table")
-    unknown = sorted(set(table) - set(_FIELDS))
+    unknown = sorted(set(table) - set(_FIELDS) - set(_OPTIONAL))
     if unknown:
         raise SuiteError(f"{path}: [suite] has an unknown key {unknown[0]!r}")
     for key, kind in _FIELDS.items():
@@ -89,11 +101,27 @@ def load_suite(spec: str, directory: Path | None = None) -> Suite:
         raise SuiteError(f"{path}: [suite] models names a model twice")
     if table["sample"] < 1 or table["seed"] < 0 or table["timeout"] < 1:
         raise SuiteError(f"{path}: [suite] sample and timeout must be positive, seed not negative")
-    return Suite(spec, tuple(models), table["sample"], table["seed"], table["timeout"])
+    ci_models = table.get("ci_models", [])
+    ci_sample = table.get("ci_sample", 0)
+    if ("ci_models" in table) != ("ci_sample" in table):
+        raise SuiteError(f"{path}: [suite] ci_models and ci_sample go together")
+    if not isinstance(ci_models, list) or not all(isinstance(m, str) for m in ci_models):
+        raise SuiteError(f"{path}: [suite] ci_models must be a list of model names")
+    if not isinstance(ci_sample, int) or isinstance(ci_sample, bool):
+        raise SuiteError(f"{path}: [suite] ci_sample must be an integer")
+    if "ci_models" in table:
+        if not ci_models or any(m not in models for m in ci_models):
+            raise SuiteError(f"{path}: [suite] ci_models must be some of the suite's models")
+        if len(set(ci_models)) != len(ci_models) or ci_sample < 1:
+            raise SuiteError(f"{path}: [suite] ci_models names a model twice, or ci_sample < 1")
+    return Suite(
+        spec, tuple(models), table["sample"], table["seed"], table["timeout"],
+        tuple(ci_models), ci_sample,
+    )  # fmt: skip
 
 
 def load_scores(path: Path | None = None) -> dict[str, dict[str, Any]]:
-    """The recorded scores, by spec and then ``sample`` or ``full``."""
+    """The recorded scores, by spec and then kind (:data:`KINDS`)."""
     path = path or SCORES_PATH
     if not path.exists():
         return {}
@@ -105,11 +133,42 @@ def load_scores(path: Path | None = None) -> dict[str, dict[str, Any]]:
         isinstance(v, dict) and all(isinstance(r, dict) for r in v.values()) for v in doc.values()
     ):
         raise SuiteError(f"{path}: not an object of specs to runs")
+    for spec, runs in doc.items():
+        for kind, run in runs.items():
+            bad = _bad_run_field(run)
+            if kind not in KINDS or bad:
+                what = f"unknown kind {kind!r}" if kind not in KINDS else f"{bad} is malformed"
+                raise SuiteError(f"{path}: {spec}: {what}")
     return doc
 
 
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+#: what a recorded run's fields must be, when present (what --record writes)
+_RUN_FIELDS: dict[str, Any] = {
+    "score": lambda x: x is None or (isinstance(x, (int, float)) and not isinstance(x, bool)
+                                     and x == x and abs(x) != float("inf")),
+    "counts": lambda x: isinstance(x, dict) and all(_is_int(v) for v in x.values()),
+    "models": lambda x: isinstance(x, list) and all(isinstance(m, str) for m in x),
+    "survivors": lambda x: isinstance(x, list) and all(isinstance(m, str) for m in x),
+    "sampled": _is_int,
+    "generated": _is_int,
+    "seed": lambda x: x is None or _is_int(x),
+}  # fmt: skip
+
+
+def _bad_run_field(run: dict[str, Any]) -> str | None:
+    """The first field of a recorded run that is not what --record writes, if any."""
+    for key, ok in _RUN_FIELDS.items():
+        if key in run and not ok(run[key]):
+            return key
+    return None
+
+
 def record_score(spec: str, kind: str, summary: dict[str, Any], path: Path | None = None) -> None:
-    """Write ``summary`` as the recorded ``kind`` run (``sample`` or ``full``) of ``spec``."""
+    """Write ``summary`` as the recorded ``kind`` run (one of :data:`KINDS`) of ``spec``."""
     path = path or SCORES_PATH
     doc = load_scores(path)
     doc.setdefault(spec, {})[kind] = summary
@@ -126,14 +185,14 @@ def scores_table(scores: dict[str, dict[str, Any]] | None = None) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for spec in sorted(scores):
-        for kind in ("sample", "full"):
+        for kind in KINDS:
             run = scores[spec].get(kind)
             if run is None:
                 continue
             c = run.get("counts", {})
             what = (
                 f"{run.get('sampled')} of {run.get('generated')} (seed {run.get('seed')})"
-                if kind == "sample"
+                if kind != "full"
                 else f"all {run.get('generated')}"
             )
             score = run.get("score")
