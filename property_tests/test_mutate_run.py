@@ -173,6 +173,30 @@ def test_the_boundary_model_kills_what_the_small_models_let_pass() -> None:
     assert by["Object/except/1"].why == "TableStepProp"
 
 
+@pytest.mark.tlc
+@pytest.mark.slow  # 80 s; make test's CI gate reaches AuthenticInv and NormalCaseInv
+def test_each_new_replica_invariant_kills_the_survivor_it_was_written_for() -> None:
+    # spec/PBFTReplicaSystem.tla's invariants added for the PBFTReplica suite's survivors
+    # (docs/checking.md): each is the check TLC reports for a mutant that passed before
+    manifest = load_manifest(MANIFEST)
+    entries = [
+        manifest.get("pbft-replica-checkpoint-ci"),
+        manifest.get("pbft-replica-byz-view-change-ci"),
+    ]
+    assert all(e is not None for e in entries)
+    expected = {
+        "AdvanceStable/except/2": "StableDigestInv",  # a stable checkpoint without its digest
+        "AppliedFrom/const/1": "ServesStableInv",  # a request skipped in the application state
+        "SPP/const/3": "NormalCaseInv",  # a sequence number skipped: only a view change recovers
+        "ValidCert/conj/7": "AuthenticInv",  # a certificate's PREPAREs not checked
+        "OnViewChange/except/1": "LaterVCsInv",  # a superseded VIEW-CHANGE kept
+    }
+    report = mutate_models(
+        manifest, cast(Any, entries), spec="PBFTReplica", only=list(expected), jobs=2, timeout=300
+    )
+    assert {r.mutant.id: r.why for r in report.results} == expected
+
+
 def test_a_model_expected_to_fail_cannot_be_mutation_tested() -> None:
     manifest = load_manifest(MANIFEST)
     entry = manifest.get("sanctions-mutant-expire-late")
