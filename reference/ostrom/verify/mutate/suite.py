@@ -88,7 +88,8 @@ def load_suite(spec: str, directory: Path | None = None) -> Suite:
     unknown = sorted(set(table) - set(_FIELDS) - set(_OPTIONAL))
     if unknown:
         raise SuiteError(f"{path}: [suite] has an unknown key {unknown[0]!r}")
-    for key, kind in _FIELDS.items():
+    # the required fields, and the optional ones when present, with the same type check
+    for key, kind in [*_FIELDS.items(), *((k, v) for k, v in _OPTIONAL.items() if k in table)]:
         value = table.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise SuiteError(
@@ -105,10 +106,6 @@ def load_suite(spec: str, directory: Path | None = None) -> Suite:
     ci_sample = table.get("ci_sample", 0)
     if ("ci_models" in table) != ("ci_sample" in table):
         raise SuiteError(f"{path}: [suite] ci_models and ci_sample go together")
-    if not isinstance(ci_models, list) or not all(isinstance(m, str) for m in ci_models):
-        raise SuiteError(f"{path}: [suite] ci_models must be a list of model names")
-    if not isinstance(ci_sample, int) or isinstance(ci_sample, bool):
-        raise SuiteError(f"{path}: [suite] ci_sample must be an integer")
     if "ci_models" in table:
         if not ci_models or any(m not in models for m in ci_models):
             raise SuiteError(f"{path}: [suite] ci_models must be some of the suite's models")
@@ -135,10 +132,11 @@ def load_scores(path: Path | None = None) -> dict[str, dict[str, Any]]:
         raise SuiteError(f"{path}: not an object of specs to runs")
     for spec, runs in doc.items():
         for kind, run in runs.items():
+            if kind not in KINDS:
+                raise SuiteError(f"{path}: {spec}: unknown kind {kind!r}")
             bad = _bad_run_field(run)
-            if kind not in KINDS or bad:
-                what = f"unknown kind {kind!r}" if kind not in KINDS else f"{bad} is malformed"
-                raise SuiteError(f"{path}: {spec}: {what}")
+            if bad:
+                raise SuiteError(f"{path}: {spec}: {kind}: {bad} is malformed")
     return doc
 
 
