@@ -33,13 +33,18 @@ OFF, next to the in-process PBFT simulation at N = 4 and the Ed25519 bound for e
 size (signatures and verifications counted in profiled replica processes), and whether
 the cluster reaches half of that bound.
 
+``experiments`` (``bench/experiments.py``, about a quarter of an hour): the forgetting and
+plasticity experiments whole (30 seeds, every cell) on every core — issue 17 asks for at
+most 15 minutes each on 2 cores — and one run of each as the work grows (500, 1,000,
+2,000 epochs; 128, 256, 512 rounds).
+
 ``ceiling`` (``bench/ceiling.py``, half a minute): ``Community.apply``, one Ed25519
 verification and one bare Starlette request, timed here, and the best share each of the
 node's and the cluster's targets could reach if every other cost were zero.
 
 Usage: python bench/run.py
        [--only tlc|orchestrator|sortition|hypothesis|pbft|reputation|thresholds|conformance|
-               simulation|service|cluster|ceiling]
+               simulation|experiments|service|cluster|ceiling]
        [--artifacts N]
 """
 
@@ -180,6 +185,14 @@ def bench_simulation() -> None:
     save("simulation", simulation.bench_simulation(full=True))
 
 
+def bench_experiments() -> None:
+    """The forgetting and plasticity experiments, whole, on every core, and the cost of
+    one run as the work grows (see ``bench/experiments.py``)."""
+    import experiments
+
+    save("experiments", experiments.measure())
+
+
 def bench_service() -> None:
     """The node: commands/s in process and over HTTP, fsync on and off, the write path as
     the log grows, restart, export, many agents (see ``bench/service.py``)."""
@@ -223,6 +236,7 @@ def main() -> None:
             "thresholds",
             "conformance",
             "simulation",
+            "experiments",
             "service",
             "cluster",
             "ceiling",
@@ -248,6 +262,8 @@ def main() -> None:
         bench_conformance()
     if args.only in (None, "simulation"):
         bench_simulation()
+    if args.only in (None, "experiments"):
+        bench_experiments()
     if args.only in (None, "service"):
         bench_service()
     if args.only in (None, "cluster"):

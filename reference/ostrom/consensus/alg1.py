@@ -22,7 +22,7 @@ for the reviewers' scenarios (:data:`SCENARIOS`), and reports what happened.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
@@ -269,6 +269,7 @@ def run_alg1(
     authenticated: bool = False,
     commit_once: bool = False,
     prepare_quorum: int | None = None,
+    values: Sequence[Value] | None = None,
 ) -> Alg1Report:
     """Run Algorithm 1 on ``items`` items with one faulty agent (scenario) and report.
 
@@ -276,7 +277,13 @@ def run_alg1(
     coordinator scenarios, agent 0. An honest coordinator proposes a seeded random value per
     item. Messages are delivered reliably in a seeded random order; when nothing is in flight
     every undecided honest agent times out (Algorithm 1 does nothing then) and the item ends.
+
+    ``values`` (one per item) fixes what the coordinator proposes instead of the seeded draw
+    (the forgetting experiment proposes the decisions of a protocol run); the draw is still
+    made, so the delivery order is the same either way.
     """
+    if values is not None and len(values) != items:
+        raise ValueError(f"values: {len(values)} values for {items} items")
     if n < 3 * f + 1 or f < 1:
         raise ValueError("Algorithm 1 needs f >= 1 and n >= 3f+1")
     if scenario not in SCENARIOS:
@@ -297,6 +304,8 @@ def run_alg1(
     decisions: list[tuple[Value | None, ...]] = []
     for item in range(items):
         value: Value = rng.choice(VALUES)
+        if values is not None:
+            value = values[item]
         if bad == config.coordinator:
             queue = faulty.propose(item, value, rng)
         else:

@@ -10,7 +10,10 @@ Modules, one job each:
 * ``protocol``   — a run of the protocol (and its ablations) on ``Community``;
 * ``baselines``  — majority vote, single curator, ungoverned;
 * ``metrics``    — precision, recall, reputation Gini, sanction false-positive rate;
-* ``experiments``— many runs in parallel, statistics, tables and plots.
+* ``engine``     — cells × scenarios × seeds run in parallel, sorted results;
+* ``experiments``— the built-in experiments; ``report`` and ``stats``: tables, tests, plots;
+* ``forgetting`` — the Co-Forgetting evaluation against ground truth (its own package);
+* ``plasticity`` — update plasticity under same-slot interference (its own package).
 
 Everything is deterministic per seed: the same config and seed give the same numbers.
 """

@@ -22,12 +22,15 @@ from ostrom.simulation.config import (
     load_config,
 )
 from ostrom.simulation.experiments import (
-    EXPERIMENTS,
+    FAMILIES,
     RunError,
     build_experiment,
+    build_family,
+    experiment_names,
     run_experiment,
     single_experiment,
 )
+from ostrom.simulation.forgetting.config import SCENARIOS as FORGET_SCENARIOS
 from ostrom.simulation.run import simulate
 
 _EPILOG = """\b
@@ -39,7 +42,13 @@ Examples:
   ostrom simulate --experiment smoke                # seconds; results/smoke/
   ostrom simulate --experiment paper --seeds 5 --rounds 100 --jobs 4
   ostrom simulate --experiment paper                # 540 runs; results/paper/
+  ostrom simulate --experiment forgetting           # ground-truth forgetting; results/forgetting/
+  ostrom simulate --experiment forgetting --governance pbft --seeds 5
+  ostrom simulate --experiment plasticity --scenario adv=0.20 --seeds 10
 """
+
+#: The consensus layers the forgetting experiment may be restricted to (--governance).
+CONSENSUS_GOVERNANCE = ("pbft", "alg1")
 
 
 def single_config(
@@ -77,9 +86,10 @@ def single_config(
 )
 @click.option(
     "--scenario",
-    type=click.Choice(sorted(MIXES)),
     default=None,
-    help="Population mix (default moderate).  With --experiment: run only this scenario.",
+    help=f"Population mix (default moderate; one of {', '.join(sorted(MIXES))}).  With "
+    f"--experiment: run only this scenario (forgetting: {', '.join(FORGET_SCENARIOS)}; "
+    "plasticity: the adversary share, adv=<share>, e.g. adv=0.20).",
 )
 @click.option(
     "--seeds",
@@ -98,7 +108,7 @@ def single_config(
     "--rounds",
     type=click.IntRange(*INT_RANGES["rounds"]),
     default=None,
-    help="Rounds per run (default 500).",
+    help="Rounds per run (default 500; forgetting: epochs, default 500).",
 )
 @click.option(
     "--agents",
@@ -114,9 +124,11 @@ def single_config(
 )
 @click.option(
     "--governance",
-    type=click.Choice(GOVERNANCE),
+    type=click.Choice((*GOVERNANCE, *CONSENSUS_GOVERNANCE)),
     default=None,
-    help="Mechanism (default protocol).  Not with --experiment.",
+    help="Mechanism (default protocol).  Not with --experiment, but for --experiment "
+    "forgetting: pbft or alg1 runs only its consensus cells (the protocol's commands "
+    "ordered by PBFT with a faulty replica, or decided by the paper's Algorithm 1).",
 )
 @click.option(
     "--ablation",
@@ -140,7 +152,7 @@ def single_config(
 )
 @click.option(
     "--experiment",
-    type=click.Choice(sorted(EXPERIMENTS)),
+    type=click.Choice(experiment_names()),
     default=None,
     help="Run a built-in experiment and write its report to --out.",
 )
@@ -185,7 +197,11 @@ def simulate_command(
 
     With --experiment: paper (protocol, four baselines, four ablations; moderate and
     high; 30 seeds), truth (decision vs ground-truth feedback), bloc (a coordinated
-    adversary), sanctions (long horizons) or smoke (tiny, for CI).  Writes results.csv,
+    adversary), sanctions (long horizons), smoke (tiny, for CI), forgetting (the
+    Co-Forgetting evaluation against ground truth: protocol, six baselines, four
+    ablations, consensus success under PBFT and Algorithm 1) or plasticity (valid
+    updates under same-slot conflict and repeated history, by interference count and
+    adversary share; docs/evaluation.md).  Writes results.csv,
     results.json, results.md, runs.csv, comparisons.csv and PNG plots to --out, and
     prints results.md.  Every configuration is compared with majority vote over the
     same seeds (paired t-test, Cohen's d_z, 95% CI).
@@ -214,6 +230,22 @@ def simulate_command(
                 artifacts=artifacts,
             )
             exp = single_experiment(config, range(seed_start, seed_start + (seeds or 1)))
+        elif experiment in FAMILIES:
+            if ablations or config_file is not None or feedback is not None:
+                raise ConfigError(
+                    f"--ablation, --config and --feedback are the paper model's; the "
+                    f"{experiment} experiment defines its own cells"
+                )
+            exp = build_family(
+                experiment,
+                seeds=seeds,
+                seed_start=seed_start,
+                rounds=rounds,
+                agents=agents,
+                artifacts=artifacts,
+                scenarios=(scenario,) if scenario else None,
+                governance=governance,
+            )
         else:
             if governance is not None or ablations:
                 raise ConfigError(

@@ -175,6 +175,10 @@ class SimConfig:
     def with_(self, **changes: Any) -> SimConfig:
         return replace(self, **changes)
 
+    def with_scenario(self, scenario: str) -> SimConfig:
+        """The same configuration with another population mix (``RunConfig``)."""
+        return self.with_(scenario=scenario)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in fields(self):

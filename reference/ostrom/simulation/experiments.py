@@ -1,11 +1,5 @@
-"""Experiments: many runs of the evaluation model in parallel (``ostrom simulate``, in
-``ostrom.simulation.command``, runs them).
-
-An ``Experiment`` is a list of labelled cells (one ``SimConfig`` each) × scenarios ×
-seeds.  ``run_experiment`` runs every (cell, scenario, seed) — in a process pool, or
-in-process with ``jobs=1`` — and returns the results sorted, so they do not depend on
-the number of workers or on the order in which runs finish.  ``ostrom.simulation.report``
-turns the result into tables, statistics and plots.
+"""The built-in experiments of ``ostrom simulate --experiment`` (``ostrom.simulation.command``
+runs them on the engine, ``ostrom.simulation.engine``, which this module re-exports).
 
 Built-in experiments (docs/design.md §10; docs/evaluation.md says what each one tests):
 
@@ -18,7 +12,13 @@ Built-in experiments (docs/design.md §10; docs/evaluation.md says what each one
   ``separation`` (mean E of the honest agents minus that of the adversaries);
 * ``sanctions`` — experiment (c): the protocol over horizons of 500 and 2,000 rounds ×
   broken-agent malfunction rates × lazy reveal rates, to see whether sanctions fire;
-* ``smoke``     — a tiny version for CI (20 agents, 60 rounds, 3 seeds).
+* ``smoke``     — a tiny version for CI (20 agents, 60 rounds, 3 seeds);
+* ``forgetting`` — the Co-Forgetting paper's evaluation against ground truth: the protocol,
+  six baselines and four ablations over 500 epochs, and consensus success under PBFT and
+  Algorithm 1 with a faulty replica (``ostrom.simulation.forgetting``);
+* ``plasticity`` — update plasticity under same-slot interference: the protocol and three
+  baselines, conflicts after / before the valid update and marked transient, over
+  adversary shares (``ostrom.simulation.plasticity``).
 
 Every cell is compared with the cells named in its ``vs`` (the first one, majority vote
 for the paper, is the table's reference), pairing runs by seed.
@@ -26,16 +26,9 @@ for the paper, is the table's reference), pairing runs by seed.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import json
-import math
-import os
-import time
-import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ostrom.simulation.config import (
     ABLATIONS,
@@ -44,107 +37,24 @@ from ostrom.simulation.config import (
     ConfigError,
     SimConfig,
 )
-from ostrom.simulation.result import SERIES, RunResult
+from ostrom.simulation.engine import (
+    Cell,
+    Experiment,
+    ExperimentResult,
+    Presentation,
+    RunError,
+    RunFn,
+    RunSpec,
+    metric_value,
+    numeric_values,
+)
+from ostrom.simulation.engine import run_experiment as run_cells
+from ostrom.simulation.forgetting.experiment import build_forgetting
+from ostrom.simulation.plasticity.experiment import build_plasticity
 from ostrom.simulation.run import simulate
-
-#: What runs one (config, seed) pair; ``simulate`` unless a test injects another.  It must
-#: be picklable (a module-level function) to run in the process pool.
-RunFn = Callable[[SimConfig, int], RunResult]
 
 #: The reference every paper configuration is compared with (§5.5).
 REFERENCE = "majority"
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One configuration of an experiment.  ``config.scenario`` is replaced by each of
-    the experiment's scenarios; ``vs`` lists the labels this cell is compared with."""
-
-    label: str
-    config: SimConfig
-    vs: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One run to do: which cell, scenario and seed (indices give the sort order)."""
-
-    cell: int
-    scenario: int
-    seed: int
-    label: str
-    config: SimConfig
-
-    @property
-    def key(self) -> tuple[int, int, int]:
-        return (self.cell, self.scenario, self.seed)
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """Named cells × scenarios × seeds (see the module doc)."""
-
-    name: str
-    description: str
-    cells: tuple[Cell, ...]
-    scenarios: tuple[str, ...]
-    seeds: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        if not self.cells or not self.scenarios or not self.seeds:
-            raise ConfigError(f"experiment {self.name}: needs cells, scenarios and seeds")
-        labels = [c.label for c in self.cells]
-        if len(set(labels)) != len(labels):
-            raise ConfigError(f"experiment {self.name}: duplicate labels in {labels}")
-        if len(set(self.seeds)) != len(self.seeds):
-            raise ConfigError(f"experiment {self.name}: duplicate seeds")
-        if len(set(self.scenarios)) != len(self.scenarios):
-            raise ConfigError(f"experiment {self.name}: duplicate scenarios")
-        for cell in self.cells:
-            for ref in cell.vs:
-                if ref not in labels:
-                    raise ConfigError(f"experiment {self.name}: {cell.label} vs unknown {ref!r}")
-            for s in self.scenarios:
-                self.config(cell, s)  # raises ConfigError for a config that cannot run
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return tuple(c.label for c in self.cells)
-
-    @property
-    def total(self) -> int:
-        return len(self.cells) * len(self.scenarios) * len(self.seeds)
-
-    def cell(self, label: str) -> Cell:
-        for c in self.cells:
-            if c.label == label:
-                return c
-        raise KeyError(label)
-
-    def config(self, cell: Cell, scenario: str) -> SimConfig:
-        if cell.config.scenario == scenario:
-            return cell.config
-        return cell.config.with_(scenario=scenario)
-
-    def runs(self) -> list[RunSpec]:
-        return [
-            RunSpec(i, j, seed, cell.label, self.config(cell, s))
-            for i, cell in enumerate(self.cells)
-            for j, s in enumerate(self.scenarios)
-            for seed in self.seeds
-        ]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "scenarios": list(self.scenarios),
-            "seeds": list(self.seeds),
-            "cells": [
-                {"label": c.label, "vs": list(c.vs), "config": c.config.to_dict()}
-                for c in self.cells
-            ],
-        }
 
 
 # --- built-in experiments -------------------------------------------------------------
@@ -293,7 +203,7 @@ def build_experiment(
     try:
         spec = EXPERIMENTS[name]
     except KeyError:
-        raise ConfigError(f"experiment: {name!r} is not one of {sorted(EXPERIMENTS)}") from None
+        raise ConfigError(f"experiment: {name!r} is not one of {experiment_names()}") from None
     base = base or SimConfig()
     if seeds is not None and seeds < 1:
         raise ConfigError(f"seeds: must be at least 1, got {seeds}")
@@ -339,218 +249,105 @@ def single_experiment(config: SimConfig, seeds: Sequence[int]) -> Experiment:
     )
 
 
-# --- running --------------------------------------------------------------------------
-
-
-class RunError(RuntimeError):
-    """A run failed: which one (label, scenario, seed, config) and the worker's traceback."""
-
-    def __init__(self, spec: RunSpec, scenario: str, error: str, detail: str) -> None:
-        self.label = spec.label
-        self.scenario = scenario
-        self.seed = spec.seed
-        self.config = spec.config
-        self.error = error
-        self.detail = detail
-        super().__init__(
-            f"run failed: {spec.label!r} in scenario {scenario}, seed {spec.seed}: {error}\n"
-            f"config: {json.dumps(spec.config.to_dict(), sort_keys=True)}\n{detail}".rstrip()
-        )
-
-
-@dataclass(frozen=True)
-class _Failure:
-    error: str
-    detail: str
-
-
-def _execute(run: RunFn, config: SimConfig, seed: int) -> RunResult | _Failure:
-    """One run, in a worker: an exception comes back as text (it may not pickle)."""
-    try:
-        result = run(config, seed)
-    except Exception as exc:
-        return _Failure(f"{type(exc).__name__}: {exc}", traceback.format_exc())
-    if not isinstance(result, RunResult):
-        return _Failure(f"the run function returned {type(result).__name__}, not RunResult", "")
-    return result
-
-
-@dataclass(frozen=True)
-class ExperimentResult:
-    """Every run of an experiment, sorted by (cell, scenario, seed).  ``seconds`` is the
-    wall time (not part of any report file, which depends on the results only)."""
-
-    experiment: Experiment
-    runs: tuple[RunResult, ...]
-    seconds: float = field(default=0.0, compare=False)
-
-    def __post_init__(self) -> None:
-        if len(self.runs) != self.experiment.total:
-            raise ValueError(f"{len(self.runs)} runs for {self.experiment.total} specs")
-
-    def get(self, label: str, scenario: str) -> list[RunResult]:
-        """The runs of one cell in one scenario, in seed order."""
-        exp = self.experiment
-        i = exp.labels.index(label)
-        j = exp.scenarios.index(scenario)
-        n = len(exp.seeds)
-        start = (i * len(exp.scenarios) + j) * n
-        return list(self.runs[start : start + n])
-
-    def label_of(self, index: int) -> str:
-        """The cell label of ``runs[index]``."""
-        exp = self.experiment
-        return exp.cells[index // (len(exp.scenarios) * len(exp.seeds))].label
-
-    def values(self, label: str, scenario: str, metric: str) -> list[float]:
-        """Per-seed final values of ``metric`` (NaN where a run does not have it)."""
-        return [metric_value(r, metric) for r in self.get(label, scenario)]
-
-    def metrics(self) -> list[str]:
-        """The four series metrics, every other numeric final (first seen), then the
-        flattened numeric extras, sorted by name."""
-        names = dict.fromkeys(SERIES)
-        extras: set[str] = set()
-        for r in self.runs:
-            values = numeric_values(r)
-            names.update(dict.fromkeys(k for k in r.final if k in values))
-            extras.update(values)
-        return [*names, *sorted(extras - set(names))]
-
-
-def numeric_values(run: RunResult) -> dict[str, float]:
-    """A run's numeric finals, then its extras flattened (``a.b`` for nested mappings;
-    None -> NaN; booleans as 0/1; lists and strings left out).  A final wins a clash."""
-    out: dict[str, float] = {}
-    for k, v in run.final.items():
-        f = _number(v)
-        if f is not None:
-            out[k] = f
-    for k, v in _flatten(run.extras).items():
-        out.setdefault(k, v)
-    return out
-
-
-def metric_value(run: RunResult, metric: str) -> float:
-    """``numeric_values(run)[metric]``; if absent: 0 when the run has the enclosing
-    mapping (``sanctioned.honest`` missing from ``sanctioned``: a count by category that
-    is zero), NaN otherwise (the run does not measure it)."""
-    values = numeric_values(run)
-    if metric in values:
-        return values[metric]
-    node: Any = run.extras
-    parts = metric.split(".")
-    for part in parts[:-1]:
-        node = node.get(part) if isinstance(node, Mapping) else None
-    return 0.0 if len(parts) > 1 and isinstance(node, Mapping) else math.nan
-
-
-def _flatten(m: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
-    out: dict[str, float] = {}
-    for k, v in m.items():
-        name = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(_flatten(v, name + "."))
-        else:
-            f = _number(v)
-            if f is not None:
-                out[name] = f
-    return out
-
-
-def _number(v: Any) -> float | None:
-    if v is None:
-        return math.nan
-    if isinstance(v, bool | int | float):
-        return float(v)
-    return None
-
-
-@contextmanager
-def _progress_bar(enabled: bool, total: int, title: str) -> Iterator[Callable[[], None]]:
-    if not enabled:
-        yield lambda: None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("runs"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=Console(stderr=True)) as bar:
-        task = bar.add_task(title, total=total)
-        yield lambda: bar.advance(task)
-
-
 def run_experiment(
     exp: Experiment,
     jobs: int | None = None,
     progress: bool = True,
     run: RunFn = simulate,
 ) -> ExperimentResult:
-    """Run every (cell, scenario, seed) of ``exp`` on ``jobs`` worker processes (default:
-    one per core; 1 runs in this process).  Stops at the first failing run and raises
-    ``RunError`` naming it.  ``progress`` draws a bar on stderr (runs done, elapsed, ETA)."""
-    specs = exp.runs()
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(specs)))
-    done: dict[tuple[int, int, int], RunResult] = {}
-    t0 = time.perf_counter()
+    """``engine.run_experiment`` with ``run.simulate`` unless a test injects another."""
+    return run_cells(exp, run, jobs=jobs, progress=progress)
 
-    def accept(spec: RunSpec, outcome: RunResult | _Failure) -> None:
-        if isinstance(outcome, _Failure):
-            raise RunError(spec, exp.scenarios[spec.scenario], outcome.error, outcome.detail)
-        done[spec.key] = outcome
 
-    title = f"{exp.name} ({jobs} job{'s' if jobs > 1 else ''})"
-    with _progress_bar(progress, len(specs), title) as advance:
-        if jobs == 1:
-            for spec in specs:
-                accept(spec, _execute(run, spec.config, spec.seed))
-                advance()
-        else:
-            pool = cf.ProcessPoolExecutor(max_workers=jobs)
-            failed = True
-            try:
-                futures = {pool.submit(_execute, run, s.config, s.seed): s for s in specs}
-                for fut in cf.as_completed(futures):
-                    spec = futures[fut]
-                    try:
-                        outcome = fut.result()
-                    except Exception as exc:  # a worker died (BrokenProcessPool, pickling)
-                        scenario = exp.scenarios[spec.scenario]
-                        raise RunError(spec, scenario, f"{type(exc).__name__}: {exc}", "") from exc
-                    accept(spec, outcome)
-                    advance()
-                failed = False
-            finally:
-                pool.shutdown(wait=not failed, cancel_futures=failed)
-    runs = tuple(done[s.key] for s in sorted(specs, key=lambda s: s.key))
-    return ExperimentResult(exp, runs, time.perf_counter() - t0)
+class Builder(Protocol):
+    """Builds one experiment of its own family (its own configuration type) from the
+    command line's sizes: ``rounds`` (epochs), ``agents``, ``artifacts`` (items), the
+    seeds, the scenarios to keep, and ``governance`` (a subset of the cells)."""
+
+    def __call__(
+        self,
+        *,
+        seeds: int | None,
+        seed_start: int,
+        rounds: int | None,
+        agents: int | None,
+        artifacts: int | None,
+        scenarios: Sequence[str] | None,
+        governance: str | None,
+    ) -> Experiment: ...
+
+
+#: Experiments with a configuration of their own (not ``SimConfig``): description, builder.
+FAMILIES: dict[str, tuple[str, Builder]] = {
+    "forgetting": (
+        "the Co-Forgetting evaluation: forgetting measured against ground truth",
+        build_forgetting,
+    ),
+    "plasticity": (
+        "update plasticity under same-slot conflict and repeated history",
+        build_plasticity,
+    ),
+}
+
+
+def experiment_names() -> list[str]:
+    """Every built-in experiment, sorted (``--experiment``'s choices)."""
+    return sorted([*EXPERIMENTS, *FAMILIES])
+
+
+def describe(name: str) -> str:
+    """One line on what experiment ``name`` tests."""
+    if name in FAMILIES:
+        return FAMILIES[name][0]
+    return EXPERIMENTS[name].description
+
+
+def build_family(
+    name: str,
+    *,
+    seeds: int | None = None,
+    seed_start: int = 1,
+    rounds: int | None = None,
+    agents: int | None = None,
+    artifacts: int | None = None,
+    scenarios: Sequence[str] | None = None,
+    governance: str | None = None,
+) -> Experiment:
+    """Experiment ``name`` of ``FAMILIES`` (``ConfigError`` for an unknown one or a bad
+    size)."""
+    try:
+        _, builder = FAMILIES[name]
+    except KeyError:
+        raise ConfigError(f"experiment: {name!r} is not one of {experiment_names()}") from None
+    if seeds is not None and seeds < 1:
+        raise ConfigError(f"seeds: must be at least 1, got {seeds}")
+    return builder(
+        seeds=seeds,
+        seed_start=seed_start,
+        rounds=rounds,
+        agents=agents,
+        artifacts=artifacts,
+        scenarios=scenarios,
+        governance=governance,
+    )
 
 
 __all__ = [
     "EXPERIMENTS",
+    "FAMILIES",
     "REFERENCE",
+    "Builder",
     "Cell",
     "Experiment",
     "ExperimentResult",
+    "Presentation",
     "RunError",
     "RunFn",
     "RunSpec",
     "build_experiment",
+    "build_family",
+    "describe",
+    "experiment_names",
     "metric_value",
     "numeric_values",
     "run_experiment",

@@ -36,17 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from ostrom.simulation.experiments import ExperimentResult, metric_value
-from ostrom.simulation.result import SERIES
+from ostrom.simulation.engine import ExperimentResult, Presentation
 from ostrom.simulation.stats import Paired, Summary, paired, summarize
 
-#: Columns of results.md's main table.
-MAIN_METRICS = SERIES
-#: The metric whose difference from the reference results.md shows.
-KEY_METRIC = "precision"
-#: Extras left out of results.md (per-command and per-path counts: in runs.csv and
-#: results.json only, they would make the tables unreadable).
-MD_SKIP_PREFIXES = ("commands.", "paths.")
+#: The paper experiments' presentation: results.md's main columns are the four series,
+#: its Δ column and the by-round plot show precision; per-command and per-path counts
+#: stay out of results.md (in runs.csv and results.json only: they would make the
+#: tables unreadable).
+PAPER = Presentation()
 
 
 def jsonable(x: Any) -> Any:
@@ -85,6 +82,9 @@ def summary_rows(result: ExperimentResult) -> list[dict[str, Any]]:
     rows = []
     for cell in exp.cells:
         for scenario in exp.scenarios:
+            if not cell.runs_in(scenario):
+                continue
+            vs = [v for v in cell.vs if exp.cell(v).runs_in(scenario)]
             for metric in result.metrics():
                 s = summary(result, cell.label, scenario, metric)
                 row: dict[str, Any] = {
@@ -94,9 +94,9 @@ def summary_rows(result: ExperimentResult) -> list[dict[str, Any]]:
                     "mean": s.mean,
                     "sd": s.sd,
                     "n": s.n,
-                    "vs": cell.vs[0] if cell.vs else "",
+                    "vs": vs[0] if vs else "",
                 }
-                c = compare(result, cell.label, cell.vs[0], scenario, metric) if cell.vs else None
+                c = compare(result, cell.label, vs[0], scenario, metric) if vs else None
                 row.update(
                     diff=c.diff if c else math.nan,
                     p=c.p if c else math.nan,
@@ -116,6 +116,8 @@ def comparison_rows(result: ExperimentResult) -> list[dict[str, Any]]:
     for cell in exp.cells:
         for versus in cell.vs:
             for scenario in exp.scenarios:
+                if not (cell.runs_in(scenario) and exp.cell(versus).runs_in(scenario)):
+                    continue
                 for metric in result.metrics():
                     c = compare(result, cell.label, versus, scenario, metric)
                     rows.append(
@@ -153,7 +155,7 @@ def run_rows(result: ExperimentResult) -> list[dict[str, Any]]:
             "scenario": run.config.scenario,
             "seed": run.seed,
         }
-        row.update({m: metric_value(run, m) for m in metrics})
+        row.update({m: result.value(run, m) for m in metrics})
         rows.append(row)
     return rows
 
@@ -197,7 +199,7 @@ def single_doc(result: ExperimentResult) -> dict[str, Any]:
 # --- text -----------------------------------------------------------------------------
 
 
-def _num(v: float, digits: int = 3) -> str:
+def number_text(v: float, digits: int = 3) -> str:
     if math.isnan(v):
         return "—"
     if math.isinf(v):
@@ -208,7 +210,7 @@ def _num(v: float, digits: int = 3) -> str:
 def _pm(s: Summary, digits: int = 3) -> str:
     if s.n == 0:
         return "—"
-    return f"{_num(s.mean, digits)} ± {_num(s.sd, digits)}"
+    return f"{number_text(s.mean, digits)} ± {number_text(s.sd, digits)}"
 
 
 def _p(p: float) -> str:
@@ -218,7 +220,7 @@ def _p(p: float) -> str:
 
 
 def _signed(v: float, digits: int = 3) -> str:
-    return _num(v, digits) if math.isnan(v) or v < 0 else "+" + _num(v, digits)
+    return number_text(v, digits) if math.isnan(v) or v < 0 else "+" + number_text(v, digits)
 
 
 def _ci(c: Paired) -> str:
@@ -227,7 +229,7 @@ def _ci(c: Paired) -> str:
     return f" [{_signed(c.ci_low)}, {_signed(c.ci_high)}]"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return out
@@ -236,8 +238,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def markdown(result: ExperimentResult) -> str:
     """results.md (see the module doc)."""
     exp = result.experiment
+    look = exp.presentation
+    main, key = look.main_metrics, look.key_metric
     extras = [
-        m for m in result.metrics() if m not in MAIN_METRICS and not m.startswith(MD_SKIP_PREFIXES)
+        m for m in result.metrics() if m not in main and not m.startswith(look.md_skip_prefixes)
     ]
     lines = [
         f"# Experiment `{exp.name}`",
@@ -248,55 +252,62 @@ def markdown(result: ExperimentResult) -> str:
         "d_z = mean(Δ)/sd(Δ).",
     ]
     for scenario in exp.scenarios:
+        here = [cell for cell in exp.cells if cell.runs_in(scenario)]
         lines += ["", f"## Scenario `{scenario}`", ""]
-        header = ["configuration", *MAIN_METRICS, f"Δ {KEY_METRIC} vs", "p", "d_z", "n"]
+        header = ["configuration", *main, f"Δ {key} vs", "p", "d_z", "n"]
         rows = []
-        for cell in exp.cells:
+        for cell in here:
             row = [cell.label]
-            row += [_pm(summary(result, cell.label, scenario, m)) for m in MAIN_METRICS]
-            if cell.vs:
-                c = compare(result, cell.label, cell.vs[0], scenario, KEY_METRIC)
-                row += [f"{_signed(c.diff)}{_ci(c)} vs {cell.vs[0]}", _p(c.p), _num(c.d_z, 2)]
+            row += [_pm(summary(result, cell.label, scenario, m)) for m in main]
+            vs = [v for v in cell.vs if exp.cell(v).runs_in(scenario)]
+            if vs:
+                c = compare(result, cell.label, vs[0], scenario, key)
+                row += [f"{_signed(c.diff)}{_ci(c)} vs {vs[0]}", _p(c.p), number_text(c.d_z, 2)]
                 row.append(str(c.n))
             else:
-                row += ["", "", "", str(summary(result, cell.label, scenario, KEY_METRIC).n)]
+                row += ["", "", "", str(summary(result, cell.label, scenario, key).n)]
             rows.append(row)
-        lines += _table(header, rows)
-        more = [(cell, v) for cell in exp.cells for v in cell.vs[1:]]
+        lines += md_table(header, rows)
+        more = [(cell, v) for cell in here for v in cell.vs[1:] if exp.cell(v).runs_in(scenario)]
         if more:
             lines += ["", f"Against other references ({scenario}):", ""]
             rows = []
             for cell, versus in more:
                 row = [cell.label, versus]
-                for m in ("precision", "gini"):
+                for m in look.other_metrics:
                     c = compare(result, cell.label, versus, scenario, m)
-                    row += [f"{_signed(c.diff)}{_ci(c)}", _p(c.p), _num(c.d_z, 2)]
+                    row += [f"{_signed(c.diff)}{_ci(c)}", _p(c.p), number_text(c.d_z, 2)]
                 rows.append(row)
-            header = ["configuration", "vs", "Δ precision", "p", "d_z", "Δ gini", "p", "d_z"]
-            lines += _table(header, rows)
+            header = ["configuration", "vs"]
+            for m in look.other_metrics:
+                header += [f"Δ {m}", "p", "d_z"]
+            lines += md_table(header, rows)
         if extras:
             lines += ["", f"Other measurements ({scenario}; mean ± sd over seeds):", ""]
-        for chunk in range(0, len(exp.cells) if extras else 0, 6):
-            cells = exp.cells[chunk : chunk + 6]
+        for chunk in range(0, len(here) if extras else 0, 6):
+            cells = here[chunk : chunk + 6]
             rows = [
                 [m, *(_pm(summary(result, c.label, scenario, m)) for c in cells)] for m in extras
             ]
-            lines += [*([""] if chunk else []), *_table(["", *(c.label for c in cells)], rows)]
-    harder = [s for s in exp.scenarios if s != "moderate"]
-    if "moderate" in exp.scenarios and harder:
-        lines += ["", f"## Degradation of {KEY_METRIC} from `moderate`", ""]
-        header = ["configuration", "moderate"]
+            lines += [*([""] if chunk else []), *md_table(["", *(c.label for c in cells)], rows)]
+    start = look.degradation_from
+    harder = [s for s in exp.scenarios if s != start]
+    if start in exp.scenarios and harder:
+        lines += ["", f"## Degradation of {key} from `{start}`", ""]
+        header = ["configuration", start]
         for name in harder:
             header += [name, "drop"]
         rows = []
         for cell in exp.cells:
-            base = summary(result, cell.label, "moderate", KEY_METRIC).mean
-            row = [cell.label, _num(base)]
+            base = summary(result, cell.label, start, key).mean
+            row = [cell.label, number_text(base)]
             for name in harder:
-                mean = summary(result, cell.label, name, KEY_METRIC).mean
-                row += [_num(mean), _num(base - mean)]
+                mean = summary(result, cell.label, name, key).mean
+                row += [number_text(mean), number_text(base - mean)]
             rows.append(row)
-        lines += _table(header, rows)
+        lines += md_table(header, rows)
+    if look.sections is not None:
+        lines += look.sections(result)
     return "\n".join(lines) + "\n"
 
 
@@ -317,7 +328,7 @@ def print_summary(result: ExperimentResult) -> None:
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for m in result.metrics():
         s = summary(result, cell.label, scenario, m)
-        table.add_row(m, _num(s.mean), _num(s.sd), str(s.n))
+        table.add_row(m, number_text(s.mean), number_text(s.sd), str(s.n))
     Console().print(table)
 
 
@@ -341,7 +352,7 @@ def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     return buf.getvalue()
 
 
-def _series(
+def series_matrix(
     result: ExperimentResult, label: str, scenario: str, metric: str
 ) -> np.ndarray[Any, Any]:
     runs = result.get(label, scenario)
@@ -353,18 +364,23 @@ def _series(
     return out
 
 
-def _save(fig: Any, path: Path) -> None:
+def save_png(fig: Any, path: Path) -> None:
     fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
-def plot_precision_by_round(result: ExperimentResult, scenario: str, path: Path) -> None:
+def plot_precision_by_round(
+    result: ExperimentResult, scenario: str, path: Path, metric: str | None = None
+) -> None:
+    """Mean ``metric`` (default: the presentation's key metric) per round per cell, with a
+    ±1 SD band across seeds."""
     from matplotlib.figure import Figure
 
+    key = metric or result.experiment.presentation.key_metric
     fig = Figure(figsize=(9, 5.5))
     ax = fig.add_subplot()
-    colours = _colours(len(result.experiment.cells))
+    colours = palette(len(result.experiment.cells))
     for colour, cell in zip(colours, result.experiment.cells, strict=True):
-        x = _series(result, cell.label, scenario, KEY_METRIC)
+        x = series_matrix(result, cell.label, scenario, key)
         if x.size == 0:
             continue
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -377,36 +393,38 @@ def plot_precision_by_round(result: ExperimentResult, scenario: str, path: Path)
         ax.fill_between(rounds, lo, hi, color=colour, alpha=0.15, linewidth=0)
     exp = result.experiment
     seeds = len(exp.seeds)
-    ax.set_title(f"{exp.name}: {KEY_METRIC} by round, {scenario} (mean ± 1 sd, {seeds} seeds)")
+    ax.set_title(f"{exp.name}: {key} by round, {scenario} (mean ± 1 sd, {seeds} seeds)")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("round")
-    ax.set_ylabel(f"{KEY_METRIC} (good share of active artifacts)")
+    ax.set_ylabel(exp.presentation.key_axis)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower right", ncol=2 if len(exp.cells) > 6 else 1)
     fig.tight_layout()
-    _save(fig, path)
+    save_png(fig, path)
 
 
 def plot_degradation(result: ExperimentResult, path: Path) -> None:
     from matplotlib.figure import Figure
 
     exp = result.experiment
-    scenarios = ["moderate", *(s for s in exp.scenarios if s != "moderate")]
+    key = exp.presentation.key_metric
+    start = exp.presentation.degradation_from or exp.scenarios[0]
+    scenarios = [start, *(s for s in exp.scenarios if s != start)]
     labels = exp.labels
     fig = Figure(figsize=(max(7.0, 0.9 * len(labels) + 2), 5.5))
     ax = fig.add_subplot()
     width = 0.8 / len(scenarios)
     x = np.arange(len(labels))
-    colours = _colours(len(scenarios))
+    colours = palette(len(scenarios))
     for k, (s, colour) in enumerate(zip(scenarios, colours, strict=True)):
-        stats = [summary(result, label, s, KEY_METRIC) for label in labels]
+        stats = [summary(result, label, s, key) for label in labels]
         means = np.array([st.mean for st in stats])
         sds = np.array([0.0 if math.isnan(st.sd) else st.sd for st in stats])
         ax.bar(x + (k - (len(scenarios) - 1) / 2) * width, means, width, yerr=sds,
                color=colour, label=s, capsize=2)  # fmt: skip
     for i, label in enumerate(labels):
-        base = summary(result, label, "moderate", KEY_METRIC).mean
-        drops = [base - summary(result, label, s, KEY_METRIC).mean for s in scenarios[1:]]
+        base = summary(result, label, start, key).mean
+        drops = [base - summary(result, label, s, key).mean for s in scenarios[1:]]
         text = "\n".join(
             f"−{d:.3f}" if d >= 0 else f"+{-d:.3f}" for d in drops if not math.isnan(d)
         )
@@ -414,15 +432,15 @@ def plot_degradation(result: ExperimentResult, path: Path) -> None:
             ax.annotate(text, (x[i], 1.0), ha="center", va="bottom", fontsize=7,
                         xycoords=("data", "axes fraction"))  # fmt: skip
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel(f"final {KEY_METRIC} (mean ± 1 sd)")
-    ax.set_title(f"{exp.name}: final {KEY_METRIC} by scenario (drop from moderate above)", pad=24)
+    ax.set_ylabel(f"final {key} (mean ± 1 sd)")
+    ax.set_title(f"{exp.name}: final {key} by scenario (drop from {start} above)", pad=24)
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    _save(fig, path)
+    save_png(fig, path)
 
 
-def _colours(n: int) -> list[Any]:
+def palette(n: int) -> list[Any]:
     from matplotlib import colormaps
 
     cmap = colormaps["tab10" if n <= 10 else "tab20"]
@@ -447,27 +465,42 @@ def write_report(result: ExperimentResult, out: Path) -> list[Path]:
     text("runs.csv", _csv(run_rows(result), ["label", "scenario", "seed", *result.metrics()]))
     text("results.json", json.dumps(results_doc(result), indent=2, allow_nan=False) + "\n")
     text("results.md", markdown(result))
+    look = result.experiment.presentation
     for scenario in result.experiment.scenarios:
-        path = out / f"precision_by_round_{scenario}.png"
+        path = out / f"{look.key_metric}_by_round_{file_part(scenario)}.png"
         plot_precision_by_round(result, scenario, path)
         written.append(path)
-    if "moderate" in result.experiment.scenarios and len(result.experiment.scenarios) > 1:
+    start = look.degradation_from
+    if start in result.experiment.scenarios and len(result.experiment.scenarios) > 1:
         path = out / "degradation.png"
         plot_degradation(result, path)
         written.append(path)
+    if look.plots is not None:
+        written += look.plots(result, out)
     return written
+
+
+def file_part(name: str) -> str:
+    """``name`` safe in a file name (scenario names such as ``adv=0.20``)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 __all__ = [
     "compare",
     "comparison_rows",
+    "file_part",
     "jsonable",
     "markdown",
+    "md_table",
+    "number_text",
+    "palette",
     "plot_degradation",
     "plot_precision_by_round",
     "print_summary",
     "results_doc",
     "run_rows",
+    "save_png",
+    "series_matrix",
     "single_doc",
     "summary",
     "summary_rows",

@@ -1,14 +1,31 @@
 """What one run of the evaluation model measured (``RunResult``), shared by every mechanism's
-runner (``protocol``, ``baselines``) and by ``run.simulate`` that dispatches to them."""
+runner (``protocol``, ``baselines``, ``forgetting``, ``plasticity``) and by ``run.simulate``
+that dispatches to them; and what every run configuration offers the engine
+(``RunConfig``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, Self
 
-from ostrom.simulation.config import SimConfig
+
+class RunConfig(Protocol):
+    """What the engine needs of a run's configuration (``SimConfig``, ``ForgetConfig``,
+    ``PlasticityConfig``): its name in tables, the scenario it runs in, the same
+    configuration in another scenario, and a JSON-able description for results.json."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def scenario(self) -> str: ...
+
+    def with_scenario(self, scenario: str) -> Self: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
 
 #: The per-round series every run records, in this order.
 SERIES = ("precision", "recall", "gini", "fpr")
@@ -19,7 +36,7 @@ class RunResult:
     """What one run measured.  ``series[name][r]`` is the metric after round r + 1;
     ``final`` holds the values after the last round plus the run's counts."""
 
-    config: SimConfig
+    config: Any  # a RunConfig
     seed: int
     series: dict[str, list[float]]
     final: dict[str, float]

@@ -51,6 +51,15 @@ def summarize(values: Sequence[float]) -> Summary:
     return Summary(mean, sd, n)
 
 
+def mean_ci(s: Summary, confidence: float = 0.95) -> tuple[float, float]:
+    """The t-based confidence interval of the mean of ``s`` (NaN below two values; the
+    mean itself when every value is the same)."""
+    if s.n < 2 or math.isnan(s.sd):
+        return (math.nan, math.nan)
+    half = float(sps.t.ppf(0.5 + confidence / 2, s.n - 1)) * s.sd / math.sqrt(s.n)
+    return (s.mean - half, s.mean + half)
+
+
 @dataclass(frozen=True)
 class Paired:
     """A paired comparison of sample ``a`` against sample ``b`` (see the module doc)."""
@@ -137,4 +146,4 @@ def _json(v: Any) -> Any:
     return v
 
 
-__all__ = ["Paired", "Summary", "paired", "summarize"]
+__all__ = ["Paired", "Summary", "mean_ci", "paired", "summarize"]

@@ -1,0 +1,199 @@
+"""The forgetting experiment's own parts of the report: the comparison with the paper's
+figures, 95% confidence intervals, consensus success, and footprint / accuracy plots.
+
+``sections`` adds to results.md (after the generic per-scenario tables):
+
+* **Against the paper** — the Co-Forgetting paper's 52% memory reduction, 88% forgetting
+  accuracy and 92% consensus success next to ours, each with its 95% CI over seeds
+  (docs/evaluation.md says where we agree, where not, and why);
+* **95% confidence intervals** — reduction, accuracy and wrongly forgotten items of every
+  cell in every scenario (t-based, over seeds);
+* **Consensus success** — per consensus cell: mean, minimum over seeds, the decisions
+  checked, whether every run executed everything and REPL-1 held.
+
+``plots`` writes ``footprint_by_epoch_<scenario>.png`` (items held, mean ± 1 sd); the
+generic report already writes ``accuracy_by_round_<scenario>.png``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+
+from ostrom.simulation.engine import ExperimentResult
+from ostrom.simulation.report import (
+    file_part,
+    md_table,
+    number_text,
+    palette,
+    save_png,
+    series_matrix,
+    summary,
+)
+from ostrom.simulation.stats import mean_ci
+
+#: The paper's headline figures (arXiv 2506.17338, §V): metric -> value.
+PAPER: Final = {"reduction": 0.52, "accuracy": 0.88, "consensus_success": 0.92}
+REFERENCE: Final = "protocol [c≥α]"
+
+
+def _with_ci(result: ExperimentResult, label: str, scenario: str, metric: str) -> str:
+    s = summary(result, label, scenario, metric)
+    if s.n == 0:
+        return "—"
+    lo, hi = mean_ci(s)
+    digits = 1 if metric in ("wrongly_forgotten", "stale_kept") else 3
+    ci = "" if math.isnan(lo) else f" [{number_text(lo, digits)}, {number_text(hi, digits)}]"
+    return f"{number_text(s.mean, digits)}{ci}"
+
+
+def sections(result: ExperimentResult) -> list[str]:
+    exp = result.experiment
+    lines: list[str] = []
+    labels = set(exp.labels)
+    if REFERENCE in labels and "honest" in exp.scenarios:
+        lines += ["", "## Against the paper", ""]
+        lines += [
+            f"The paper's figures (four agents, five runs, no error bars) beside ours "
+            f"(mean [95% CI] over {len(exp.seeds)} seeds, epoch {_epochs(result)}).",
+            "",
+        ]
+        rows = []
+        for metric, name in (
+            ("reduction", "memory reduction"),
+            ("accuracy", "forgetting accuracy"),
+        ):
+            row = [name, f"{PAPER[metric]:.2f}"]
+            for label, scenario in (
+                (REFERENCE, "honest"),
+                ("protocol", "honest"),
+                (REFERENCE, "four"),
+                ("protocol+no_floor [c≥α]", "four"),
+            ):
+                ok = label in labels and scenario in exp.scenarios
+                row.append(_with_ci(result, label, scenario, metric) if ok else "—")
+            rows.append(row)
+        consensus = [
+            c.label for c in exp.cells if c.label.startswith(("protocol [c≥α] [pbft", "alg1"))
+        ]
+        header = [
+            "figure",
+            "paper",
+            f"{REFERENCE}, honest",
+            "protocol, honest",
+            f"{REFERENCE}, four",
+            "no floor, four",
+        ]
+        lines += md_table(header, rows)
+        if consensus and "consensus" in exp.scenarios:
+            lines += ["", f"Consensus success (paper: {PAPER['consensus_success']:.2f}):", ""]
+            rows = [
+                [label, _with_ci(result, label, "consensus", "consensus_success")]
+                for label in consensus
+            ]
+            lines += md_table(["configuration", "consensus success"], rows)
+    lines += ["", "## 95% confidence intervals", ""]
+    for scenario in exp.scenarios:
+        rows = []
+        for cell in exp.cells:
+            if cell.runs_in(scenario):
+                rows.append(
+                    [cell.label]
+                    + [
+                        _with_ci(result, cell.label, scenario, m)
+                        for m in ("reduction", "accuracy", "wrongly_forgotten", "misses")
+                    ]
+                )
+        lines += ["", f"Scenario `{scenario}` (mean [95% CI]):", ""]
+        lines += md_table(
+            ["configuration", "reduction", "accuracy", "wrongly forgotten", "misses"], rows
+        )
+    cells = [c for c in exp.cells if c.label.startswith(("protocol [c≥α] [pbft", "alg1"))]
+    if cells and "consensus" in exp.scenarios:
+        lines += ["", "## Consensus success (scenario `consensus`)", ""]
+        rows = []
+        for cell in cells:
+            vals = result.values(cell.label, "consensus", "consensus_success")
+            finite = [v for v in vals if not math.isnan(v)]
+            executed = result.values(cell.label, "consensus", "consensus_all_executed")
+            repl1 = result.values(cell.label, "consensus", "consensus_repl1")
+            decisions = summary(result, cell.label, "consensus", "consensus_decisions")
+            rows.append(
+                [
+                    cell.label,
+                    _with_ci(result, cell.label, "consensus", "consensus_success"),
+                    number_text(min(finite)) if finite else "—",
+                    number_text(decisions.mean, 1),
+                    _flags(executed),
+                    _flags(repl1),
+                ]
+            )
+        header = [
+            "configuration",
+            "success [95% CI]",
+            "worst seed",
+            "items per run",
+            "all executed",
+            "REPL-1",
+        ]
+        lines += md_table(header, rows)
+    return lines
+
+
+def _flags(values: list[float]) -> str:
+    """``all`` when every run has the flag, ``—`` when none measures it, else ``k/n``."""
+    got = [v for v in values if not math.isnan(v)]
+    if not got:
+        return "—"
+    k = sum(v == 1.0 for v in got)
+    return "all" if k == len(got) else f"{k}/{len(got)}"
+
+
+def _epochs(result: ExperimentResult) -> int:
+    return max((len(r.series.get("footprint", [])) for r in result.runs), default=0)
+
+
+def plots(result: ExperimentResult, out: Path) -> list[Path]:
+    written = []
+    for scenario in result.experiment.scenarios:
+        path = out / f"footprint_by_epoch_{file_part(scenario)}.png"
+        plot_footprint(result, scenario, path)
+        written.append(path)
+    return written
+
+
+def plot_footprint(result: ExperimentResult, scenario: str, path: Path) -> None:
+    """Items held per epoch per cell (mean ± 1 sd over seeds)."""
+    from matplotlib.figure import Figure
+
+    exp = result.experiment
+    here = [c for c in exp.cells if c.runs_in(scenario) and not c.label.startswith("alg1")]
+    fig = Figure(figsize=(9, 5.5))
+    ax = fig.add_subplot()
+    for colour, cell in zip(palette(len(here)), here, strict=True):
+        x = series_matrix(result, cell.label, scenario, "footprint")
+        if x.size == 0:
+            continue
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean = np.nanmean(x, axis=0)
+            sd = np.nanstd(x, axis=0, ddof=1) if x.shape[0] > 1 else np.zeros_like(mean)
+        epochs = np.arange(1, mean.size + 1)
+        ax.plot(epochs, mean, color=colour, linewidth=1.3, label=cell.label)
+        ax.fill_between(epochs, mean - sd, mean + sd, color=colour, alpha=0.12, linewidth=0)
+    ax.set_title(
+        f"{exp.name}: items held by epoch, {scenario} (mean ± 1 sd, {len(exp.seeds)} seeds)"
+    )
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("footprint (items held)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", ncol=2 if len(here) > 6 else 1)
+    fig.tight_layout()
+    save_png(fig, path)
+
+
+__all__ = ["PAPER", "plot_footprint", "plots", "sections"]
