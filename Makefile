@@ -72,7 +72,7 @@ test-slow: $(STAMP) ## the whole test suite, the manifest's slow TLC models incl
 test-fast: $(STAMP) ## the inner loop: pytest without the tests marked tlc, venv, slow or browser (no java, no lint, no coverage)
 	$(PYTEST) -m "not tlc and not venv and not slow and not browser"
 
-bench: $(STAMP) ## benchmarks: TLC, orchestrator, reviewer sortition, Hypothesis, PBFT, EigenTrust, check-params, conformance, the simulation's full paper experiment (JSON in bench/results/)
+bench: $(STAMP) ## benchmarks: TLC, orchestrator, reviewer sortition, Hypothesis, PBFT, EigenTrust, check-params, conformance, the simulation's full paper, forgetting and plasticity experiments (JSON in bench/results/)
 	$(PY) bench/run.py
 
 .PHONY: vectors

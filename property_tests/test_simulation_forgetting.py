@@ -281,6 +281,34 @@ def test_tracker_agrees_with_a_brute_force_recount(seed: int, p_forget: float) -
         )
 
 
+def test_tracker_on_a_hand_computed_case() -> None:
+    """Three items: A useful until epoch 5 (then stale), B junk, C useful to the end.
+    B is forgotten at 1 (right), A at 3 (wrong: still useful).  By hand, at epoch 2:
+    held A, C (both useful), gone B: accuracy 3/3, precision 1/1, recall 1/1 (B is the only
+    not-useful item); at epoch 3 after forgetting A: accuracy 2/3 (A gone but useful),
+    precision 1/2, wrong 1; at epoch 6 A has gone stale: accuracy 3/3, recall 2/2, still
+    precision 1/2 (a decision is judged when it is taken)."""
+    a = Item("A", "s/a", 0, "a", 0, 5, STALE)
+    b = Item("B", "junk-B", None, "b", 0, 0, NEVER_USEFUL)
+    c = Item("C", "s/c", 1, "c", 0, None, USEFUL)
+    w = World(("g0",), {"g0": "careful"}, {"g0": 1.0}, (a, b, c), (("A", "B", "C"),), ((),), ((),))
+    t = Tracker(w)
+    t.begin(0)
+    t.admit(0, ["A", "B", "C"])
+    assert (t.footprint, t.accuracy, t.stale_kept) == (3, 2 / 3, 1)
+    assert math.isnan(t.precision) and t.recall == 0.0
+    t.begin(1)
+    t.forget(1, ["B"])
+    t.begin(2)
+    assert (t.accuracy, t.precision, t.recall, t.reduction) == (1.0, 1.0, 1.0, 1 / 3)
+    t.begin(3)
+    t.forget(3, ["A"])
+    assert (t.accuracy, t.precision, t.wrong, t.footprint) == (2 / 3, 0.5, 1, 1)
+    for e in (4, 5, 6):
+        t.begin(e)
+    assert (t.accuracy, t.precision, t.recall, t.stale_kept) == (1.0, 0.5, 1.0, 0)
+
+
 def test_tracker_refuses_a_double_forget() -> None:
     w = make_world(SMALL, 1)
     tracker = Tracker(w)

@@ -49,7 +49,7 @@ def protocol_params(cfg: ForgetConfig) -> Params:
     """The protocol's parameters for a run: the defaults, changed only by the ablations."""
     changes: dict[str, Any] = {}
     if "no_floor" in cfg.ablations:
-        changes["min_active_agents"] = 1
+        changes["min_active_agents"] = 1  # FG-1 given up: one agent may forget alone
     if "decay_only" in cfg.ablations:
         changes["omega_R"] = 0.0
     if "relevance_only" in cfg.ablations:

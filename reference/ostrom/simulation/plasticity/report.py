@@ -130,7 +130,7 @@ def plot_by_k(result: ExperimentResult, scenario: str, path: Path) -> None:
 
     exp = result.experiment
     counts = _counts(result)
-    fig = Figure(figsize=(9, 5.5))
+    fig = Figure(figsize=(11, 5.5))
     ax = fig.add_subplot()
     for colour, cell in zip(palette(len(exp.cells)), exp.cells, strict=True):
         for kind, style in (("same_slot", "-"), ("repeated", "--")):
@@ -154,7 +154,7 @@ def plot_by_k(result: ExperimentResult, scenario: str, path: Path) -> None:
     ax.set_xlabel("interfering proposals k")
     ax.set_ylabel("plasticity (mean over seeds)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower left", ncol=2)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     save_png(fig, path)
 
