@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ostrom.simulation import command, report
 from ostrom.simulation import experiments as ex
@@ -407,3 +409,47 @@ def test_real_smoke_experiment_end_to_end(tmp_path: Path) -> None:
     again = ex.run_experiment(ex.build_experiment("smoke", seeds=1), jobs=1, progress=False)
     first = [r for r in result.runs if r.seed == 1]
     assert [r.final["precision"] for r in again.runs] == [r.final["precision"] for r in first]
+
+
+@given(
+    name=st.sampled_from(sorted(ex.FAMILIES)),
+    seeds=st.one_of(st.none(), st.integers(-3, 40)),
+    rounds=st.one_of(st.none(), st.integers(-5, 10**6)),
+    agents=st.one_of(st.none(), st.integers(-5, 10**5)),
+    artifacts=st.one_of(st.none(), st.integers(-5, 50)),
+    scenarios=st.one_of(
+        st.none(),
+        st.lists(
+            st.one_of(
+                st.text(max_size=12),
+                st.sampled_from(["honest", "adv=0.2", "adv=nan", "adv=-1", "adv=1e999", "four"]),
+            ),
+            max_size=3,
+        ),
+    ),
+    governance=st.one_of(st.none(), st.sampled_from(["pbft", "alg1", "protocol", "majority"])),
+)
+def test_family_experiments_refuse_hostile_options_with_config_errors(
+    name: str,
+    seeds: int | None,
+    rounds: int | None,
+    agents: int | None,
+    artifacts: int | None,
+    scenarios: list[str] | None,
+    governance: str | None,
+) -> None:
+    """What the command line hands the forgetting and plasticity builders either builds an
+    experiment or is a ConfigError (exit 2), never another exception."""
+    try:
+        exp = ex.build_family(
+            name,
+            seeds=seeds,
+            rounds=rounds,
+            agents=agents,
+            artifacts=artifacts,
+            scenarios=scenarios,
+            governance=governance,
+        )
+    except ConfigError:
+        return
+    assert exp.total == len(exp.seeds) * sum(c.runs_in(s) for c in exp.cells for s in exp.scenarios)

@@ -372,14 +372,32 @@ def plot_precision_by_round(
     result: ExperimentResult, scenario: str, path: Path, metric: str | None = None
 ) -> None:
     """Mean ``metric`` (default: the presentation's key metric) per round per cell, with a
-    ±1 SD band across seeds."""
+    ±1 SD band across seeds, on a [0, 1] axis."""
+    plot_by_round(result, scenario, path, metric)
+
+
+def plot_by_round(
+    result: ExperimentResult,
+    scenario: str,
+    path: Path,
+    metric: str | None = None,
+    *,
+    ylabel: str | None = None,
+    share: bool = True,
+    xlabel: str = "round",
+    leave_out: tuple[str, ...] = (),
+) -> None:
+    """Mean ``metric`` per round per cell (every cell of ``scenario`` whose label does not
+    start with one of ``leave_out``), with a ±1 SD band across seeds; ``share``: the metric
+    is a share, drawn on [0, 1] with its band clipped there."""
     from matplotlib.figure import Figure
 
-    key = metric or result.experiment.presentation.key_metric
+    exp = result.experiment
+    key = metric or exp.presentation.key_metric
+    cells = [c for c in exp.cells if c.runs_in(scenario) and not c.label.startswith(leave_out)]
     fig = Figure(figsize=(9, 5.5))
     ax = fig.add_subplot()
-    colours = palette(len(result.experiment.cells))
-    for colour, cell in zip(colours, result.experiment.cells, strict=True):
+    for colour, cell in zip(palette(len(cells)), cells, strict=True):
         x = series_matrix(result, cell.label, scenario, key)
         if x.size == 0:
             continue
@@ -389,16 +407,19 @@ def plot_precision_by_round(
             sd = np.nanstd(x, axis=0, ddof=1) if x.shape[0] > 1 else np.zeros_like(mean)
         rounds = np.arange(1, mean.size + 1)
         ax.plot(rounds, mean, color=colour, linewidth=1.3, label=cell.label)
-        lo, hi = np.clip(mean - sd, 0.0, 1.0), np.clip(mean + sd, 0.0, 1.0)
+        lo, hi = mean - sd, mean + sd
+        if share:
+            lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
         ax.fill_between(rounds, lo, hi, color=colour, alpha=0.15, linewidth=0)
-    exp = result.experiment
     seeds = len(exp.seeds)
-    ax.set_title(f"{exp.name}: {key} by round, {scenario} (mean ± 1 sd, {seeds} seeds)")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("round")
-    ax.set_ylabel(exp.presentation.key_axis)
+    ax.set_title(f"{exp.name}: {key} by {xlabel}, {scenario} (mean ± 1 sd, {seeds} seeds)")
+    if share:
+        ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel or exp.presentation.key_axis)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right", ncol=2 if len(exp.cells) > 6 else 1)
+    where = "lower right" if share else "upper left"
+    ax.legend(fontsize=7, loc=where, ncol=2 if len(cells) > 6 else 1)
     fig.tight_layout()
     save_png(fig, path)
 
@@ -494,6 +515,7 @@ __all__ = [
     "md_table",
     "number_text",
     "palette",
+    "plot_by_round",
     "plot_degradation",
     "plot_precision_by_round",
     "print_summary",

@@ -18,22 +18,11 @@ generic report already writes ``accuracy_by_round_<scenario>.png``.
 from __future__ import annotations
 
 import math
-import warnings
 from pathlib import Path
 from typing import Final
 
-import numpy as np
-
 from ostrom.simulation.engine import ExperimentResult
-from ostrom.simulation.report import (
-    file_part,
-    md_table,
-    number_text,
-    palette,
-    save_png,
-    series_matrix,
-    summary,
-)
+from ostrom.simulation.report import file_part, md_table, number_text, plot_by_round, summary
 from ostrom.simulation.stats import mean_ci
 
 #: The paper's headline figures (arXiv 2506.17338, §V): metric -> value.
@@ -167,33 +156,18 @@ def plots(result: ExperimentResult, out: Path) -> list[Path]:
 
 
 def plot_footprint(result: ExperimentResult, scenario: str, path: Path) -> None:
-    """Items held per epoch per cell (mean ± 1 sd over seeds)."""
-    from matplotlib.figure import Figure
-
-    exp = result.experiment
-    here = [c for c in exp.cells if c.runs_in(scenario) and not c.label.startswith("alg1")]
-    fig = Figure(figsize=(9, 5.5))
-    ax = fig.add_subplot()
-    for colour, cell in zip(palette(len(here)), here, strict=True):
-        x = series_matrix(result, cell.label, scenario, "footprint")
-        if x.size == 0:
-            continue
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            mean = np.nanmean(x, axis=0)
-            sd = np.nanstd(x, axis=0, ddof=1) if x.shape[0] > 1 else np.zeros_like(mean)
-        epochs = np.arange(1, mean.size + 1)
-        ax.plot(epochs, mean, color=colour, linewidth=1.3, label=cell.label)
-        ax.fill_between(epochs, mean - sd, mean + sd, color=colour, alpha=0.12, linewidth=0)
-    ax.set_title(
-        f"{exp.name}: items held by epoch, {scenario} (mean ± 1 sd, {len(exp.seeds)} seeds)"
+    """Items held per epoch per cell (mean ± 1 sd over seeds; Algorithm 1's cells, which
+    only re-decide the reference's run, left out)."""
+    plot_by_round(
+        result,
+        scenario,
+        path,
+        "footprint",
+        ylabel="footprint (items held)",
+        share=False,
+        xlabel="epoch",
+        leave_out=("alg1",),
     )
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("footprint (items held)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", ncol=2 if len(here) > 6 else 1)
-    fig.tight_layout()
-    save_png(fig, path)
 
 
 __all__ = ["PAPER", "plot_footprint", "plots", "sections"]
