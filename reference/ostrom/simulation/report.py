@@ -418,8 +418,11 @@ def plot_by_round(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel or exp.presentation.key_axis)
     ax.grid(alpha=0.3)
-    where = "lower right" if share else "upper left"
-    ax.legend(fontsize=7, loc=where, ncol=2 if len(cells) > 6 else 1)
+    ncol = 2 if len(cells) > 6 else 1
+    if share:
+        ax.legend(fontsize=7, loc="lower right", ncol=ncol)
+    else:
+        ax.legend(fontsize=7, loc="upper left", ncol=ncol)
     fig.tight_layout()
     save_png(fig, path)
 
