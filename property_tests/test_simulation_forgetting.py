@@ -479,8 +479,11 @@ def test_run_is_deterministic_and_reports_its_measurements() -> None:
         "accuracy",
         "precision",
         "recall",
+        "wrongly_forgotten",
+        "stale_kept",
         "decisions",
     }
+    assert a.series["wrongly_forgotten"][-1] == a.final["wrongly_forgotten"]
     assert all(len(v) == cfg.epochs for v in a.series.values())
     f = a.final
     assert f["footprint"] + f["reduction"] * a.extras["admitted"] == pytest.approx(

@@ -213,8 +213,6 @@ def check(c: ForgetConfig) -> None:
             continue
         if not _is_number(v) or not flo <= v <= fhi:
             raise ConfigError(f"{name}: must be a number in [{flo}, {fhi}], got {v!r}")
-    if c.governance != "local" and c.n_agents < 1:
-        raise ConfigError("agents: a consensus run needs at least one agent")
 
 
 __all__ = [

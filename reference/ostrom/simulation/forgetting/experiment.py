@@ -96,7 +96,7 @@ def build_forgetting(
     for s in keep:
         if s not in SCENARIOS:
             raise ConfigError(f"scenario: {s!r} is not one of {list(SCENARIOS)}")
-    if governance not in (None, "protocol", "pbft", "alg1"):
+    if governance not in (None, "pbft", "alg1"):
         raise ConfigError(
             f"--governance: the forgetting experiment takes pbft or alg1, not {governance!r}"
         )

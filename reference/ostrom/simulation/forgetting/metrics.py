@@ -31,7 +31,15 @@ from dataclasses import dataclass, field
 from ostrom.simulation.forgetting.world import World
 
 #: The per-epoch series a forgetting run records, in this order.
-FORGET_SERIES = ("footprint", "reduction", "accuracy", "precision", "recall")
+FORGET_SERIES = (
+    "footprint",
+    "reduction",
+    "accuracy",
+    "precision",
+    "recall",
+    "wrongly_forgotten",
+    "stale_kept",
+)
 
 
 @dataclass
@@ -124,6 +132,8 @@ class Tracker:
             "accuracy": self.accuracy,
             "precision": self.precision,
             "recall": self.recall,
+            "wrongly_forgotten": float(self.wrong),
+            "stale_kept": float(self.stale_kept),
         }
 
 

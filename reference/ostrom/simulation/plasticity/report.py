@@ -6,7 +6,8 @@
   same-slot conflicts and repeated history (unrelated controls beside them at the
   largest k), then the drop from k = 0 to the largest k with its 95% CI over seeds — the
   paper's headline contrast (0.34–0.50 at k = 8 for its lexical agents);
-* **Wrong adoption and stale retention at the largest k** — per scenario, per cell;
+* **Wrong adoption, stale retention and time to adoption at the largest k** — per
+  scenario, per cell (time to adoption over the trials that adopted);
 * **Where it stops** — the protocol's plasticity at k = 0 and at the largest k, and the
   share of seeds whose k = 0 plasticity fell below one half, by adversary share.
 
@@ -72,11 +73,11 @@ def sections(result: ExperimentResult) -> list[str]:
             rows.append(row)
         lines += ["", f"Scenario `{scenario}`:", ""]
         lines += md_table(header, rows)
-    lines += ["", f"## Wrong adoption and stale retention at k = {top}", ""]
+    lines += ["", f"## Wrong adoption, stale retention and time to adoption at k = {top}", ""]
     for scenario in exp.scenarios:
         header = ["configuration"]
         for kind in KINDS_SHOWN:
-            header += [f"wrong {kind}", f"stale {kind}"]
+            header += [f"wrong {kind}", f"stale {kind}", f"rounds to adopt {kind}"]
         rows = []
         for cell in exp.cells:
             row = [cell.label]
@@ -84,6 +85,7 @@ def sections(result: ExperimentResult) -> list[str]:
                 row += [
                     _mean(result, cell.label, scenario, f"wrong_adoption.{kind}.k{top}"),
                     _mean(result, cell.label, scenario, f"stale_retention.{kind}.k{top}"),
+                    _mean(result, cell.label, scenario, f"time_to_adoption.{kind}.k{top}"),
                 ]
             rows.append(row)
         lines += ["", f"Scenario `{scenario}`:", ""]
