@@ -480,3 +480,83 @@ def test_a_replica_that_left_the_view_still_executes_a_committed_request() -> No
     for j in (0, 1, 2):
         r3.on_message(w.signers[f"r{j}"].sign(Commit(0, 1, d, j)))
     assert r3.last_exec == 1 and r3.executed_log == [(1, d)]
+
+
+# --- rules that code mutation showed no test pinned down ---------------------------------
+
+
+def test_a_left_view_commit_outside_the_window_or_executed_is_refused_unstored() -> None:
+    """BFT-SAFE-1 and bounded memory: a replica that left view 0 still learns decisions
+    from view 0's commits, but only for sequence numbers it has not executed and that lie
+    inside its window.  Anything else is refused ``stale_view`` and *not stored*, so a
+    Byzantine replica cannot fill the commit table with an old view's commits for far-away
+    sequence numbers, nor reopen an executed one."""
+    w = World()
+    _, pp = _pre_prepare(w)
+    _commit_everywhere(w, [pp])
+    r1 = w.replicas[1]
+    assert r1.last_exec == 1
+    r1.on_message(w.request())  # a pending request starts r1's timer
+    r1.on_timeout()  # r1 leaves view 0: its commits are now late
+    assert r1._late(0)
+    far = r1.stable_seq + r1.window + 1
+    digest = body(pp, PrePrepare).digest
+    before = r1.rejected["stale_view"]
+    for seq in (far, far + 100):
+        r1.on_message(w.signers["r3"].sign(Commit(0, seq, digest, 3)))
+        assert not any(key[1] == seq for key in r1.commits)
+    executed = w.signers["r2"].sign(Commit(0, 1, "ab" * 32, 2))  # seq 1 is executed
+    r1.on_message(executed)
+    assert r1.rejected["stale_view"] == before + 3
+    assert (0, 1, "ab" * 32) not in r1.commits
+
+
+def test_executing_one_clients_request_keeps_the_other_clients_pending() -> None:
+    """BFT-LIVE-1: executing client c0's request drops only c0's pending requests it
+    answers; c1's request, pending at the same replica with a lower timestamp, stays
+    pending (its timer keeps running until it is executed, so it is never forgotten)."""
+    w = World()
+    r1 = w.replicas[1]
+    early = w.request("from-c1", client="c1")  # timestamp 1
+    r1.on_message(early)
+    assert request_digest(early) in r1.pending
+    _, pp = _pre_prepare(w)  # c0's request, timestamp 2, ordered and executed everywhere
+    _commit_everywhere(w, [pp])
+    assert r1.last_exec == 1 and r1.last_ts["c0"] == 2
+    assert request_digest(early) in r1.pending and r1.pending_per_client["c1"] == 1
+    assert r1.waiting  # still waiting for c1's request
+
+
+def test_a_late_view_change_is_answered_with_the_installed_new_view() -> None:
+    """BFT-LIVE-1: a replica still asking for view 1 after the others installed it (its
+    NEW-VIEW was lost) gets the NEW-VIEW from a replica that has it, once per sender; a
+    replica's own VIEW-CHANGE coming back to it is not answered."""
+    w = World()
+    vcs = _prepared_then_view_change(w)
+    r1 = w.replicas[1]  # primary of view 1
+    out = Output()
+    for vc in vcs[1:]:
+        out.extend(r1.on_message(vc))
+    (nv,) = w.sent(out, NewView)
+    assert r1.active and r1.view == 1
+    late = w.signers["r0"].sign(ViewChange(1, 0, (), (), 0))  # r0 missed the NEW-VIEW
+    answer = r1.on_message(late)
+    assert [(s.dest, s.payload) for s in answer.sends] == [("r0", nv)]
+    assert not r1.on_message(late).sends  # answered once per sender
+    own = r1.on_message(vcs[0])  # r1's own VIEW-CHANGE, relayed back
+    assert not [s for s in own.sends if s.dest == "r1"]
+
+
+def test_executed_reports_the_applications_answer_as_the_reply_does() -> None:
+    """The sans-IO contract of ``Output.executed``: each executed request comes with the
+    application's result, the same one this replica's REPLY carries to the client (a
+    driver that answers from ``executed`` must not answer ``None``)."""
+    w = World()
+    _, pp = _pre_prepare(w)
+    outs = _commit_everywhere(w, [pp])
+    done = [(o, e) for o in outs for e in o.executed]
+    assert len(done) == 4  # every replica executed seq 1
+    for out, executed in done:
+        (reply,) = [s.payload for s in out.sends if s.dest == "c0"]
+        assert isinstance(reply, Signed)
+        assert executed.result is not None and executed.result == body(reply, Reply).result
