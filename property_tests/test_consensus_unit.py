@@ -560,3 +560,18 @@ def test_executed_reports_the_applications_answer_as_the_reply_does() -> None:
         (reply,) = [s.payload for s in out.sends if s.dest == "c0"]
         assert isinstance(reply, Signed)
         assert executed.result is not None and executed.result == body(reply, Reply).result
+
+
+def test_a_view_changes_checkpoint_proof_moves_the_low_watermark() -> None:
+    """A replica behind the others learns their stable checkpoint from a VIEW-CHANGE: its
+    proof (q signed CHECKPOINTs for one sequence number and digest) moves the low watermark
+    to that sequence number, with that digest and that proof (garbage collection and the
+    window follow it; state transfer fetches what it has not executed)."""
+    w = World()
+    r3 = w.replicas[3]
+    k = r3.checkpoint_k
+    digest = "cd" * 32
+    proof = tuple(w.signers[f"r{i}"].sign(Checkpoint(k, digest, i)) for i in (0, 1, 2))
+    r3.on_message(w.signers["r1"].sign(ViewChange(1, k, proof, (), 1)))
+    assert (r3.stable_seq, r3.stable_digest) == (k, digest)
+    assert r3.stable_proof == tuple(sorted(proof, key=lambda s: s.sender))
