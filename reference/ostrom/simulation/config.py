@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Final
@@ -191,6 +191,26 @@ class SimConfig:
         return out
 
 
+def is_int(v: object) -> bool:
+    """An ``int`` that is not a ``bool`` (True is an int to Python, not to a config)."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_int_ranges(
+    c: object, ranges: Mapping[str, tuple[int, int]], optional: Iterable[str] = ()
+) -> None:
+    """``ConfigError`` naming the first field of ``ranges`` that is not an integer in its
+    range (a field in ``optional`` may also be None).  One check for every run
+    configuration: ``SimConfig``, ``ForgetConfig``, ``PlasticityConfig``."""
+    may_be_none = set(optional)
+    for name, (lo, hi) in ranges.items():
+        v = getattr(c, name)
+        if v is None and name in may_be_none:
+            continue
+        if not is_int(v) or not lo <= v <= hi:
+            raise ConfigError(f"{name}: must be an integer in {lo}..{hi:,}, got {v!r}")
+
+
 def _is_number(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
@@ -237,10 +257,7 @@ def check(c: SimConfig) -> None:
         v = getattr(c, f.name)
         if isinstance(v, float) and not math.isfinite(v):
             raise ConfigError(f"{f.name}: must be a finite number, got {v!r}")
-    for name, (lo, hi) in INT_RANGES.items():
-        v = getattr(c, name)
-        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-            raise ConfigError(f"{name}: must be an integer in {lo}..{hi:,}, got {v!r}")
+    check_int_ranges(c, INT_RANGES)
     if c.quorum > c.reviewers:
         raise ConfigError(f"quorum ({c.quorum}) cannot exceed reviewers ({c.reviewers})")
     if c.reviewers >= c.agents:
@@ -368,7 +385,9 @@ __all__ = [
     "QUALITY_RANGES",
     "ConfigError",
     "SimConfig",
+    "check_int_ranges",
     "from_mapping",
+    "is_int",
     "load_config",
     "population",
 ]

@@ -218,11 +218,11 @@ class ExperimentResult:
     def __post_init__(self) -> None:
         if len(self.runs) != self.experiment.total:
             raise ValueError(f"{len(self.runs)} runs for {self.experiment.total} specs")
-        labels = [spec.label for spec in self.experiment.runs()]
+        specs = self.experiment.runs()
         index: dict[tuple[str, str], list[RunResult]] = {}
-        for spec, run in zip(self.experiment.runs(), self.runs, strict=True):
+        for spec, run in zip(specs, self.runs, strict=True):
             index.setdefault((spec.label, self.experiment.scenarios[spec.scenario]), []).append(run)
-        object.__setattr__(self, "_labels", tuple(labels))
+        object.__setattr__(self, "_labels", tuple(spec.label for spec in specs))
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_flat", {})  # id(run) -> numeric_values(run)
         object.__setattr__(self, "_metrics", None)

@@ -30,14 +30,14 @@ import io
 import json
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ostrom.simulation.engine import ExperimentResult, Presentation
-from ostrom.simulation.stats import Paired, Summary, paired, summarize
+from ostrom.simulation.stats import Paired, Summary, mean_ci, paired, summarize
 
 #: The paper experiments' presentation: results.md's main columns are the four series,
 #: its Δ column and the by-round plot show precision; per-command and per-path counts
@@ -205,6 +205,19 @@ def number_text(v: float, digits: int = 3) -> str:
     if math.isinf(v):
         return "∞" if v > 0 else "−∞"
     return f"{v:.{digits}f}"
+
+
+def mean_with_ci(
+    result: ExperimentResult, label: str, scenario: str, metric: str, digits: int = 3
+) -> str:
+    """``mean [low, high]``: the mean over seeds with its t-based 95% CI ("—" with no
+    value, the mean alone with one)."""
+    s = summary(result, label, scenario, metric)
+    if s.n == 0:
+        return "—"
+    lo, hi = mean_ci(s)
+    ci = "" if math.isnan(lo) else f" [{number_text(lo, digits)}, {number_text(hi, digits)}]"
+    return f"{number_text(s.mean, digits)}{ci}"
 
 
 def _pm(s: Summary, digits: int = 3) -> str:
@@ -490,10 +503,7 @@ def write_report(result: ExperimentResult, out: Path) -> list[Path]:
     text("results.json", json.dumps(results_doc(result), indent=2, allow_nan=False) + "\n")
     text("results.md", markdown(result))
     look = result.experiment.presentation
-    for scenario in result.experiment.scenarios:
-        path = out / f"{look.key_metric}_by_round_{file_part(scenario)}.png"
-        plot_precision_by_round(result, scenario, path)
-        written.append(path)
+    written += plot_each_scenario(result, out, f"{look.key_metric}_by_round", plot_by_round)
     start = look.degradation_from
     if start in result.experiment.scenarios and len(result.experiment.scenarios) > 1:
         path = out / "degradation.png"
@@ -501,6 +511,22 @@ def write_report(result: ExperimentResult, out: Path) -> list[Path]:
         written.append(path)
     if look.plots is not None:
         written += look.plots(result, out)
+    return written
+
+
+#: Draws one plot of ``result`` in ``scenario`` into ``path``.
+ScenarioPlot = Callable[[ExperimentResult, str, Path], None]
+
+
+def plot_each_scenario(
+    result: ExperimentResult, out: Path, stem: str, draw: ScenarioPlot
+) -> list[Path]:
+    """``draw`` once per scenario into ``<out>/<stem>_<scenario>.png``; the paths."""
+    written = []
+    for scenario in result.experiment.scenarios:
+        path = out / f"{stem}_{file_part(scenario)}.png"
+        draw(result, scenario, path)
+        written.append(path)
     return written
 
 
@@ -516,10 +542,12 @@ __all__ = [
     "jsonable",
     "markdown",
     "md_table",
+    "mean_with_ci",
     "number_text",
     "palette",
     "plot_by_round",
     "plot_degradation",
+    "plot_each_scenario",
     "plot_precision_by_round",
     "print_summary",
     "results_doc",

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, Final
 
-from ostrom.simulation.config import ConfigError
+from ostrom.simulation.config import ConfigError, check_int_ranges
 
 #: The mechanisms: the protocol and the five baselines that are not the protocol.
 MECHANISMS: Final = (
@@ -168,10 +168,6 @@ class ForgetConfig:
         return out
 
 
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _is_number(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -201,12 +197,7 @@ def check(c: ForgetConfig) -> None:
         raise ConfigError("ablations: decay_only and relevance_only leave no keep score")
     if c.governance != "local" and (c.mechanism != "protocol" or c.ablations):
         raise ConfigError(f"governance {c.governance!r}: runs the plain protocol only")
-    for name, (lo, hi) in INT_RANGES.items():
-        v = getattr(c, name)
-        if v is None and name in ("agents", "topics"):
-            continue
-        if not _is_int(v) or not lo <= v <= hi:
-            raise ConfigError(f"{name}: must be an integer in [{lo}, {hi}], got {v!r}")
+    check_int_ranges(c, INT_RANGES, optional=("agents", "topics"))
     for name, (flo, fhi) in FLOAT_RANGES.items():
         v = getattr(c, name)
         if v is None and name == "junk_rate":

@@ -172,15 +172,16 @@ class Majority(_Base):
 
     def step(self, t: int) -> list[str]:
         j = self.judges
+        held = sorted(self.live)
         for a in self.names:
             if not j.sweeps(a, t):
                 continue
-            for x in sorted(self.live):
+            for x in held:
                 voters = self.votes.setdefault(x, set())
                 if a not in voters and j.confidence(a, x, t, self.last_access[x]) > 0:
                     voters.add(a)
         half = len(self.names) / 2
-        gone = [x for x in sorted(self.live) if len(self.votes.get(x, ())) > half]
+        gone = [x for x in held if len(self.votes.get(x, ())) > half]
         return self._drop(gone)
 
 

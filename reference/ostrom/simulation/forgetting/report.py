@@ -22,8 +22,14 @@ from pathlib import Path
 from typing import Final
 
 from ostrom.simulation.engine import ExperimentResult
-from ostrom.simulation.report import file_part, md_table, number_text, plot_by_round, summary
-from ostrom.simulation.stats import mean_ci
+from ostrom.simulation.report import (
+    md_table,
+    mean_with_ci,
+    number_text,
+    plot_by_round,
+    plot_each_scenario,
+    summary,
+)
 
 #: The paper's headline figures (arXiv 2506.17338, §V): metric -> value.
 PAPER: Final = {"reduction": 0.52, "accuracy": 0.88, "consensus_success": 0.92}
@@ -31,13 +37,8 @@ REFERENCE: Final = "protocol [c≥α]"
 
 
 def _with_ci(result: ExperimentResult, label: str, scenario: str, metric: str) -> str:
-    s = summary(result, label, scenario, metric)
-    if s.n == 0:
-        return "—"
-    lo, hi = mean_ci(s)
     digits = 1 if metric in ("wrongly_forgotten", "stale_kept") else 3
-    ci = "" if math.isnan(lo) else f" [{number_text(lo, digits)}, {number_text(hi, digits)}]"
-    return f"{number_text(s.mean, digits)}{ci}"
+    return mean_with_ci(result, label, scenario, metric, digits)
 
 
 def sections(result: ExperimentResult) -> list[str]:
@@ -147,12 +148,7 @@ def _epochs(result: ExperimentResult) -> int:
 
 
 def plots(result: ExperimentResult, out: Path) -> list[Path]:
-    written = []
-    for scenario in result.experiment.scenarios:
-        path = out / f"footprint_by_epoch_{file_part(scenario)}.png"
-        plot_footprint(result, scenario, path)
-        written.append(path)
-    return written
+    return plot_each_scenario(result, out, "footprint_by_epoch", plot_footprint)
 
 
 def plot_footprint(result: ExperimentResult, scenario: str, path: Path) -> None:

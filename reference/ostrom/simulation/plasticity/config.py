@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Final
 
 from ostrom.protocol.params import DEFAULTS
-from ostrom.simulation.config import ConfigError
+from ostrom.simulation.config import ConfigError, check_int_ranges, is_int
 from ostrom.simulation.world import counts as largest_remainder
 
 #: The mechanisms that decide which value a slot serves (``mechanisms``).
@@ -208,20 +208,13 @@ def from_mapping(doc: Mapping[str, Any], base: PlasticityConfig | None = None) -
     return (base or PlasticityConfig()).with_(**{str(k): v for k, v in doc.items()})
 
 
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _is_number(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 def check(c: PlasticityConfig) -> None:
     """Refuse a configuration that cannot be run, naming the field."""
-    for name, (lo, hi) in INT_RANGES.items():
-        v = getattr(c, name)
-        if not _is_int(v) or not lo <= v <= hi:
-            raise ConfigError(f"{name}: must be an integer in {lo}..{hi:,}, got {v!r}")
+    check_int_ranges(c, INT_RANGES)
     shares: tuple[tuple[str, float], ...] = (
         ("adversary_share", 1.0),
         ("stale_share", 1.0),
@@ -231,7 +224,7 @@ def check(c: PlasticityConfig) -> None:
         x = getattr(c, name)
         if not _is_number(x) or not math.isfinite(x) or not 0.0 <= x <= top:
             raise ConfigError(f"{name}: must be a number in [0, {top}], got {x!r}")
-    if not isinstance(c.counts, tuple) or not c.counts or not all(_is_int(k) for k in c.counts):
+    if not isinstance(c.counts, tuple) or not c.counts or not all(is_int(k) for k in c.counts):
         raise ConfigError(f"counts: must be a non-empty list of integers, got {c.counts!r}")
     if any(not 0 <= k <= MAX_COUNT for k in c.counts):
         raise ConfigError(f"counts: every count must be in 0..{MAX_COUNT}, got {c.counts!r}")

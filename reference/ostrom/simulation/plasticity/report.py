@@ -22,8 +22,15 @@ from pathlib import Path
 from typing import Final
 
 from ostrom.simulation.engine import ExperimentResult
-from ostrom.simulation.report import file_part, md_table, number_text, palette, save_png, summary
-from ostrom.simulation.stats import mean_ci
+from ostrom.simulation.report import (
+    md_table,
+    mean_with_ci,
+    number_text,
+    palette,
+    plot_each_scenario,
+    save_png,
+    summary,
+)
 
 KINDS_SHOWN: Final = ("same_slot", "repeated")
 
@@ -38,12 +45,7 @@ def _mean(result: ExperimentResult, label: str, scenario: str, metric: str) -> s
 
 
 def _ci(result: ExperimentResult, label: str, scenario: str, metric: str) -> str:
-    s = summary(result, label, scenario, metric)
-    lo, hi = mean_ci(s)
-    if s.n == 0:
-        return "—"
-    ci = "" if math.isnan(lo) else f" [{number_text(lo, 2)}, {number_text(hi, 2)}]"
-    return f"{number_text(s.mean, 2)}{ci}"
+    return mean_with_ci(result, label, scenario, metric, 2)
 
 
 def sections(result: ExperimentResult) -> list[str]:
@@ -118,12 +120,7 @@ def sections(result: ExperimentResult) -> list[str]:
 
 
 def plots(result: ExperimentResult, out: Path) -> list[Path]:
-    written = []
-    for scenario in result.experiment.scenarios:
-        path = out / f"plasticity_by_k_{file_part(scenario)}.png"
-        plot_by_k(result, scenario, path)
-        written.append(path)
-    return written
+    return plot_each_scenario(result, out, "plasticity_by_k", plot_by_k)
 
 
 def plot_by_k(result: ExperimentResult, scenario: str, path: Path) -> None:
