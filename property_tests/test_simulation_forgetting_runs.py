@@ -124,6 +124,9 @@ def test_cli_forgetting_consensus_only(tmp_path: Path) -> None:
     "argv, message",
     [
         (["--experiment", "forgetting", "--scenario", "moderate"], "scenario"),
+        (["--experiment", "forgetting", "--scenario", ""], "scenario"),
+        (["--experiment", "plasticity", "--scenario", ""], "scenario"),
+        (["--experiment", "smoke", "--scenario", ""], "scenario"),
         (["--experiment", "forgetting", "--artifacts", "10"], "--artifacts"),
         (["--experiment", "forgetting", "--ablation", "no_reputation"], "--ablation"),
         (["--experiment", "forgetting", "--governance", "majority"], "--governance"),

@@ -243,7 +243,7 @@ def simulate_command(
                 rounds=rounds,
                 agents=agents,
                 artifacts=artifacts,
-                scenarios=(scenario,) if scenario else None,
+                scenarios=(scenario,) if scenario is not None else None,
                 governance=governance,
             )
         else:
@@ -260,7 +260,7 @@ def simulate_command(
                 agents=agents,
                 artifacts=artifacts,
                 base=base.with_(**changes) if changes else base,
-                scenarios=(scenario,) if scenario else None,
+                scenarios=(scenario,) if scenario is not None else None,
             )
     except ConfigError as exc:
         click.echo(f"error: {exc}", err=True)
