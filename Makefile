@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.installed
 WORKERS ?= 2
 JOBS    ?= 2
 
-.PHONY: help setup check check-deep test test-slow test-fast lint bench docs diagram site clean mutate mutate-record
+.PHONY: help setup check check-deep test test-slow test-fast lint bench docs diagram site clean mutate mutate-record mutate-code mutate-code-record
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -28,11 +28,12 @@ check: $(STAMP) ## model-check the CI models of the manifest with TLC and prove 
 	$(VENV)/bin/pytest -q -p no:cacheprovider property_tests/test_thresholds.py \
 		-k "defaults or general or safe_parameter_set"
 
-check-deep: $(STAMP) ## model-check every model of the manifest, the large ones included, then mutation-test every spec in full
+check-deep: $(STAMP) ## model-check every model of the manifest, the large ones included, then mutation-test every spec and every code target in full
 	$(OSTROM) check --deep --workers $(WORKERS) --jobs $(JOBS)
 	@for s in $(MUTATED_SPECS); do \
 		$(OSTROM) mutate --suite $$s --all --check --jobs $(JOBS) --out build/mutate/$$s-full.json || exit 1; \
 	done
+	$(MAKE) mutate-code
 
 # Spec mutation (docs/checking.md): each spec's suite is models/mutation/SPEC.toml, its
 # recorded scores models/mutation/scores.json.  make mutate fails if a sample scores
@@ -47,6 +48,16 @@ mutate-record: $(STAMP) ## spec mutation: run each spec's sample and record its 
 	@for s in $(MUTATED_SPECS); do \
 		$(OSTROM) mutate --suite $$s --record --jobs $(JOBS) --out build/mutate/$$s.json; \
 	done
+
+# Code mutation (docs/checking.md, "Code mutation"): mutmut over each module of
+# models/mutation/code/<target>.toml with the tests that file names; a JSON report per
+# module in build/mutate-code/<target>.json.  make mutate-code fails if a full score is
+# below the recorded one; make test runs each target's seeded sample (the gate).
+mutate-code: $(STAMP) ## code mutation: every mutant of every target module with its tests (hours on 2 cores); fails if a score drops below the recorded one
+	$(OSTROM) mutate-code --check --jobs $(JOBS)
+
+mutate-code-record: $(STAMP) ## code mutation: run every target in full and record the scores in models/mutation/code/scores.json
+	$(OSTROM) mutate-code --record --jobs $(JOBS)
 
 lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff check reference property_tests bench

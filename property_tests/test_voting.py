@@ -360,3 +360,67 @@ def test_voting_layer_select_reviewers_refuses_hostile_fields(command: dict[str,
         eligible, excluded = sorted(c["eligible"]), frozenset(c.get("excluded", []))
         want = select_reviewers(c["seed"], c["artifact"], c["round"], eligible, excluded, c["k"])
         assert obs["state"] == list(want)
+
+
+# --- rules pinned down by code mutation (models/mutation/code/voting.toml) -------------------
+
+
+def test_thresholds_are_exact_at_the_weight_of_a_full_panel() -> None:
+    """TALLY-1: ``A·10^6 ≥ τ·(A+R)`` is exact integer arithmetic at any total weight.  At a
+    total of one voter's weight an error of one part in a million in the scale hides
+    below the micro-unit; at ten voters at w_max (10^7 micro-units) it is a whole unit,
+    and a tally one unit short of τ must still not be decided."""
+    assert review_verdict(Tally(6_000_000, 4_000_000, 6, 4), 3, TA, TR, 2) == "accept"
+    assert review_verdict(Tally(5_999_999, 4_000_001, 6, 4), 3, TA, TR, 2) == "undecided"
+    assert review_verdict(Tally(4_000_001, 5_999_999, 4, 6), 3, TA, TR, 2) == "undecided"
+    tau = micro(0.67)
+    assert dispute_verdict(Tally(6_700_000, 3_300_000, 6, 4), 5, tau, 2) == "retract"
+    assert dispute_verdict(Tally(6_699_999, 3_300_001, 6, 4), 5, tau, 2) == "keep"
+
+
+def test_verdicts_without_a_side_rule_by_default() -> None:
+    """``min_side`` defaults to 1 (no side rule): a lone voter on the winning side decides,
+    as the verdicts are documented; the orchestrator always passes ``tally_min_side``."""
+    lone_accept = Tally.of([1_000_000], [100_000, 100_000])
+    assert review_verdict(lone_accept, 3, TA, TR) == "accept"
+    lone_retract = Tally.of([1_000_000], [100_000] * 4)
+    assert dispute_verdict(lone_retract, 5, micro(0.67)) == "retract"
+
+
+def test_a_ballot_checks_reveals_with_the_matcher_it_is_given() -> None:
+    """CR-2's hook: the orchestrator decides what opens a commitment (``_reveal_matches``,
+    which the conformance mutants replace); ``check_reveal`` must ask it, not its own
+    ``matches``."""
+    b = _ballot()
+    seen: list[tuple[str, ...]] = []
+
+    def accept_all(*args: str) -> bool:
+        seen.append(args)
+        return True
+
+    assert b.check_reveal("a", "x", "accept", "not the opening", SALT, accept_all) is None
+    assert seen == [("a", "x", "accept", "not the opening", SALT)]
+    assert b.check_reveal("a", "x", "accept", "why", SALT, lambda *_: False) is (
+        ErrorCode.BAD_REVEAL
+    )
+
+
+def test_matches_binds_the_round_it_is_asked_about() -> None:
+    """CR-2: a commitment opens for the round it was made for; asked about another round
+    explicitly, ``matches`` uses that round, not the ballot's."""
+    b = _ballot()
+    assert b.matches("a", "x", "accept", "why", SALT)
+    assert not b.matches("a", "x", "accept", "why", SALT, round=b.round + 1)
+    b.commitments["b"] = commitment("b", "x", 2, "accept", "", SALT)
+    assert b.matches("b", "x", "accept", "", SALT, round=2)
+
+
+def test_commit_refuses_an_outsider_and_a_second_commitment() -> None:
+    """One commitment per recruited reviewer (LC-SAFE-4): the ballot itself asserts it,
+    beneath the orchestrator's checks."""
+    b = _ballot()
+    with pytest.raises(AssertionError):
+        b.commit("outsider", "00" * 32)
+    with pytest.raises(AssertionError):
+        b.commit("a", "00" * 32)  # ``a`` committed already
+    assert "outsider" not in b.commitments

@@ -22,6 +22,7 @@ EXTRA_OF_MODULE: Final = {
     "starlette": "service",
     "uvicorn": "service",
     "httpx": "service",
+    "mutmut": "mutation",
 }
 
 

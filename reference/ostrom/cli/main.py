@@ -24,6 +24,7 @@ from ostrom.cli.exits import BadInput, ToolError
 from ostrom.cli.explore import explore
 from ostrom.cli.extras import install_hint, missing_extra
 from ostrom.cli.mutate import mutate
+from ostrom.cli.mutate_code import mutate_code
 from ostrom.cli.options import SECONDS
 from ostrom.cli.service import keygen, log, serve
 from ostrom.cli.tlc import tlc
@@ -34,6 +35,7 @@ from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.params import table as param_table
 from ostrom.service import openapi as service_docs
 from ostrom.verify import registry
+from ostrom.verify.codemutation import scores as code_mutation_scores
 from ostrom.verify.mutate import suite as mutation_suites
 from ostrom.verify.tlc import sequence
 
@@ -98,6 +100,7 @@ main.add_command(check)
 main.add_command(explore)
 main.add_command(tlc)
 main.add_command(mutate)
+main.add_command(mutate_code)
 main.add_command(explain)
 main.add_command(cluster)
 main.add_command(node)
@@ -277,6 +280,7 @@ def docs(no_svg: bool, root: Path) -> None:
         changed += cli_docs.update_generated(root)
         changed += docfigures.update_generated(root)
         changed += mutation_suites.update_docs(root)
+        changed += code_mutation_scores.update_docs(root)
     except RuntimeError as exc:
         raise ToolError(str(exc)) from None
     except (ValueError, OSError) as exc:

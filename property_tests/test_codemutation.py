@@ -1,0 +1,400 @@
+"""Code mutation's own parts: target files, the reading of mutmut's report, the scores file,
+the fastest-first plugin and the command line.
+
+A typo in a target file must never drop a test file or accept a mutant silently, a
+mutant's line must be the line it changes, an accepted equivalent whose id now names
+another edit must not be accepted, and hostile input must end as a documented exit code.
+The runs themselves (mutmut on the real modules) are test_mutate_code_gate.py's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ostrom import layout
+from ostrom.cli.main import main
+from ostrom.verify.codemutation import fastfirst
+from ostrom.verify.codemutation.report import (
+    TargetReport,
+    change_of,
+    classify,
+    line_of,
+    verdict_of,
+)
+from ostrom.verify.codemutation.run import sample_of
+from ostrom.verify.codemutation.scores import (
+    ScoresError,
+    load_scores,
+    record_score,
+    scores_table,
+)
+from ostrom.verify.codemutation.target import (
+    TargetError,
+    load_target,
+    load_targets,
+    target_names,
+)
+from ostrom.verify.codemutation.workspace import build_workspace, mutmut_table
+
+#: the modules the issue holds to 85%: the protocol core and the PBFT replica
+CORE = {
+    "orchestrator": "protocol/orchestrator.py",
+    "lifecycle": "protocol/lifecycle.py",
+    "voting": "protocol/voting.py",
+    "forgetting": "protocol/forgetting.py",
+    "reputation": "protocol/reputation.py",
+    "sanctions": "protocol/sanctions.py",
+    "community": "protocol/community.py",
+    "replica": "consensus/replica.py",
+}
+
+GOOD = """
+[target]
+source = "protocol/voting.py"
+tests = ["property_tests/test_voting.py", "property_tests/test_orchestrator_unit.py"]
+ci_tests = ["property_tests/test_voting.py"]
+goal = 0.85
+sample = 12
+seed = 3
+
+[[equivalent]]
+id = "ostrom.protocol.voting.x_f__mutmut_1"
+change = "return a -> return None"
+reason = "f's result is never read"
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "t") -> Path:
+    (tmp_path / f"{name}.toml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+# --- target files -------------------------------------------------------------------------
+
+
+def test_a_good_file_gives_its_target(tmp_path: Path) -> None:
+    t = load_target("t", _write(tmp_path, GOOD))
+    assert t.source == "protocol/voting.py" and t.module == "ostrom.protocol.voting"
+    assert t.tests == ("property_tests/test_voting.py", "property_tests/test_orchestrator_unit.py")
+    assert (t.goal, t.sample, t.seed) == (0.85, 12, 3)
+    assert t.gate().tests == ("property_tests/test_voting.py",)
+    (eq,) = t.equivalents
+    assert (eq.change, eq.reason) == ("return a -> return None", "f's result is never read")
+    assert target_names(tmp_path) == ["t"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("goal = 0.85", "goal = 1.5"), "goal must be at most 1"),
+        (("goal = 0.85", "goal = true"), "goal must be a number"),
+        (("sample = 12", "sample = 0"), "sample must be at least 1"),
+        (("sample = 12", "sample = 1.5"), "sample must be an integer"),
+        (("seed = 3", "sede = 3"), "unknown key 'sede'"),
+        (("voting.py\"", "nope.py\""), "does not exist"),
+        (("voting.py\"", "voting.txt\""), "must be a .py path"),
+        (("test_voting.py\", \"prop", "test_nope.py\", \"prop"), "test_nope.py does not exist"),
+        (('ci_tests = ["property_tests/test_voting.py"]', "ci_tests = []"), "ci_tests must be"),
+        (
+            ('ci_tests = ["property_tests/test_voting.py"]',
+             'ci_tests = ["property_tests/test_params.py"]'),
+            "which tests does not",
+        ),
+        (("reason = \"f's result is never read\"", 'reason = ""'), "reason must be a non-empty"),
+        (("[[equivalent]]", "[[equivalents]]"), "unknown key 'equivalents'"),
+    ],
+)  # fmt: skip
+def test_a_malformed_file_is_an_error_naming_the_field(
+    tmp_path: Path, edit: tuple[str, str], message: str
+) -> None:
+    assert edit[0] in GOOD
+    with pytest.raises(TargetError, match=message):
+        load_target("t", _write(tmp_path, GOOD.replace(edit[0], edit[1])))
+
+
+def test_an_equivalent_accepted_twice_and_a_missing_target_are_errors(tmp_path: Path) -> None:
+    twice = GOOD + GOOD[GOOD.index("[[equivalent]]") :]
+    with pytest.raises(TargetError, match="duplicate id"):
+        load_target("t", _write(tmp_path, twice))
+    with pytest.raises(TargetError, match=r"no code-mutation target 'x' \(the targets: t\)"):
+        load_target("x", tmp_path)
+
+
+@given(
+    key=st.sampled_from(["source", "tests", "ci_tests", "goal", "sample", "seed",
+                         "timeout_multiplier", "timeout_constant"]),
+    value=st.one_of(
+        st.integers(-(2**70), 2**70), st.floats(), st.booleans(), st.text(max_size=20),
+        st.lists(st.text(max_size=10), max_size=3),
+    ),
+)  # fmt: skip
+def test_hostile_values_are_target_errors_or_valid(key: str, value: Any) -> None:
+    import tempfile
+
+    base = GOOD.split("[[equivalent]]")[0]
+    lines = [ln for ln in base.splitlines() if not ln.startswith(f"{key} =")]
+    text = "\n".join(lines) + f"\n{key} = {json.dumps(value)}\n"
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "t.toml").write_text(text, encoding="utf-8")
+        with contextlib.suppress(TargetError):  # anything else fails the test
+            load_target("t", Path(d))
+
+
+def test_the_issue_modules_have_targets_that_load_with_the_goal() -> None:
+    targets = {t.name: t for t in load_targets()}
+    for name, source in CORE.items():
+        assert name in targets, f"no target file models/mutation/code/{name}.toml"
+        assert targets[name].source == source
+        goal = targets[name].goal
+        assert goal is not None and goal >= 0.85
+
+
+def test_the_workspace_is_a_copy_with_the_mutmut_table(tmp_path: Path) -> None:
+    t = load_target("voting")
+    work = build_workspace(t, root=tmp_path)
+    assert (work / "src" / "ostrom" / "protocol" / "voting.py").read_bytes() == (
+        layout.ROOT / "reference" / "ostrom" / "protocol" / "voting.py"
+    ).read_bytes()
+    assert not (work / ".git").exists() and not (work / "reference").exists()
+    text = (work / "pyproject.toml").read_text(encoding="utf-8")
+    assert text.endswith(mutmut_table(t, json.loads(text.split("also_copy = ")[1].split("\n")[0])))
+    assert 'only_mutate = ["src/ostrom/protocol/voting.py"]' in text
+    assert "ostrom.verify.codemutation.fastfirst" in text
+    # a second build starts from scratch: no verdict of an earlier run survives
+    (work / "mutants").mkdir()
+    assert not (build_workspace(t, root=tmp_path) / "mutants").exists()
+
+
+# --- reading mutmut's report -----------------------------------------------------------
+
+SOURCE = '''\
+"""module"""
+
+
+def tally(a: int, b: int) -> int:
+    # the sum
+    if a > b:
+        return a - b
+    return a + b
+
+
+class Ballot:
+    @property
+    def size(self) -> int:
+        n = 0
+        n = 0
+        return n
+
+    def _count(self, x: int) -> bool:
+        return x >= 3
+'''
+
+DIFF_FN = """\
+--- src/ostrom/m.py
++++ src/ostrom/m.py
+@@ -1,6 +1,6 @@
+ def tally(a: int, b: int) -> int:
+     # the sum
+-    if a > b:
++    if a >= b:
+         return a - b
+     return a + b"""
+
+DIFF_METHOD = """\
+--- src/ostrom/m.py
++++ src/ostrom/m.py
+@@ -2,4 +2,4 @@
+ def size(self) -> int:
+     n = 0
+-    n = 0
++    n = 1
+     return n"""
+
+DIFF_PRIVATE = """\
+--- src/ostrom/m.py
++++ src/ostrom/m.py
+@@ -1,2 +1,2 @@
+ def _count(self, x: int) -> bool:
+-    return x >= 3
++    return x >= 4"""
+
+
+def test_a_mutant_is_located_at_the_line_it_changes() -> None:
+    assert line_of(SOURCE, "ostrom.m.x_tally__mutmut_3", DIFF_FN) == 6
+    # the second of two identical lines, in a decorated method
+    assert line_of(SOURCE, "ostrom.m.xǁBallotǁsize__mutmut_2", DIFF_METHOD) == 15
+    assert line_of(SOURCE, "ostrom.m.xǁBallotǁ_count__mutmut_1", DIFF_PRIVATE) == 19
+    assert line_of(SOURCE, "ostrom.m.x_nothere__mutmut_1", DIFF_FN) is None
+    assert change_of(DIFF_FN) == "if a > b: -> if a >= b:"
+    assert change_of(DIFF_PRIVATE) == "return x >= 3 -> return x >= 4"
+
+
+def test_mutmut_statuses_become_verdicts() -> None:
+    assert [verdict_of(s) for s in ("killed", "caught by type check", "survived", "no tests",
+                                    "timeout", "segfault", "suspicious", "not checked")] == [
+        "killed", "killed", "survived", "no_tests", "timeout", "error", "error", "error"
+    ]  # fmt: skip
+
+
+def _raw(mid: str, status: str, diff: str) -> dict[str, Any]:
+    return {"id": mid, "exit_code": 0, "status": status, "diff": diff, "seconds": 0.5}
+
+
+def test_equivalents_apply_to_survivors_only_and_stale_ones_are_reported(tmp_path: Path) -> None:
+    text = (
+        GOOD.replace("x_f__mutmut_1", "x_tally__mutmut_3")
+        .replace("return a -> return None", "if a > b: -> if a >= b:")
+        .replace("ostrom.protocol.voting.x_", "ostrom.m.x_")
+    )
+    accepted = text + (
+        '\n[[equivalent]]\nid = "ostrom.m.xǁBallotǁ_count__mutmut_1"\n'
+        'change = "return x >= 3 -> return x > 3"\nreason = "stale: the edit is another one"\n'
+        '\n[[equivalent]]\nid = "ostrom.m.x_gone__mutmut_1"\nchange = "a -> b"\nreason = "gone"\n'
+    )
+    t = load_target("t", _write(tmp_path, accepted))
+    raw = [
+        _raw("ostrom.m.x_tally__mutmut_3", "survived", DIFF_FN),
+        _raw("ostrom.m.xǁBallotǁsize__mutmut_2", "killed", DIFF_METHOD),
+        _raw("ostrom.m.xǁBallotǁ_count__mutmut_1", "survived", DIFF_PRIVATE),
+    ]
+    results, stale = classify(t, SOURCE, raw)
+    assert [r.verdict for r in results] == ["equivalent", "killed", "survived"]
+    assert results[0].reason == "f's result is never read" and results[0].line == 6
+    assert len(stale) == 2 and "x_gone__mutmut_1: no such mutant" in stale[1]
+    assert "now 'return x >= 3 -> return x >= 4'" in stale[0]
+    report = TargetReport(target=t, generated=10, seed=None, results=results, seconds=1.0)
+    # killed / (run - equivalent): 1 / (3 - 1)
+    assert report.score == 0.5 and report.kind == "full"
+    assert [r.id for r in report.survivors] == ["ostrom.m.xǁBallotǁ_count__mutmut_1"]
+    doc = report.as_json()
+    assert doc["survivors"][0]["line"] == 19 and doc["survivors"][0]["diff"] == DIFF_PRIVATE
+    assert doc["counts"] == {"killed": 1, "survived": 1, "no_tests": 0, "timeout": 0,
+                             "error": 0, "equivalent": 1}  # fmt: skip
+    # a sample reports only the mutants it ran
+    sampled, _ = classify(t, SOURCE, raw, {"ostrom.m.xǁBallotǁsize__mutmut_2"})
+    assert [r.verdict for r in sampled] == ["killed"]
+
+
+@given(names=st.lists(st.text(min_size=1, max_size=8), unique=True, max_size=40),
+       size=st.integers(1, 50), seed=st.integers(0, 2**31))  # fmt: skip
+def test_a_sample_is_a_seeded_subset_of_the_size_asked(
+    names: list[str], size: int, seed: int
+) -> None:
+    s = sample_of(names, size, seed)
+    assert s == sample_of(list(reversed(names)), size, seed)  # the order given does not matter
+    assert len(s) == min(size, len(names)) and set(s) <= set(names) and s == sorted(s)
+
+
+# --- scores -------------------------------------------------------------------------------
+
+
+def test_scores_round_trip_and_malformed_files_are_errors(tmp_path: Path) -> None:
+    path = tmp_path / "scores.json"
+    assert load_scores(path) == {}
+    summary = {"source": "reference/ostrom/protocol/voting.py", "generated": 224, "sampled": 30,
+               "seed": 1, "counts": {"killed": 28}, "score": 0.9333, "seconds": 50,
+               "survivors": []}  # fmt: skip
+    record_score("voting", "sample", summary, path)
+    assert load_scores(path) == {"voting": {"sample": summary}}
+    assert "| `reference/ostrom/protocol/voting.py` | sample | 30 of 224 (seed 1) | 28 |" in (
+        scores_table(load_scores(path))
+    )
+    for bad in ('{"voting": {"deep": {}}}', '{"voting": {"full": {"score": 2}}}',
+                '{"voting": {"full": {"score": 0.5, "generated": -1, "sampled": 1}}}',
+                '[]', '{"voting": 3}', "{"):  # fmt: skip
+        path.write_text(bad, encoding="utf-8")
+        with pytest.raises(ScoresError):
+            load_scores(path)
+
+
+def test_the_docs_show_the_recorded_scores() -> None:
+    docs = (layout.DOCS_DIR / "checking.md").read_text(encoding="utf-8")
+    assert scores_table() in docs, "run: ostrom docs"
+
+
+# --- the plugin and mutmut's internals ---------------------------------------------------------
+
+
+class _Item:
+    def __init__(self, nodeid: str) -> None:
+        self.nodeid = nodeid
+
+
+def test_fastfirst_orders_by_measured_duration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    items = [_Item(n) for n in ("slow", "unknown", "fast", "mid")]
+    monkeypatch.chdir(tmp_path)
+    fastfirst.pytest_collection_modifyitems(items)  # type: ignore[arg-type]
+    assert [i.nodeid for i in items] == ["slow", "unknown", "fast", "mid"]  # no stats: as given
+    stats = {"duration_by_test": {"slow": 30.0, "fast": 0.1, "mid": 2}}
+    (tmp_path / "mutmut-stats.json").write_text(json.dumps(stats), encoding="utf-8")
+    fastfirst.pytest_collection_modifyitems(items)  # type: ignore[arg-type]
+    assert [i.nodeid for i in items] == ["fast", "mid", "slow", "unknown"]
+
+
+def test_the_driver_generates_and_reports_with_this_mutmut(tmp_path: Path) -> None:
+    """mutmut_driver.py calls mutmut's internals: an upgrade that moves one fails here."""
+    from ostrom.verify.codemutation.run import _driver
+
+    work = build_workspace(load_target("voting"), root=tmp_path)
+    names = _driver(work, "generate")
+    assert len(names) > 100 and all(n.startswith("ostrom.protocol.voting.x") for n in names)
+    report = _driver(work, "report")
+    assert sorted(r["id"] for r in report) == names
+    assert {r["status"] for r in report} == {"not checked"}  # generated, none run yet
+    assert all(r["diff"].startswith("--- src/ostrom/protocol/voting.py") for r in report)
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+def test_list_names_every_target() -> None:
+    result = CliRunner().invoke(main, ["mutate-code", "--list"])
+    assert result.exit_code == 0, result.output
+    for name, source in CORE.items():
+        assert name in result.output and f"reference/ostrom/{source}" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope"], "no code-mutation target 'nope'"),
+        (["voting", "voting", "--list"], "named twice"),
+        (["--jobs", "0", "voting"], "0 is not in the range"),
+        (["--jobs", "nan"], "is not a valid integer"),
+        (["../voting"], "no code-mutation target"),
+    ],
+)
+def test_bad_input_is_exit_2_and_runs_nothing(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, ["mutate-code", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+def test_check_without_a_recorded_score_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ostrom.cli import mutate_code as cli
+
+    called: list[str] = []
+
+    def fake_run(target: Any, **_: Any) -> TargetReport:
+        called.append(target.name)
+        return TargetReport(target=target, generated=1, seed=None, results=[], seconds=0.0)
+
+    monkeypatch.setattr(cli, "run_target", fake_run)
+    monkeypatch.setattr(cli, "load_scores", lambda: {})
+    result = CliRunner().invoke(main, ["mutate-code", "voting", "--check", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "no recorded full score for voting" in result.output
+    assert called == ["voting"] and (tmp_path / "voting.json").exists()
+    assert os.environ.get("MUTANT_UNDER_TEST") is None

@@ -1,0 +1,205 @@
+"""Run mutmut over one target and read back what it found.
+
+A run builds the target's workspace (workspace.py), and then either runs every mutant of
+the target's file (the full run of ``make mutate-code``) or a seeded sample of them (the
+gate of ``make test``): mutmut's ``generate`` step lists the mutants, ``random.Random(seed)``
+draws the sample from the sorted names, and ``mutmut run NAME...`` tests just those.
+mutmut first runs the target's tests once to learn which test reaches which function
+(its per-test "stats"), then runs, for each mutant, only the tests that reach the mutated
+function, stopping at the first failure, on ``jobs`` forked workers.
+
+Each mutant's tests run in the Hypothesis profile ``ci`` (derandomized), so the same tree
+gives the same verdicts: a lower score is a change of the code or the tests, not noise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import random
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ostrom import children, layout
+from ostrom.verify.codemutation.report import TargetReport, classify
+from ostrom.verify.codemutation.target import Target
+from ostrom.verify.codemutation.workspace import WORKSPACE_ROOT, build_workspace
+
+__all__ = ["CodeMutationError", "run_target", "sample_of"]
+
+_DRIVER = Path(__file__).with_name("mutmut_driver.py")
+_PROGRESS = re.compile(r"(\d+)/\d+\s+🎉")
+
+
+class CodeMutationError(RuntimeError):
+    """mutmut could not run the target (its unmutated tests failed, say); the message
+    holds the end of mutmut's output."""
+
+
+def sample_of(names: list[str], size: int, seed: int) -> list[str]:
+    """``size`` of ``names`` drawn with ``seed`` (all of them when there are fewer)."""
+    ordered = sorted(names)
+    if size >= len(ordered):
+        return ordered
+    return sorted(random.Random(seed).sample(ordered, size))
+
+
+def _driver(work: Path, command: str) -> Any:
+    proc = subprocess.run(
+        [sys.executable, str(_DRIVER), command],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise CodeMutationError(f"mutmut {command} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
+
+
+def _mutmut_run(
+    work: Path,
+    names: list[str],
+    jobs: int,
+    progress: Callable[[str], None],
+    label: str,
+    total: int,
+) -> None:
+    """``mutmut run`` in ``work``, its spinner turned into a progress line every 10% of
+    the ``total`` mutants run (text mode reads mutmut's carriage returns as line ends).
+
+    mutmut's counter counts the mutants it has a verdict for, those of the file it did
+    not run (a sample's others) included; the progress line counts from where it starts.
+    """
+    cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *names]
+    tail: list[str] = []
+    shown = -1
+    first: int | None = None
+    proc = children.spawn(
+        cmd,
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
+    try:
+        assert proc.stdout is not None
+        buffer = ""
+        while chunk := proc.stdout.read(256):
+            buffer += chunk
+            *parts, buffer = buffer.split("\n")
+            for part in parts:
+                if not part.strip():
+                    continue
+                tail = [*tail[-40:], part]
+                m = _PROGRESS.search(part)
+                if m:
+                    done = int(m.group(1))
+                    first = done if first is None else first
+                    ran = min(done - first, total)
+                    tenth = ran * 10 // max(total, 1)
+                    if tenth > shown:
+                        shown = tenth
+                        progress(f"{label}: {ran}/{total} mutants tested")
+                elif part.startswith(("Running", "Generating", "Failed", "Stopping")):
+                    progress(f"{label}: {part.strip(' ⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏')}")
+        code = proc.wait()
+    finally:
+        children.stop(proc, grace=1.0)
+    if code != 0:
+        raise CodeMutationError(
+            f"mutmut run failed for {label} (exit {code}):\n" + "\n".join(tail[-25:])
+        )
+
+
+def run_target(
+    target: Target,
+    *,
+    sample: int | None = None,
+    seed: int | None = None,
+    jobs: int = 2,
+    progress: Callable[[str], None] = lambda _: None,
+    workspace_root: Path | None = None,
+    only: list[str] | None = None,
+) -> TargetReport:
+    """Run the target's mutants (all, or ``sample`` drawn with ``seed``) and report.
+
+    ``sample`` and ``seed`` default to none (the full run); the gate passes the target's
+    own ``sample`` and ``seed``.  The workspace is ``<workspace_root>/<kind>/<target>``
+    (kind ``full`` or ``sample``), so a gate and a full run of one target can run at once.
+    ``only`` names the mutants to run instead (ids as the report prints them, or the part
+    after the module's dot); it is a sample of its own (kind ``sample``, seed none).
+    """
+    started = time.monotonic()
+    kind = "full" if sample is None and only is None else "sample"
+    root = (workspace_root or WORKSPACE_ROOT) / kind
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root / f"{target.name}.lock", target.name, kind):
+        return _run_locked(target, root, sample, seed, jobs, progress, started, only)
+
+
+@contextlib.contextmanager
+def _locked(path: Path, name: str, kind: str) -> Iterator[None]:
+    """One run of a target and kind at a time: a second would rebuild the workspace
+    under the first."""
+    with path.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CodeMutationError(
+                f"another {kind} run of {name} is using {path.parent / name}"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _run_locked(
+    target: Target,
+    root: Path,
+    sample: int | None,
+    seed: int | None,
+    jobs: int,
+    progress: Callable[[str], None],
+    started: float,
+    only: list[str] | None,
+) -> TargetReport:
+    work = build_workspace(target, root=root)
+    label = target.name
+    progress(f"{label}: generating the mutants of reference/ostrom/{target.source}")
+    names = _driver(work, "generate")
+    if not isinstance(names, list) or not names:
+        raise CodeMutationError(f"mutmut made no mutants of reference/ostrom/{target.source}")
+    if only is not None:
+        wanted = {o if o.startswith(target.module + ".") else f"{target.module}.{o}" for o in only}
+        unknown = sorted(wanted - set(names))
+        if unknown:
+            raise CodeMutationError(f"{target.name} has no mutant {unknown[0]!r}")
+        chosen = sorted(wanted)
+    else:
+        chosen = names if sample is None else sample_of(names, sample, seed or 0)
+    everything = sample is None and only is None
+    what = f"all {len(names)}" if everything else f"{len(chosen)} of {len(names)}"
+    progress(f"{label}: testing {what} mutants with {len(target.tests)} test files, {jobs} jobs")
+    _mutmut_run(work, [] if everything else chosen, jobs, progress, label, len(chosen))
+    raw = _driver(work, "report")
+    source = (layout.ROOT / "reference" / "ostrom" / target.source).read_text(encoding="utf-8")
+    results, stale = classify(target, source, raw, set(chosen))
+    return TargetReport(
+        target=target,
+        generated=len(names),
+        seed=None if sample is None else (seed or 0),
+        kind="full" if everything else "sample",
+        results=results,
+        seconds=time.monotonic() - started,
+        stale=stale,
+    )
