@@ -139,6 +139,9 @@ OPTIONS: list[tuple[list[str], str, list[str]]] = [
     (["serve"], "--snapshot-every", ["--founders", "/nonexistent/founders.toml"]),
     (["serve"], "--snapshot-ratio", ["--founders", "/nonexistent/founders.toml"]),
     (["serve"], "--tick-interval", ["--founders", "/nonexistent/founders.toml"]),
+    (["mutate-code", "--list"], "--jobs", []),
+    (["mutate-code", "--list", "voting"], "--only", []),
+    (["mutate-code", "--list", "--out"], "--only", []),
 ]
 
 

@@ -575,3 +575,25 @@ def test_a_view_changes_checkpoint_proof_moves_the_low_watermark() -> None:
     r3.on_message(w.signers["r1"].sign(ViewChange(1, k, proof, (), 1)))
     assert (r3.stable_seq, r3.stable_digest) == (k, digest)
     assert r3.stable_proof == tuple(sorted(proof, key=lambda s: s.sender))
+
+
+def test_o_keeps_every_prepared_request_above_the_highest_stable_checkpoint() -> None:
+    """PBFT §4.4 (BFT-SAFE-1 across views): O re-proposes, for every sequence number above
+    the highest stable checkpoint in V, the request of its highest-view prepared
+    certificate.  A VIEW-CHANGE from a replica with an older checkpoint also carries
+    certificates at or below that number; they are skipped, and its later certificates
+    still count: a request prepared at seq 5 must not become a null request because the
+    same VIEW-CHANGE also held one for seq 2."""
+    w = World()
+    r1 = w.replicas[1]
+    low_req, high_req = w.request("low"), w.request("high")
+    pp_low = w.signers["r0"].sign(PrePrepare(0, 2, request_digest(low_req), low_req, 0))
+    pp_high = w.signers["r0"].sign(PrePrepare(0, 5, request_digest(high_req), high_req, 0))
+    behind = ViewChange(1, 0, (), (PreparedCert(pp_low, ()), PreparedCert(pp_high, ())), 2)
+    ahead = ViewChange(1, 3, (), (), 3)
+    o = r1.compute_o([ahead, behind], 1)
+    assert [(pp.seq, pp.digest, pp.request) for pp in o] == [
+        (4, NULL_DIGEST, None),
+        (5, request_digest(high_req), high_req),
+    ]
+    assert all(pp.view == 1 and pp.replica == r1.primary(1) for pp in o)

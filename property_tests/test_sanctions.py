@@ -544,6 +544,83 @@ def test_snapshot_is_json_and_deterministic() -> None:
     assert json.loads(run())["agents"]["x0"]["level"] == "quarantined"
 
 
+def test_snapshot_names_the_spec_variables_of_every_agent() -> None:
+    """The snapshot is what a node persists and serves: its keys are the per-agent
+    variables of spec/Sanctions.tla under their documented names, not just any JSON."""
+    book = SanctionBook(P)
+    book.record("x", "malformed", 0)
+    book.record("x", "malformed", 0)  # quarantined (2 of 2 malfunction)
+    book.record("y", "non_reveal", 1)
+    assert book.snapshot() == {
+        "now": 1,
+        "agents": {
+            "x": {
+                "level": "quarantined",
+                "rank": 0,
+                "violations": [[0, "malformed"], [0, "malformed"]],
+                "suspended_until": None,
+                "quarantined_until": 5,
+                "probation_until": None,
+                "strategic": False,
+            },
+            "y": {
+                "level": "none",
+                "rank": 0,
+                "violations": [[1, "non_reveal"]],
+                "suspended_until": None,
+                "quarantined_until": None,
+                "probation_until": None,
+                "strategic": False,
+            },
+        },
+    }
+
+
+def test_record_events_counts_every_violation_and_only_violations() -> None:
+    """Each violation or penalty observation is recorded and its sanction events kept, for
+    every agent in the batch; an observation of another kind with a violation's ``kind``
+    key is not a violation."""
+    book = SanctionBook(P)
+    events = book.record_events(
+        [
+            {"event": "violation", "agent": "x", "kind": "bad_reveal"},
+            {"event": "violation", "agent": "x", "kind": "bad_reveal"},  # x: sigma1
+            {"event": "violation", "agent": "y", "kind": "non_reveal"},
+            {"event": "violation", "agent": "y", "kind": "non_reveal"},  # y: sigma1
+            {"event": "timeout", "agent": "z", "kind": "bad_reveal"},
+        ],
+        0,
+    )
+    assert [(e["event"], e["agent"]) for e in events] == [("sanction", "x"), ("sanction", "y")]
+    assert book.state("z").violations == []
+
+
+def test_may_act_refuses_a_name_that_is_not_an_agent_command() -> None:
+    message = r"'tick' is not an agent's command: \['arbitrate', 'commit_vote'"
+    with pytest.raises(ValueError, match=message):
+        SanctionBook(P).may_act("x", "tick")
+
+
+def test_tick_must_move_forward() -> None:
+    book = SanctionBook(P, now=3)
+    with pytest.raises(ValueError, match="tick to round 3: not after the current round 3"):
+        book.tick(3)
+    assert book.tick(4) == [] and book.now == 4
+
+
+def test_without_a_repair_check_a_quarantine_ends_after_its_period() -> None:
+    """The default repair check passes (the protocol has no repair tooling): a quarantine
+    ends after ``T_quarantine`` rounds, never renewed."""
+    book = SanctionBook(P)
+    book.record("x", "malformed", 0)
+    book.record("x", "malformed", 0)
+    assert book.level("x") == Sanction.QUARANTINED
+    assert book.tick(4) == []
+    events = book.tick(5)
+    assert {"event": "quarantine_renewed", "agent": "x"} not in events
+    assert book.level("x") == Sanction.NONE
+
+
 # --- spec and code agree: the same transition system on the CI model -------------------------
 
 ROOT = Path(__file__).resolve().parents[1]

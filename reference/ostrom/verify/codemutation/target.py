@@ -28,6 +28,7 @@ silently accept a mutant or drop a test file.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -58,6 +59,8 @@ _TARGET_KEYS = {
     "ci_select",
 }
 _EQUIVALENT_KEYS = ("id", "change", "reason")
+#: a target's name is its file's stem: letters, digits, - and _ (never a path)
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class TargetError(ValueError):
@@ -143,7 +146,7 @@ def load_target(name: str, directory: Path | None = None, root: Path | None = No
     base = directory or TARGETS_DIR
     repo = root or layout.ROOT
     path = base / f"{name}.toml"
-    if not path.is_file():
+    if not _NAME.fullmatch(name) or not path.is_file():
         known = ", ".join(target_names(base)) or "(none)"
         raise TargetError(f"no code-mutation target {name!r} (the targets: {known})")
     try:
