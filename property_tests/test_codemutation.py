@@ -272,8 +272,12 @@ def test_equivalents_apply_to_survivors_only_and_stale_ones_are_reported(tmp_pat
     assert len(stale) == 2 and "x_gone__mutmut_1: no such mutant" in stale[1]
     assert "now 'return x >= 3 -> return x >= 4'" in stale[0]
     report = TargetReport(target=t, generated=10, seed=None, results=results, seconds=1.0)
-    # killed / (run - equivalent): 1 / (3 - 1)
+    # (killed + timeout) / (run - equivalent): 1 / (3 - 1)
     assert report.score == 0.5 and report.kind == "full"
+    hang = classify(t, SOURCE, [*raw, _raw("ostrom.m.x_tally__mutmut_9", "timeout", DIFF_FN)])[0]
+    assert TargetReport(target=t, generated=10, seed=None, results=hang, seconds=1.0).score == (
+        2 / 3  # a mutant that makes the tests hang is detected
+    )
     assert [r.id for r in report.survivors] == ["ostrom.m.xǁBallotǁ_count__mutmut_1"]
     doc = report.as_json()
     assert doc["survivors"][0]["line"] == 19 and doc["survivors"][0]["diff"] == DIFF_PRIVATE

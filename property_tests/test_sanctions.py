@@ -621,6 +621,25 @@ def test_without_a_repair_check_a_quarantine_ends_after_its_period() -> None:
     assert book.level("x") == Sanction.NONE
 
 
+def test_an_agent_the_book_never_saw_is_clean() -> None:
+    """No registration: an unknown agent has no violations, counts nothing and is not
+    classified as broken (docs/sanctions.md)."""
+    book = SanctionBook(P)
+    assert book.window_count("nobody") == 0 and book.window_rank("nobody") == 0
+    assert book.looks_broken("nobody") is False
+    assert book.level("nobody") == Sanction.NONE and book.rank("nobody") == 0
+
+
+@pytest.mark.parametrize("agent", ["", 7, None, b"x"])
+def test_record_refuses_an_agent_that_is_not_a_non_empty_string(agent: Any) -> None:
+    book = SanctionBook(P)
+    with pytest.raises(ValueError, match=r"^agent must be a non-empty string$"):
+        book.record(agent, "malformed", 0)
+    assert book.snapshot() == {"now": 0, "agents": {}}
+    with pytest.raises(ValueError, match=r"^round 0 is before the current round 1$"):
+        SanctionBook(P, now=1).record("x", "malformed", 0)
+
+
 # --- spec and code agree: the same transition system on the CI model -------------------------
 
 ROOT = Path(__file__).resolve().parents[1]

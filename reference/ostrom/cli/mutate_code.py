@@ -65,9 +65,18 @@ def _summary(report: TargetReport) -> str:
     "with --check), not every mutant.",
 )
 @click.option(
+    "--estimate",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Run N mutants drawn with the target's seed on all its tests (kind estimate): a "
+    "score with an interval where the full run takes hours.",
+)
+@click.option(
     "--record",
     is_flag=True,
-    help="Write each score into models/mutation/code/scores.json (kind sample or full).",
+    help="Write each score into models/mutation/code/scores.json (its kind: sample, "
+    "estimate or full).",
 )
 @click.option(
     "--check",
@@ -88,7 +97,7 @@ def _summary(report: TargetReport) -> str:
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Write each target's JSON report to DIR/<target>.json (default: "
-    "build/mutate-code/full, or build/mutate-code/sample with --sample).",
+    "build/mutate-code/KIND: full, sample or estimate).",
 )
 @click.option(
     "--only",
@@ -101,6 +110,7 @@ def _summary(report: TargetReport) -> str:
 def mutate_code(
     targets: tuple[str, ...],
     gate: bool,
+    estimate: int | None,
     record: bool,
     check_score: bool,
     jobs: int,
@@ -115,10 +125,10 @@ def mutate_code(
     return value None, ...) and runs, for each, only the tests of the target that reach the
     mutated function, stopping at the first failure. KILLED: a test failed; SURVIVED: every
     test passed; NO_TESTS: no test reaches the function; TIMEOUT: the tests ran past the
-    CPU limit. Read a survivor's line and change, and either write a test that states the
-    rule it breaks or, if no behaviour can tell it apart, accept it in
-    models/mutation/code/<target>.toml with a reason. The score is killed / (mutants run -
-    accepted equivalent).
+    CPU limit (they hang: detected). Read a survivor's line and change, and either write a
+    test that states the rule it breaks or, if no behaviour can tell it apart, accept it
+    in models/mutation/code/<target>.toml with a reason. The score is (killed + timeout) /
+    (mutants run - accepted equivalent).
 
     TARGETS are the files of models/mutation/code (default: all of them), each naming a
     module of reference/ostrom and the tests that cover it.
@@ -131,6 +141,7 @@ def mutate_code(
       ostrom mutate-code --list
       ostrom mutate-code voting                      # every mutant of protocol/voting.py
       ostrom mutate-code --sample --check            # make test's gate
+      ostrom mutate-code replica --estimate 150 --record
       ostrom mutate-code replica --only 'xǁReplicaǁ_body__mutmut_1'   # one mutant
       ostrom mutate-code --record                    # make mutate-code-record
     """
@@ -145,8 +156,12 @@ def mutate_code(
     if only_ids is not None:
         if len(targets) != 1 or not only_ids:
             raise BadInput("--only needs exactly one TARGET and at least one mutant id")
-        if gate or record or check_score:
-            raise BadInput("--only runs the mutants named: no --sample, --record or --check")
+        if gate or estimate or record or check_score:
+            raise BadInput(
+                "--only runs the mutants named: no --sample, --estimate, --record or --check"
+            )
+    if gate and estimate:
+        raise BadInput("--sample and --estimate are different runs: give one")
     if list_only:
         for t in chosen:
             click.echo(
@@ -158,7 +173,7 @@ def mutate_code(
         raise ToolError(
             f"mutate-code needs mutmut, of the 'mutation' extra: {install_hint('mutation')}"
         )
-    kind = "sample" if gate or only_ids else "full"
+    kind = "sample" if gate or only_ids else "estimate" if estimate else "full"
     try:
         recorded = load_scores()
     except ScoresError as exc:
@@ -169,11 +184,12 @@ def mutate_code(
         try:
             report = run_target(
                 t.gate() if gate else t,
-                sample=t.sample if gate else None,
-                seed=t.seed if gate else None,
+                sample=t.sample if gate else estimate,
+                seed=t.seed if gate or estimate else None,
                 jobs=jobs,
                 progress=lambda line: click.echo(line, err=True),
                 only=only_ids,
+                kind=kind,
             )
         except CodeMutationError as exc:
             raise ToolError(str(exc)) from None
@@ -201,7 +217,8 @@ def mutate_code(
             if before is None or before.get("score") is None:
                 raise BadInput(
                     f"no recorded {kind} score for {t.name} "
-                    f"(ostrom mutate-code {t.name}{' --sample' if gate else ''} --record)"
+                    f"(ostrom mutate-code {t.name}{' --sample' if gate else ''}"
+                    f"{f' --estimate {estimate}' if estimate else ''} --record)"
                 )
             if now < before["score"]:
                 click.echo(

@@ -7,14 +7,18 @@ mutmut reports a status per mutant; ostrom folds them into five verdicts:
 ``no_tests``    no listed test reaches the mutated function at all (a survivor too: nothing
                 would notice the change);
 ``timeout``     the tests ran past mutmut's CPU limit ((their unmutated time + the target's
-                ``timeout_constant``) x ``timeout_multiplier`` x 2 seconds);
+                ``timeout_constant``) x ``timeout_multiplier`` x 2 seconds): the mutant
+                made them hang (``now += 1`` turned into ``now = 1`` in a loop), which
+                would stop CI, so it counts as detected;
 ``error``       mutmut could not tell (a crash of the worker, an interrupted run).
 
 and ``equivalent`` for a survivor a person accepted in the target file, with a reason.
 
-The score is killed / (mutants run - accepted equivalent).  Timeouts and errors count
-against it, as in spec mutation (verify/mutate/run.py): a verdict nobody could read is
-not a kill.
+The score is (killed + timeout) / (mutants run - accepted equivalent); no_tests and
+errors count against it (a verdict nobody could read is not a kill).  Spec mutation
+(verify/mutate/run.py) counts a timeout against its score instead: there it means that TLC
+did not finish a larger state space, which is no caught mistake; here it means the tests
+never finish, which CI would not let through.
 """
 
 from __future__ import annotations
@@ -37,8 +41,10 @@ __all__ = [
 ]
 
 VERDICTS = ("killed", "survived", "no_tests", "timeout", "error", "equivalent")
-#: the verdicts that are not kills (what a person looks at)
-NOT_KILLED = ("survived", "no_tests", "timeout", "error")
+#: the verdicts that detect the mutant
+DETECTED = ("killed", "timeout")
+#: the verdicts that do not (what a person looks at)
+NOT_KILLED = ("survived", "no_tests", "error")
 
 _BY_STATUS = {
     "killed": "killed",
@@ -171,7 +177,8 @@ class TargetReport:
     seconds: float
     #: accepted equivalents whose id now names another edit (or no mutant at all)
     stale: list[str] = field(default_factory=list)
-    #: ``full`` (every mutant) or ``sample`` (a seeded sample, or mutants named one by one)
+    #: ``full`` (every mutant), ``sample`` (the gate's seeded sample, or mutants named one
+    #: by one) or ``estimate`` (a seeded sample on all the target's tests)
     kind: str = "full"
 
     @property
@@ -188,9 +195,10 @@ class TargetReport:
 
     @property
     def score(self) -> float | None:
-        """killed / (run - accepted equivalent); None when nothing counts."""
+        """(killed + timeout) / (run - accepted equivalent); None when nothing counts."""
         denominator = self.sampled - self.count("equivalent")
-        return self.count("killed") / denominator if denominator else None
+        detected = sum(self.count(v) for v in DETECTED)
+        return detected / denominator if denominator else None
 
     @property
     def survivors(self) -> list[MutantResult]:

@@ -129,21 +129,26 @@ def run_target(
     progress: Callable[[str], None] = lambda _: None,
     workspace_root: Path | None = None,
     only: list[str] | None = None,
+    kind: str | None = None,
 ) -> TargetReport:
     """Run the target's mutants (all, or ``sample`` drawn with ``seed``) and report.
 
     ``sample`` and ``seed`` default to none (the full run); the gate passes the target's
-    own ``sample`` and ``seed``.  The workspace is ``<workspace_root>/<kind>/<target>``
-    (kind ``full`` or ``sample``), so a gate and a full run of one target can run at once.
+    own ``sample`` and ``seed``.  ``kind`` names the run (``full``, ``sample`` for the gate,
+    ``estimate`` for a sample on all the tests; by default ``full`` or ``sample``) and its
+    workspace, ``<workspace_root>/<kind>/<target>``, so runs of different kinds of one
+    target can go on at once.
     ``only`` names the mutants to run instead (ids as the report prints them, or the part
     after the module's dot); it is a sample of its own (kind ``sample``, seed none).
     """
     started = time.monotonic()
-    kind = "full" if sample is None and only is None else "sample"
+    kind = kind or ("full" if sample is None and only is None else "sample")
     root = (workspace_root or WORKSPACE_ROOT) / kind
     root.mkdir(parents=True, exist_ok=True)
     with _locked(root / f"{target.name}.lock", target.name, kind):
-        return _run_locked(target, root, sample, seed, jobs, progress, started, only)
+        report = _run_locked(target, root, sample, seed, jobs, progress, started, only)
+    report.kind = kind
+    return report
 
 
 @contextlib.contextmanager
@@ -198,7 +203,6 @@ def _run_locked(
         target=target,
         generated=len(names),
         seed=None if sample is None else (seed or 0),
-        kind="full" if everything else "sample",
         results=results,
         seconds=time.monotonic() - started,
         stale=stale,

@@ -1,8 +1,10 @@
 """The recorded code-mutation scores: what ``--check`` guards and docs/checking.md shows.
 
 ``models/mutation/code/scores.json`` holds, per target, the last recorded run of each
-kind: ``sample`` (make test's gate: the target's seeded sample on its ``ci_tests``) and
-``full`` (every mutant on all its tests, ``make mutate-code``).  It is written only by
+kind: ``sample`` (make test's gate: the target's seeded sample on its ``ci_tests``),
+``estimate`` (a larger seeded sample on all its tests, where the full run takes longer
+than anyone has yet given it) and ``full`` (every mutant on all its tests, ``make
+mutate-code``).  It is written only by
 ``ostrom mutate-code --record``; ``--check`` fails when a run of the same kind scores
 below the recorded figure, and the docs' table is rendered from it by ``ostrom docs``.
 """
@@ -10,6 +12,7 @@ below the recorded figure, and the docs' table is rendered from it by ``ostrom d
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,7 @@ from ostrom.verify.codemutation.target import TARGETS_DIR
 __all__ = ["KINDS", "SCORES_PATH", "ScoresError", "load_scores", "record_score", "scores_table"]
 
 SCORES_PATH = TARGETS_DIR / "scores.json"
-KINDS = ("sample", "full")
+KINDS = ("sample", "estimate", "full")
 
 
 class ScoresError(ValueError):
@@ -80,12 +83,15 @@ def scores_table(scores: dict[str, dict[str, dict[str, Any]]] | None = None) -> 
             if run is None:
                 continue
             c = run.get("counts", {})
+            score = run.get("score")
             what = (
                 f"all {run['generated']}"
                 if kind == "full"
                 else f"{run['sampled']} of {run['generated']} (seed {run.get('seed')})"
             )
-            score = run.get("score")
+            if kind == "estimate" and score is not None:
+                low, high = wilson(score, run["sampled"] - c.get("equivalent", 0))
+                what += f", 95% interval {low:.1%}–{high:.1%}"
             out.append(
                 f"| `{run.get('source', name)}` | {kind} | {what} | {c.get('killed', 0)} | "
                 f"{c.get('survived', 0)} | {c.get('no_tests', 0)} | {c.get('timeout', 0)} | "
@@ -93,6 +99,16 @@ def scores_table(scores: dict[str, dict[str, dict[str, Any]]] | None = None) -> 
                 f"{'n/a' if score is None else f'{score:.1%}'} | {run.get('seconds', '?')} s |"
             )
     return "\n".join(out) + "\n"
+
+
+def wilson(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``p`` measured on ``n`` mutants (95%):
+    what a sampled score says about the full run's."""
+    if n <= 0:
+        return 0.0, 1.0
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def update_docs(root: Path) -> list[Path]:
