@@ -18,7 +18,7 @@ from rich.table import Table
 from ostrom.cli.exits import BadInput, ExitCode, ToolError
 from ostrom.cli.extras import install_hint
 from ostrom.verify.codemutation.report import TargetReport
-from ostrom.verify.codemutation.run import CodeMutationError, run_target
+from ostrom.verify.codemutation.run import CodeMutationError, NoSuchMutant, run_target
 from ostrom.verify.codemutation.scores import (
     SCORES_PATH,
     ScoresError,
@@ -191,6 +191,8 @@ def mutate_code(
                 only=only_ids,
                 kind=kind,
             )
+        except NoSuchMutant as exc:
+            raise BadInput(str(exc)) from None
         except CodeMutationError as exc:
             raise ToolError(str(exc)) from None
         try:

@@ -31,7 +31,7 @@ from ostrom.verify.codemutation.report import TargetReport, classify
 from ostrom.verify.codemutation.target import Target
 from ostrom.verify.codemutation.workspace import WORKSPACE_ROOT, build_workspace
 
-__all__ = ["CodeMutationError", "run_target", "sample_of"]
+__all__ = ["CodeMutationError", "NoSuchMutant", "run_target", "sample_of"]
 
 _DRIVER = Path(__file__).with_name("mutmut_driver.py")
 _PROGRESS = re.compile(r"(\d+)/\d+\s+🎉")
@@ -40,6 +40,10 @@ _PROGRESS = re.compile(r"(\d+)/\d+\s+🎉")
 class CodeMutationError(RuntimeError):
     """mutmut could not run the target (its unmutated tests failed, say); the message
     holds the end of mutmut's output."""
+
+
+class NoSuchMutant(ValueError):
+    """``only`` names a mutant the target's module does not have (bad input)."""
 
 
 def sample_of(names: list[str], size: int, seed: int) -> list[str]:
@@ -188,7 +192,9 @@ def _run_locked(
         wanted = {o if o.startswith(target.module + ".") else f"{target.module}.{o}" for o in only}
         unknown = sorted(wanted - set(names))
         if unknown:
-            raise CodeMutationError(f"{target.name} has no mutant {unknown[0]!r}")
+            raise NoSuchMutant(
+                f"{target.name} has no mutant {unknown[0]!r} (the JSON report lists them)"
+            )
         chosen = sorted(wanted)
     else:
         chosen = names if sample is None else sample_of(names, sample, seed or 0)
