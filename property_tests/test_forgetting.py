@@ -35,6 +35,7 @@ from ostrom.protocol.forgetting import (
     LexicalScorer,
     assess,
     blocker,
+    checked_relevance,
     decay,
     decay_bound,
     decide,
@@ -42,6 +43,7 @@ from ostrom.protocol.forgetting import (
     fg1_margin,
     fg1_min_active,
     forget_candidates,
+    forget_confidence,
     forget_confidence_micro,
     keep_bound,
     keep_score,
@@ -579,3 +581,52 @@ def test_forgetting_mutant_is_caught(mutant: type[ForgetRule], prop: str) -> Non
     with pytest.raises(AssertionError) as caught:
         check()
     assert str(caught.value).startswith(prop + ":"), str(caught.value)[:2000]
+
+
+# --- rules pinned down by code mutation (models/mutation/code/forgetting.toml) -------------
+
+
+def test_the_forget_command_is_the_documented_command() -> None:
+    """An agent's vote is a ``forget_vote`` command (schema/command.schema.json) with its
+    confidence as a number in [0, 1] whose micro-units are the assessment's."""
+    a = assess("unrelated words", ["other", "topic"], 1_000, 0, DEFAULTS)
+    assert a.forget
+    assert a.command("ag", "x") == {
+        "op": "forget_vote",
+        "agent": "ag",
+        "artifact": "x",
+        "confidence": a.confidence_micro / MICRO,
+    }
+
+
+def test_elapsed_counts_from_the_last_access() -> None:
+    """``D`` decays with the rounds since the last access, ``now − last_access``: an
+    artifact read in round 90 is ten rounds old in round 100, not a hundred and ninety."""
+    a = assess("t", ["t"], 100, 90, DEFAULTS)
+    assert a.elapsed == 10
+    assert a.decay == decay(10, DEFAULTS.decay_scales, DEFAULTS.decay_weights)
+    with pytest.raises(ValueError, match=r"^elapsed time must be >= 0 rounds, got -10$"):
+        assess("t", ["t"], 90, 100, DEFAULTS)
+
+
+def test_no_vote_at_the_threshold_and_the_unit_confidence() -> None:
+    """``C < θ`` (micro-units): a keep score exactly at θ casts no vote; ``c`` is 1 at
+    ``C = 0`` and its float form is the micro-units over 10^6."""
+    assert forget_confidence_micro(0.3, 0.3) == 0
+    assert forget_confidence_micro(0.299999, 0.3) == 3  # ⌊1·10^6 / 300000⌋
+    assert forget_confidence_micro(0.0, 0.3) == MICRO
+    assert forget_confidence(0.15, 0.3) == 0.5
+    assert forget_confidence(0.3, 0.3) == 0.0
+
+
+@pytest.mark.parametrize("bad", [True, False, "0.5", None, 1.5, -0.1])
+def test_relevance_must_be_a_number_in_range(bad: Any) -> None:
+    """A plugged-in scorer's result: a bool is not a number here, nor is a string."""
+    with pytest.raises(ValueError, match=r"^relevance must be a number in \[0, 1\], got "):
+        checked_relevance(bad)
+    assert checked_relevance(0) == 0.0 and checked_relevance(1) == 1.0
+
+
+def test_decay_refuses_mismatched_scales_and_weights() -> None:
+    with pytest.raises(ValueError, match=r"^decay_scales and decay_weights must have the same"):
+        decay(1, (10.0, 100.0), (1.0,))
