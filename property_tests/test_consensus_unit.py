@@ -7,6 +7,7 @@ schedules; these pin down individual rules, each with the smallest setup that sh
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, TypeVar
 
 import pytest
@@ -36,7 +37,7 @@ from ostrom.consensus.messages import (
     request_digest,
 )
 from ostrom.consensus.network import Faults, Simulation
-from ostrom.consensus.replica import BROADCAST, Output, Replica, quorum
+from ostrom.consensus.replica import BROADCAST, Output, ReplayMismatch, Replica, quorum
 from ostrom.consensus.replicated import ReplicatedOrchestrator, reference_state
 from test_orchestrator_stateful import AGENTS, PARAMS
 
@@ -597,3 +598,25 @@ def test_o_keeps_every_prepared_request_above_the_highest_stable_checkpoint() ->
         (5, request_digest(high_req), high_req),
     ]
     assert all(pp.view == 1 and pp.replica == r1.primary(1) for pp in o)
+
+
+def test_a_restart_whose_history_does_not_reproduce_its_checkpoint_is_refused() -> None:
+    """REPL-1 across a restart: ``restore_durable`` executes the history again and compares
+    each checkpoint this replica signed with what the execution gives; a durable state
+    whose recorded checkpoint the history does not reproduce is a ``ReplayMismatch``
+    (the replica is discarded), never a replica running on another state."""
+    sim = Simulation(4, 1, seed=3, checkpoint_k=2, watermark_window=4)
+    for k in range(2):
+        sim.submit("c0", {"op": "x", "k": k})
+    sim.run(until=sim.all_executed)
+    r1 = sim.replicas[1]
+    state = r1.durable_state()
+    assert r1.stable_seq == 2 and 2 in state.own_checkpoints
+    intact = sim._new_replica(1)
+    intact.restore_durable(state)  # the true record restores
+    assert intact.durable_state() == state
+    forged = dataclasses.replace(
+        state, own_checkpoints={**state.own_checkpoints, 2: ("00" * 32, "11" * 32)}
+    )
+    with pytest.raises(ReplayMismatch, match="does not reproduce its checkpoint at 2"):
+        sim._new_replica(1).restore_durable(forged)
