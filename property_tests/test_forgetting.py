@@ -31,6 +31,7 @@ from ostrom.protocol.forgetting import (
     LEXICAL,
     MICRO2,
     RULE,
+    ForgetDecision,
     ForgetRule,
     LexicalScorer,
     assess,
@@ -630,3 +631,36 @@ def test_relevance_must_be_a_number_in_range(bad: Any) -> None:
 def test_decay_refuses_mismatched_scales_and_weights() -> None:
     with pytest.raises(ValueError, match=r"^decay_scales and decay_weights must have the same"):
         decay(1, (10.0, 100.0), (1.0,))
+
+
+def test_a_forget_decision_as_json_has_both_units() -> None:
+    """``to_dict`` is what logs and demos print: S and Q in micro² and in weight units."""
+    d = ForgetDecision("x", ACTIVE, 3 * MICRO2 // 2, MICRO2, 2, True, None)
+    assert d.to_dict() == {
+        "artifact": "x",
+        "state": ACTIVE,
+        "score_micro2": 3 * MICRO2 // 2,
+        "quorum_micro2": MICRO2,
+        "score": 1.5,
+        "quorum": 1.0,
+        "voters": 2,
+        "reached": True,
+        "blocked": None,
+        "forget": True,
+    }
+    assert ForgetDecision("x", DISPUTED, 1, 0, 1, True, BLOCK_DISPUTED).to_dict()["forget"] is False
+
+
+def test_the_smallest_vote_meets_a_zero_quorum() -> None:
+    """``S > 0`` and ``S ≥ Q``: with Q = 0 any vote of positive weight and confidence,
+    however small (1 micro²), is reached; a vote of confidence 0 is not."""
+    assert RULE.tally({"a": 1}, {"a": 1}, 0.0) == (1, 0, True)
+    assert RULE.tally({"a": 0}, {"a": 1}, 0.0) == (0, 0, False)
+
+
+@pytest.mark.parametrize(("text", "context"), [("", ["words here"]), ("words here", []),
+                                               ("words", [""]), ("", [])])  # fmt: skip
+def test_nothing_to_compare_is_irrelevant(text: str, context: list[str]) -> None:
+    """An empty text or an empty context has relevance 0 (no division by a zero norm)."""
+    assert LEXICAL(text, context) == 0.0
+    assert LexicalScorer(idf=False)(text, context) == 0.0
