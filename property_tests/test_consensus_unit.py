@@ -37,7 +37,14 @@ from ostrom.consensus.messages import (
     request_digest,
 )
 from ostrom.consensus.network import Faults, Simulation
-from ostrom.consensus.replica import BROADCAST, Output, ReplayMismatch, Replica, quorum
+from ostrom.consensus.replica import (
+    BROADCAST,
+    InvalidDurableState,
+    Output,
+    ReplayMismatch,
+    Replica,
+    quorum,
+)
 from ostrom.consensus.replicated import ReplicatedOrchestrator, reference_state
 from test_orchestrator_stateful import AGENTS, PARAMS
 
@@ -619,4 +626,50 @@ def test_a_restart_whose_history_does_not_reproduce_its_checkpoint_is_refused() 
         state, own_checkpoints={**state.own_checkpoints, 2: ("00" * 32, "11" * 32)}
     )
     with pytest.raises(ReplayMismatch, match="does not reproduce its checkpoint at 2"):
+        sim._new_replica(1).restore_durable(forged)
+
+
+def test_a_view_change_for_a_later_view_keeps_the_senders_vote_for_this_one() -> None:
+    """BFT-LIVE-1: one VIEW-CHANGE per sender is held only for views *above* this
+    replica's (the sender's highest).  r1, the primary of view 1, is collecting VIEW-CHANGEs
+    for view 1; r2's VIEW-CHANGE for view 2 must not "supersede" r2's vote for view 1, or
+    r1 never reaches the q votes its NEW-VIEW needs."""
+    w = World()
+    req = w.request()
+    vcs = {}
+    for j in (1, 2, 3):
+        w.replicas[j].on_message(req)
+        vcs[j] = w.sent(w.replicas[j].on_timeout(), ViewChange)[0]
+    r1 = w.replicas[1]
+    assert r1.view == 1 and not r1.active and r1.primary(1) == 1
+    r1.on_message(vcs[2])
+    before = r1.rejected["superseded"]
+    r1.on_message(w.signers["r2"].sign(ViewChange(2, 0, (), (), 2)))
+    assert r1.rejected["superseded"] == before and set(r1.view_changes[1]) == {1, 2}
+    out = r1.on_message(vcs[3])
+    (nv,) = w.sent(out, NewView)
+    assert body(nv, NewView).view == 1 and r1.active
+
+
+def test_a_replica_refuses_too_few_replicas_and_an_id_outside_the_group() -> None:
+    """BFT-QUORUM-1 needs n ≥ 3f + 1: n = 3f is refused, and so is an id outside 0..n-1."""
+    ring, signers = make_keys(7, [replica_name(i) for i in range(4)])
+    with pytest.raises(ValueError, match=r"^n=3 < 3f\+1 with f=1$"):
+        Replica(0, 3, 1, ring, signers["r0"])
+    with pytest.raises(ValueError, match=r"^replica id 4 not in 0\.\.3$"):
+        Replica(4, 4, 1, ring, signers["r0"])
+    assert Replica(3, 4, 1, ring, signers["r3"]).q == 3
+
+
+def test_a_durable_history_must_hold_client_requests_only() -> None:
+    """BFT-SAFE-2 across a restart: an executed entry that is not a client's signed request
+    is refused before anything changes, and the message names its position."""
+    sim = Simulation(4, 1, seed=3)
+    sim.submit("c0", {"op": "x"})
+    sim.run(until=sim.all_executed)
+    state = sim.replicas[1].durable_state()
+    (entry,) = state.history
+    unsigned = dataclasses.replace(entry, signature=bytes(64))
+    forged = dataclasses.replace(state, history=(unsigned,))
+    with pytest.raises(InvalidDurableState, match="executed request 1 is not a client's"):
         sim._new_replica(1).restore_durable(forged)
