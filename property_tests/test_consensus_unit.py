@@ -669,6 +669,7 @@ def test_a_durable_history_must_hold_client_requests_only() -> None:
     sim.run(until=sim.all_executed)
     state = sim.replicas[1].durable_state()
     (entry,) = state.history
+    assert entry is not None
     unsigned = dataclasses.replace(entry, signature=bytes(64))
     forged = dataclasses.replace(state, history=(unsigned,))
     with pytest.raises(InvalidDurableState, match="executed request 1 is not a client's"):
