@@ -397,20 +397,28 @@ def test_bad_input_is_exit_2_and_runs_nothing(
     assert not (tmp_path / "out").exists()
 
 
-def test_check_without_a_recorded_score_is_bad_input(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_check_without_a_recorded_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gate with nothing recorded is bad input, said before anything runs; a full run
+    with nothing recorded (make check-deep before the first record) is held to the goal."""
     from ostrom.cli import mutate_code as cli
+    from ostrom.verify.codemutation.report import MutantResult
 
     called: list[str] = []
 
     def fake_run(target: Any, **_: Any) -> TargetReport:
         called.append(target.name)
-        return TargetReport(target=target, generated=1, seed=None, results=[], seconds=0.0)
+        killed = MutantResult("m", "killed", "killed", 1, "a -> b", "")
+        survived = MutantResult("n", "survived", "survived", 2, "c -> d", "")
+        return TargetReport(
+            target=target, generated=2, seed=None, results=[killed, survived], seconds=0.0
+        )
 
     monkeypatch.setattr(cli, "run_target", fake_run)
     monkeypatch.setattr(cli, "load_scores", lambda: {})
-    result = CliRunner().invoke(main, ["mutate-code", "voting", "--check", "--out", str(tmp_path)])
-    assert result.exit_code == 2 and "no recorded full score for voting" in result.output
+    gate = CliRunner().invoke(main, ["mutate-code", "voting", "--sample", "--check"])
+    assert gate.exit_code == 2 and "no recorded sample score for voting" in gate.output
+    assert called == []
+    full = CliRunner().invoke(main, ["mutate-code", "voting", "--check", "--out", str(tmp_path)])
+    assert full.exit_code == 1 and "voting scores 50.0%, below its goal 85%" in full.output
     assert called == ["voting"] and (tmp_path / "voting.json").exists()
     assert os.environ.get("MUTANT_UNDER_TEST") is None
