@@ -39,6 +39,7 @@ from ostrom.consensus.messages import (
 from ostrom.consensus.network import Faults, Simulation
 from ostrom.consensus.replica import (
     BROADCAST,
+    CounterApp,
     InvalidDurableState,
     Output,
     ReplayMismatch,
@@ -658,6 +659,8 @@ def test_a_replica_refuses_too_few_replicas_and_an_id_outside_the_group() -> Non
         Replica(0, 3, 1, ring, signers["r0"])
     with pytest.raises(ValueError, match=r"^replica id 4 not in 0\.\.3$"):
         Replica(4, 4, 1, ring, signers["r0"])
+    with pytest.raises(ValueError, match="^a replica signs only as itself$"):
+        Replica(1, 4, 1, ring, signers["r0"])
     assert Replica(3, 4, 1, ring, signers["r3"]).q == 3
 
 
@@ -674,3 +677,11 @@ def test_a_durable_history_must_hold_client_requests_only() -> None:
     forged = dataclasses.replace(state, history=(unsigned,))
     with pytest.raises(InvalidDurableState, match="executed request 1 is not a client's"):
         sim._new_replica(1).restore_durable(forged)
+
+
+def test_the_counter_apps_digest_chains_the_operations() -> None:
+    """The test application's digest (what checkpoints sign) depends on every operation
+    in order, not only on how many ran: two logs of one length differ."""
+    a, b = CounterApp(), CounterApp()
+    assert a.execute({"op": "x"}) == {"n": 1} and b.execute({"op": "y"}) == {"n": 1}
+    assert a.digest() != b.digest()
