@@ -659,7 +659,7 @@ def test_a_replica_refuses_too_few_replicas_and_an_id_outside_the_group() -> Non
         Replica(0, 3, 1, ring, signers["r0"])
     with pytest.raises(ValueError, match=r"^replica id 4 not in 0\.\.3$"):
         Replica(4, 4, 1, ring, signers["r0"])
-    with pytest.raises(ValueError, match="^a replica signs only as itself$"):
+    with pytest.raises(ValueError, match=r"^a replica signs only as itself$"):
         Replica(1, 4, 1, ring, signers["r0"])
     assert Replica(3, 4, 1, ring, signers["r3"]).q == 3
 
