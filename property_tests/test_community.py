@@ -468,3 +468,55 @@ def test_forgetting_executes_through_consensus() -> None:
     assert states[0]["artifacts"]["x"]["tombstone"]["artifact"] == "x"
     results = [r["result"] for _, r in ro.sim.results("c0")]
     assert results == ["ok"] * len(commands)
+
+
+# --- rules pinned down by code mutation (models/mutation/code/community.toml) --------------
+
+
+def _to_phase(c: Community, x: str, phase: str, limit: int = 20) -> None:
+    for _ in range(limit):
+        if c.public_state()["artifacts"][x]["phase"] == phase:
+            return
+        assert c.tick()["result"] == "ok"
+    raise AssertionError(f"{x} never reached {phase}: {c.public_state()['artifacts'][x]}")
+
+
+def test_an_arbiters_decision_scores_the_split_ballots_voters_and_submitter() -> None:
+    """A split review goes to arbitration; the arbiter's accept is the decision the
+    reviewers' reveals are scored against (the paper's rule: agreement with the final
+    decision), and the submitter's evidence counts it too.  Typed helpers ``join``,
+    ``tick`` and ``state_of`` are the commands they name."""
+    c = Community(PARAMS, FOUNDERS)
+    assert c.join("j0", ["s0"])["result"] == "ok" and "j0" in c.agents
+    obs = c.apply({"op": "propose", "agent": "j0", "artifact": "x", "slot": "s0", "digest": "d"})
+    assert obs["result"] == "ok" and c.state_of("x") == "proposed"
+    _to_phase(c, "x", "commit")
+    pub = c.public_state()["artifacts"]["x"]
+    votes = dict(zip(sorted(pub["reviewers"]), ["accept", "reject", "accept"], strict=True))
+    salts = {}
+    for v, vote in votes.items():
+        salts[v] = make_salt(random.Random(v))
+        digest = commitment(v, "x", pub["round"], vote, "", salts[v])
+        assert c.apply({"op": "commit_vote", "agent": v, "artifact": "x",
+                        "commitment": digest})["result"] == "ok"  # fmt: skip
+    _to_phase(c, "x", "reveal")
+    for v, vote in votes.items():
+        assert c.apply({"op": "reveal_vote", "agent": v, "artifact": "x", "vote": vote,
+                        "reason": "", "salt": salts[v]})["result"] == "ok"  # fmt: skip
+    for _ in range(PARAMS.T_reveal + 1):
+        if c.state_of("x") == "arbitration":
+            break
+        c.tick()
+    assert c.state_of("x") == "arbitration", c.public_state()["artifacts"]["x"]
+    before = {a: c.reputation.beta(a) for a in [*votes, "j0"]}
+    arbiter = next(a for a in ("f0", "f1") if a not in votes)
+    assert c.apply({"op": "arbitrate", "agent": arbiter, "artifact": "x",
+                    "outcome": "accept"})["result"] == "ok"  # fmt: skip
+    assert c.state_of("x") == "active"
+    for a, vote in votes.items():
+        after = c.reputation.beta(a)
+        agreed = vote == "accept"
+        # one unit of evidence on the side of the arbiter's decision (up to float noise)
+        gained = (after.alpha - before[a].alpha, after.beta - before[a].beta)
+        assert gained[0 if agreed else 1] > 0.5 > abs(gained[1 if agreed else 0]), (a, gained)
+    assert c.reputation.beta("j0").alpha - before["j0"].alpha > 0.5  # the submitter's work
