@@ -685,3 +685,32 @@ def test_the_counter_apps_digest_chains_the_operations() -> None:
     a, b = CounterApp(), CounterApp()
     assert a.execute({"op": "x"}) == {"n": 1} and b.execute({"op": "y"}) == {"n": 1}
     assert a.digest() != b.digest()
+
+
+def test_a_pre_prepare_of_a_request_no_client_signed_is_refused() -> None:
+    """BFT-SAFE-2 (every committed request was sent by a client): a primary cannot order a
+    request whose client signature does not verify, even with the right digest."""
+    w = World()
+    req = w.request()
+    forged = dataclasses.replace(req, signature=bytes(64))
+    pp = w.signers["r0"].sign(PrePrepare(0, 1, request_digest(forged), forged, 0))
+    r1 = w.replicas[1]
+    out = r1.on_message(pp)
+    assert r1.rejected["forged"] == 1 and not w.sent(out, Prepare)
+    assert not r1.pre_prepares
+
+
+def test_a_view_change_with_two_certificates_for_one_number_is_refused() -> None:
+    """A VIEW-CHANGE holds one prepared certificate per sequence number (PBFT §4.4: P);
+    two for one number, even two copies of a valid one, make it invalid."""
+    w = World()
+    vcs = _prepared_then_view_change(w)
+    vc = body(vcs[1], ViewChange)
+    assert len(vc.prepared) == 1
+    doubled = w.signers["r2"].sign(dataclasses.replace(vc, prepared=vc.prepared * 2))
+    r3 = w.replicas[3]
+    before = r3.rejected["bad_view_change"]
+    r3.on_message(doubled)
+    assert r3.rejected["bad_view_change"] == before + 1
+    r3.on_message(vcs[1])  # the genuine one is taken
+    assert 2 in r3.view_changes[1]
