@@ -243,6 +243,12 @@ def test_checkpoints_garbage_collection_and_watermarks() -> None:
         assert all(s > r.stable_seq for (_, s) in r.pre_prepares)
         assert all(s > r.stable_seq for (_, s, _) in r.prepares)
         assert all(s > r.stable_seq for s in r.checkpoints)
+        # every per-sequence-number index is collected, the replica's own votes included:
+        # memory is bounded by the watermark window, whatever the history's length
+        assert all(s > r.stable_seq for (_, s, _) in r.commits)
+        assert all(s > r.stable_seq for (_, s) in r.sent_commit)
+        assert all(s > r.stable_seq for s in r.prepared_certs)
+        assert all(s > r.stable_seq for (_, _, s, _) in r._voted)
     r1 = sim.replicas[1]
     before = r1.rejected.copy()
     far = sim.replicas[0].signer.sign(PrePrepare(0, 11, NULL_DIGEST, None, 0))  # > 6 + 4
@@ -714,3 +720,21 @@ def test_a_view_change_with_two_certificates_for_one_number_is_refused() -> None
     assert r3.rejected["bad_view_change"] == before + 1
     r3.on_message(vcs[1])  # the genuine one is taken
     assert 2 in r3.view_changes[1]
+
+
+def test_a_stable_checkpoint_keeps_the_replicas_own_votes_above_it() -> None:
+    """Garbage collection at a stable checkpoint drops what lies at or below it and
+    nothing above: the index of the replica's own votes (which refuses a second vote for
+    another digest at a (view, seq), BFT-SAFE-1) still holds its prepare for seq 3 after
+    the checkpoint at 2 becomes stable."""
+    w = World(checkpoint_k=2)
+    r1 = w.replicas[1]
+    req = w.request()
+    pp = w.signers["r0"].sign(PrePrepare(0, 3, request_digest(req), req, 0))
+    assert w.sent(r1.on_message(pp), Prepare)
+    digest = "cd" * 32
+    for i in (0, 2, 3):
+        r1.on_message(w.signers[f"r{i}"].sign(Checkpoint(2, digest, i)))
+    assert r1.stable_seq == 2
+    assert ("prepare", 0, 3, 1) in r1._voted
+    assert all(s > 2 for (_, _, s, _) in r1._voted)
