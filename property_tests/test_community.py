@@ -486,7 +486,13 @@ def test_an_arbiters_decision_scores_the_split_ballots_voters_and_submitter() ->
     reviewers' reveals are scored against (the paper's rule: agreement with the final
     decision), and the submitter's evidence counts it too.  Typed helpers ``join``,
     ``tick`` and ``state_of`` are the commands they name."""
-    c = Community(PARAMS, FOUNDERS)
+    asked: list[tuple[str, str]] = []
+
+    def truth(artifact: str, ballot: str) -> str:
+        asked.append((artifact, ballot))
+        return "accept"
+
+    c = Community(PARAMS, FOUNDERS, truth=truth)
     assert c.join("j0", ["s0"])["result"] == "ok" and "j0" in c.agents
     obs = c.apply({"op": "propose", "agent": "j0", "artifact": "x", "slot": "s0", "digest": "d"})
     assert obs["result"] == "ok" and c.state_of("x") == "proposed"
@@ -520,3 +526,5 @@ def test_an_arbiters_decision_scores_the_split_ballots_voters_and_submitter() ->
         gained = (after.alpha - before[a].alpha, after.beta - before[a].beta)
         assert gained[0 if agreed else 1] > 0.5 > abs(gained[1 if agreed else 0]), (a, gained)
     assert c.reputation.beta("j0").alpha - before["j0"].alpha > 0.5  # the submitter's work
+    # the ground truth (where a simulation knows it) is asked about the review ballot
+    assert asked == [("x", "review")]
