@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ostrom.protocol import voting
 from ostrom.protocol.agents import Agent, Sanction
+from ostrom.protocol.errors import Refused
 from ostrom.protocol.orchestrator import Orchestrator
 from ostrom.protocol.params import Params
 from ostrom.protocol.voting import commitment
@@ -220,3 +223,63 @@ def test_tick_cost_does_not_grow_with_agents(monkeypatch: pytest.MonkeyPatch) ->
     small = _tick_hashes(1_000, 50, monkeypatch)
     large = _tick_hashes(10_000, 50, monkeypatch)
     assert 50 * 5 <= small <= 50 * 6 and 50 * 5 <= large <= 50 * 6, (small, large)
+
+
+# --- the per-op API is the command API (models/mutation/code/orchestrator.toml) -------------
+
+_TYPED: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+    ("propose", ("t1", "x", "s", "d", ["e1"]),
+     {"agent": "t1", "artifact": "x", "slot": "s", "digest": "d", "evidence": ["e1"]}),
+    ("resubmit", ("t1", "x", "d2", ["e2"]),
+     {"agent": "t1", "artifact": "x", "digest": "d2", "evidence": ["e2"]}),
+    ("recruit", ("x",), {"artifact": "x"}),
+    ("object", ("t2", "x"), {"agent": "t2", "artifact": "x"}),
+    ("commit_vote", ("t2", "x", "ab" * 32),
+     {"agent": "t2", "artifact": "x", "commitment": "ab" * 32}),
+    ("reveal_vote", ("t2", "x", "accept", "r", SALT),
+     {"agent": "t2", "artifact": "x", "vote": "accept", "reason": "r", "salt": SALT}),
+    ("arbitrate", ("t3", "x", "accept"), {"agent": "t3", "artifact": "x", "outcome": "accept"}),
+    ("dispute", ("t2", "x", "why"), {"agent": "t2", "artifact": "x", "reason": "why"}),
+    ("urgent_report", ("t1", "x", "why"), {"agent": "t1", "artifact": "x", "reason": "why"}),
+    ("forget_vote", ("t1", "x", 0.5), {"agent": "t1", "artifact": "x", "confidence": 0.5}),
+    ("tick", (), {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("op", "args", "fields"), _TYPED, ids=[t[0] for t in _TYPED])
+def test_each_typed_method_is_its_command(
+    op: str, args: tuple[Any, ...], fields: dict[str, Any]
+) -> None:
+    """``Orchestrator.<op>(...)`` does what ``apply({"op": "<op>", ...})`` does (one name
+    per concept): the same result or refusal and the same state, from every artifact
+    state a short history reaches."""
+    for steps in range(6):
+        typed, applied = _orch(), _orch()
+        for o in (typed, applied):
+            o.apply({"op": "propose", "agent": "t1", "artifact": "x", "slot": "s", "digest": "d"})
+            for _ in range(steps):
+                o.apply({"op": "tick"})
+        want = applied.apply({"op": op, **fields})
+        try:
+            events = getattr(typed, op)(*args)
+            got: dict[str, Any] = {"result": "ok", "events": events}
+        except Refused as exc:
+            got = {"result": exc.code.value}
+        assert got["result"] == want["result"], (op, steps, got, want)
+        if want["result"] == "ok":
+            assert got["events"] == want["events"]
+        assert typed.public_state() == applied.public_state()
+
+
+def test_serve_gives_the_active_artifact_with_its_evidence() -> None:
+    """What a reader of the knowledge base gets for a slot (LC-SAFE-5 aside): the active
+    artifact's id, digest and evidence references, as proposed."""
+    o = _orch()
+    o.propose("t1", "x", "s", "d", ["e1", "e2"])
+    for _ in range(10):
+        if o.state_of("x") == "active":
+            break
+        o.tick()
+    assert o.state_of("x") == "active"
+    assert o.serve("s") == {"artifact": "x", "slot": "s", "digest": "d", "evidence": ["e1", "e2"]}
+    assert o.serve("other") is None
