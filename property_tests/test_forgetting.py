@@ -664,3 +664,19 @@ def test_nothing_to_compare_is_irrelevant(text: str, context: list[str]) -> None
     """An empty text or an empty context has relevance 0 (no division by a zero norm)."""
     assert LEXICAL(text, context) == 0.0
     assert LexicalScorer(idf=False)(text, context) == 0.0
+
+
+def test_fg1_at_the_edges_of_the_weights() -> None:
+    """FG-1's closed forms where the weights vanish or are one micro-unit: nobody to
+    forget alone with no agent or no weight; a lone agent of any positive weight is its
+    own quorum; the smallest safe population at w_min = w_max = 10^-6 (α 0.5) is 3."""
+    zero = Params(w_max=0.0, w_min=0.0)
+    tiny = Params(w_max=1e-6, w_min=1e-6)
+    assert fg1_holds(DEFAULTS, 0) and fg1_holds(zero, 1) and fg1_holds(zero, 50)
+    assert not fg1_holds(tiny, 1) and not fg1_holds(tiny, 2) and fg1_holds(tiny, 3)
+    assert fg1_min_active(zero) == 1 and fg1_min_active(tiny) == 3
+    assert fg1_min_active(Params(w_min=0.0)) is None
+    # the margin Q − max w·10^6 (micro²); with no positive weight, Q + 1
+    assert fg1_margin({}, 0.5) == 1 and fg1_margin({"a": 0, "b": 0}, 0.5) == 1
+    assert fg1_margin({"a": 1}, 0.5) == micro(0.5) * 1 - MICRO
+    assert fg1_margin({"a": 1, "b": 1, "c": 1}, 0.5) == micro(0.5) * 3 - MICRO
