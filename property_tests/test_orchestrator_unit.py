@@ -283,3 +283,21 @@ def test_serve_gives_the_active_artifact_with_its_evidence() -> None:
     assert o.state_of("x") == "active"
     assert o.serve("s") == {"artifact": "x", "slot": "s", "digest": "d", "evidence": ["e1", "e2"]}
     assert o.serve("other") is None
+
+
+def test_set_agent_keeps_or_defaults_what_it_is_not_given() -> None:
+    """``set_agent`` replaces a registry entry: a field not given keeps the agent's old
+    value, or for a new agent takes its default (weight w_min, reputation 0, no sanction,
+    no subscriptions)."""
+    o = _orch()
+    o.set_agent("new", 1)
+    new = o.agents["new"]
+    assert (new.tier, new.weight, new.reputation, new.sanction, new.subscriptions) == (
+        1, P.w_min, 0.0, Sanction.NONE, frozenset()
+    )  # fmt: skip
+    o.set_agent("t2", 3)
+    old, kept = _orch().agents["t2"], o.agents["t2"]
+    assert kept.tier == 3
+    assert (kept.weight, kept.reputation, kept.sanction, kept.subscriptions) == (
+        old.weight, old.reputation, old.sanction, old.subscriptions
+    )  # fmt: skip
