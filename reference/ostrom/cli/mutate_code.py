@@ -190,6 +190,10 @@ def mutate_code(
             f"{' --sample' if gate else f' --estimate {estimate}' if estimate else ''} --record)"
         )
     out_dir = out or WORKSPACE_ROOT / kind
+    try:  # before the run, not after it
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot write {out_dir}: {exc.strerror or exc}") from None
     failed: list[str] = []
     for t in chosen:
         try:
@@ -207,7 +211,6 @@ def mutate_code(
         except CodeMutationError as exc:
             raise ToolError(str(exc)) from None
         try:
-            out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / f"{t.name}.json").write_text(
                 json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8"
             )
