@@ -301,3 +301,24 @@ def test_set_agent_keeps_or_defaults_what_it_is_not_given() -> None:
     assert (kept.weight, kept.reputation, kept.sanction, kept.subscriptions) == (
         old.weight, old.reputation, old.sanction, old.subscriptions
     )  # fmt: skip
+
+
+def test_resubmissions_are_counted_up_to_the_limit() -> None:
+    """LC-SAFE-3: each resubmission counts; after ``max_resubmit`` of them the next is
+    refused ``limit_reached``, whatever the cooldown and evidence."""
+    o = _orch()
+    o.apply({"op": "propose", "agent": "t0", "artifact": "x", "slot": "s", "digest": "d0"})
+    for n in range(1, P.max_resubmit + 2):
+        for _ in range(20):  # nobody votes: re-recruited once, then expired
+            if o.state_of("x") == "expired":
+                break
+            o.apply({"op": "tick"})
+        assert o.state_of("x") == "expired"
+        for _ in range(P.cooldown):
+            o.apply({"op": "tick"})
+        obs = o.apply({"op": "resubmit", "agent": "t0", "artifact": "x", "digest": f"d{n}"})
+        if n <= P.max_resubmit:
+            assert obs["result"] == "ok", (n, obs)
+            assert o.public_state()["artifacts"]["x"]["resubmit_count"] == n
+        else:
+            assert obs["result"] == "limit_reached", (n, obs)
