@@ -215,6 +215,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.objected: set[str] = set()
         self.hidden: dict[str, bool] = {}
         self.legit: dict[str, str] = {}  # artifact -> path the model verified for its activation
+        # LC-SAFE-3 over the events seen, not over the counters the steps maintain
+        self.opened: Counter[tuple[str, str]] = Counter()
         self.drains = 0
         self.set_agents = 0
         self.steps = 0
@@ -303,6 +305,8 @@ class LifecycleMachine(RuleBasedStateMachine):
                 assert src != DISPUTED, f"LC-SAFE-6: {x} forgotten while disputed"
             row = TRIPLES.get((ev["event"], src, dst))
             assert row is not None and row.verdict == verdict, f"LC-SAFE-1: {ev} is not a table row"
+            if ev["event"] in ("dispute", "urgent_report", "resubmit"):
+                self.opened[(x, "resubmit" if ev["event"] == "resubmit" else "dispute")] += 1
             known = self.state.get(x, NEW)
             assert known != FORGOTTEN, f"LC-SAFE-6: forgotten {x} moved again: {ev}"
             assert src == known, f"LC-SAFE-1: {ev} but the model had {x} in {known}"
@@ -891,9 +895,17 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @invariant()
     def lc_safe_3_bounded_counts(self) -> None:
+        # the disputes and resubmissions the events show, counted here (a counter the
+        # orchestrator stopped counting would never exceed its bound), and the counters
+        # the public state reports agree with them
         for x, a in self.pub.items():
-            assert a["dispute_count"] <= PARAMS.max_disputes, f"LC-SAFE-3: {x} disputes"
-            assert a["resubmit_count"] <= PARAMS.max_resubmit, f"LC-SAFE-3: {x} resubmits"
+            disputes, resubmits = self.opened[(x, "dispute")], self.opened[(x, "resubmit")]
+            assert disputes <= PARAMS.max_disputes, f"LC-SAFE-3: {x} disputed {disputes} times"
+            assert resubmits <= PARAMS.max_resubmit, f"LC-SAFE-3: {x} resubmitted {resubmits}"
+            assert (a["dispute_count"], a["resubmit_count"]) == (disputes, resubmits), (
+                f"LC-SAFE-3: {x} reports {a['dispute_count']}/{a['resubmit_count']}, "
+                f"the events show {disputes}/{resubmits}"
+            )
 
     @invariant()
     def lc_safe_5_hidden(self) -> None:
