@@ -680,3 +680,14 @@ def test_fg1_at_the_edges_of_the_weights() -> None:
     assert fg1_margin({}, 0.5) == 1 and fg1_margin({"a": 0, "b": 0}, 0.5) == 1
     assert fg1_margin({"a": 1}, 0.5) == micro(0.5) * 1 - MICRO
     assert fg1_margin({"a": 1, "b": 1, "c": 1}, 0.5) == micro(0.5) * 3 - MICRO
+
+
+BAD_DECAY = [((-1.0,), (1.0,)), ((math.nan,), (1.0,)), ((10.0,), (-0.5,)), ((10.0,), (math.nan,))]
+
+
+@pytest.mark.parametrize(("scales", "weights"), BAD_DECAY)
+def test_decay_refuses_a_negative_or_nan_scale_or_weight(
+    scales: tuple[float, ...], weights: tuple[float, ...]
+) -> None:
+    with pytest.raises(ValueError, match=r"^decay scale .* and weight .* must be >= 0$"):
+        decay(1.0, scales, weights)
