@@ -571,3 +571,26 @@ def test_founders_start_at_their_tier_and_earned_weight() -> None:
     assert book.weight_micro("n") == micro(DEFAULTS.w_min)
     with pytest.raises(ValueError, match="below tier 2"):
         book.add("g", prior=Beta(0.6, 10), tier=2)
+
+
+# --- rules pinned down by code mutation (models/mutation/code/reputation.toml) -------------
+
+
+def test_local_trust_holds_only_pairs_that_agree_more_than_they_disagree() -> None:
+    """s_ij = max(agree − disagree, 0): a pair that agreed as often as it disagreed gives
+    no trust edge (EigenTrust's satisfactory minus unsatisfactory)."""
+    book = ReputationBook(agents=["a", "b"])
+    book.record_votes({"a": "accept", "b": "accept"}, "accept")
+    book.record_votes({"a": "accept", "b": "reject"}, "accept")
+    assert book.local_trust() == {}
+    book.record_votes({"a": "reject", "b": "reject"}, "reject")
+    assert book.local_trust() == {("a", "b"): 1.0}
+
+
+def test_the_snapshot_gives_the_weight_in_both_units() -> None:
+    book = ReputationBook(agents=["a", "b"])
+    book.record_votes({"a": "accept", "b": "reject"}, "accept")
+    agents = book.snapshot()["agents"]
+    for entry in agents.values():
+        assert entry["weight"] == entry["weight_micro"] / 1_000_000
+        assert entry["weight_micro"] > 0
