@@ -94,3 +94,70 @@ def test_forgotten_is_terminal() -> None:
 
 def test_every_event_has_a_guard_entry() -> None:
     assert set(EVENT_NAMES) == set(EVENTS)
+
+
+# --- derived tables and helpers, called here (models/mutation/code/lifecycle.toml) ---------
+# The module builds its derived constants at import, before any test runs: these tests call
+# the functions themselves, so that what they compute is checked, not only its first result.
+
+
+def test_command_actions_derive_from_the_events() -> None:
+    from ostrom.protocol import lifecycle
+
+    derived = lifecycle._command_actions()
+    assert derived == lifecycle.COMMAND_ACTIONS
+    assert derived["reveal_vote"] == ("RevealVote",) and derived["recruit"] == ("Recruit",)
+    assert derived["tick"][0] == "Tick" and "Timeout" in derived["tick"]
+    assert "set_agent" not in derived  # no TLA+ action: the registry is a constant
+    assert all(lifecycle.ACTION_COMMANDS[a] == op for op, acts in derived.items() for a in acts)
+
+
+@pytest.mark.parametrize(
+    ("parts", "want"),
+    [
+        (("RevealVote",), "reveal-vote"),
+        (("reveal_vote",), "reveal-vote"),
+        (("reveal-vote",), "reveal-vote"),
+        (("ReplicaID",), "replica-id"),
+        (("lifecycle", "Propose", "ok"), "lifecycle-propose-ok"),
+        (("--x--",), "x"),
+    ],
+)
+def test_slug_is_the_one_spelling(parts: tuple[str, ...], want: str) -> None:
+    from ostrom.protocol.lifecycle import slug
+
+    assert slug(*parts) == want
+
+
+def test_rows_for_and_triples_are_the_table() -> None:
+    from ostrom.protocol.lifecycle import TRANSITIONS, rows_for, triples
+
+    rows = rows_for("dispute")
+    assert rows and all(r.event == "dispute" for r in rows)
+    assert rows == tuple(r for r in TRANSITIONS if r.event == "dispute")
+    assert rows_for("no-such-event") == ()
+    assert triples() == {(r.event, r.source, r.dest) for r in TRANSITIONS}
+
+
+def test_the_models_index_is_membership_by_identity() -> None:
+    """``_Models`` keeps an identity index beside the list (O(1) ``in`` for add_model):
+    appended and removed models are in and out of both, and a copy rebuilds it."""
+    import copy
+
+    from ostrom.protocol.lifecycle import _Models
+
+    class M:
+        def __eq__(self, other: object) -> bool:  # equal, but not the same model
+            return True
+
+        __hash__ = object.__hash__
+
+    a, b = M(), M()
+    models = _Models([a])
+    assert a in models and b not in models
+    models.append(b)
+    assert b in models and list(models) == [a, b]
+    models.remove(a)
+    assert a not in models and b in models and len(models) == 1
+    clone = copy.copy(models)
+    assert isinstance(clone, _Models) and b in clone and a not in clone
