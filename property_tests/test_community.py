@@ -528,3 +528,11 @@ def test_an_arbiters_decision_scores_the_split_ballots_voters_and_submitter() ->
     assert c.reputation.beta("j0").alpha - before["j0"].alpha > 0.5  # the submitter's work
     # the ground truth (where a simulation knows it) is asked about the review ballot
     assert asked == [("x", "review")]
+
+
+def test_a_joining_agent_id_is_1_to_256_characters() -> None:
+    c = Community(PARAMS, FOUNDERS)
+    assert c.join("a" * 257)["result"] == "invalid_input"
+    assert c.join("")["result"] == "invalid_input"
+    assert "a" * 257 not in c.agents
+    assert c.join("a" * 256)["result"] == "ok" and "a" * 256 in c.agents
