@@ -58,6 +58,8 @@ CORE = {
     "replica": "consensus/replica.py",
 }
 
+VOTING = "ostrom.protocol.voting"  # the module of the voting target, mutmut's id prefix
+
 GOOD = """
 [target]
 source = "protocol/voting.py"
@@ -68,7 +70,7 @@ sample = 12
 seed = 3
 
 [[equivalent]]
-id = "ostrom.protocol.voting.x_f__mutmut_1"
+id = "ostrom.protocol.voting.x_review_verdict__mutmut_1"
 change = "return a -> return None"
 reason = "f's result is never read"
 """
@@ -230,11 +232,11 @@ DIFF_PRIVATE = """\
 
 
 def test_a_mutant_is_located_at_the_line_it_changes() -> None:
-    assert line_of(SOURCE, "ostrom.m.x_tally__mutmut_3", DIFF_FN) == 6
+    assert line_of(SOURCE, "pkg.m.x_tally__mutmut_3", DIFF_FN) == 6
     # the second of two identical lines, in a decorated method
-    assert line_of(SOURCE, "ostrom.m.xǁBallotǁsize__mutmut_2", DIFF_METHOD) == 15
-    assert line_of(SOURCE, "ostrom.m.xǁBallotǁ_count__mutmut_1", DIFF_PRIVATE) == 19
-    assert line_of(SOURCE, "ostrom.m.x_nothere__mutmut_1", DIFF_FN) is None
+    assert line_of(SOURCE, "pkg.m.xǁBallotǁsize__mutmut_2", DIFF_METHOD) == 15
+    assert line_of(SOURCE, "pkg.m.xǁBallotǁ_count__mutmut_1", DIFF_PRIVATE) == 19
+    assert line_of(SOURCE, "pkg.m.x_nothere__mutmut_1", DIFF_FN) is None
     assert change_of(DIFF_FN) == "if a > b: -> if a >= b:"
     assert change_of(DIFF_PRIVATE) == "return x >= 3 -> return x >= 4"
 
@@ -252,20 +254,20 @@ def _raw(mid: str, status: str, diff: str) -> dict[str, Any]:
 
 def test_equivalents_apply_to_survivors_only_and_stale_ones_are_reported(tmp_path: Path) -> None:
     text = (
-        GOOD.replace("x_f__mutmut_1", "x_tally__mutmut_3")
+        GOOD.replace("x_review_verdict__mutmut_1", "x_tally__mutmut_3")
         .replace("return a -> return None", "if a > b: -> if a >= b:")
-        .replace("ostrom.protocol.voting.x_", "ostrom.m.x_")
+        .replace(f"{VOTING}.x_", "pkg.m.x_")
     )
     accepted = text + (
-        '\n[[equivalent]]\nid = "ostrom.m.xǁBallotǁ_count__mutmut_1"\n'
+        '\n[[equivalent]]\nid = "pkg.m.xǁBallotǁ_count__mutmut_1"\n'
         'change = "return x >= 3 -> return x > 3"\nreason = "stale: the edit is another one"\n'
-        '\n[[equivalent]]\nid = "ostrom.m.x_gone__mutmut_1"\nchange = "a -> b"\nreason = "gone"\n'
+        '\n[[equivalent]]\nid = "pkg.m.x_gone__mutmut_1"\nchange = "a -> b"\nreason = "gone"\n'
     )
     t = load_target("t", _write(tmp_path, accepted))
     raw = [
-        _raw("ostrom.m.x_tally__mutmut_3", "survived", DIFF_FN),
-        _raw("ostrom.m.xǁBallotǁsize__mutmut_2", "killed", DIFF_METHOD),
-        _raw("ostrom.m.xǁBallotǁ_count__mutmut_1", "survived", DIFF_PRIVATE),
+        _raw("pkg.m.x_tally__mutmut_3", "survived", DIFF_FN),
+        _raw("pkg.m.xǁBallotǁsize__mutmut_2", "killed", DIFF_METHOD),
+        _raw("pkg.m.xǁBallotǁ_count__mutmut_1", "survived", DIFF_PRIVATE),
     ]
     results, stale = classify(t, SOURCE, raw)
     assert [r.verdict for r in results] == ["equivalent", "killed", "survived"]
@@ -275,17 +277,17 @@ def test_equivalents_apply_to_survivors_only_and_stale_ones_are_reported(tmp_pat
     report = TargetReport(target=t, generated=10, seed=None, results=results, seconds=1.0)
     # (killed + timeout) / (run - equivalent): 1 / (3 - 1)
     assert report.score == 0.5 and report.kind == "full"
-    hang = classify(t, SOURCE, [*raw, _raw("ostrom.m.x_tally__mutmut_9", "timeout", DIFF_FN)])[0]
+    hang = classify(t, SOURCE, [*raw, _raw("pkg.m.x_tally__mutmut_9", "timeout", DIFF_FN)])[0]
     assert TargetReport(target=t, generated=10, seed=None, results=hang, seconds=1.0).score == (
         2 / 3  # a mutant that makes the tests hang is detected
     )
-    assert [r.id for r in report.survivors] == ["ostrom.m.xǁBallotǁ_count__mutmut_1"]
+    assert [r.id for r in report.survivors] == ["pkg.m.xǁBallotǁ_count__mutmut_1"]
     doc = report.as_json()
     assert doc["survivors"][0]["line"] == 19 and doc["survivors"][0]["diff"] == DIFF_PRIVATE
     assert doc["counts"] == {"killed": 1, "survived": 1, "no_tests": 0, "timeout": 0,
                              "error": 0, "equivalent": 1}  # fmt: skip
     # a sample reports only the mutants it ran
-    sampled, _ = classify(t, SOURCE, raw, {"ostrom.m.xǁBallotǁsize__mutmut_2"})
+    sampled, _ = classify(t, SOURCE, raw, {"pkg.m.xǁBallotǁsize__mutmut_2"})
     assert [r.verdict for r in sampled] == ["killed"]
 
 
@@ -353,7 +355,7 @@ def test_the_driver_generates_and_reports_with_this_mutmut(tmp_path: Path) -> No
 
     work = build_workspace(load_target("voting"), root=tmp_path)
     names = _driver(work, "generate")
-    assert len(names) > 100 and all(n.startswith("ostrom.protocol.voting.x") for n in names)
+    assert len(names) > 100 and all(n.startswith(f"{VOTING}.x") for n in names)
     report = _driver(work, "report")
     assert sorted(r["id"] for r in report) == names
     assert {r["status"] for r in report} == {"not checked"}  # generated, none run yet

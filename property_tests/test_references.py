@@ -266,10 +266,19 @@ def _module_file(parts: list[str]) -> Path | None:
     return None
 
 
+#: a mutmut mutant id's last part: ``x_f__mutmut_3`` is made from ``f``, ``xǁCǁm__mutmut_3``
+#: from ``C.m`` (docs/checking.md, "Code mutation")
+_MUTANT = re.compile(r"^(?:xǁ(?P<cls>\w+?)ǁ|x_)(?P<fn>\w+?)__mutmut_\d+$")
+
+
 def _resolve_module(ref: str) -> str | None:
-    """None if ``ostrom.a.b[.Name[.member]]`` (or ``ostrom.a::name``) resolves, else why."""
+    """None if ``ostrom.a.b[.Name[.member]]`` (or ``ostrom.a::name``) resolves, else why.
+    A mutant id resolves when the function it was made from exists."""
     dotted, _, attr = ref.partition("::")
     parts = dotted.split(".")[1:]
+    mutant = _MUTANT.match(parts[-1]) if parts else None
+    if mutant:
+        parts = [*parts[:-1], *filter(None, (mutant.group("cls"), mutant.group("fn")))]
     for cut in range(len(parts), -1, -1):
         path = _module_file(parts[:cut])
         if path is None:

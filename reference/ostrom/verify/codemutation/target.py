@@ -17,7 +17,7 @@ accepted as equivalent:
     timeout_constant = 10.0              # ... their unmutated time, plus these seconds
 
     [[equivalent]]
-    id = "ostrom.protocol.voting.x_tally__mutmut_7"   # mutmut's name for the mutant
+    id = "ostrom.protocol.voting.x_review_verdict__mutmut_7"   # mutmut's name for the mutant
     change = "a > b -> a >= b"           # its edit: an id that now names another edit is
                                          # reported as stale, not accepted
     reason = "one line: why no behaviour can tell them apart"
