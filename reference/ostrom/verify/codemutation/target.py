@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ostrom import layout
+from ostrom.verify.mutate.equivalents import Equivalent, equivalent_entries
 
 __all__ = [
     "TARGETS_DIR",
@@ -58,22 +59,12 @@ _TARGET_KEYS = {
     "ci_tests",
     "ci_select",
 }
-_EQUIVALENT_KEYS = ("id", "change", "reason")
 #: a target's name is its file's stem: letters, digits, - and _ (never a path)
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class TargetError(ValueError):
     """A target file cannot be used; the message names the file, entry and field."""
-
-
-@dataclass(frozen=True)
-class Equivalent:
-    """A mutant accepted as equivalent: no test could tell it from the original."""
-
-    id: str
-    change: str
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -114,28 +105,6 @@ def _number(where: str, value: Any, *, integer: bool, low: float) -> float:
     if value < low:
         raise TargetError(f"{where} must be at least {low:g}")
     return float(value)
-
-
-def _equivalents(path: Path, entries: Any) -> tuple[Equivalent, ...]:
-    if not isinstance(entries, list):
-        raise TargetError(f"{path}: equivalent must be an array of tables")
-    out: list[Equivalent] = []
-    seen: set[str] = set()
-    for k, e in enumerate(entries, start=1):
-        where = f"{path}: equivalent #{k}"
-        if not isinstance(e, dict):
-            raise TargetError(f"{where} is not a table")
-        unknown = sorted(set(e) - set(_EQUIVALENT_KEYS))
-        if unknown:
-            raise TargetError(f"{where}: unknown key {unknown[0]!r}")
-        for f in _EQUIVALENT_KEYS:
-            if not isinstance(e.get(f), str) or not e[f].strip():
-                raise TargetError(f"{where}: {f} must be a non-empty string")
-        if e["id"] in seen:
-            raise TargetError(f"{where}: duplicate id {e['id']!r}")
-        seen.add(e["id"])
-        out.append(Equivalent(e["id"], e["change"], e["reason"]))
-    return tuple(out)
 
 
 def load_target(name: str, directory: Path | None = None, root: Path | None = None) -> Target:
@@ -212,7 +181,7 @@ def load_target(name: str, directory: Path | None = None, root: Path | None = No
             integer=False,
             low=0.0,
         ),
-        equivalents=_equivalents(path, doc.get("equivalent", [])),
+        equivalents=tuple(equivalent_entries(str(path), doc.get("equivalent", []), TargetError)),
         ci_tests=tuple(ci_tests),
         ci_select=ci_select,
     )

@@ -19,10 +19,17 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ostrom import layout
 
-__all__ = ["EQUIVALENTS_DIR", "Equivalent", "EquivalentsError", "load_equivalents"]
+__all__ = [
+    "EQUIVALENTS_DIR",
+    "Equivalent",
+    "EquivalentsError",
+    "equivalent_entries",
+    "load_equivalents",
+]
 
 EQUIVALENTS_DIR = layout.MODELS_DIR / "mutation"
 _FIELDS = ("id", "change", "reason")
@@ -53,23 +60,32 @@ def load_equivalents(spec: str, directory: Path | None = None) -> list[Equivalen
         raise EquivalentsError(
             f"{path}: unknown key {extra[0]!r} (only [suite] and [[equivalent]] tables)"
         )
-    entries = doc.get("equivalent", [])
+    return equivalent_entries(str(path), doc.get("equivalent", []), EquivalentsError)
+
+
+def equivalent_entries(
+    where: str, entries: Any, error: type[ValueError] = EquivalentsError
+) -> list[Equivalent]:
+    """The ``[[equivalent]]`` tables of a parsed file (``where`` names it in messages),
+    checked: each a table of exactly ``id``, ``change`` and ``reason``, non-empty strings,
+    no id twice; anything else raises ``error``.  Spec mutation's files and code
+    mutation's target files (verify/codemutation/target.py) share this."""
     if not isinstance(entries, list):
-        raise EquivalentsError(f"{path}: equivalent must be an array of tables")
+        raise error(f"{where}: equivalent must be an array of tables")
     out: list[Equivalent] = []
     seen: set[str] = set()
     for k, e in enumerate(entries, start=1):
-        where = f"{path}: equivalent #{k}"
+        at = f"{where}: equivalent #{k}"
         if not isinstance(e, dict):
-            raise EquivalentsError(f"{where} is not a table")
+            raise error(f"{at} is not a table")
         unknown = sorted(set(e) - set(_FIELDS))
         if unknown:
-            raise EquivalentsError(f"{where}: unknown key {unknown[0]!r}")
+            raise error(f"{at}: unknown key {unknown[0]!r}")
         for f in _FIELDS:
             if not isinstance(e.get(f), str) or not e[f].strip():
-                raise EquivalentsError(f"{where}: {f} must be a non-empty string")
+                raise error(f"{at}: {f} must be a non-empty string")
         if e["id"] in seen:
-            raise EquivalentsError(f"{where}: duplicate id {e['id']!r}")
+            raise error(f"{at}: duplicate id {e['id']!r}")
         seen.add(e["id"])
         out.append(Equivalent(e["id"], e["change"], e["reason"]))
     return out
