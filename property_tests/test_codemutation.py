@@ -426,3 +426,24 @@ def test_check_without_a_recorded_score(tmp_path: Path, monkeypatch: pytest.Monk
     assert full.exit_code == 1 and "voting scores 50.0%, below its goal 85%" in full.output
     assert called == ["voting"] and (tmp_path / "voting.json").exists()
     assert os.environ.get("MUTANT_UNDER_TEST") is None
+
+
+def test_a_score_equal_to_its_rounded_record_passes_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """8 of 9 is recorded as 0.8889 (4 places); the same run must not fall below it."""
+    from ostrom.cli import mutate_code as cli
+    from ostrom.verify.codemutation.report import MutantResult
+
+    def fake_run(target: Any, **_: Any) -> TargetReport:
+        results = [MutantResult(f"m{i}", "killed", "killed", 1, "a -> b", "") for i in range(8)]
+        results.append(MutantResult("n", "survived", "survived", 2, "c -> d", ""))
+        return TargetReport(target=target, generated=9, seed=1, results=results, seconds=0.0)
+
+    recorded = {"voting": {"sample": {"score": round(8 / 9, 4), "generated": 9, "sampled": 9}}}
+    monkeypatch.setattr(cli, "run_target", fake_run)
+    monkeypatch.setattr(cli, "load_scores", lambda: recorded)
+    args = ["mutate-code", "voting", "--sample", "--check", "--out", str(tmp_path)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "88.9%, at least the recorded 88.9%" in result.output
