@@ -481,6 +481,33 @@ def _to_phase(c: Community, x: str, phase: str, limit: int = 20) -> None:
     raise AssertionError(f"{x} never reached {phase}: {c.public_state()['artifacts'][x]}")
 
 
+def _ballot(c: Community, x: str, sides: list[str] | str) -> dict[str, str]:
+    """Commit and reveal ``sides`` (one per ballot member, in sorted order, or one side
+    for all) on ``x``'s open ballot, and tick until it is no longer in its reveal phase;
+    the votes cast."""
+    _to_phase(c, x, "commit")
+    pub = c.public_state()["artifacts"][x]
+    members = sorted(pub["reviewers"])
+    if isinstance(sides, str):
+        sides = [sides] * len(members)
+    votes = dict(zip(members, sides, strict=True))
+    salts = {}
+    for v, vote in votes.items():
+        salts[v] = make_salt(random.Random(v))
+        digest = commitment(v, x, pub["round"], vote, "", salts[v])
+        assert c.apply({"op": "commit_vote", "agent": v, "artifact": x,
+                        "commitment": digest})["result"] == "ok"  # fmt: skip
+    _to_phase(c, x, "reveal")
+    for v, vote in votes.items():
+        assert c.apply({"op": "reveal_vote", "agent": v, "artifact": x, "vote": vote,
+                        "reason": "", "salt": salts[v]})["result"] == "ok"  # fmt: skip
+    for _ in range(PARAMS.T_reveal + 1):
+        if c.public_state()["artifacts"][x]["phase"] != "reveal":
+            break
+        c.tick()
+    return votes
+
+
 def test_an_arbiters_decision_scores_the_split_ballots_voters_and_submitter() -> None:
     """A split review goes to arbitration; the arbiter's accept is the decision the
     reviewers' reveals are scored against (the paper's rule: agreement with the final
@@ -536,3 +563,92 @@ def test_a_joining_agent_id_is_1_to_256_characters() -> None:
     assert c.join("")["result"] == "invalid_input"
     assert "a" * 257 not in c.agents
     assert c.join("a" * 256)["result"] == "ok" and "a" * 256 in c.agents
+
+
+# the founders and joiners, and a watcher of slot s0 who objects to fast-tracked proposals
+_WATCHED = (
+    *FOUNDERS,
+    *(Member(j) for j in JOINERS),
+    Member("w", tier=1, reputation=0.6, evidence=4, subscriptions=frozenset({"s0"})),
+)
+
+
+def _object(c: Community, x: str) -> None:
+    """The watcher objects to ``x`` once it is fast-tracked: it goes to a formal review."""
+    for _ in range(3):
+        if c.state_of(x) == "fast_track":
+            break
+        c.tick()
+    assert c.apply({"op": "object", "agent": "w", "artifact": x})["result"] == "ok"
+
+
+def test_a_retraction_is_evidence_against_the_submitter_and_asks_about_the_dispute() -> None:
+    """A dispute that retracts an accepted artifact scores its submitter as a rejection
+    would (the submitter's share of the decision), and the ground truth is asked about
+    the dispute ballot, not the review one."""
+    asked: list[tuple[str, str]] = []
+
+    def truth(artifact: str, ballot: str) -> str:
+        asked.append((artifact, ballot))
+        return "accept" if ballot == "review" else "retract"
+
+    c = Community(PARAMS, _WATCHED, truth=truth)
+    obs = c.apply({"op": "propose", "agent": "f2", "artifact": "x", "slot": "s0", "digest": "d"})
+    assert obs["result"] == "ok"
+    _object(c, "x")
+    _ballot(c, "x", "accept")
+    assert c.state_of("x") == "active", c.public_state()["artifacts"]["x"]
+    disputer = next(a for a in ("f0", "f1") if a in c.agents)
+    obs = c.apply({"op": "dispute", "agent": disputer, "artifact": "x", "reason": "wrong"})
+    assert obs["result"] == "ok", obs
+    before = c.reputation.beta("f2")
+    assert len(_ballot(c, "x", "retract")) >= PARAMS.q_dispute
+    assert c.state_of("x") == RETRACTED, c.public_state()["artifacts"]["x"]
+    after = c.reputation.beta("f2")
+    # one unit of evidence against the submitter (up to the decay of the ticks between)
+    assert after.beta - before.beta > 0.5 > abs(after.alpha - before.alpha)
+    assert asked == [("x", "review"), ("x", "dispute")]
+
+
+def test_an_arbitration_that_times_out_leaves_no_votes_waiting() -> None:
+    """A split ballot's reveals wait for the arbiter (to be scored against the decision);
+    when no arbiter decides within T_arb the status quo holds and nobody is scored, so the
+    waiting votes are dropped — kept, they would pile up one entry per such artifact."""
+    c = Community(PARAMS, _WATCHED)
+    obs = c.apply({"op": "propose", "agent": "f2", "artifact": "x", "slot": "s0", "digest": "d"})
+    _object(c, "x")
+    _ballot(c, "x", ["accept", "reject", "accept"])
+    assert c.state_of("x") == "arbitration", c.public_state()["artifacts"]["x"]
+    assert set(c._pending) == {"x"}  # the reveals wait for the arbiter
+    before = {a: c.reputation.beta(a) for a in c.agents}
+    for _ in range(PARAMS.T_arb + 1):
+        obs = c.tick()
+        if c.state_of("x") != "arbitration":
+            break
+    assert c.state_of("x") == "rejected"
+    assert any(e.get("from") == "arbitration" for e in obs["events"])
+    assert c._pending == {}
+    for a, b in before.items():  # no decision on the merits: nobody's evidence grew
+        assert c.reputation.beta(a).alpha <= b.alpha + 1e-9, a
+        assert c.reputation.beta(a).beta <= b.beta + 1e-9, a
+
+
+def test_a_refused_tick_changes_nothing() -> None:
+    """Only a tick that happened runs the layers' round: a malformed ``tick`` is refused
+    and decays no reputation, ages no sanction and changes no tier."""
+    c = Community(PARAMS, FOUNDERS)
+    state = c.public_state()
+    betas = {a: c.reputation.beta(a) for a in c.agents}
+    obs = c.apply({"op": "tick", "extra": 1})
+    assert obs["result"] == "invalid_input" and obs["events"] == []
+    assert c.public_state() == state
+    assert {a: c.reputation.beta(a) for a in c.agents} == betas
+
+
+def test_a_tier_0_member_starts_as_a_newcomer_whatever_its_record_says() -> None:
+    """A founding member of tier 0 gets the newcomer's prior (REP-2: a fresh identity is
+    cheap), not the reputation and evidence written in its Member record."""
+    c = Community(PARAMS, (*FOUNDERS, Member("z", tier=0, reputation=0.95, evidence=40)))
+    assert c.join("j0")["result"] == "ok"
+    assert c.reputation.beta("z") == c.reputation.beta("j0")
+    assert c.agents["z"].tier == c.agents["j0"].tier == 0

@@ -20,6 +20,7 @@ import json
 import math
 import random
 from collections import deque
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -227,6 +228,37 @@ def test_eigentrust_cap_reports_non_convergence() -> None:
     one = eigentrust(3, [0, 1], [1, 2], [1.0, 1.0], [0.0, 1.0, 0.0], 1.0)
     assert one.converged and one.iterations == 1 and list(one.trust) == [0.0, 1.0, 0.0]
     assert eigentrust_iteration_bound(0.15) == 175 and eigentrust_iteration_bound(0.0) is None
+
+
+_EDGES = {"n": 2, "src": [0], "dst": [1], "weight": [1.0], "pretrust": [1.0, 0.0], "a": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"n": -1}, "n must be >= 0"),
+        ({"a": 1.5}, r"eigentrust_a must be in \[0, 1\], got 1.5"),
+        ({"max_iter": 0}, "max_iter must be >= 1 and tol > 0"),
+        ({"tol": 0.0}, "max_iter must be >= 1 and tol > 0"),
+        ({"weight": [1.0, 2.0]}, "src, dst and weight must have the same length"),
+        ({"pretrust": [1.0]}, "pretrust must have length n=2"),
+        ({"dst": [2]}, r"edge endpoints must be in range\(n\)"),
+        ({"weight": [-1.0]}, "local trust weights must be finite and >= 0"),
+        ({"pretrust": [0.0, 0.0]}, "pretrust must be >= 0 with a positive sum"),
+    ],
+)
+def test_eigentrust_refusals_name_what_is_wrong(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        eigentrust(**{**_EDGES, **change})
+
+
+def test_eigentrust_weights_are_any_non_negative_numbers() -> None:
+    """Only the weights' proportions count: integers, beyond int64 too, give the floats'
+    result (numpy would hold such integers as Python objects, which its float checks
+    cannot read, unless they are converted first)."""
+    floats = eigentrust(3, [0, 0, 1], [1, 2, 2], [3.0, 1.0, 1.0], [1.0, 0.0, 0.0], 0.2)
+    huge = eigentrust(3, [0, 0, 1], [1, 2, 2], [3 * 10**30, 10**30, 7], [1, 0, 0], 0.2)
+    assert np.allclose(floats.trust, huge.trust, rtol=0, atol=1e-12)
 
 
 def test_eigentrust_meaning_of_a() -> None:
@@ -571,6 +603,16 @@ def test_founders_start_at_their_tier_and_earned_weight() -> None:
     assert book.weight_micro("n") == micro(DEFAULTS.w_min)
     with pytest.raises(ValueError, match="below tier 2"):
         book.add("g", prior=Beta(0.6, 10), tier=2)
+
+
+def test_a_founders_time_in_tier_is_served_up_to_its_tier_only() -> None:
+    """``held[j]`` counts the rounds spent at tier >= j: a tier-1 founder has served
+    tier 0's and tier 1's time (``tier1_rounds``), and none at tiers 2 and 3, before the
+    first tick as after it (its snapshot says so)."""
+    book = ReputationBook(DEFAULTS)
+    book.add("f", prior=Beta(0.95, 20), tier=1)
+    served = DEFAULTS.tier1_rounds
+    assert book.snapshot()["agents"]["f"]["held"] == [served, served, 0, 0]
 
 
 # --- rules pinned down by code mutation (models/mutation/code/reputation.toml) -------------
