@@ -44,7 +44,13 @@ from ostrom.verify.codemutation.target import (
     load_targets,
     target_names,
 )
-from ostrom.verify.codemutation.workspace import build_workspace, mutmut_table
+from ostrom.verify.codemutation.workspace import (
+    WorkspaceChanged,
+    build_workspace,
+    check_resumable,
+    mutmut_table,
+    tree_fingerprint,
+)
 
 #: the modules the issue holds to 85%: the protocol core and the PBFT replica
 CORE = {
@@ -175,6 +181,85 @@ def test_the_workspace_is_a_copy_with_the_mutmut_table(tmp_path: Path) -> None:
     # a second build starts from scratch: no verdict of an earlier run survives
     (work / "mutants").mkdir()
     assert not (build_workspace(t, root=tmp_path) / "mutants").exists()
+
+
+#: a cache file in the small tree (not copied, so not fingerprinted); a path built from
+#: parts, so the repository's reference check does not look for it here
+_CACHE = str(Path("reference", "ostrom", "__pycache__", "x.pyc"))
+
+
+def _tree(root: Path) -> Path:
+    """A small repository: what a workspace copies, and the scores file runs rewrite."""
+    for rel, text in {
+        "pyproject.toml": "[project]\nname = 'x'\n",
+        "reference/ostrom/protocol/voting.py": "A = 1\n",
+        "property_tests/test_voting.py": "def test_a() -> None: ...\n",
+        "models/mutation/code/scores.json": "{}\n",
+        _CACHE: "cache",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_full_run_resumes_only_on_the_tree_it_started_on(tmp_path: Path) -> None:
+    """A resumed run keeps its workspace (mutmut's verdicts so far) when the tree is the
+    same, the recorded scores and caches apart; any other change refuses the resume and
+    removes nothing; a run that was never started cannot be resumed."""
+    t = load_target("voting")
+    src, root = _tree(tmp_path / "src"), tmp_path / "ws"
+    with pytest.raises(WorkspaceChanged, match="no run of voting to resume"):
+        build_workspace(t, root=root, source=src, resume=True)
+    work = build_workspace(t, root=root, source=src)
+    (work / "mutants").mkdir()
+    (work / "mutants" / "verdicts").write_text("kept", encoding="utf-8")
+    (src / "models/mutation/code/scores.json").write_text('{"voting": {}}\n', encoding="utf-8")
+    (src / _CACHE).write_text("other cache", encoding="utf-8")
+    assert build_workspace(t, root=root, source=src, resume=True) == work
+    assert (work / "mutants" / "verdicts").read_text(encoding="utf-8") == "kept"
+    for rel in ("property_tests/test_voting.py", "reference/ostrom/protocol/voting.py"):
+        before = (src / rel).read_text(encoding="utf-8")
+        (src / rel).write_text(before + "# changed\n", encoding="utf-8")
+        with pytest.raises(WorkspaceChanged, match="the tree has changed"):
+            check_resumable(t, root, src)
+        assert (work / "mutants" / "verdicts").exists()  # nothing removed
+        (src / rel).write_text(before, encoding="utf-8")
+        check_resumable(t, root, src)
+    (src / "property_tests" / "test_new.py").write_text("", encoding="utf-8")  # a new file
+    with pytest.raises(WorkspaceChanged, match="the tree has changed"):
+        check_resumable(t, root, src)
+    # without resume: a fresh copy, the old verdicts gone
+    assert not (build_workspace(t, root=root, source=src) / "mutants").exists()
+
+
+def test_the_fingerprint_names_paths_and_contents(tmp_path: Path) -> None:
+    """Moving a file's content to another path changes the fingerprint too."""
+    src = _tree(tmp_path)
+    before = tree_fingerprint(src)
+    (src / "property_tests/test_voting.py").rename(src / "property_tests" / "test_other.py")
+    assert tree_fingerprint(src) != before
+
+
+@given(st.binary(max_size=40))
+def test_a_resumed_runs_earlier_time_is_read_from_any_bytes(data: bytes) -> None:
+    """The time of the earlier parts is a file in the workspace: whatever it holds, a
+    finite number of seconds >= 0 comes out (0 if it is not one)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "elapsed"
+        path.write_bytes(data)
+        seconds = run_mod._earlier_seconds(path)
+    assert seconds >= 0.0 and seconds != float("inf")
+    with contextlib.suppress(ValueError, UnicodeDecodeError):
+        value = float(data.decode("utf-8"))
+        if 0.0 <= value < float("inf"):
+            assert seconds == value
+
+
+def test_resume_is_for_full_runs_only() -> None:
+    with pytest.raises(ValueError, match="only a full run is resumed"):
+        run_mod.run_target(load_target("voting"), sample=3, seed=1, resume=True)
 
 
 # --- reading mutmut's report -----------------------------------------------------------
@@ -386,6 +471,9 @@ def test_list_names_every_target() -> None:
         (["voting", "--sample", "--estimate", "3"], "different runs"),
         (["voting", "--estimate", "0"], "0 is not in the range"),
         (["voting", "--out", "/dev/null/x"], "cannot write /dev/null/x"),
+        (["voting", "--resume", "--sample"], "--resume continues a full run"),
+        (["voting", "--resume", "--only", "x"], "--resume continues a full run"),
+        (["voting", "--resume"], "no run of voting to resume"),
     ],
 )
 def test_bad_input_is_exit_2_and_runs_nothing(
@@ -393,7 +481,10 @@ def test_bad_input_is_exit_2_and_runs_nothing(
 ) -> None:
     # an unknown --only id is found after the mutants are made: in a workspace of its own,
     # not the one the gate's test may be using at the same time
+    from ostrom.cli import mutate_code as cli
+
     monkeypatch.setattr(run_mod, "WORKSPACE_ROOT", tmp_path)
+    monkeypatch.setattr(cli, "WORKSPACE_ROOT", tmp_path)
     out = [] if "--out" in args else ["--out", str(tmp_path / "out")]
     result = CliRunner().invoke(main, ["mutate-code", *args, *out])
     assert result.exit_code == 2, result.output

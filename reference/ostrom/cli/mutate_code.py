@@ -26,7 +26,11 @@ from ostrom.verify.codemutation.scores import (
     record_score,
 )
 from ostrom.verify.codemutation.target import TargetError, load_target, target_names
-from ostrom.verify.codemutation.workspace import WORKSPACE_ROOT
+from ostrom.verify.codemutation.workspace import (
+    WORKSPACE_ROOT,
+    WorkspaceChanged,
+    check_resumable,
+)
 
 
 def _table(report: TargetReport) -> Table:
@@ -106,6 +110,12 @@ def _summary(report: TargetReport) -> str:
     help="Run just these mutants of the one TARGET (ids as the report prints them), e.g. to "
     "see a new test kill a survivor.",
 )
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue an interrupted full run of each TARGET where it stopped, if the tree is "
+    "the one it started on (the recorded scores apart): mutants with a verdict are not rerun.",
+)
 @click.option("--list", "list_only", is_flag=True, help="List the targets and run nothing.")
 def mutate_code(
     targets: tuple[str, ...],
@@ -116,6 +126,7 @@ def mutate_code(
     jobs: int,
     out: Path | None,
     only: str | None,
+    resume: bool,
     list_only: bool,
 ) -> None:
     """Mutation-test reference/ostrom's modules: run their tests against small edits.
@@ -144,6 +155,7 @@ def mutate_code(
       ostrom mutate-code --sample --check            # make test's gate
       ostrom mutate-code replica --estimate 150 --record
       ostrom mutate-code replica --only 'xǁReplicaǁ_body__mutmut_1'   # one mutant
+      ostrom mutate-code orchestrator --resume --record   # after an interrupted full run
       ostrom mutate-code --record                    # make mutate-code-record
     """
     try:
@@ -163,6 +175,8 @@ def mutate_code(
             )
     if gate and estimate:
         raise BadInput("--sample and --estimate are different runs: give one")
+    if resume and (gate or estimate or only_ids is not None):
+        raise BadInput("--resume continues a full run: no --sample, --estimate or --only")
     if list_only:
         for t in chosen:
             click.echo(
@@ -189,6 +203,12 @@ def mutate_code(
             f"no recorded {kind} score for {missing[0]} (ostrom mutate-code {missing[0]}"
             f"{' --sample' if gate else f' --estimate {estimate}' if estimate else ''} --record)"
         )
+    if resume:  # every target checked before any runs
+        for t in chosen:
+            try:
+                check_resumable(t, WORKSPACE_ROOT / kind)
+            except WorkspaceChanged as exc:
+                raise BadInput(str(exc)) from None
     out_dir = out or WORKSPACE_ROOT / kind
     try:  # before the run, not after it
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -205,8 +225,11 @@ def mutate_code(
                 progress=lambda line: click.echo(line, err=True),
                 only=only_ids,
                 kind=kind,
+                resume=resume,
             )
         except NoSuchMutant as exc:
+            raise BadInput(str(exc)) from None
+        except WorkspaceChanged as exc:
             raise BadInput(str(exc)) from None
         except CodeMutationError as exc:
             raise ToolError(str(exc)) from None

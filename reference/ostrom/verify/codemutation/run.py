@@ -8,6 +8,10 @@ mutmut first runs the target's tests once to learn which test reaches which func
 (its per-test "stats"), then runs, for each mutant, only the tests that reach the mutated
 function, stopping at the first failure, on ``jobs`` forked workers.
 
+A full run interrupted (a machine shut down, a session over) may be resumed on the same
+tree (workspace.py): mutmut skips the mutants it already has a verdict for, and the
+report's time is the sum of the parts (kept in the workspace as each part goes on).
+
 Each mutant's tests run in the Hypothesis profile ``ci`` (derandomized), so the same tree
 gives the same verdicts: a lower score is a change of the code or the tests, not noise.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import random
 import re
 import subprocess
@@ -34,6 +39,8 @@ from ostrom.verify.codemutation.workspace import WORKSPACE_ROOT, build_workspace
 __all__ = ["CodeMutationError", "NoSuchMutant", "run_target", "sample_of"]
 
 _DRIVER = Path(__file__).with_name("mutmut_driver.py")
+#: Seconds spent by the earlier parts of a resumed run, in its workspace.
+_ELAPSED = ".ostrom-elapsed"
 _PROGRESS = re.compile(r"(\d+)/\d+\s+🎉")
 
 
@@ -74,12 +81,14 @@ def _mutmut_run(
     progress: Callable[[str], None],
     label: str,
     total: int,
+    resumed: bool = False,
 ) -> None:
     """``mutmut run`` in ``work``, its spinner turned into a progress line every 10% of
     the ``total`` mutants run (text mode reads mutmut's carriage returns as line ends).
 
     mutmut's counter counts the mutants it has a verdict for, those of the file it did
-    not run (a sample's others) included; the progress line counts from where it starts.
+    not run (a sample's others) included; the progress line counts from where it starts,
+    or, ``resumed``, from zero (a resumed full run's earlier verdicts are its own).
     """
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *names]
     tail: list[str] = []
@@ -107,7 +116,7 @@ def _mutmut_run(
                 m = _PROGRESS.search(part)
                 if m:
                     done = int(m.group(1))
-                    first = done if first is None else first
+                    first = (0 if resumed else done) if first is None else first
                     ran = min(done - first, total)
                     tenth = ran * 10 // max(total, 1)
                     if tenth > shown:
@@ -134,6 +143,7 @@ def run_target(
     workspace_root: Path | None = None,
     only: list[str] | None = None,
     kind: str | None = None,
+    resume: bool = False,
 ) -> TargetReport:
     """Run the target's mutants (all, or ``sample`` drawn with ``seed``) and report.
 
@@ -144,13 +154,17 @@ def run_target(
     target can go on at once.
     ``only`` names the mutants to run instead (ids as the report prints them, or the part
     after the module's dot); it is a sample of its own (kind ``sample``, seed none).
+    ``resume`` continues an interrupted full run (workspace.py says when it may);
+    ``WorkspaceChanged`` when it may not.
     """
     started = time.monotonic()
     kind = kind or ("full" if sample is None and only is None else "sample")
+    if resume and kind != "full":
+        raise ValueError("only a full run is resumed")
     root = (workspace_root or WORKSPACE_ROOT) / kind
     root.mkdir(parents=True, exist_ok=True)
     with _locked(root / f"{target.name}.lock", target.name, kind):
-        report = _run_locked(target, root, sample, seed, jobs, progress, started, only)
+        report = _run_locked(target, root, sample, seed, jobs, progress, started, only, resume)
     report.kind = kind
     return report
 
@@ -181,8 +195,19 @@ def _run_locked(
     progress: Callable[[str], None],
     started: float,
     only: list[str] | None,
+    resume: bool,
 ) -> TargetReport:
-    work = build_workspace(target, root=root)
+    work = build_workspace(target, root=root, resume=resume)
+    elapsed_file = work / _ELAPSED
+    before = _earlier_seconds(elapsed_file) if resume else 0.0
+
+    def spent() -> float:
+        return before + time.monotonic() - started
+
+    def progress_and_time(line: str) -> None:
+        elapsed_file.write_text(f"{spent():.1f}\n", encoding="utf-8")
+        progress(line)
+
     label = target.name
     progress(f"{label}: generating the mutants of reference/ostrom/{target.source}")
     names = _driver(work, "generate")
@@ -200,8 +225,14 @@ def _run_locked(
         chosen = names if sample is None else sample_of(names, sample, seed or 0)
     everything = sample is None and only is None
     what = f"all {len(names)}" if everything else f"{len(chosen)} of {len(names)}"
-    progress(f"{label}: testing {what} mutants with {len(target.tests)} test files, {jobs} jobs")
-    _mutmut_run(work, [] if everything else chosen, jobs, progress, label, len(chosen))
+    again = f", resumed after {before / 60:.0f} min" if resume else ""
+    progress(
+        f"{label}: testing {what} mutants with {len(target.tests)} test files, {jobs} jobs{again}"
+    )
+    _mutmut_run(
+        work, [] if everything else chosen, jobs, progress_and_time, label, len(chosen), resume
+    )
+    progress_and_time(f"{label}: reading mutmut's verdicts")
     raw = _driver(work, "report")
     source = (layout.ROOT / "reference" / "ostrom" / target.source).read_text(encoding="utf-8")
     results, stale = classify(target, source, raw, set(chosen))
@@ -210,6 +241,15 @@ def _run_locked(
         generated=len(names),
         seed=None if sample is None else (seed or 0),
         results=results,
-        seconds=time.monotonic() - started,
+        seconds=spent(),
         stale=stale,
     )
+
+
+def _earlier_seconds(path: Path) -> float:
+    """The time the earlier parts of a resumed run took (0 if none was written)."""
+    try:
+        value = float(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0.0
+    return value if math.isfinite(value) and value >= 0.0 else 0.0

@@ -7,10 +7,18 @@ the tree in ``build/mutate-code/<kind>/<target>`` (run.py) with ``reference/`` r
 ``src/`` and a ``[tool.mutmut]`` table appended to the copied pyproject.toml that limits
 mutation to the target's one file and the tests to the ones its target file lists.  The
 repository itself is never written to.
+
+A full run of the larger modules takes hours; an interrupted one may be resumed
+(``resume=True``) in its workspace, where mutmut keeps each mutant's verdict as it is
+found, but only on the tree it started from: the workspace records a fingerprint of
+every file it copied, and a resume on a tree with any other content (the recorded scores
+apart, which a run itself rewrites) is refused.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -18,7 +26,15 @@ from pathlib import Path
 from ostrom import layout
 from ostrom.verify.codemutation.target import Target
 
-__all__ = ["SKIP", "WORKSPACE_ROOT", "build_workspace", "mutmut_table"]
+__all__ = [
+    "SKIP",
+    "WORKSPACE_ROOT",
+    "WorkspaceChanged",
+    "build_workspace",
+    "check_resumable",
+    "mutmut_table",
+    "tree_fingerprint",
+]
 
 #: Where the workspaces live (``make clean`` removes build/).
 WORKSPACE_ROOT = layout.ROOT / "build" / "mutate-code"
@@ -41,7 +57,51 @@ SKIP = frozenset(
     }
 )
 
-_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".coverage.*")
+#: Names never copied at any depth (and so not fingerprinted).
+_IGNORED_NAMES = ("__pycache__", "*.pyc", "*.egg-info", ".coverage.*")
+_IGNORE = shutil.ignore_patterns(*_IGNORED_NAMES)
+
+#: The file in a workspace holding the fingerprint of the tree it was copied from.
+FINGERPRINT = ".ostrom-tree"
+
+#: Rewritten by the runs themselves (``--record``): not part of what a run tests.
+_UNFINGERPRINTED = frozenset({"models/mutation/code/scores.json"})
+
+
+class WorkspaceChanged(ValueError):
+    """A resume was asked for where there is no run to resume, or the tree has changed
+    since the run started (its verdicts would mix two trees)."""
+
+
+def _copied(src_root: Path) -> list[Path]:
+    """The files ``build_workspace`` copies from ``src_root``, sorted."""
+    files: list[Path] = []
+    for entry in sorted(src_root.iterdir()):
+        if entry.name in SKIP or entry.name.startswith(".coverage"):
+            continue
+        if entry.is_file():
+            files.append(entry)
+        elif entry.is_dir():
+            for path in sorted(entry.rglob("*")):
+                parts = path.relative_to(src_root).parts
+                ignored = any(fnmatch.fnmatch(p, pat) for p in parts for pat in _IGNORED_NAMES)
+                if path.is_file() and not ignored:
+                    files.append(path)
+    return files
+
+
+def tree_fingerprint(src_root: Path | None = None) -> str:
+    """SHA-256 over the relative path and content of every file a workspace copies from
+    ``src_root`` (the recorded scores apart)."""
+    root = src_root or layout.ROOT
+    h = hashlib.sha256()
+    for path in _copied(root):
+        rel = path.relative_to(root).as_posix()
+        if rel in _UNFINGERPRINTED:
+            continue
+        h.update(rel.encode("utf-8") + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
 
 
 def _toml_list(items: list[str]) -> str:
@@ -80,14 +140,36 @@ def mutmut_table(target: Target, also_copy: list[str]) -> str:
     )
 
 
-def build_workspace(target: Target, root: Path | None = None, source: Path | None = None) -> Path:
+def check_resumable(target: Target, root: Path | None = None, source: Path | None = None) -> None:
+    """``WorkspaceChanged`` unless ``root``'s workspace of ``target`` holds a run that
+    was copied from a tree with the content ``source`` has now."""
+    work = (root or WORKSPACE_ROOT) / target.name
+    marker = work / FINGERPRINT
+    if not marker.is_file() or not (work / "mutants").is_dir():
+        raise WorkspaceChanged(f"no run of {target.name} to resume in {work}")
+    if marker.read_text(encoding="utf-8").strip() != tree_fingerprint(source or layout.ROOT):
+        raise WorkspaceChanged(
+            f"the tree has changed since the run of {target.name} in {work} started: "
+            "its verdicts are of other code or tests (run it again without --resume)"
+        )
+
+
+def build_workspace(
+    target: Target, root: Path | None = None, source: Path | None = None, *, resume: bool = False
+) -> Path:
     """A fresh copy of the repository ``source`` for ``target``; returns its directory.
 
     An old workspace of the same target is removed first: a run always starts from the
-    code as it is now, never from an earlier run's cached verdicts.
+    code as it is now, never from an earlier run's cached verdicts.  With ``resume`` the
+    old workspace is kept instead, if it was copied from a tree with the content
+    ``source`` has now; otherwise ``WorkspaceChanged``, and nothing is removed.
     """
     src_root = source or layout.ROOT
     work = (root or WORKSPACE_ROOT) / target.name
+    if resume:
+        check_resumable(target, root, src_root)
+        return work
+    fingerprint = tree_fingerprint(src_root)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -108,4 +190,5 @@ def build_workspace(target: Target, root: Path | None = None, source: Path | Non
     pyproject.write_text(
         pyproject.read_text(encoding="utf-8") + mutmut_table(target, also_copy), encoding="utf-8"
     )
+    (work / FINGERPRINT).write_text(fingerprint + "\n", encoding="utf-8")
     return work
