@@ -8,6 +8,7 @@ schedules; these pin down individual rules, each with the smallest setup that sh
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
@@ -685,6 +686,20 @@ def test_a_durable_history_must_hold_client_requests_only() -> None:
         sim._new_replica(1).restore_durable(forged)
 
 
+def test_a_durable_new_view_must_be_a_primarys_new_view() -> None:
+    """A restart from a state whose NEW-VIEW is some other signed message (here one of the
+    client requests it executed) is refused before anything changes, and says why."""
+    sim = Simulation(4, 1, seed=3)
+    sim.submit("c0", {"op": "x"})
+    sim.run(until=sim.all_executed)
+    state = sim.replicas[1].durable_state()
+    (entry,) = state.history
+    assert entry is not None and state.new_view_msg is None
+    forged = dataclasses.replace(state, new_view_msg=entry)
+    with pytest.raises(InvalidDurableState, match="its NEW-VIEW is not a primary's, or of a la"):
+        sim._new_replica(1).restore_durable(forged)
+
+
 def test_the_counter_apps_digest_chains_the_operations() -> None:
     """The test application's digest (what checkpoints sign) depends on every operation
     in order, not only on how many ran: two logs of one length differ."""
@@ -738,3 +753,73 @@ def test_a_stable_checkpoint_keeps_the_replicas_own_votes_above_it() -> None:
     assert r1.stable_seq == 2
     assert ("prepare", 0, 3, 1) in r1._voted
     assert all(s > 2 for (_, _, s, _) in r1._voted)
+
+
+def _pump(
+    w: World,
+    outputs: list[tuple[int, Output]],
+    hold: Callable[[int, object], bool] = lambda j, m: False,
+) -> list[Signed]:
+    """Deliver what the replicas send (``outputs``: who produced each), in order, until
+    nothing is left; the messages ``hold(destination, message)`` picks are kept back and
+    returned instead.  Sends to clients are dropped."""
+    queue: list[tuple[int, Signed]] = []
+    held: list[Signed] = []
+
+    def route(src: int, out: Output) -> None:
+        for send in out.sends:
+            assert isinstance(send.payload, Signed)
+            for j in range(len(w.replicas)):
+                if j != src and send.dest in (BROADCAST, replica_name(j)):
+                    queue.append((j, send.payload))
+
+    for src, out in outputs:
+        route(src, out)
+    while queue:
+        j, m = queue.pop(0)
+        if hold(j, m.message):
+            held.append(m)
+        else:
+            route(j, w.replicas[j].on_message(m))
+    return held
+
+
+def test_a_request_stamped_0_ordered_by_a_lying_primary_executes_nothing() -> None:
+    """Timestamps are naturals, and a replica executes a client's request only above the
+    last timestamp it executed for that client (none yet: 0).  An honest primary refuses
+    a request stamped 0 as a replay; a lying one may still order it.  The backups then
+    give it its sequence number but do not execute it, and the client's fresh request
+    they hold stays pending, to be ordered next: nobody crashes or forgets it."""
+    w = World()
+    stale = w.signers["c0"].sign(Request("c0", 0, {"op": "x"}))
+    fresh = w.request(client="c0")
+    outs = [(j, w.replicas[j].on_message(fresh)) for j in (1, 2, 3)]
+    pp = w.signers["r0"].sign(PrePrepare(0, 1, request_digest(stale), stale, 0))
+    outs += [(j, w.replicas[j].on_message(pp)) for j in (1, 2, 3)]
+    _pump(w, outs, hold=lambda j, m: j == 0)  # the primary hears nothing more
+    for r in w.replicas[1:]:
+        assert r.last_exec == 1 and r.history == [stale], r.id
+        assert "c0" not in r.last_ts and list(r.pending) == [request_digest(fresh)], r.id
+
+
+def test_the_primary_refills_its_window_when_a_checkpoint_becomes_stable() -> None:
+    """The primary pre-prepares at most ``window`` numbers above the stable checkpoint;
+    a request beyond waits.  When a checkpoint it has executed to becomes stable, the
+    window moves and the primary pre-prepares the waiting request in its answer to the
+    CHECKPOINT that made it stable — not later, on a client's retransmission — and, being
+    up to date, asks nobody for a state transfer."""
+    w = World(checkpoint_k=2, watermark_window=2)
+    r0 = w.replicas[0]
+    outs = [r0.on_message(w.request(client=c)) for c in ("c0", "c1", "c1")]
+    assert r0.next_seq == 3 and len(r0.pending) == 3  # seq 1 and 2 pre-prepared; one waits
+    # (a client has at most two requests pending: hence two clients)
+    held = _pump(
+        w, [(0, out) for out in outs], hold=lambda j, m: j == 0 and isinstance(m, Checkpoint)
+    )
+    assert all(r.last_exec == 2 for r in w.replicas) and r0.stable_seq == 0
+    assert r0.next_seq == 3  # still waiting: the window is full
+    outs = [r0.on_message(m) for m in held]
+    assert r0.stable_seq == 2
+    (pp,) = [p for out in outs for p in w.sent(out, PrePrepare)]
+    assert body(pp, PrePrepare).seq == 3
+    assert not [f for out in outs for f in w.sent(out, FetchState)]

@@ -96,6 +96,14 @@ def test_every_event_has_a_guard_entry() -> None:
     assert set(EVENT_NAMES) == set(EVENTS)
 
 
+def test_agents_events_and_only_they_have_a_minimum_tier() -> None:
+    """LC-SAFE-4's tier guard reads ``min_tier`` for every command an agent sends; the
+    orchestrator's own events (tick's timeouts, recruit, supersede, forget) have none."""
+    for name, spec in EVENTS.items():
+        assert (spec.min_tier is not None) == (spec.actor == "agent"), name
+        assert spec.min_tier is None or 0 <= spec.min_tier <= 3, name
+
+
 # --- derived tables and helpers, called here (models/mutation/code/lifecycle.toml) ---------
 # The module builds its derived constants at import, before any test runs: these tests call
 # the functions themselves, so that what they compute is checked, not only its first result.

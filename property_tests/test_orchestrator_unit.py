@@ -322,3 +322,126 @@ def test_resubmissions_are_counted_up_to_the_limit() -> None:
             assert o.public_state()["artifacts"]["x"]["resubmit_count"] == n
         else:
             assert obs["result"] == "limit_reached", (n, obs)
+
+
+# --- rules pinned down by code mutation (models/mutation/code/orchestrator.toml) ------------
+
+
+def _active(o: Orchestrator, x: str = "x") -> None:
+    """``x`` proposed by the tier-1 t1 and fast-tracked to ``active`` (nobody objects)."""
+    o.apply({"op": "propose", "agent": "t1", "artifact": x, "slot": "s", "digest": "d"})
+    for _ in range(P.T_fast + 1):
+        o.apply({"op": "tick"})
+    assert o.state_of(x) == "active"
+
+
+def _expired(o: Orchestrator, x: str = "x") -> None:
+    """``x`` proposed by t0 and expired: nobody votes, re-recruited once, then expired."""
+    o.apply({"op": "propose", "agent": "t0", "artifact": x, "slot": "s", "digest": "d0"})
+    for _ in range(20):
+        if o.state_of(x) == "expired":
+            return
+        o.apply({"op": "tick"})
+    raise AssertionError(o.public_artifact(x))
+
+
+def test_typed_methods_refuse_saying_why() -> None:
+    """The typed methods raise ``Refused`` whose message names the rule that refused
+    (the observation of ``apply`` carries the code only): for a caller of the Python API
+    the message is the explanation."""
+    o = _orch()
+    with pytest.raises(Refused, match=r"^unknown_artifact: nope$"):
+        o.recruit("nope")
+    o.apply({"op": "propose", "agent": "t1", "artifact": "x", "slot": "s", "digest": "d"})
+    o.apply({"op": "tick"})
+    assert o.state_of("x") == "fast_track"
+    with pytest.raises(Refused, match=r"^not_eligible: not a reviewer or subscriber, or the sub"):
+        o.object("t2", "x")
+    o2 = _orch()
+    revs = _formal(o2)
+    outsider = next(a for a in ("t1", "t2", "t3", "t5", "t6", "t7") if a not in revs)
+    c = commitment(revs[0], "x", 1, "accept", "", SALT)
+    o2.commit_vote(revs[0], "x", c)
+    o2.apply({"op": "tick"})
+    with pytest.raises(Refused, match=r"^not_eligible: no commitment in this round$"):
+        o2.reveal_vote(outsider, "x", "accept", "", SALT)
+    o2.reveal_vote(revs[0], "x", "accept", "", SALT)
+    with pytest.raises(Refused, match=r"^duplicate: already revealed$"):
+        o2.reveal_vote(revs[0], "x", "accept", "", SALT)
+    o3 = _orch()
+    _expired(o3)
+    with pytest.raises(Refused, match=r"^not_eligible: not the submitter, or reputation too low$"):
+        o3.resubmit("t4", "x", "d9")
+
+
+def test_a_closed_dispute_forgets_its_disputer() -> None:
+    """A plain dispute that fails penalises its disputer (frivolous) once; the artifact's
+    next dispute, an urgent report that fails, penalises the reporter only — the first
+    disputer is not charged again."""
+    o = _orch()
+    _active(o)
+    o.dispute("t2", "x", "wrong")
+    penalties: list[dict[str, Any]] = []
+    for _ in range(10):
+        penalties += [e for e in o.apply({"op": "tick"})["events"] if e["event"] == "penalty"]
+        if o.state_of("x") == "active":
+            break
+    assert penalties == [{"event": "penalty", "agent": "t2", "kind": "frivolous_dispute"}]
+    o.urgent_report("t3", "x", "harmful")
+    penalties = []
+    for _ in range(10):
+        penalties += [e for e in o.apply({"op": "tick"})["events"] if e["event"] == "penalty"]
+        if o.state_of("x") == "active":
+            break
+    assert penalties == [{"event": "penalty", "agent": "t3", "kind": "unfounded_urgent_report"}]
+
+
+def _watched_per_tick(
+    o: Orchestrator, monkeypatch: pytest.MonkeyPatch, ticks: int
+) -> list[list[str]]:
+    """The artifacts the forget decision looks at in each of ``ticks`` ticks."""
+    from ostrom.protocol.forgetting import decide as real
+
+    seen: list[list[str]] = []
+
+    def counting(watched: Any, *args: Any, **kwargs: Any) -> Any:
+        seen[-1].extend(art.id for art in watched)
+        return real(watched, *args, **kwargs)
+
+    monkeypatch.setattr("ostrom.protocol.orchestrator.forget_decide", counting)
+    for _ in range(ticks):
+        seen.append([])
+        o.apply({"op": "tick"})
+    monkeypatch.undo()
+    return seen
+
+
+def test_the_forget_watch_holds_only_what_may_have_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The forget decision looks at an artifact again only after something that may
+    change it (a forget vote, a registry change, a dispute closing): one blocked by too
+    few active agents (FG-1) is dropped from the watch until then, and a resubmission,
+    which clears the forget votes, drops it too — otherwise every tick would re-decide
+    every such artifact."""
+    o = _orch()
+    _active(o)
+    o.apply({"op": "set_agent", "agent": "t0", "tier": 0, "sanction": "suspended"})  # 7 < 8
+    for a in ("t1", "t2", "t3", "t5", "t6", "t7"):
+        o.apply({"op": "forget_vote", "agent": a, "artifact": "x"})
+    assert _watched_per_tick(o, monkeypatch, 3) == [["x"], [], []]
+    assert o.state_of("x") == "active"
+    o.apply({"op": "set_agent", "agent": "t0", "tier": 0, "sanction": "none"})
+    assert _watched_per_tick(o, monkeypatch, 1) == [["x"]] and o.state_of("x") == "forgotten"
+
+    o = _orch()
+    _expired(o)
+    for _ in range(P.cooldown):
+        o.apply({"op": "tick"})
+    o.apply({"op": "forget_vote", "agent": "t2", "artifact": "x"})
+    assert (
+        o.apply({"op": "resubmit", "agent": "t0", "artifact": "x", "digest": "d1"})["result"]
+        == "ok"
+    )
+    assert not o.public_artifact("x")["forget_voters"]  # type: ignore[index]
+    assert _watched_per_tick(o, monkeypatch, 1) == [[]]
