@@ -481,10 +481,10 @@ def _to_phase(c: Community, x: str, phase: str, limit: int = 20) -> None:
     raise AssertionError(f"{x} never reached {phase}: {c.public_state()['artifacts'][x]}")
 
 
-def _ballot(c: Community, x: str, sides: list[str] | str) -> dict[str, str]:
+def _ballot(c: Community, x: str, sides: list[str] | str, close: bool = True) -> dict[str, str]:
     """Commit and reveal ``sides`` (one per ballot member, in sorted order, or one side
-    for all) on ``x``'s open ballot, and tick until it is no longer in its reveal phase;
-    the votes cast."""
+    for all) on ``x``'s open ballot, and (``close``) tick until it is no longer in its
+    reveal phase; the votes cast."""
     _to_phase(c, x, "commit")
     pub = c.public_state()["artifacts"][x]
     members = sorted(pub["reviewers"])
@@ -501,7 +501,7 @@ def _ballot(c: Community, x: str, sides: list[str] | str) -> dict[str, str]:
     for v, vote in votes.items():
         assert c.apply({"op": "reveal_vote", "agent": v, "artifact": x, "vote": vote,
                         "reason": "", "salt": salts[v]})["result"] == "ok"  # fmt: skip
-    for _ in range(PARAMS.T_reveal + 1):
+    for _ in range(PARAMS.T_reveal + 1 if close else 0):
         if c.public_state()["artifacts"][x]["phase"] != "reveal":
             break
         c.tick()
@@ -582,6 +582,21 @@ def _object(c: Community, x: str) -> None:
     assert c.apply({"op": "object", "agent": "w", "artifact": x})["result"] == "ok"
 
 
+def _disputed(c: Community, side: str) -> dict[str, str]:
+    """f2's ``x`` accepted by its review, then disputed by f0 and the dispute ballot cast
+    all ``side``; the dispute's votes (``x`` is retracted or kept by then)."""
+    obs = c.apply({"op": "propose", "agent": "f2", "artifact": "x", "slot": "s0", "digest": "d"})
+    assert obs["result"] == "ok"
+    _object(c, "x")
+    _ballot(c, "x", "accept")
+    assert c.state_of("x") == "active", c.public_state()["artifacts"]["x"]
+    obs = c.apply({"op": "dispute", "agent": "f0", "artifact": "x", "reason": "wrong"})
+    assert obs["result"] == "ok", obs
+    votes = _ballot(c, "x", side)
+    assert len(votes) >= PARAMS.q_dispute
+    return votes
+
+
 def test_a_retraction_is_evidence_against_the_submitter_and_asks_about_the_dispute() -> None:
     """A dispute that retracts an accepted artifact scores its submitter as a rejection
     would (the submitter's share of the decision), and the ground truth is asked about
@@ -593,21 +608,111 @@ def test_a_retraction_is_evidence_against_the_submitter_and_asks_about_the_dispu
         return "accept" if ballot == "review" else "retract"
 
     c = Community(PARAMS, _WATCHED, truth=truth)
-    obs = c.apply({"op": "propose", "agent": "f2", "artifact": "x", "slot": "s0", "digest": "d"})
-    assert obs["result"] == "ok"
-    _object(c, "x")
-    _ballot(c, "x", "accept")
-    assert c.state_of("x") == "active", c.public_state()["artifacts"]["x"]
-    disputer = next(a for a in ("f0", "f1") if a in c.agents)
-    obs = c.apply({"op": "dispute", "agent": disputer, "artifact": "x", "reason": "wrong"})
-    assert obs["result"] == "ok", obs
-    before = c.reputation.beta("f2")
-    assert len(_ballot(c, "x", "retract")) >= PARAMS.q_dispute
+    before: list[Any] = []
+    c.reputation.observe = _spy(c.reputation.observe, before)  # type: ignore[method-assign]
+    _disputed(c, "retract")
     assert c.state_of("x") == RETRACTED, c.public_state()["artifacts"]["x"]
-    after = c.reputation.beta("f2")
-    # one unit of evidence against the submitter (up to the decay of the ticks between)
-    assert after.beta - before.beta > 0.5 > abs(after.alpha - before.alpha)
+    # the submitter's two observations: for its accepted work, then against the retraction
+    assert [(a, positive) for a, positive, *_ in before if a == "f2"] == [
+        ("f2", True),
+        ("f2", False),
+    ]
     assert asked == [("x", "review"), ("x", "dispute")]
+
+
+def test_a_kept_artifact_asks_the_truth_about_the_dispute_ballot() -> None:
+    """A dispute that fails is a dispute ballot too: the truth is asked about it."""
+    asked: list[tuple[str, str]] = []
+
+    def truth(artifact: str, ballot: str) -> str:
+        asked.append((artifact, ballot))
+        return "accept" if ballot == "review" else "keep"
+
+    c = Community(PARAMS, _WATCHED, truth=truth)
+    _disputed(c, "keep")
+    assert c.state_of("x") == "active"
+    assert asked == [("x", "review"), ("x", "dispute")]
+
+
+def test_in_truth_mode_voters_and_submitter_are_scored_against_the_truth() -> None:
+    """feedback="truth" (a simulation's ground truth): the voters who retracted what the
+    truth keeps lose, and the submitter is not scored against a retraction the truth does
+    not share — the decision counts for nothing there."""
+
+    def truth(artifact: str, ballot: str) -> str:
+        return "accept" if ballot == "review" else "keep"
+
+    c = Community(PARAMS, _WATCHED, feedback="truth", truth=truth)
+    assert c.reputation.feedback == "truth"
+    layers = (c, c.reputation, c.sanctions, c.orchestrator)
+    assert all(layer.params is PARAMS for layer in layers)  # one parameter set, every layer
+    seen: list[Any] = []
+    c.reputation.observe = _spy(c.reputation.observe, seen)  # type: ignore[method-assign]
+    votes = _disputed(c, "retract")
+    assert c.state_of("x") == RETRACTED
+    scored = {a: positive for a, positive, *_ in seen if a in votes}
+    assert scored == dict.fromkeys(votes, False)  # the truth kept it: every retract was wrong
+    assert [positive for a, positive, *_ in seen if a == "f2"] == [True]  # its review only
+
+
+def _spy(method: Any, calls: list[Any]) -> Any:
+    """``method``, recording each call's positional arguments in ``calls``."""
+
+    def spied(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return method(*args, **kwargs)
+
+    return spied
+
+
+def test_a_tick_that_also_recruits_still_scores_the_ballot_it_decides() -> None:
+    """One tick recruits the proposals made since the last one, then fires the timeouts
+    due: the decided review's voters are scored even when a recruitment comes first in
+    the tick's events."""
+    c = Community(PARAMS, _WATCHED)
+    c.apply({"op": "propose", "agent": "f2", "artifact": "x", "slot": "s0", "digest": "d"})
+    _object(c, "x")
+    votes = _ballot(c, "x", "accept", close=False)
+    seen: list[Any] = []
+    c.reputation.observe = _spy(c.reputation.observe, seen)  # type: ignore[method-assign]
+    while c.now + 1 < c.public_state()["artifacts"]["x"]["deadline"]:
+        c.tick()
+    c.apply({"op": "propose", "agent": "f1", "artifact": "y", "slot": "s1", "digest": "e"})
+    obs = c.tick()  # recruits y, then decides x
+    assert c.state_of("x") == "active"
+    kinds = [e["event"] for e in obs["events"]]
+    assert kinds.index("recruit") < kinds.index("timeout"), kinds
+    assert {a for a, *_ in seen} >= set(votes)
+
+
+def test_a_communitys_own_checks_refuse_saying_why() -> None:
+    """Member ids are unique; feedback by the truth needs the truth; a join names only
+    the agent and its subscriptions."""
+    with pytest.raises(ValueError, match=r"^member ids must be unique$"):
+        Community(PARAMS, (Member("a"), Member("a")))
+    with pytest.raises(ValueError, match=r'^feedback="truth" needs a truth callable$'):
+        Community(PARAMS, FOUNDERS, feedback="truth")
+    c = Community(PARAMS, FOUNDERS)
+    obs = c.apply({"op": "join", "agent": "j0", "subscriptions": [], "tier": 3})
+    assert obs["result"] == "invalid_input" and not obs["events"] and "j0" not in c.agents
+
+
+def test_the_repair_check_decides_when_a_quarantine_ends() -> None:
+    """The sanctions layer asks the community's ``repair_check`` at the end of each
+    quarantine period: while it says "not repaired" the quarantine is renewed."""
+    asked: list[tuple[str, int]] = []
+
+    def not_repaired(agent: str, now: int) -> bool:
+        asked.append((agent, now))
+        return False
+
+    c = Community(PARAMS, FOUNDERS, repair_check=not_repaired)
+    while c.sanctions.level("f3").value != "quarantined":  # malformed commands: malfunction
+        assert c.apply({"op": "propose", "agent": "f3", "artifact": 5})["result"] == "invalid_input"
+    for _ in range(2 * PARAMS.T_quarantine):
+        c.tick()
+    assert c.sanctions.level("f3").value == "quarantined"
+    assert [a for a, _ in asked] == ["f3", "f3"]
 
 
 def test_an_arbitration_that_times_out_leaves_no_votes_waiting() -> None:
