@@ -48,6 +48,7 @@ from ostrom.protocol.reputation import (
     raw_weight_micro,
     settled_tier,
     step_tier,
+    tier_thresholds,
     vote_feedback,
 )
 from reputation_mutants import MUTANTS
@@ -636,3 +637,136 @@ def test_the_snapshot_gives_the_weight_in_both_units() -> None:
     for entry in agents.values():
         assert entry["weight"] == entry["weight_micro"] / 1_000_000
         assert entry["weight_micro"] > 0
+
+
+def test_the_snapshot_is_the_whole_state_under_these_names() -> None:
+    """``snapshot()`` is the book's state as JSON (docs/reputation.md): these keys, for the
+    book, each agent and the EigenTrust run — a renamed key breaks every reader of it."""
+    book = ReputationBook(agents=["a", "b"], pretrusted=["a"])
+    book.record_votes({"a": "accept", "b": "reject"}, "accept")
+    book.record_votes({"a": "accept", "b": "reject"}, "reject")
+    assert book.snapshot()["agreement"] == [["a", "b", 0.0, 2.0]]  # two disagreements, counted
+    book.tick()
+    snap = book.snapshot()
+    assert set(snap) == {"round", "feedback", "pretrusted", "agents", "agreement", "eigentrust"}
+    assert (snap["round"], snap["feedback"], snap["pretrusted"]) == (1, "decision", ["a"])
+    res = book.trust_result()
+    assert snap["eigentrust"] == {
+        "iterations": res.iterations,
+        "converged": res.converged,
+        "residual": res.residual,
+    }
+    a = snap["agents"]["a"]
+    assert set(a) == {"alpha", "beta", "expected", "total", "weight", "weight_micro",
+                      "weight_history", "tier", "held", "joined", "trust"}  # fmt: skip
+    beta = book.beta("a")
+    assert (a["alpha"], a["beta"], a["expected"], a["total"]) == (
+        beta.alpha, beta.beta, beta.mean, beta.total
+    )  # fmt: skip
+    assert (a["tier"], a["joined"]) == (book.tier("a"), 0)
+    assert a["weight_history"] == [micro(DEFAULTS.w_min), book.weight_micro("a")]
+    assert a["trust"] == book.global_trust()["a"]
+    assert Beta(0.75, 4.0).to_dict() == {"alpha": 3.0, "beta": 1.0, "expected": 0.75, "total": 4.0}
+
+
+def test_an_agent_joining_later_records_its_round() -> None:
+    book = ReputationBook(agents=["a"])
+    book.tick()
+    book.tick()
+    book.add("b")
+    assert book.snapshot()["agents"]["b"]["joined"] == 2
+
+
+_W = "evidence weight must be finite and >= 0, got"
+_REFUSALS: list[tuple[Any, type[Exception], str]] = [
+    (lambda: Beta(1.5), ValueError, r"^Beta mean must be in \[0, 1\], got 1.5$"),
+    (lambda: Beta(0.5, 1.0), ValueError, "^Beta total weight must be finite and >= 2, got 1.0$"),
+    (
+        lambda: Beta.from_params(1.0, 0.0),
+        ValueError,
+        "^Beta parameters must be positive and finite: 1.0, 0.0$",
+    ),
+    (lambda: Beta(0.5, 10.0).observe(True, -0.5), ValueError, f"^{_W} -0.5$"),
+    (lambda: Beta(0.5, 10.0).observe(True, math.inf), ValueError, f"^{_W} inf$"),
+    (lambda: decay(Beta(), 1.5), ValueError, r"^delta must be in \[0, 1\], got 1.5$"),
+    (
+        lambda: vote_feedback({}, decision="accept", mode="x"),
+        ValueError,
+        "^feedback mode must be one of .*, got 'x'$",
+    ),
+    (lambda: ReputationBook(feedback="x"), ValueError, "^feedback must be one of .*, got 'x'$"),
+    (lambda: ReputationBook(agents=["a"]).add("a"), ValueError, "^agent 'a' already registered$"),
+    (lambda: ReputationBook().add("a", tier=4), ValueError, "^tier must be in 0..3, got 4$"),
+    (
+        lambda: ReputationBook(agents=["a"]).tier("a", 4),
+        ValueError,
+        "^tier cap must be in 0..3, got 4$",
+    ),
+    (lambda: ReputationBook().tier("z"), KeyError, "unknown agent 'z'"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), _REFUSALS)
+def test_the_books_refusals_say_what_is_wrong(
+    call: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_an_empty_eigentrust_is_an_empty_converged_result() -> None:
+    res = eigentrust(0, [], [], [], [], 0.5)
+    assert res.trust.shape == (0,) and res.trust.dtype == np.float64
+    assert (res.iterations, res.converged, res.residual) == (0, True, 0.0)
+    assert eigentrust(1, [], [], [], [1.0], 0.5, max_iter=1).iterations == 1  # 1 is allowed
+
+
+@pytest.mark.parametrize(("src", "dst"), [([-1], [0]), ([0], [-1]), ([2], [0]), ([0], [2])])
+def test_eigentrust_refuses_each_endpoint_out_of_range(src: list[int], dst: list[int]) -> None:
+    with pytest.raises(ValueError, match=r"^edge endpoints must be in range\(n\)$"):
+        eigentrust(2, src, dst, [1.0], [1.0, 0.0], 0.5)
+
+
+def test_eigentrusts_result_is_read_only_and_pretrust_any_numbers() -> None:
+    """The trust vector may be cached and shared (the book keeps it): it cannot be written.
+    Pre-trust, like the weights, may be integers beyond int64."""
+    res = eigentrust(2, [0], [1], [1.0], [1, 0], 0.5)
+    with pytest.raises(ValueError, match="read-only"):
+        res.trust[0] = 1.0
+    huge = eigentrust(2, [0], [1], [1.0], [10**30, 0], 0.5)
+    assert np.array_equal(res.trust, huge.trust)
+
+
+def test_ballots_weigh_their_evidence_and_the_book_counts_it() -> None:
+    """``record_votes``' weight is the evidence each vote carries."""
+    book = ReputationBook(agents=["a", "b"])
+    before = book.beta("a").total
+    book.record_votes({"a": "accept", "b": "reject"}, "accept", weight=0.25)
+    assert book.beta("a").total == before + 0.25
+    assert vote_feedback({"a": "x"}, decision="x", weight=0.25) == [Evidence("a", True, 0.25)]
+
+
+def test_eigentrust_meets_tol_only_strictly_below_it() -> None:
+    """Convergence is ``residual < tol``: a residual exactly at ``tol`` is not converged
+    and the iteration goes on (the bound of ``eigentrust_iteration_bound`` is for ``<``)."""
+    args = (3, [0, 1, 2], [1, 2, 0], [1.0, 2.0, 1.0], [1.0, 0.0, 0.0], 0.3)
+    first = eigentrust(*args, max_iter=1)
+    assert first.residual > 0.0
+    at = eigentrust(*args, max_iter=1, tol=first.residual)
+    assert (at.iterations, at.converged) == (1, False)
+    assert eigentrust(*args, tol=first.residual).iterations > 1
+    assert eigentrust_iteration_bound(1.0) == 1  # a = 1: t is p after one step
+
+
+def test_thresholds_are_reached_at_equality() -> None:
+    """E exactly at a tier's threshold is enough: to be promoted, and for a founder to
+    start at that tier; a tier-0 founder given a prior has served tier 0's time."""
+    th = tier_thresholds(DEFAULTS)
+    served = DEFAULTS.tier1_rounds
+    state = TierState(1, (served, served, 0, 0))
+    assert step_tier(state, th[2], DEFAULTS).tier == 2
+    book = ReputationBook(DEFAULTS)
+    book.add("f", prior=Beta(th[2], 10.0), tier=2)
+    book.add("z", prior=Beta(0.9, 20.0), tier=0)
+    assert book.snapshot()["agents"]["z"]["held"] == [served, 0, 0, 0]
+    assert Beta().observe(True).total == PRIOR_WEIGHT + 1.0  # one observation weighs 1
