@@ -445,3 +445,25 @@ def test_the_forget_watch_holds_only_what_may_have_changed(
     )
     assert not o.public_artifact("x")["forget_voters"]  # type: ignore[index]
     assert _watched_per_tick(o, monkeypatch, 1) == [[]]
+
+
+def test_a_resubmission_counts_towards_the_proposal_rate() -> None:
+    """A resubmission is a proposal of new work: within one round, it and the agent's
+    proposals together are limited to ``propose_rate``; the one past it is refused
+    ``rate_limited`` (a violation the sanctions layer counts)."""
+    o = _orch()
+    _expired(o)
+    for _ in range(P.cooldown):
+        o.apply({"op": "tick"})
+    assert (
+        o.apply({"op": "resubmit", "agent": "t0", "artifact": "x", "digest": "d1"})["result"]
+        == "ok"
+    )
+    for i in range(1, P.propose_rate):
+        cmd = {"op": "propose", "agent": "t0", "artifact": f"y{i}", "slot": "s", "digest": "d"}
+        assert o.apply(cmd)["result"] == "ok", i
+    cmd = {"op": "propose", "agent": "t0", "artifact": "z", "slot": "s", "digest": "d"}
+    assert o.apply(cmd) == {
+        "result": "rate_limited",
+        "events": [{"event": "violation", "agent": "t0", "kind": "rate_limited"}],
+    }
