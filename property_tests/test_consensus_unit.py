@@ -823,3 +823,31 @@ def test_the_primary_refills_its_window_when_a_checkpoint_becomes_stable() -> No
     (pp,) = [p for out in outs for p in w.sent(out, PrePrepare)]
     assert body(pp, PrePrepare).seq == 3
     assert not [f for out in outs for f in w.sent(out, FetchState)]
+
+
+def test_a_state_transfer_drops_what_it_executed_from_the_queue() -> None:
+    """A replica that missed sequence numbers 1-3 but committed 4 holds 4 in its queue of
+    committed requests waiting for their turn.  Learning the stable checkpoint 2 it asks
+    for a state transfer; its peers, stable at 4 by then, send their log up to 4.  After
+    executing it the queue holds nothing at or below what it executed (else 4 stays
+    there for good: executed, never popped again)."""
+    w = World(checkpoint_k=2, watermark_window=4)
+    r0, r3 = w.replicas[0], w.replicas[3]
+    outs = [(0, r0.on_message(w.request(client=c))) for c in ("c0", "c0", "c1", "c1")]
+    held = _pump(w, outs, hold=lambda j, m: j == 3)  # r3 hears nothing yet
+    assert [r.stable_seq for r in w.replicas] == [4, 4, 4, 0]
+
+    def about(m: Signed, seq: int) -> bool:
+        return getattr(m.message, "seq", None) == seq
+
+    for m in held:
+        if about(m, 4) and not isinstance(m.message, Checkpoint):
+            r3.on_message(m)  # the PRE-PREPARE, PREPAREs and COMMITs of 4
+    assert sorted(r3.to_execute) == [4] and r3.last_exec == 0
+    outs = [
+        (3, r3.on_message(m)) for m in held if isinstance(m.message, Checkpoint) and about(m, 2)
+    ]
+    assert r3.stable_seq == 2
+    _pump(w, outs, hold=lambda j, m: j != 3 and not isinstance(m, FetchState))
+    assert (r3.last_exec, r3.stable_seq) == (4, 4)
+    assert all(s > r3.last_exec for s in r3.to_execute), sorted(r3.to_execute)
