@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from foreground import popen_foreground
 from ostrom.cli.main import main
 from ostrom.verify.tlc import runner as tlc_runner
 
@@ -499,7 +500,7 @@ def test_a_regression_is_exit_1(tmp_path: Path) -> None:
 
 def test_ctrl_c_is_130(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "ostrom", "conform", "--vectors", str(TOY), "--timeout", "600"]
-    proc = subprocess.Popen(
+    proc = popen_foreground(
         [*cmd, "--", *_replies(tmp_path, b"hang")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

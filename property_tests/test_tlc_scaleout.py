@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from foreground import popen_foreground
 from ostrom.cli.main import main
 from ostrom.verify.tlc import distributed
 from ostrom.verify.tlc.distcheck import PREV, STEP_WITNESS, _witness_run
@@ -234,7 +235,7 @@ def test_ctrl_c_stops_server_and_workers(tmp_path: Path) -> None:
     manifest = root / "models" / "manifest.json"
     cmd = [sys.executable, "-m", "ostrom", "check", "--manifest", str(manifest), "--root",
            str(root), "--model", "sanctions-ci", "--distributed", "2"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    proc = popen_foreground(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
