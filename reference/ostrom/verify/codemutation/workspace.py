@@ -24,6 +24,7 @@ import shutil
 from pathlib import Path
 
 from ostrom import layout
+from ostrom.verify.codemutation.scores import SCORES_PATH
 from ostrom.verify.codemutation.target import Target
 
 __all__ = [
@@ -65,7 +66,7 @@ _IGNORE = shutil.ignore_patterns(*_IGNORED_NAMES)
 FINGERPRINT = ".ostrom-tree"
 
 #: Rewritten by the runs themselves (``--record``): not part of what a run tests.
-_UNFINGERPRINTED = frozenset({"models/mutation/code/scores.json"})
+_UNFINGERPRINTED = frozenset({SCORES_PATH.relative_to(layout.ROOT).as_posix()})
 
 
 class WorkspaceChanged(ValueError):
@@ -73,12 +74,19 @@ class WorkspaceChanged(ValueError):
     since the run started (its verdicts would mix two trees)."""
 
 
+def _top_entries(src_root: Path) -> list[Path]:
+    """The top-level entries of ``src_root`` a workspace copies, sorted."""
+    return [
+        e
+        for e in sorted(src_root.iterdir())
+        if e.name not in SKIP and not e.name.startswith(".coverage")
+    ]
+
+
 def _copied(src_root: Path) -> list[Path]:
     """The files ``build_workspace`` copies from ``src_root``, sorted."""
     files: list[Path] = []
-    for entry in sorted(src_root.iterdir()):
-        if entry.name in SKIP or entry.name.startswith(".coverage"):
-            continue
+    for entry in _top_entries(src_root):
         if entry.is_file():
             files.append(entry)
         elif entry.is_dir():
@@ -174,9 +182,7 @@ def build_workspace(
         shutil.rmtree(work)
     work.mkdir(parents=True)
     also_copy: list[str] = []
-    for entry in sorted(src_root.iterdir()):
-        if entry.name in SKIP or entry.name.startswith(".coverage"):
-            continue
+    for entry in _top_entries(src_root):
         if entry.name == "reference":
             shutil.copytree(entry, work / "src", ignore=_IGNORE)
         elif entry.is_dir():
