@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ostrom import layout
+from ostrom import children, layout
 from ostrom.cli.main import main
 from ostrom.verify.codemutation import fastfirst
 from ostrom.verify.codemutation import run as run_mod
@@ -255,6 +256,36 @@ def test_a_resumed_runs_earlier_time_is_read_from_any_bytes(data: bytes) -> None
         value = float(data.decode("utf-8"))
         if 0.0 <= value < float("inf"):
             assert seconds == value
+
+
+def test_each_verdict_is_reported_once_and_progress_every_tenth(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """mutmut's spinner repeats its counter many times a second: the run's time is kept
+    once per new verdict (so an interrupted run loses at most the time since its last
+    one), and a progress line is printed at each tenth of the mutants."""
+    spinner = "".join(
+        f"\r{n}/20  \U0001f389 {n} \U0001fae5 0  \u23f0 0" for n in (0, 0, 1, 1, 1, 2, 5, 5, 20)
+    )
+    fake = [
+        sys.executable,
+        "-c",
+        f"import sys; sys.stdout.write({spinner!r}); sys.stdout.write('\\n')",
+    ]
+    real_spawn = children.spawn
+    monkeypatch.setattr(children, "spawn", lambda cmd, **kw: real_spawn(fake, **kw))
+    verdicts: list[int] = []
+    lines: list[str] = []
+    run_mod._mutmut_run(
+        tmp_path, [], 2, lines.append, "t", 20, resumed=True, on_verdict=lambda: verdicts.append(1)
+    )
+    assert len(verdicts) == 5  # 0, 1, 2, 5, 20: each new count once
+    assert lines == [
+        "t: 0/20 mutants tested",
+        "t: 2/20 mutants tested",
+        "t: 5/20 mutants tested",
+        "t: 20/20 mutants tested",
+    ]
 
 
 def test_resume_is_for_full_runs_only() -> None:

@@ -22,6 +22,7 @@ import contextlib
 import fcntl
 import json
 import math
+import os
 import random
 import re
 import subprocess
@@ -82,9 +83,12 @@ def _mutmut_run(
     label: str,
     total: int,
     resumed: bool = False,
+    on_verdict: Callable[[], None] = lambda: None,
 ) -> None:
     """``mutmut run`` in ``work``, its spinner turned into a progress line every 10% of
-    the ``total`` mutants run (text mode reads mutmut's carriage returns as line ends).
+    the ``total`` mutants run (text mode reads mutmut's carriage returns as line ends),
+    and ``on_verdict`` called each time its counter moves (the time of a run interrupted
+    between two progress lines is kept up to its last verdict).
 
     mutmut's counter counts the mutants it has a verdict for, those of the file it did
     not run (a sample's others) included; the progress line counts from where it starts,
@@ -94,6 +98,7 @@ def _mutmut_run(
     tail: list[str] = []
     shown = -1
     first: int | None = None
+    last: int | None = None
     proc = children.spawn(
         cmd,
         cwd=work,
@@ -117,6 +122,9 @@ def _mutmut_run(
                 if m:
                     done = int(m.group(1))
                     first = (0 if resumed else done) if first is None else first
+                    if done != last:
+                        last = done
+                        on_verdict()
                     ran = min(done - first, total)
                     tenth = ran * 10 // max(total, 1)
                     if tenth > shown:
@@ -204,8 +212,15 @@ def _run_locked(
     def spent() -> float:
         return before + time.monotonic() - started
 
+    def keep_time() -> None:
+        # Written aside and renamed, so a run killed mid-write leaves the last whole
+        # figure, never an empty file read back as no time at all.
+        partial = elapsed_file.with_name(_ELAPSED + ".part")
+        partial.write_text(f"{spent():.1f}\n", encoding="utf-8")
+        os.replace(partial, elapsed_file)
+
     def progress_and_time(line: str) -> None:
-        elapsed_file.write_text(f"{spent():.1f}\n", encoding="utf-8")
+        keep_time()
         progress(line)
 
     label = target.name
@@ -230,7 +245,14 @@ def _run_locked(
         f"{label}: testing {what} mutants with {len(target.tests)} test files, {jobs} jobs{again}"
     )
     _mutmut_run(
-        work, [] if everything else chosen, jobs, progress_and_time, label, len(chosen), resume
+        work,
+        [] if everything else chosen,
+        jobs,
+        progress_and_time,
+        label,
+        len(chosen),
+        resume,
+        on_verdict=keep_time,
     )
     progress_and_time(f"{label}: reading mutmut's verdicts")
     raw = _driver(work, "report")
