@@ -12,6 +12,7 @@ from ostrom.protocol.errors import Refused
 from ostrom.protocol.orchestrator import Orchestrator
 from ostrom.protocol.params import Params
 from ostrom.protocol.voting import commitment
+from test_orchestrator_stateful import deep_snapshot
 
 P = Params(
     reviewers=3,
@@ -228,10 +229,10 @@ def test_tick_cost_does_not_grow_with_agents(monkeypatch: pytest.MonkeyPatch) ->
 # --- the per-op API is the command API (models/mutation/code/orchestrator.toml) -------------
 
 _TYPED: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
-    ("propose", ("t1", "x", "s", "d", ["e1"]),
-     {"agent": "t1", "artifact": "x", "slot": "s", "digest": "d", "evidence": ["e1"]}),
-    ("resubmit", ("t1", "x", "d2", ["e2"]),
-     {"agent": "t1", "artifact": "x", "digest": "d2", "evidence": ["e2"]}),
+    ("propose", ("t1", "y", "s", "d", ["e1"]),
+     {"agent": "t1", "artifact": "y", "slot": "s", "digest": "d", "evidence": ["e1"]}),
+    ("resubmit", ("t0", "x", "d2", ["e2"]),
+     {"agent": "t0", "artifact": "x", "digest": "d2", "evidence": ["e2"]}),
     ("recruit", ("x",), {"artifact": "x"}),
     ("object", ("t2", "x"), {"agent": "t2", "artifact": "x"}),
     ("commit_vote", ("t2", "x", "ab" * 32),
@@ -243,6 +244,9 @@ _TYPED: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("urgent_report", ("t1", "x", "why"), {"agent": "t1", "artifact": "x", "reason": "why"}),
     ("forget_vote", ("t1", "x", 0.5), {"agent": "t1", "artifact": "x", "confidence": 0.5}),
     ("tick", (), {}),
+    ("set_agent", ("t2", 3, 0.5, 0.4, "rate_limited", ["s"]),
+     {"agent": "t2", "tier": 3, "weight": 0.5, "reputation": 0.4, "sanction": "rate_limited",
+      "subscriptions": ["s"]}),
 ]  # fmt: skip
 
 
@@ -251,12 +255,16 @@ def test_each_typed_method_is_its_command(
     op: str, args: tuple[Any, ...], fields: dict[str, Any]
 ) -> None:
     """``Orchestrator.<op>(...)`` does what ``apply({"op": "<op>", ...})`` does (one name
-    per concept): the same result or refusal and the same state, from every artifact
-    state a short history reaches."""
-    for steps in range(6):
+    per concept): the same result or refusal and the same whole internal state (a
+    forget vote's confidence, say, is not public), from every artifact state two short
+    histories reach: t1's proposal fast-tracked to active, t0's formal one expired
+    (nobody votes) and past its cooldown."""
+    reached: set[str] = set()
+    for submitter, steps in [("t1", n) for n in range(6)] + [("t0", n) for n in range(14)]:
         typed, applied = _orch(), _orch()
         for o in (typed, applied):
-            o.apply({"op": "propose", "agent": "t1", "artifact": "x", "slot": "s", "digest": "d"})
+            cmd = {"op": "propose", "agent": submitter, "artifact": "x", "slot": "s"}
+            o.apply({**cmd, "digest": "d"})
             for _ in range(steps):
                 o.apply({"op": "tick"})
         want = applied.apply({"op": op, **fields})
@@ -265,10 +273,15 @@ def test_each_typed_method_is_its_command(
             got: dict[str, Any] = {"result": "ok", "events": events}
         except Refused as exc:
             got = {"result": exc.code.value}
-        assert got["result"] == want["result"], (op, steps, got, want)
+        assert got["result"] == want["result"], (op, submitter, steps, got, want)
         if want["result"] == "ok":
             assert got["events"] == want["events"]
-        assert typed.public_state() == applied.public_state()
+            reached.add(submitter)
+        assert deep_snapshot(typed) == deep_snapshot(applied), (op, submitter, steps)
+    # a check that can fail: the command succeeds in one of these histories at least, but
+    # for the three whose success needs a chosen reviewer or a real commitment (the
+    # typed-refusal and arbitration tests below reach those)
+    assert reached or op in {"object", "reveal_vote", "arbitrate"}, op
 
 
 def test_serve_gives_the_active_artifact_with_its_evidence() -> None:
@@ -467,3 +480,211 @@ def test_a_resubmission_counts_towards_the_proposal_rate() -> None:
         "result": "rate_limited",
         "events": [{"event": "violation", "agent": "t0", "kind": "rate_limited"}],
     }
+
+
+def _court(params: Params = P) -> Orchestrator:
+    """t0 (tier 0) and eleven others of tiers 1-3, five of them tier 3: whoever the
+    sortition picks as the three reviewers, a tier-3 agent outside the ballot is left to
+    arbitrate."""
+    tiers = [0, 1, 2, 3, 1, 2, 3, 3, 1, 3, 2, 3]
+    return Orchestrator(params, [Agent(f"t{i}", t, 1.0, 0.9) for i, t in enumerate(tiers)])
+
+
+def _arbiter(o: Orchestrator, revs: list[str]) -> str:
+    return next(a for a, ag in sorted(o.agents.items()) if ag.tier == 3 and a not in revs)
+
+
+def _to_arbitration(o: Orchestrator, submitter: str = "t0") -> list[str]:
+    """``x`` proposed by ``submitter`` and sent to arbitration: one reviewer accepts and
+    one rejects (equal weights: neither side reaches its threshold, TALLY-1), and the
+    reviewers of the ballot are returned."""
+    o.propose(submitter, "x", "s", "d")
+    o.tick()
+    if o.state_of("x") == "fast_track":
+        objector = next(iter(o.public_state()["artifacts"]["x"]["reviewers"]))
+        o.object(objector, "x")
+    for _ in range(5):
+        if o.state_of("x") == "commit":
+            break
+        o.tick()
+    revs = list(o.public_state()["artifacts"]["x"]["reviewers"])
+    rnd = o.public_state()["artifacts"]["x"]["round"]
+    votes = dict(zip(revs[:2], ("accept", "reject"), strict=True))
+    for r, v in votes.items():
+        o.commit_vote(r, "x", commitment(r, "x", rnd, v, "", SALT))
+    o.tick()
+    for r, v in votes.items():
+        o.reveal_vote(r, "x", v, "", SALT)
+    o.tick()
+    assert o.state_of("x") == "arbitration", o.public_artifact("x")
+    return revs
+
+
+def test_the_submitter_may_not_arbitrate() -> None:
+    """LC-SAFE-4, the submitter half: a tier-3 submitter is an arbiter by tier, but not of
+    its own artifact; a tier-3 agent outside the case may arbitrate it."""
+    o = _court()
+    o.set_agent("t0", 3)
+    revs = _to_arbitration(o, submitter="t0")
+    assert "t0" not in revs
+    with pytest.raises(Refused, match=r"^not_eligible: the submitter or a reviewer"):
+        o.arbitrate("t0", "x", "accept")
+    assert o.arbitrate(_arbiter(o, [*revs, "t0"]), "x", "accept")[-1]["to"] == "active"
+
+
+def test_a_reviewer_of_tier_3_may_not_arbitrate() -> None:
+    """LC-SAFE-4, the reviewer half: every tier-1+ agent is tier 3 here, so the ballot's
+    reviewers are arbiters by tier and only their role refuses them."""
+    agents = [Agent("sub", 0, 1.0, 0.9)] + [Agent(f"a{i}", 3, 1.0, 0.9) for i in range(6)]
+    o = Orchestrator(P, agents)
+    revs = _to_arbitration(o, submitter="sub")
+    for r in revs:
+        with pytest.raises(Refused, match=r"^not_eligible: the submitter or a reviewer"):
+            o.arbitrate(r, "x", "accept")
+    outsider = next(a for a in o.agents if a not in revs and a != "sub")
+    assert o.arbitrate(outsider, "x", "reject")[-1]["to"] == "rejected"
+
+
+def test_arbitration_refusals_say_why() -> None:
+    """The refusals of arbitrate name their rule: the phase (the artifact's state), and
+    the one revote a review allows (LC-SAFE-3)."""
+    o = _court()
+    o.propose("t0", "y", "s2", "d")
+    with pytest.raises(Refused, match=r"^wrong_phase: proposed$"):
+        o.arbitrate("t3", "y", "accept")
+    revs = _to_arbitration(o)
+    arbiter = _arbiter(o, revs)
+    o.arbitrate(arbiter, "x", "revote")
+    for r in revs[:2]:
+        rnd = o.public_state()["artifacts"]["x"]["round"]
+        v = "accept" if r == revs[0] else "reject"
+        o.commit_vote(r, "x", commitment(r, "x", rnd, v, "", SALT))
+    o.tick()
+    for r in revs[:2]:
+        o.reveal_vote(r, "x", "accept" if r == revs[0] else "reject", "", SALT)
+    o.tick()
+    assert o.state_of("x") == "arbitration"
+    with pytest.raises(Refused, match=r"^limit_reached: one revote per review$"):
+        o.arbitrate(arbiter, "x", "revote")
+
+
+def test_a_revote_opens_a_commit_phase_of_t_commit() -> None:
+    """An arbiter's revote starts a new commit phase whose deadline is ``T_commit`` from
+    now, not the arbitration's own (``T_arb``), so the revote closes on time."""
+    p = Params(**{**P.__dict__, "T_arb": 4, "T_commit": 1})
+    o = _court(p)
+    revs = _to_arbitration(o)
+    arbiter = _arbiter(o, revs)
+    now = o.public_state()["now"]
+    assert o.public_artifact("x")["deadline"] == now + p.T_arb  # type: ignore[index]
+    o.arbitrate(arbiter, "x", "revote")
+    assert o.public_artifact("x")["deadline"] == now + p.T_commit  # type: ignore[index]
+    o.tick()
+    assert o.state_of("x") != "commit"  # nobody committed: the phase closed at T_commit
+
+
+def test_phase_refusals_name_the_state() -> None:
+    """A command in the wrong phase is refused ``wrong_phase`` with the artifact's state
+    as the reason, for every command that has a phase; a second commitment and a reveal
+    that does not open the commitment say so."""
+    o = _orch()
+    _active(o)
+    revs = o.public_state()["artifacts"]["x"]["reviewers"]
+    with pytest.raises(Refused, match=r"^wrong_phase: active$"):
+        o.object(revs[0], "x")
+    with pytest.raises(Refused, match=r"^wrong_phase: active$"):
+        o.recruit("x")
+    o2 = _orch()
+    revs2 = _formal(o2)
+    c = commitment(revs2[0], "x", 1, "accept", "", SALT)
+    o2.commit_vote(revs2[0], "x", c)
+    with pytest.raises(Refused, match=r"^duplicate: already committed in this round$"):
+        o2.commit_vote(revs2[0], "x", c)
+    with pytest.raises(Refused, match=r"^wrong_phase: commit$"):
+        o2.reveal_vote(revs2[0], "x", "accept", "", SALT)
+    outsider = next(a for a in ("t1", "t2", "t3", "t5", "t6", "t7") if a not in revs2)
+    with pytest.raises(Refused, match=r"^not_eligible: not a reviewer of the ballot$"):
+        o2.commit_vote(outsider, "x", c)
+    o2.tick()
+    with pytest.raises(Refused, match=r"^wrong_phase: reveal$"):
+        o2.commit_vote(revs2[1], "x", c)
+    with pytest.raises(Refused, match=r"^bad_reveal: does not open the commitment$"):
+        o2.reveal_vote(revs2[0], "x", "reject", "", SALT)
+
+
+def test_no_commitment_during_a_disputes_reveal_phase() -> None:
+    """CR-1: a dispute reviewer who did not commit in the commit phase cannot commit in
+    the reveal phase (after the others' votes could be known); the artifact is
+    ``disputed`` throughout, so only the ballot's phase refuses it."""
+    o = _court()
+    _active(o)
+    o.dispute("t2", "x", "wrong")
+    a = o.public_state()["artifacts"]["x"]
+    assert a["ballot"] == "dispute" and a["phase"] == "commit" and len(a["reviewers"]) >= 2
+    revs, rnd = a["reviewers"], a["round"]
+    o.commit_vote(revs[0], "x", commitment(revs[0], "x", rnd, "retract", "", SALT))
+    o.tick()
+    a = o.public_state()["artifacts"]["x"]
+    assert a["state"] == "disputed" and a["phase"] == "reveal"
+    late = commitment(revs[1], "x", rnd, "retract", "", SALT)
+    with pytest.raises(Refused, match=r"^wrong_phase: disputed$"):
+        o.commit_vote(revs[1], "x", late)
+
+
+def test_a_reviewer_demoted_to_tier_0_counts_at_w_min() -> None:
+    """REP-2: a vote is weighed when the ballot is tallied, and a tier-0 agent's weight is
+    ``w_min`` whatever its registry weight — also for a reviewer demoted after it voted."""
+    o = _orch()
+    revs = _formal(o)
+    for r in revs:
+        o.commit_vote(r, "x", commitment(r, "x", 1, "accept", "", SALT))
+    o.tick()
+    for r in revs:
+        o.reveal_vote(r, "x", "accept", "", SALT)
+    o.set_agent(revs[0], 0)
+    o.tick()
+    tally = o.public_state()["artifacts"]["x"]["decision"]["tally"]
+    assert tally["accept"] == 2 * 1_000_000 + int(P.w_min * 1_000_000), tally
+
+
+def test_reveals_are_checked_by_the_overridable_matcher() -> None:
+    """The reveal check goes through ``Orchestrator._reveal_matches`` (CR-2): the hook the
+    hand-written CR-2 mutants override, so a check bypassing it would leave them
+    undetectable."""
+
+    class AnyReveal(Orchestrator):
+        def _reveal_matches(self, *args: Any) -> bool:
+            return True
+
+    o = AnyReveal(P, _orch().agents.values())
+    revs = _formal(o)
+    o.commit_vote(revs[0], "x", commitment(revs[0], "x", 1, "accept", "", SALT))
+    o.tick()
+    o.reveal_vote(revs[0], "x", "reject", "not what was committed", "00" * 32)
+
+
+def test_unknown_artifacts_have_no_state() -> None:
+    """The read API answers ``None`` for an artifact it does not know (never raises)."""
+    o = _orch()
+    assert o.state_of("nope") is None and o.public_artifact("nope") is None
+
+
+def test_a_kept_urgent_report_is_not_charged_again_by_a_later_dispute() -> None:
+    """An urgent report that fails penalises its reporter once; when the artifact's next
+    dispute (a plain one) fails too, only that disputer is penalised."""
+    o = _orch()
+    _active(o)
+    o.urgent_report("t3", "x", "harmful")
+    penalties: list[dict[str, Any]] = []
+    for _ in range(10):
+        penalties += [e for e in o.apply({"op": "tick"})["events"] if e["event"] == "penalty"]
+        if o.state_of("x") == "active":
+            break
+    assert penalties == [{"event": "penalty", "agent": "t3", "kind": "unfounded_urgent_report"}]
+    o.dispute("t2", "x", "wrong")
+    penalties = []
+    for _ in range(10):
+        penalties += [e for e in o.apply({"op": "tick"})["events"] if e["event"] == "penalty"]
+        if o.state_of("x") == "active":
+            break
+    assert penalties == [{"event": "penalty", "agent": "t2", "kind": "frivolous_dispute"}]
