@@ -446,6 +446,10 @@ def test_the_forget_watch_holds_only_what_may_have_changed(
     assert o.state_of("x") == "active"
     o.apply({"op": "set_agent", "agent": "t0", "tier": 0, "sanction": "none"})
     assert _watched_per_tick(o, monkeypatch, 1) == [["x"]] and o.state_of("x") == "forgotten"
+    # forgotten is final: neither the next tick nor a registry change looks at it again
+    assert _watched_per_tick(o, monkeypatch, 1) == [[]]
+    o.apply({"op": "set_agent", "agent": "t5", "tier": 1, "reputation": 0.5})
+    assert _watched_per_tick(o, monkeypatch, 2) == [[], []]
 
     o = _orch()
     _expired(o)
@@ -458,6 +462,23 @@ def test_the_forget_watch_holds_only_what_may_have_changed(
     )
     assert not o.public_artifact("x")["forget_voters"]  # type: ignore[index]
     assert _watched_per_tick(o, monkeypatch, 1) == [[]]
+    o.apply({"op": "set_agent", "agent": "t5", "tier": 1, "reputation": 0.5})
+    assert _watched_per_tick(o, monkeypatch, 1) == [[]]  # no forget vote left to decide
+
+
+def test_a_resubmission_after_a_proposal_counts_too() -> None:
+    """The proposal rate counts an agent's proposals and resubmissions of a round
+    together, whichever comes first: a proposal, then a resubmission, reach
+    ``propose_rate`` (2) and the next proposal is refused."""
+    o = _orch()
+    _expired(o)
+    for _ in range(P.cooldown):
+        o.apply({"op": "tick"})
+    assert P.propose_rate == 2
+    o.propose("t0", "y", "s2", "d")
+    o.resubmit("t0", "x", "d1")
+    with pytest.raises(Refused, match=r"^rate_limited: t0$"):
+        o.propose("t0", "z", "s3", "d")
 
 
 def test_a_resubmission_counts_towards_the_proposal_rate() -> None:
@@ -688,3 +709,174 @@ def test_a_kept_urgent_report_is_not_charged_again_by_a_later_dispute() -> None:
         if o.state_of("x") == "active":
             break
     assert penalties == [{"event": "penalty", "agent": "t2", "kind": "frivolous_dispute"}]
+
+
+def _kept(o: Orchestrator, agent: str, x: str = "x") -> None:
+    """``agent`` disputes the active ``x``; nobody votes, so the dispute fails (kept)."""
+    o.dispute(agent, x, "wrong")
+    for _ in range(10):
+        o.tick()
+        if o.state_of(x) == "active":
+            return
+    raise AssertionError(o.public_artifact(x))
+
+
+def test_disputes_are_counted_up_to_the_limit() -> None:
+    """LC-SAFE-3: each dispute of an artifact counts; after ``max_disputes`` of them the
+    next is refused ``limit_reached``, whoever opens it and whenever (counted here by the
+    test, not read back from the counter the step maintains)."""
+    o = _court()
+    _active(o)
+    opened = 0
+    for agent in ("t2", "t3", "t5", "t6"):
+        if opened < P.max_disputes:
+            _kept(o, agent)
+            opened += 1
+            assert o.public_artifact("x")["dispute_count"] == opened  # type: ignore[index]
+            continue
+        with pytest.raises(Refused, match=r"^limit_reached: max_disputes$"):
+            o.dispute(agent, "x", "again")
+    assert opened == P.max_disputes
+
+
+def test_an_agents_disputes_are_limited_per_round() -> None:
+    """One agent opens at most ``dispute_rate`` disputes (and urgent reports) in a round;
+    the next is refused ``rate_limited`` naming the agent, a violation the sanctions
+    layer counts; the next round it may dispute again."""
+    p = Params(**{**P.__dict__, "dispute_rate": 2})
+    o = _court(p)
+    for x, slot, by in (("a", "s1", "t1"), ("b", "s2", "t4"), ("c", "s3", "t8")):
+        o.propose(by, x, slot, "d")
+    for _ in range(p.T_fast + 1):
+        o.tick()
+    assert all(o.state_of(x) == "active" for x in "abc")
+    o.dispute("t2", "a", "wrong")
+    o.urgent_report("t2", "b", "harmful")
+    with pytest.raises(Refused, match=r"^rate_limited: t2$") as refused:
+        o.dispute("t2", "c", "wrong")
+    assert refused.value.events == [{"event": "violation", "agent": "t2", "kind": "rate_limited"}]
+    o.tick()
+    assert o.dispute("t2", "c", "wrong")[-1]["to"] == "disputed"
+
+
+def test_more_refusals_say_why() -> None:
+    """The other refusals of the typed methods name their rule (or the agent, the state,
+    the bound) in the message."""
+    o = _court()
+    _active(o)
+    o.forget_vote("t2", "x")
+    with pytest.raises(Refused, match=r"^duplicate: one forget vote per agent and artifact$"):
+        o.forget_vote("t2", "x")
+    with pytest.raises(Refused, match=rf"^invalid_input: weight outside \[{P.w_min}, {P.w_max}\]$"):
+        o.set_agent("t2", 2, weight=P.w_max * 2)
+    o.propose("t1", "y", "s2", "d")
+    with pytest.raises(Refused, match=r"^wrong_phase: proposed$"):
+        o.forget_vote("t2", "y")
+    with pytest.raises(Refused, match=r"^wrong_phase: proposed$"):
+        o.dispute("t2", "y", "wrong")
+    with pytest.raises(Refused, match=r"^wrong_phase: proposed$"):
+        o.resubmit("t1", "y", "d2")
+    o2 = _court()
+    _expired(o2)
+    stable = o2.now
+    with pytest.raises(Refused, match=rf"^cooldown: until {stable + P.cooldown}$"):
+        o2.resubmit("t0", "x", "d9")
+    for _ in range(P.cooldown):
+        o2.tick()
+    with pytest.raises(Refused, match=r"^duplicate: neither a new digest nor new evidence$"):
+        o2.resubmit("t0", "x", "d0")
+    for n in range(1, P.max_resubmit + 1):
+        o2.resubmit("t0", "x", f"d{n}")
+        _expired_again(o2)
+    with pytest.raises(Refused, match=r"^limit_reached: max_resubmit$"):
+        o2.resubmit("t0", "x", "d9")
+
+
+def _expired_again(o: Orchestrator, x: str = "x") -> None:
+    """The resubmitted ``x`` expires again (nobody votes) and its cooldown passes."""
+    for _ in range(20):
+        if o.state_of(x) == "expired":
+            break
+        o.tick()
+    assert o.state_of(x) == "expired"
+    for _ in range(P.cooldown):
+        o.tick()
+
+
+def test_resubmission_needs_exactly_r_resubmit() -> None:
+    """A submitter whose reputation is exactly ``r_resubmit`` may resubmit; a micro-unit
+    less may not."""
+    o = _court()
+    _expired(o)
+    for _ in range(P.cooldown):
+        o.tick()
+    o.set_agent("t0", 0, reputation=P.r_resubmit - 1e-6)
+    with pytest.raises(Refused, match=r"^not_eligible: not the submitter, or reputation"):
+        o.resubmit("t0", "x", "d1")
+    o.set_agent("t0", 0, reputation=P.r_resubmit)
+    assert o.resubmit("t0", "x", "d1")[-1]["to"] == "proposed"
+
+
+def test_a_resubmission_must_bring_a_new_digest_or_new_evidence() -> None:
+    """The same digest with the same evidence is refused ``duplicate``; the same digest
+    with one more piece of evidence is a resubmission."""
+    o = _court()
+    o.propose("t0", "x", "s", "d0", ["e1"])
+    _expired_again(o)
+    with pytest.raises(Refused, match=r"^duplicate: "):
+        o.resubmit("t0", "x", "d0", ["e1"])
+    with pytest.raises(Refused, match=r"^duplicate: "):
+        o.resubmit("t0", "x", "d0")
+    assert o.resubmit("t0", "x", "d0", ["e1", "e2"])[-1]["to"] == "proposed"
+
+
+def test_a_rate_limited_agents_resubmission_counts_at_its_lower_rate() -> None:
+    """σ2 (rate_limited) lowers an agent's proposal rate to ``propose_rate_limited``, for
+    resubmissions as for proposals."""
+    o = _court()
+    _expired(o)
+    for _ in range(P.cooldown):
+        o.tick()
+    o.set_agent("t0", 0, sanction="rate_limited")
+    for i in range(P.propose_rate_limited):
+        o.propose("t0", f"y{i}", f"s{i}", "d")
+    with pytest.raises(Refused, match=r"^rate_limited: t0$"):
+        o.resubmit("t0", "x", "d1")
+
+
+def test_a_resubmission_starts_a_fresh_review() -> None:
+    """After a resubmission the review's allowances are new: a quorum missed the first
+    time re-recruits again (the first review's re-recruitment does not carry over)."""
+    o = _court()
+    _expired(o)  # the first review re-recruited once, then expired
+    for _ in range(P.cooldown):
+        o.tick()
+    o.resubmit("t0", "x", "d1")
+    events: list[dict[str, Any]] = []
+    for _ in range(20):
+        events += o.tick()
+        if o.state_of("x") == "expired":
+            break
+    assert [e.get("verdict") for e in events if e["event"] == "timeout"].count("rerecruit") == 1
+
+
+def test_set_agent_keeps_an_agents_subscriptions() -> None:
+    """``set_agent`` without subscriptions keeps the agent's own (a tier change does not
+    unsubscribe it)."""
+    o = _orch()
+    o.set_agent("t2", 2, subscriptions=["s", "t"])
+    o.set_agent("t2", 3)
+    assert o.agents["t2"].subscriptions == frozenset({"s", "t"})
+
+
+def test_public_values_are_deep_copies() -> None:
+    """``_plain`` makes the JSON-ready copies the public state is built of: tuples become
+    lists, and nothing aliases the internal value."""
+    from ostrom.protocol.orchestrator import _plain
+
+    inner = {"b": (2, [3])}
+    value = {"a": [1, inner]}
+    copy = _plain(value)
+    assert copy == {"a": [1, {"b": [2, [3]]}]}
+    copy["a"][1]["b"].append(4)
+    assert inner == {"b": (2, [3])}
