@@ -880,3 +880,73 @@ def test_public_values_are_deep_copies() -> None:
     assert copy == {"a": [1, {"b": [2, [3]]}]}
     copy["a"][1]["b"].append(4)
     assert inner == {"b": (2, [3])}
+
+
+def test_the_shared_checks_say_why() -> None:
+    """The checks every agent command shares (rules.md's order) name the agent, the
+    artifact or the tier in their refusal."""
+    o = _orch()
+    with pytest.raises(Refused, match=r"^unknown_agent: ghost$"):
+        o.dispute("ghost", "x", "why")
+    with pytest.raises(Refused, match=r"^unknown_artifact: nope$"):
+        o.dispute("t2", "nope", "why")
+    o.propose("t1", "x", "s", "d")
+    with pytest.raises(Refused, match=r"^duplicate: x$"):
+        o.propose("t2", "x", "s", "d")
+    with pytest.raises(Refused, match=r"^sanctioned: bar$"):
+        o.dispute("bar", "x", "why")
+    with pytest.raises(Refused, match=r"^not_eligible: t0 tier 0 < dispute min tier$"):
+        o.dispute("t0", "x", "why")
+
+
+def test_an_orchestrator_bug_names_the_artifact_and_state() -> None:
+    """The two internal errors (never a refusal: the checks ran first) say which artifact,
+    event and state — what a failing property test's report needs."""
+    o = _orch()
+    o.propose("t1", "x", "s", "d")
+    art = o._artifacts["x"]
+    with pytest.raises(AssertionError, match=r"^no row recruit/maybe from proposed for x$"):
+        o._fire(art, "recruit", "maybe")
+    with pytest.raises(AssertionError, match=r"^x: no ballot in proposed$"):
+        o._timeout(art)
+    o2 = _orch()
+    revs = _formal(o2)
+    for r in revs:
+        o2.commit_vote(r, "x", commitment(r, "x", 1, "accept", "", SALT))
+    o2.tick()
+    for r in revs:
+        o2.reveal_vote(r, "x", "accept", "", SALT)
+    o2.tick()
+    assert o2.state_of("x") == "active"  # by a tally: its ballot is kept
+    with pytest.raises(AssertionError, match=r"^x: timeout in active$"):
+        o2._timeout(o2._artifacts["x"])
+
+
+def test_the_forget_decision_is_the_orchestrators_rule() -> None:
+    """The forget decision uses ``Orchestrator.forget_rule`` — the hook the hand-written
+    forgetting mutants replace — not the module's default rule."""
+    from ostrom.protocol.forgetting import ForgetRule
+
+    class AnyVote(ForgetRule):
+        def quorum(self, votes: Any, weights: Any, alpha: float) -> int:
+            return 1
+
+    class Eager(Orchestrator):
+        forget_rule = AnyVote()
+
+    for cls, after in ((Orchestrator, "active"), (Eager, "forgotten")):
+        o = cls(P, _orch().agents.values())
+        _active(o)
+        o.forget_vote("t2", "x")
+        o.tick()
+        assert o.state_of("x") == after, cls
+
+
+def test_an_unreached_forget_decision_leaves_the_watch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forget score below the quorum is looked at once and then only after a new vote
+    or a registry change, not at every tick."""
+    o = _orch()
+    _active(o)
+    o.forget_vote("t2", "x")
+    assert _watched_per_tick(o, monkeypatch, 3) == [["x"], [], []]
+    assert o.state_of("x") == "active"
