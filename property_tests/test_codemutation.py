@@ -26,6 +26,7 @@ from ostrom.cli.main import main
 from ostrom.verify.codemutation import fastfirst
 from ostrom.verify.codemutation import run as run_mod
 from ostrom.verify.codemutation.report import (
+    MutantResult,
     TargetReport,
     change_of,
     classify,
@@ -569,3 +570,22 @@ def test_a_score_equal_to_its_rounded_record_passes_the_check(
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "88.9%, at least the recorded 88.9%" in result.output
+
+
+def test_the_survivor_table_shows_code_verbatim() -> None:
+    """A survivor's change is source code: its ``[i]`` is an index, not rich markup
+    (the table once showed ``self._artifacts[i].seq`` as ``self._artifacts.seq``)."""
+    import io
+
+    from rich.console import Console
+
+    from ostrom.cli.mutate_code import _table
+
+    change = "key=lambda i: self._artifacts[i].seq -> key=None"
+    result = MutantResult("m.x__mutmut_1", "survived", "survived", 3, change, "")
+    report = TargetReport(
+        target=load_target("voting"), generated=1, seed=None, results=[result], seconds=1.0
+    )
+    out = io.StringIO()
+    Console(file=out, width=200).print(_table(report))
+    assert "self._artifacts[i].seq -> key=None" in out.getvalue()

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ostrom.cli.exits import BadInput, ExitCode, ToolError
 from ostrom.cli.extras import install_hint
@@ -39,7 +40,9 @@ def _table(report: TargetReport) -> Table:
     for col in ("line", "change", "verdict", "id"):
         table.add_column(col, overflow="fold")
     for r in report.survivors:
-        table.add_row(str(r.line or "?"), r.change, r.verdict.upper(), r.id.rpartition(".")[2])
+        # Text, not str: a change is source code, and rich would read its "[i]" as markup
+        short = r.id.rpartition(".")[2]
+        table.add_row(str(r.line or "?"), Text(r.change), r.verdict.upper(), Text(short))
     return table
 
 
