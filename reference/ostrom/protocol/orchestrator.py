@@ -63,7 +63,6 @@ from ostrom.protocol.voting import (
     Ballot,
     BallotKind,
     Phase,
-    Tally,
     dispute_verdict,
     review_verdict,
     select_reviewers,
@@ -908,11 +907,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
-
-
-def tally_dict(t: Tally, kind: BallotKind) -> dict[str, int]:
-    """The tally as it appears in a decision record."""
-    return t.to_dict(kind)
 
 
 def _recruitable(a: Agent | None) -> bool:
