@@ -860,13 +860,18 @@ def test_a_resubmission_starts_a_fresh_review() -> None:
     assert [e.get("verdict") for e in events if e["event"] == "timeout"].count("rerecruit") == 1
 
 
-def test_set_agent_keeps_an_agents_subscriptions() -> None:
-    """``set_agent`` without subscriptions keeps the agent's own (a tier change does not
-    unsubscribe it)."""
+def test_set_agent_keeps_an_agents_subscriptions_and_sanction() -> None:
+    """``set_agent`` without subscriptions or sanction keeps the agent's own: a tier
+    change neither unsubscribes an agent nor lifts its ban (LC-SAFE-4)."""
     o = _orch()
     o.set_agent("t2", 2, subscriptions=["s", "t"])
     o.set_agent("t2", 3)
     assert o.agents["t2"].subscriptions == frozenset({"s", "t"})
+    o.set_agent("bar", 2)
+    assert o.agents["bar"].sanction == Sanction.BANNED
+    o.propose("t1", "x", "s", "d")
+    with pytest.raises(Refused, match=r"^sanctioned: bar$"):
+        o.object("bar", "x")
 
 
 def test_public_values_are_deep_copies() -> None:
@@ -897,6 +902,10 @@ def test_the_shared_checks_say_why() -> None:
         o.dispute("bar", "x", "why")
     with pytest.raises(Refused, match=r"^not_eligible: t0 tier 0 < dispute min tier$"):
         o.dispute("t0", "x", "why")
+    with pytest.raises(Refused, match=r"^invalid_input: dispute: bad reason 5$"):
+        o.dispute("t2", "x", 5)  # type: ignore[arg-type]  # a caller's bad value, named
+    with pytest.raises(Refused, match=r"^invalid_input: commit_vote: missing agent, artifact$"):
+        o.commit_vote(None, None, "ab" * 32)  # type: ignore[arg-type]  # None is no value
 
 
 def test_an_orchestrator_bug_names_the_artifact_and_state() -> None:
