@@ -40,7 +40,6 @@ Each handler names its TLA+ action (``# spec/PBFT.tla: Name``); what PBFT.tla ab
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -1469,8 +1468,3 @@ def _is_replica_name(name: str, n: int) -> bool:
         if value >= n:
             return False
     return True
-
-
-def digest_of(obj: Any) -> str:
-    """sha256 of the canonical encoding (state digests of JSON-able states)."""
-    return hashlib.sha256(canonical(obj)).hexdigest()
