@@ -851,3 +851,78 @@ def test_a_state_transfer_drops_what_it_executed_from_the_queue() -> None:
     _pump(w, outs, hold=lambda j, m: j != 3 and not isinstance(m, FetchState))
     assert (r3.last_exec, r3.stable_seq) == (4, 4)
     assert all(s > r3.last_exec for s in r3.to_execute), sorted(r3.to_execute)
+
+
+def test_a_replica_that_left_the_view_executes_a_committed_request_it_holds_as_pending() -> None:
+    """The late-commit rule needs the request itself: a replica that left view 0 without
+    the PRE-PREPARE but with the client's request (the client sent it to every replica)
+    executes it when q commits of view 0 decide its sequence number."""
+    w = World()
+    req, pp = _pre_prepare(w)
+    d = body(pp, PrePrepare).digest
+    r3 = w.replicas[3]
+    r3.on_message(req)  # the PRE-PREPARE to r3 is lost
+    r3.on_timeout()
+    assert r3.view == 1 and not r3.active and (0, 1) not in r3.pre_prepares
+    for j in (0, 1, 2):
+        r3.on_message(w.signers[f"r{j}"].sign(Commit(0, 1, d, j)))
+    assert r3.executed_log == [(1, d)] and r3.app.digest() != CounterApp().digest()
+
+
+def test_a_replica_that_left_the_view_executes_the_request_its_pre_prepare_carried() -> None:
+    """...and when it did not keep the request as pending (its client already had a
+    window's worth pending there), the request comes from the PRE-PREPARE it accepted."""
+    w = World(watermark_window=2)
+    r3 = w.replicas[3]
+    for _ in range(2):  # c0's window at r3 filled with requests the primary never saw
+        r3.on_message(w.request())
+    req, pp = _pre_prepare(w)
+    d = body(pp, PrePrepare).digest
+    before = r3.rejected["rate_limited"]
+    r3.on_message(pp)
+    assert r3.rejected["rate_limited"] == before + 1 and d not in r3.pending
+    r3.on_timeout()
+    assert r3.view == 1 and not r3.active
+    for j in (0, 1, 2):
+        r3.on_message(w.signers[f"r{j}"].sign(Commit(0, 1, d, j)))
+    assert r3.executed_log == [(1, d)]
+    assert r3.history == [req]
+
+
+def test_a_restart_sends_nothing_by_itself() -> None:
+    """``restore_durable`` executes the history again to rebuild the application and the
+    last replies, but it sends nothing: the replies went out before the crash, and the
+    restarted replica's first step answers only what it is given."""
+    sim = Simulation(4, 1, seed=3)
+    for k in range(2):
+        sim.submit("c0", {"op": "x", "k": k})
+    sim.run(until=sim.all_executed)
+    state = sim.replicas[1].durable_state()
+    assert len(state.history) == 2
+    restarted = sim._new_replica(1)
+    restarted.restore_durable(state)
+    out = restarted.on_timeout()
+    assert not [s for s in out.sends if isinstance(s.payload, Signed)
+                and isinstance(s.payload.message, Reply)]  # fmt: skip
+
+
+def test_the_counter_app_records_each_operation_in_order() -> None:
+    """The protocol tests' application keeps what it applied, in order, and answers with
+    the count."""
+    app = CounterApp()
+    assert app.execute({"op": "a"}) == {"n": 1}
+    assert app.execute({"op": "b"}) == {"n": 2}
+    assert app.applied == [{"op": "a"}, {"op": "b"}]
+
+
+def test_a_durable_state_naming_a_reply_never_sent_is_refused() -> None:
+    """``reply_views`` records the view each client's last reply was signed in; one for a
+    client the history never answered is an ``InvalidDurableState`` naming the client,
+    not a crash and not a replica inventing a reply."""
+    sim = Simulation(4, 1, seed=3)
+    sim.submit("c0", {"op": "x"})
+    sim.run(until=sim.all_executed)
+    state = sim.replicas[1].durable_state()
+    forged = dataclasses.replace(state, reply_views={**state.reply_views, "c9": 0})
+    with pytest.raises(InvalidDurableState, match=r"^replica 1: a reply to c9 never sent$"):
+        sim._new_replica(1).restore_durable(forged)
