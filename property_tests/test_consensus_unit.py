@@ -926,3 +926,98 @@ def test_a_durable_state_naming_a_reply_never_sent_is_refused() -> None:
     forged = dataclasses.replace(state, reply_views={**state.reply_views, "c9": 0})
     with pytest.raises(InvalidDurableState, match=r"^replica 1: a reply to c9 never sent$"):
         sim._new_replica(1).restore_durable(forged)
+
+
+def _executed_state(**sim: Any) -> tuple[Simulation, Any]:
+    """A simulation whose two requests every replica executed, and replica 1's state."""
+    s = Simulation(4, 1, seed=3, **sim)
+    for k in range(2):
+        s.submit("c0", {"op": "x", "k": k})
+    s.run(until=s.all_executed)
+    return s, s.replicas[1].durable_state()
+
+
+@pytest.mark.parametrize(
+    "used",
+    [
+        lambda r, w: setattr(r, "history", [None]),
+        lambda r, w: setattr(r, "view", 1),
+        lambda r, w: setattr(r, "stable_seq", 2),
+        lambda r, w: r.on_message(_pre_prepare(w)[1]),
+        lambda r, w: r.view_changes.setdefault(1, {}),
+    ],
+    ids=["history", "view", "stable_seq", "pre_prepares", "view_changes"],
+)
+def test_restore_needs_a_fresh_replica(used: Callable[[Replica, World], Any]) -> None:
+    """``restore_durable`` rebuilds a freshly constructed replica only: any one trace of
+    use (an execution, a view, a checkpoint, a PRE-PREPARE, a VIEW-CHANGE) refuses it,
+    whatever the state offered."""
+    w = World()
+    r = w.replicas[1]
+    state = r.durable_state()
+    used(r, w)
+    with pytest.raises(InvalidDurableState, match=r"^restore_durable needs a freshly constructed"):
+        r.restore_durable(state)
+
+
+class _Long(tuple):  # type: ignore[type-arg]
+    """A history that claims a length no store could hold (hostile input)."""
+
+    claimed = 0
+
+    def __len__(self) -> int:
+        return self.claimed
+
+
+@pytest.mark.parametrize(
+    ("change", "refused"),
+    [
+        ({"view": -1}, True),
+        ({"next_seq": 2}, True),  # at stable_seq 2 the next number is at least 3
+        ({"history": 2**62 + 1}, True),
+        ({"history": 2**62}, False),  # the bound itself is in range
+    ],
+    ids=["negative-view", "next-seq-not-above-stable", "history-too-long", "history-at-bound"],
+)
+def test_durable_counters_out_of_range_are_refused(change: dict[str, int], refused: bool) -> None:
+    """A durable state's counters are checked first, each on its own: a negative view, a
+    next sequence number not above the stable checkpoint, a history longer than 2^62."""
+    sim, state = _executed_state(checkpoint_k=2, watermark_window=4)
+    assert state.stable_seq == 2
+    if "history" in change:
+        long = _Long(state.history)
+        long.claimed = change["history"]
+        bad = dataclasses.replace(state, history=long)
+    else:
+        bad = dataclasses.replace(state, **change)
+    try:
+        sim._new_replica(1).restore_durable(bad)
+        why = ""
+    except InvalidDurableState as err:
+        why = str(err)
+    assert ("counters out of range" in why) == refused, why
+
+
+def test_a_durable_request_that_cannot_be_encoded_is_refused() -> None:
+    """A history entry whose signature cannot even be checked (its operation has no
+    canonical encoding) is not authentic: ``InvalidDurableState``, never the exception
+    the encoder raised, nor an execution of it."""
+    sim, state = _executed_state()
+    req = state.history[0]
+    assert isinstance(req, Signed) and isinstance(req.message, Request)
+    odd = dataclasses.replace(req, message=dataclasses.replace(req.message, operation={"op": {1}}))
+    bad = dataclasses.replace(state, history=(odd, *state.history[1:]))
+    with pytest.raises(InvalidDurableState, match=r"executed request 1 is not a client's"):
+        sim._new_replica(1).restore_durable(bad)
+
+
+def test_a_durable_state_that_does_not_restore_to_itself_is_refused() -> None:
+    """The last check of ``restore_durable``: the replica rebuilt must give back exactly
+    the state it was given.  A state without the reply its history sent (``reply_views``
+    missing c0) passes every field's own check but not this one."""
+    sim, state = _executed_state()
+    bad = dataclasses.replace(state, reply_views={})
+    with pytest.raises(
+        InvalidDurableState, match=r"^replica 1: the state does not restore exactly$"
+    ):
+        sim._new_replica(1).restore_durable(bad)
