@@ -995,7 +995,7 @@ def test_durable_counters_out_of_range_are_refused(change: dict[str, int], refus
         why = ""
     except InvalidDurableState as err:
         why = str(err)
-    assert ("counters out of range" in why) == refused, why
+    assert (why == "replica 1: counters out of range") == refused, why
 
 
 def test_a_durable_request_that_cannot_be_encoded_is_refused() -> None:
@@ -1021,3 +1021,19 @@ def test_a_durable_state_that_does_not_restore_to_itself_is_refused() -> None:
         InvalidDurableState, match=r"^replica 1: the state does not restore exactly$"
     ):
         sim._new_replica(1).restore_durable(bad)
+
+
+def test_a_stable_checkpoint_at_0_must_be_the_initial_state() -> None:
+    """At stable number 0 there is no checkpoint to prove: a durable state there must
+    carry no proof and the initial digests, each refused on its own."""
+    w = World()
+    fresh = w.replicas[1].durable_state()
+    assert fresh.stable_seq == 0
+    _, pp = _pre_prepare(w)
+    for bad in (
+        dataclasses.replace(fresh, stable_proof=(pp,)),
+        dataclasses.replace(fresh, stable_digest="00" * 32),
+        dataclasses.replace(fresh, stable_app_digest="00" * 32),
+    ):
+        with pytest.raises(InvalidDurableState, match=r"a stable checkpoint at 0 that is not"):
+            World().replicas[1].restore_durable(bad)
