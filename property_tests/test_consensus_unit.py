@@ -8,6 +8,7 @@ schedules; these pin down individual rules, each with the smallest setup that sh
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -41,11 +42,13 @@ from ostrom.consensus.network import Faults, Simulation
 from ostrom.consensus.replica import (
     BROADCAST,
     CounterApp,
+    DurableState,
     InvalidDurableState,
     Output,
     ReplayMismatch,
     Replica,
     quorum,
+    state_digest,
 )
 from ostrom.consensus.replicated import ReplicatedOrchestrator, reference_state
 from test_orchestrator_stateful import AGENTS, PARAMS
@@ -1035,5 +1038,208 @@ def test_a_stable_checkpoint_at_0_must_be_the_initial_state() -> None:
         dataclasses.replace(fresh, stable_digest="00" * 32),
         dataclasses.replace(fresh, stable_app_digest="00" * 32),
     ):
-        with pytest.raises(InvalidDurableState, match=r"a stable checkpoint at 0 that is not"):
+        with pytest.raises(
+            InvalidDurableState,
+            match=r"^replica 1: a stable checkpoint at 0 that is not the initial state$",
+        ):
             World().replicas[1].restore_durable(bad)
+
+
+def _view_1_state() -> tuple[Simulation, Any]:
+    """Replica 1 as the primary of view 1 (replica 0 crashed at once): its durable state
+    holds a NEW-VIEW of three VIEW-CHANGEs, a stable checkpoint at 2 with its proof, three
+    executions, a PRE-PREPARE it sent and its COMMIT."""
+    sim = Simulation(4, 1, seed=3, checkpoint_k=2, watermark_window=4)
+    sim.crash(0)
+    for k in range(3):
+        sim.submit("c0", {"op": "x", "k": k})
+    sim.run(200_000)
+    state = sim.replicas[1].durable_state()
+    assert (state.view, state.active, state.stable_seq, len(state.history)) == (1, True, 2, 3)
+    assert state.new_view_msg is not None
+    return sim, state
+
+
+def _forged(sim: Simulation, signer: int, message: Any) -> Signed:
+    return sim.replicas[signer].signer.sign(message)
+
+
+def _unsigned(s: Signed) -> Signed:
+    return dataclasses.replace(s, signature=bytes(len(s.signature)))
+
+
+def _with_new_view(sim: Simulation, state: Any, **change: Any) -> Any:
+    nv = state.new_view_msg.message
+    return dataclasses.replace(
+        state, new_view_msg=_forged(sim, 1, dataclasses.replace(nv, **change))
+    )
+
+
+_r = dataclasses.replace  # the forgeries below are one-line edits of a true state
+
+_DURABLE_FORGERIES: list[tuple[str, Callable[[Simulation, Any], Any], str]] = [
+    ("no-stable-proof", lambda sim, st: _r(st, stable_proof=()),
+     "stable checkpoint 2 without a valid proof"),
+    ("new-view-of-view-0", lambda sim, st: _r(
+        st, new_view_msg=_forged(sim, 0, NewView(0, (), (), 0))),
+     "its NEW-VIEW is not a primary's, or of a later view"),
+    ("new-view-of-a-later-view", lambda sim, st: _r(
+        st, new_view_msg=_forged(sim, 2, NewView(2, (), (), 2))),
+     "its NEW-VIEW is not a primary's, or of a later view"),
+    ("new-view-of-a-backup", lambda sim, st: _r(
+        st, new_view_msg=_forged(sim, 2, _r(st.new_view_msg.message, replica=2))),
+     "its NEW-VIEW is not a primary's, or of a later view"),
+    ("new-view-unsigned", lambda sim, st: _r(
+        st, new_view_msg=_unsigned(st.new_view_msg)),
+     "its NEW-VIEW is not a primary's, or of a later view"),
+    ("new-view-carrying-an-unsigned-view-change", lambda sim, st: _with_new_view(
+        sim, st, view_changes=(_unsigned(st.new_view_msg.message.view_changes[0]),
+                               *st.new_view_msg.message.view_changes[1:])),
+     "its NEW-VIEW is not a primary's, or of a later view"),
+    ("new-view-carrying-a-pre-prepare-as-view-change", lambda sim, st: _with_new_view(
+        sim, st, view_changes=(_forged(sim, 1, PrePrepare(1, 3, NULL_DIGEST, None, 1)),)),
+     "its NEW-VIEW is not a primary's, or of a later view"),
+    ("new-view-carrying-an-unsigned-pre-prepare", lambda sim, st: _with_new_view(
+        sim, st,
+        pre_prepares=(_unsigned(_forged(sim, 1, PrePrepare(1, 3, NULL_DIGEST, None, 1))),)),
+     "its NEW-VIEW is not a primary's, or of a later view"),
+    ("new-view-carrying-a-view-change-as-pre-prepare", lambda sim, st: _with_new_view(
+        sim, st, pre_prepares=st.new_view_msg.message.view_changes[:1]),
+     "its NEW-VIEW is not a primary's, or of a later view"),
+    ("active-without-its-new-view", lambda sim, st: _r(st, new_view_msg=None),
+     "active in view 1 without that view's NEW-VIEW"),
+    ("active-with-another-views-new-view", lambda sim, st: _r(
+        st, view=2, active=True, next_seq=4),
+     "active in view 2 without that view's NEW-VIEW"),
+    # its VIEW-CHANGEs: its own, signed, for the view they are kept under, not above its view
+    ("view-change-of-another-replica", lambda sim, st: _r(
+        st, view_changes={1: _vc(st, "r2")}),
+     "the VIEW-CHANGE for view 1 is not its own valid one"),
+    ("view-change-unsigned", lambda sim, st: _r(
+        st, view_changes={1: _unsigned(_vc(st, "r1"))}),
+     "the VIEW-CHANGE for view 1 is not its own valid one"),
+    ("view-change-kept-under-another-view", lambda sim, st: _r(
+        st, view=2, active=False, view_changes={2: _vc(st, "r1")}),
+     "the VIEW-CHANGE for view 2 is not its own valid one"),
+    ("view-change-above-its-view", lambda sim, st: _r(
+        st, view_changes={2: _forged(sim, 1, _r(_vc(st, "r1").message, new_view=2))}),
+     "the VIEW-CHANGE for view 2 is not its own valid one"),
+    ("view-change-not-a-view-change", lambda sim, st: _r(
+        st, view_changes={1: _pp(st)}),
+     "the VIEW-CHANGE for view 1 is not its own valid one"),
+    # its PRE-PREPAREs: a valid primary's, kept under its own (view, seq), above the checkpoint
+    ("pre-prepare-not-a-pre-prepare", lambda sim, st: _r(
+        st, pre_prepares={(1, 3): st.commits[_commit_key(st)]}),
+     "the PRE-PREPARE at (1, 3) is not a valid primary's"),
+    ("pre-prepare-unsigned", lambda sim, st: _r(
+        st, pre_prepares={(1, 3): _unsigned(_pp(st))}),
+     "the PRE-PREPARE at (1, 3) is not a valid primary's"),
+    ("pre-prepare-under-another-number", lambda sim, st: _r(
+        st, pre_prepares={(1, 2): _pp(st)}),
+     "the PRE-PREPARE at (1, 2) is not a valid primary's"),
+    ("pre-prepare-of-a-backup", lambda sim, st: _r(
+        st, pre_prepares={(1, 3): _forged(sim, 2, _r(_pp(st).message, replica=2))}),
+     "the PRE-PREPARE at (1, 3) is not a valid primary's"),
+    ("pre-prepare-digest-not-its-request", lambda sim, st: _r(
+        st, pre_prepares={(1, 3): _forged(sim, 1, _r(_pp(st).message, digest="00" * 32))}),
+     "the PRE-PREPARE at (1, 3) is not a valid primary's"),
+    ("pre-prepare-of-a-later-view", lambda sim, st: _r(
+        st, pre_prepares={(2, 3): _forged(sim, 2, _r(_pp(st).message, view=2, replica=2))}),
+     "the PRE-PREPARE at (2, 3) is not a valid primary's"),
+    ("pre-prepare-at-the-stable-checkpoint", lambda sim, st: _r(
+        st, pre_prepares={(1, 2): _forged(sim, 1, _r(_pp(st).message, seq=2))}),
+     "the PRE-PREPARE at (1, 2) is not a valid primary's"),
+    ("pre-prepare-neither-sent-nor-prepared", lambda sim, st: _r(
+        st, pre_prepares={**st.pre_prepares,
+                          (0, 3): _forged(sim, 0, _r(_pp(st).message, view=0, replica=0))}),
+     "the PRE-PREPARE at (0, 3) was neither sent nor prepared by it"),
+    ("pre-prepare-at-next-seq", lambda sim, st: _r(st, next_seq=3),
+     "next_seq 3 is not above its PRE-PREPARE at 3"),
+    # its votes: its own, signed, under their own key, not above its view nor at the checkpoint
+    ("commit-not-a-commit", lambda sim, st: _r(
+        st, commits={_commit_key(st): _forged(sim, 1, Prepare(*_commit_key(st), 1))}),
+     "the Commit at (1, 3) is not its own"),
+    ("commit-of-another-replica", lambda sim, st: _r(
+        st, commits={_commit_key(st): _forged(sim, 2, Commit(*_commit_key(st), 2))}),
+     "the Commit at (1, 3) is not its own"),
+    ("commit-unsigned", lambda sim, st: _r(
+        st, commits={_commit_key(st): _unsigned(st.commits[_commit_key(st)])}),
+     "the Commit at (1, 3) is not its own"),
+    ("commit-under-another-key", lambda sim, st: _r(
+        st, commits={(1, 3, "00" * 32): st.commits[_commit_key(st)]}),
+     "the Commit at (1, 3) is not its own"),
+    ("prepare-of-a-later-view", lambda sim, st: _r(
+        st, prepares={(2, 3, "00" * 32): _forged(sim, 1, Prepare(2, 3, "00" * 32, 1))}),
+     "the Prepare at (2, 3) is not its own"),
+    ("prepare-at-the-stable-checkpoint", lambda sim, st: _r(
+        st, prepares={(1, 2, "00" * 32): _forged(sim, 1, Prepare(1, 2, "00" * 32, 1))}),
+     "the Prepare at (1, 2) is not its own"),
+    ("sent-commit-without-its-commit", lambda sim, st: _r(
+        st, sent_commit={**st.sent_commit, (1, 4): "00" * 32}),
+     "sent_commit at (1, 4) without its COMMIT"),
+    ("prepared-certificate-under-another-number", lambda sim, st: _r(
+        st, prepared_certs={4: st.prepared_certs[3]}),
+     "the prepared certificate for 4 is not valid"),
+    ("prepared-certificate-not-a-certificate", lambda sim, st: _r(
+        st, prepared_certs={3: _pp(st)}),
+     "the prepared certificate for 3 is not valid"),
+    # checkpoints: within what it executed, its own votes above the stable one
+    ("own-checkpoint-beyond-its-history", lambda sim, st: _r(
+        st, own_checkpoints={**st.own_checkpoints, 4: st.own_checkpoints[2]}),
+     "a checkpoint at 4 outside what it executed"),
+    ("own-checkpoint-at-0", lambda sim, st: _r(
+        st, own_checkpoints={**st.own_checkpoints, 0: st.own_checkpoints[2]}),
+     "a checkpoint at 0 outside what it executed"),
+    ("checkpoint-vote-at-the-stable-checkpoint", lambda sim, st: _r(
+        st,
+        checkpoints={2: _forged(sim, 1, Checkpoint(2, state_digest(*st.own_checkpoints[2]), 1))}),
+     "the CHECKPOINT at 2 is not its own"),
+    # executions and replies
+    ("history-holds-a-vote", lambda sim, st: _r(
+        st, history=(st.commits[_commit_key(st)], *st.history[1:])),
+     "executed request 1 is not a client's signed request"),
+    ("history-holds-an-unsigned-request", lambda sim, st: _r(
+        st, history=(*st.history[:2], _unsigned(st.history[2]))),
+     "executed request 3 is not a client's signed request"),
+    ("reply-of-a-later-view", lambda sim, st: _r(st, reply_views={"c0": 2}),
+     "the last reply to c0 is of a view it has not reached"),
+    ("reply-of-a-negative-view", lambda sim, st: _r(st, reply_views={"c0": -1}),
+     "the last reply to c0 is of a view it has not reached"),
+]  # fmt: skip
+
+
+def _vc(st: DurableState, sender: str) -> Signed:
+    """The VIEW-CHANGE ``sender`` sent for view 1, as the NEW-VIEW carries it."""
+    assert st.new_view_msg is not None
+    nv = body(st.new_view_msg, NewView)
+    return next(s for s in nv.view_changes if s.sender == sender)
+
+
+def _pp(st: DurableState) -> Signed:
+    return st.pre_prepares[(1, 3)]
+
+
+def _commit_key(st: DurableState) -> tuple[int, int, str]:
+    (key,) = st.commits
+    return key
+
+
+@pytest.mark.parametrize(
+    ("forge", "why"),
+    [(f, w) for _, f, w in _DURABLE_FORGERIES],
+    ids=[n for n, _, _ in _DURABLE_FORGERIES],
+)
+def test_each_durable_check_refuses_its_own_forgery(
+    forge: Callable[[Simulation, Any], Any], why: str
+) -> None:
+    """Each check of a durable state refuses, by its own message, a state that is valid
+    but for the one thing it checks: a replica restarts on a state it could have kept, or
+    not at all (InvalidDurableState names what is wrong)."""
+    sim, state = _view_1_state()
+    sim._new_replica(1).restore_durable(state)  # the true state restores
+    # ... and so does one keeping its own VIEW-CHANGE for the view it is in
+    sim._new_replica(1).restore_durable(
+        dataclasses.replace(state, view_changes={1: _vc(state, "r1")})
+    )
+    with pytest.raises(InvalidDurableState, match=rf"^replica 1: {re.escape(why)}$"):
+        sim._new_replica(1).restore_durable(forge(sim, state))
