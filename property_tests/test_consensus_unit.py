@@ -1201,6 +1201,13 @@ _DURABLE_FORGERIES: list[tuple[str, Callable[[Simulation, Any], Any], str]] = [
     ("history-holds-an-unsigned-request", lambda sim, st: _r(
         st, history=(*st.history[:2], _unsigned(st.history[2]))),
      "executed request 3 is not a client's signed request"),
+    ("pre-prepare-of-an-unsigned-request", lambda sim, st: _r(
+        st, pre_prepares={(1, 3): _forged(sim, 1, _r(_pp(st).message,
+                                                      request=_unsigned(_request(st))))}),
+     "the PRE-PREPARE at (1, 3) is not a valid primary's"),
+    ("prepared-certificate-of-a-later-view", lambda sim, st: _r(
+        st, prepared_certs={3: _cert_of_view_2(sim, st)}),
+     "the prepared certificate for 3 is not valid"),
     ("reply-of-a-later-view", lambda sim, st: _r(st, reply_views={"c0": 2}),
      "the last reply to c0 is of a view it has not reached"),
     ("reply-of-a-negative-view", lambda sim, st: _r(st, reply_views={"c0": -1}),
@@ -1217,6 +1224,21 @@ def _vc(st: DurableState, sender: str) -> Signed:
 
 def _pp(st: DurableState) -> Signed:
     return st.pre_prepares[(1, 3)]
+
+
+def _request(st: DurableState) -> Signed:
+    req = body(_pp(st), PrePrepare).request
+    assert req is not None
+    return req
+
+
+def _cert_of_view_2(sim: Simulation, st: DurableState) -> PreparedCert:
+    """A well-formed prepared certificate for view 2 (its primary's PRE-PREPARE and two
+    backups' PREPAREs): valid, but of a view replica 1 (in view 1) cannot have seen."""
+    req = _request(st)
+    d = request_digest(req)
+    pp = _forged(sim, 2, PrePrepare(2, 3, d, req, 2))
+    return PreparedCert(pp, tuple(_forged(sim, j, Prepare(2, 3, d, j)) for j in (0, 3)))
 
 
 def _commit_key(st: DurableState) -> tuple[int, int, str]:
@@ -1243,3 +1265,97 @@ def test_each_durable_check_refuses_its_own_forgery(
     )
     with pytest.raises(InvalidDurableState, match=rf"^replica 1: {re.escape(why)}$"):
         sim._new_replica(1).restore_durable(forge(sim, state))
+
+
+def test_an_own_checkpoint_at_1_restores() -> None:
+    """The first sequence number can carry a checkpoint (``checkpoint_k = 1``): a state
+    holding its own checkpoint at 1 restores."""
+    sim, state = _executed_state(checkpoint_k=1, watermark_window=2)
+    assert 1 in state.own_checkpoints
+    restored = sim._new_replica(1)
+    restored.restore_durable(state)
+    assert restored.durable_state() == state
+
+
+def test_a_late_view_change_is_not_answered_with_an_older_new_view() -> None:
+    """BFT-LIVE-1's answer is the installed NEW-VIEW only if it is of the view asked for
+    or later: a replica that installed view 1 and then moved on to view 3 does not send
+    its NEW-VIEW 1 to a replica asking for view 2 (it would not let it in)."""
+    w = World()
+    vcs = _prepared_then_view_change(w)
+    r1 = w.replicas[1]
+    for vc in vcs[1:]:
+        r1.on_message(vc)
+    assert r1.active and r1.view == 1
+    r1.on_message(w.request())  # something to wait for: the timer runs
+    r1.on_timeout()  # view 2, changing view
+    for j in (0, 2, 3):  # q replicas want view 2 too, and its NEW-VIEW does not come
+        r1.on_message(w.signers[f"r{j}"].sign(ViewChange(2, 0, (), (), j)))
+    r1.on_timeout()
+    assert r1.view == 3 and not r1.active
+    assert body(r1.new_view_msg, NewView).view == 1
+    late = w.signers["r0"].sign(ViewChange(2, 0, (), (), 0))
+    assert not w.sent(r1.on_message(late), NewView)
+
+
+def test_a_view_change_delivered_twice_is_counted_as_replayed() -> None:
+    """A VIEW-CHANGE already held from its sender for that view is refused ``replayed``
+    (a retransmission), not processed again."""
+    w = World()
+    w.replicas[2].on_message(w.request())
+    (vc,) = w.sent(w.replicas[2].on_timeout(), ViewChange)
+    r3 = w.replicas[3]
+    r3.on_message(vc)
+    before = r3.rejected["replayed"]
+    r3.on_message(vc)
+    assert r3.rejected["replayed"] == before + 1
+
+
+def test_a_late_commit_waits_for_its_request() -> None:
+    """A replica that left the view with neither the PRE-PREPARE nor the client's request
+    learns from q commits that the number is decided, but cannot execute what it does
+    not have: it executes nothing (never a null request in its place)."""
+    w = World()
+    _, pp = _pre_prepare(w)
+    d = body(pp, PrePrepare).digest
+    r3 = w.replicas[3]
+    r3.on_message(w.request("other", client="c1"))  # a request of its own to wait for
+    r3.on_timeout()
+    assert not r3.active
+    for j in (0, 1, 2):
+        r3.on_message(w.signers[f"r{j}"].sign(Commit(0, 1, d, j)))
+    assert r3.last_exec == 0 and r3.history == []
+
+
+def test_a_late_commit_conflicting_with_a_commit_of_the_view_is_refused() -> None:
+    """One vote per (view, seq, sender) across both paths: a COMMIT stored while in the
+    view and a late COMMIT from the same sender for another digest of that (view, seq)
+    after leaving it is ``conflicting`` and not stored."""
+    w = World()
+    _, pp = _pre_prepare(w)
+    d = body(pp, PrePrepare).digest
+    r3 = w.replicas[3]
+    r3.on_message(pp)
+    r3.on_message(w.signers["r2"].sign(Commit(0, 1, d, 2)))
+    r3.on_timeout()
+    assert not r3.active
+    before = r3.rejected["conflicting"]
+    r3.on_message(w.signers["r2"].sign(Commit(0, 1, "ab" * 32, 2)))
+    assert r3.rejected["conflicting"] == before + 1
+    assert (0, 1, "ab" * 32) not in r3.commits
+
+
+def test_a_replayed_pre_prepare_of_an_executed_number_queues_nothing() -> None:
+    """After it executed a number, a replica that left the view and gets that number's
+    PRE-PREPARE again (a retransmission) queues nothing for execution: the number is
+    done, and the queue holds only what is still to run."""
+    w = World()
+    _, pp = _pre_prepare(w)
+    _commit_everywhere(w, [pp])
+    r1 = w.replicas[1]
+    assert r1.last_exec == 1
+    r1.on_message(w.request())
+    r1.on_timeout()
+    assert not r1.active
+    r1.on_message(pp)
+    assert r1.to_execute == {} and r1.last_exec == 1
