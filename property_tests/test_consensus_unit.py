@@ -1359,3 +1359,87 @@ def test_a_replayed_pre_prepare_of_an_executed_number_queues_nothing() -> None:
     assert not r1.active
     r1.on_message(pp)
     assert r1.to_execute == {} and r1.last_exec == 1
+
+
+def _honest_new_view(w: World, vcs: list[Signed]) -> Signed:
+    """The NEW-VIEW replica 1 (primary of view 1) sends once it has the VIEW-CHANGEs."""
+    out = Output()
+    for vc in vcs[1:]:
+        out.extend(w.replicas[1].on_message(vc))
+    (nv,) = w.sent(out, NewView)
+    return nv
+
+
+@pytest.mark.parametrize("extra", ["same-voter-twice", "a-view-change-for-another-view"])
+def test_a_new_view_with_one_bad_view_change_is_refused(extra: str) -> None:
+    """A NEW-VIEW is refused ``bad_new_view`` for any one of its VIEW-CHANGEs: a voter
+    counted twice, or a VIEW-CHANGE for another view — even when the others are a valid
+    quorum and the pre-prepares are the right O for them."""
+    w = World()
+    vcs = _prepared_then_view_change(w)
+    nv = body(_honest_new_view(w, vcs), NewView)
+    more = (
+        vcs[2] if extra == "same-voter-twice" else w.signers["r0"].sign(ViewChange(2, 0, (), (), 0))
+    )
+    forged = w.signers["r1"].sign(NewView(1, (*nv.view_changes, more), nv.pre_prepares, 1))
+    r2 = w.replicas[2]
+    r2.on_message(forged)
+    assert r2.rejected["bad_new_view"] == 1 and not r2.active
+    r2.on_message(w.signers["r1"].sign(nv))  # the honest one is installed
+    assert r2.active and r2.view == 1
+
+
+def test_an_installed_new_view_again_is_replayed_an_older_one_stale() -> None:
+    """Once a view is installed, its NEW-VIEW delivered again is ``replayed`` (a
+    retransmission) and a NEW-VIEW of an earlier view is ``stale_view``."""
+    w = World()
+    vcs = _prepared_then_view_change(w)
+    nv = _honest_new_view(w, vcs)
+    r2 = w.replicas[2]
+    r2.on_message(nv)
+    assert r2.active and r2.view == 1
+    r2.on_message(nv)
+    assert (r2.rejected["replayed"], r2.rejected["stale_view"]) == (1, 0)
+    r2.on_message(w.signers["r0"].sign(NewView(0, (), (), 0)))
+    assert (r2.rejected["replayed"], r2.rejected["stale_view"]) == (1, 1)
+
+
+def test_a_view_change_for_the_view_being_changed_to_keeps_a_later_one() -> None:
+    """A replica changing to view 1 that holds a sender's VIEW-CHANGE for view 2 (the
+    sender ran ahead) still takes that sender's VIEW-CHANGE for view 1 when it comes, and
+    keeps both: view 1 is not above its own view, so no 'one per sender' rule applies."""
+    w = World()
+    r3 = w.replicas[3]
+    r3.on_message(w.request())
+    r3.on_timeout()
+    assert r3.view == 1 and not r3.active
+    r3.on_message(w.signers["r2"].sign(ViewChange(2, 0, (), (), 2)))
+    r3.on_message(w.signers["r2"].sign(ViewChange(1, 0, (), (), 2)))
+    assert 2 in r3.view_changes.get(1, {}) and 2 in r3.view_changes.get(2, {})
+    assert r3.rejected["superseded"] == 0
+
+
+def test_a_superseded_view_change_leaves_the_others_of_its_view() -> None:
+    """A sender's higher VIEW-CHANGE replaces its lower one held for a view above this
+    replica's; the other senders' VIEW-CHANGEs for that lower view stay (n = 7, f = 2, so
+    two of them do not yet make this replica join)."""
+    w = World(n=7, f=2)
+    r = w.replicas[6]
+    r.on_message(w.request())
+    r.on_timeout()
+    assert r.view == 1 and not r.active
+    for j in (2, 3):
+        r.on_message(w.signers[f"r{j}"].sign(ViewChange(2, 0, (), (), j)))
+    assert r.view == 1 and set(r.view_changes[2]) == {2, 3}
+    r.on_message(w.signers["r2"].sign(ViewChange(3, 0, (), (), 2)))
+    assert set(r.view_changes[2]) == {3} and set(r.view_changes[3]) == {2}
+
+
+def test_the_view_change_timeout_doubles_up_to_2_to_the_20() -> None:
+    """The back-off doubles the base timeout per consecutive view change, up to 2^20 times
+    it (past that the timer stays put rather than grow without bound)."""
+    r = World(base_timeout=10).replicas[1]
+    r.consecutive_view_changes = 20
+    assert r.timeout_duration() == 10 << 20
+    r.consecutive_view_changes = 21
+    assert r.timeout_duration() == 10 << 20
