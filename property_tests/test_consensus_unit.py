@@ -1370,17 +1370,23 @@ def _honest_new_view(w: World, vcs: list[Signed]) -> Signed:
     return nv
 
 
-@pytest.mark.parametrize("extra", ["same-voter-twice", "a-view-change-for-another-view"])
+@pytest.mark.parametrize(
+    "extra", ["same-voter-twice", "a-view-change-for-another-view", "unsigned", "not-a-view-change"]
+)
 def test_a_new_view_with_one_bad_view_change_is_refused(extra: str) -> None:
     """A NEW-VIEW is refused ``bad_new_view`` for any one of its VIEW-CHANGEs: a voter
-    counted twice, or a VIEW-CHANGE for another view — even when the others are a valid
-    quorum and the pre-prepares are the right O for them."""
+    counted twice, a VIEW-CHANGE for another view, one not signed by its sender, or a
+    message that is no VIEW-CHANGE at all (which must be refused, not crash the replica)
+    — even when the others are a valid quorum and the pre-prepares are the right O."""
     w = World()
     vcs = _prepared_then_view_change(w)
     nv = body(_honest_new_view(w, vcs), NewView)
-    more = (
-        vcs[2] if extra == "same-voter-twice" else w.signers["r0"].sign(ViewChange(2, 0, (), (), 0))
-    )
+    more = {
+        "same-voter-twice": vcs[2],
+        "a-view-change-for-another-view": w.signers["r0"].sign(ViewChange(2, 0, (), (), 0)),
+        "unsigned": _unsigned(w.signers["r0"].sign(ViewChange(1, 0, (), (), 0))),
+        "not-a-view-change": w.signers["r0"].sign(Prepare(1, 1, NULL_DIGEST, 0)),
+    }[extra]
     forged = w.signers["r1"].sign(NewView(1, (*nv.view_changes, more), nv.pre_prepares, 1))
     r2 = w.replicas[2]
     r2.on_message(forged)
