@@ -1449,3 +1449,61 @@ def test_the_view_change_timeout_doubles_up_to_2_to_the_20() -> None:
     assert r.timeout_duration() == 10 << 20
     r.consecutive_view_changes = 21
     assert r.timeout_duration() == 10 << 20
+
+
+def test_o_starts_above_the_highest_stable_checkpoint_and_takes_the_highest_view() -> None:
+    """PBFT §4.4: a certificate exactly at the highest stable checkpoint is not
+    re-proposed (that number is decided), and where two certificates name one number
+    O takes the one of the higher view, whichever VIEW-CHANGE comes first."""
+    w = World()
+    r2 = w.replicas[2]
+    a, b, c = w.request("a"), w.request("b"), w.request("c")
+    at_low = w.signers["r0"].sign(PrePrepare(0, 3, request_digest(a), a, 0))
+    old = w.signers["r0"].sign(PrePrepare(0, 4, request_digest(b), b, 0))
+    new = w.signers["r1"].sign(PrePrepare(1, 4, request_digest(c), c, 1))
+    x = ViewChange(2, 3, (), (PreparedCert(at_low, ()), PreparedCert(new, ())), 0)
+    y = ViewChange(2, 0, (), (PreparedCert(old, ()),), 3)
+    for vcs in ([x, y], [y, x]):
+        o = r2.compute_o(vcs, 2)
+        assert [(pp.seq, pp.request) for pp in o] == [(4, c)], vcs
+
+
+def test_a_new_views_pre_prepares_must_be_signed_by_its_primary() -> None:
+    """O's PRE-PREPAREs in a NEW-VIEW must each be the new primary's signed message: the
+    right O signed by another replica, or unsigned, is refused ``bad_new_view``."""
+    w = World()
+    vcs = _prepared_then_view_change(w)
+    nv = body(_honest_new_view(w, vcs), NewView)
+    (o1,) = nv.pre_prepares
+    for bad in (w.signers["r3"].sign(o1.message), _unsigned(o1)):
+        forged = w.signers["r1"].sign(NewView(1, nv.view_changes, (bad,), 1))
+        r2 = w.replicas[2]
+        before = r2.rejected["bad_new_view"]
+        r2.on_message(forged)
+        assert r2.rejected["bad_new_view"] == before + 1 and not r2.active
+
+
+def test_entering_a_view_relays_pending_requests_to_its_primary_and_drops_its_votes() -> None:
+    """A backup that enters view 1 sends the requests it still holds to view 1's primary
+    (its own copy may have been lost with view 0's), and keeps no VIEW-CHANGE for the view
+    it entered (nor for any below it)."""
+    w = World()
+    vcs = _prepared_then_view_change(w)
+    nv = _honest_new_view(w, vcs)
+    r2 = w.replicas[2]
+    req = w.request("late")
+    r2.on_message(req)
+    out = r2.on_message(nv)
+    assert r2.active and r2.view == 1
+    assert ("r1", req) in [(s.dest, s.payload) for s in out.sends]
+    assert r2.view_changes == {}
+
+
+def test_replica_defaults_and_group_sizes() -> None:
+    """The view-change timeout starts at 1000 ticks by default; n ≥ 3f + 1 holds for every
+    f (n = 4 with f = 2 is refused), and f = 0 is a group of one."""
+    ring, signers = make_keys(7, [replica_name(i) for i in range(4)])
+    assert Replica(0, 4, 1, ring, signers["r0"]).timeout_duration() == 1000
+    with pytest.raises(ValueError, match=r"^n=4 < 3f\+1 with f=2$"):
+        Replica(0, 4, 2, ring, signers["r0"])
+    assert Replica(0, 1, 0, ring, signers["r0"]).q == 1
