@@ -387,26 +387,31 @@ def test_typed_methods_refuse_saying_why() -> None:
         o3.resubmit("t4", "x", "d9")
 
 
-def test_a_closed_dispute_forgets_its_disputer() -> None:
-    """A plain dispute that fails penalises its disputer (frivolous) once; the artifact's
-    next dispute, an urgent report that fails, penalises the reporter only — the first
-    disputer is not charged again."""
-    o = _orch()
-    _active(o)
-    o.dispute("t2", "x", "wrong")
+def _penalties_until_active(o: Orchestrator, x: str = "x") -> list[dict[str, Any]]:
+    """Tick until the disputed ``x`` is active again; the penalties the ticks emitted."""
     penalties: list[dict[str, Any]] = []
     for _ in range(10):
         penalties += [e for e in o.apply({"op": "tick"})["events"] if e["event"] == "penalty"]
-        if o.state_of("x") == "active":
+        if o.state_of(x) == "active":
             break
-    assert penalties == [{"event": "penalty", "agent": "t2", "kind": "frivolous_dispute"}]
-    o.urgent_report("t3", "x", "harmful")
-    penalties = []
-    for _ in range(10):
-        penalties += [e for e in o.apply({"op": "tick"})["events"] if e["event"] == "penalty"]
-        if o.state_of("x") == "active":
-            break
-    assert penalties == [{"event": "penalty", "agent": "t3", "kind": "unfounded_urgent_report"}]
+    return penalties
+
+
+_FRIVOLOUS = {"event": "penalty", "agent": "t2", "kind": "frivolous_dispute"}
+_UNFOUNDED = {"event": "penalty", "agent": "t3", "kind": "unfounded_urgent_report"}
+
+
+@pytest.mark.parametrize("urgent_first", [False, True], ids=["dispute-first", "urgent-first"])
+def test_a_closed_dispute_forgets_who_opened_it(urgent_first: bool) -> None:
+    """A failed dispute penalises its disputer (frivolous), a failed urgent report its
+    reporter; when the artifact's next dispute of the other kind fails too, only its own
+    opener is penalised — the first one is not charged again, in either order."""
+    o = _orch()
+    _active(o)
+    openers = [("dispute", "t2", _FRIVOLOUS), ("urgent_report", "t3", _UNFOUNDED)]
+    for op, agent, penalty in reversed(openers) if urgent_first else openers:
+        o.apply({"op": op, "agent": agent, "artifact": "x", "reason": "wrong"})
+        assert _penalties_until_active(o) == [penalty]
 
 
 def _watched_per_tick(
@@ -688,27 +693,6 @@ def test_unknown_artifacts_have_no_state() -> None:
     """The read API answers ``None`` for an artifact it does not know (never raises)."""
     o = _orch()
     assert o.state_of("nope") is None and o.public_artifact("nope") is None
-
-
-def test_a_kept_urgent_report_is_not_charged_again_by_a_later_dispute() -> None:
-    """An urgent report that fails penalises its reporter once; when the artifact's next
-    dispute (a plain one) fails too, only that disputer is penalised."""
-    o = _orch()
-    _active(o)
-    o.urgent_report("t3", "x", "harmful")
-    penalties: list[dict[str, Any]] = []
-    for _ in range(10):
-        penalties += [e for e in o.apply({"op": "tick"})["events"] if e["event"] == "penalty"]
-        if o.state_of("x") == "active":
-            break
-    assert penalties == [{"event": "penalty", "agent": "t3", "kind": "unfounded_urgent_report"}]
-    o.dispute("t2", "x", "wrong")
-    penalties = []
-    for _ in range(10):
-        penalties += [e for e in o.apply({"op": "tick"})["events"] if e["event"] == "penalty"]
-        if o.state_of("x") == "active":
-            break
-    assert penalties == [{"event": "penalty", "agent": "t2", "kind": "frivolous_dispute"}]
 
 
 def _kept(o: Orchestrator, agent: str, x: str = "x") -> None:
