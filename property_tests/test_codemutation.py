@@ -1,5 +1,5 @@
 """Code mutation's own parts: target files, the reading of mutmut's report, the scores file,
-the fastest-first plugin and the command line.
+the cheapest-files-first plugin and the command line.
 
 A typo in a target file must never drop a test file or accept a mutant silently, a
 mutant's line must be the line it changes, an accepted equivalent whose id now names
@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -453,17 +454,69 @@ class _Item:
         self.nodeid = nodeid
 
 
-def test_fastfirst_orders_by_measured_duration(
+def test_fastfirst_orders_files_by_measured_duration_and_keeps_each_files_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    items = [_Item(n) for n in ("slow", "unknown", "fast", "mid")]
+    names = ("m.py::machine", "m.py::witness", "u.py::slow", "u.py::fast", "n.py::new", "d.py::x")
+    items = [_Item(n) for n in names]
     monkeypatch.chdir(tmp_path)
     fastfirst.pytest_collection_modifyitems(items)  # type: ignore[arg-type]
-    assert [i.nodeid for i in items] == ["slow", "unknown", "fast", "mid"]  # no stats: as given
-    stats = {"duration_by_test": {"slow": 30.0, "fast": 0.1, "mid": 2}}
+    assert tuple(i.nodeid for i in items) == names  # no stats: as collected
+    durations = {
+        "m.py::machine": 30.0,
+        "m.py::witness": 0.001,  # reads what the machine counted: must stay after it
+        "u.py::slow": 2,
+        "u.py::fast": 0.1,
+        "d.py::x": 0.5,
+    }
+    stats = {"duration_by_test": durations}
     (tmp_path / "mutmut-stats.json").write_text(json.dumps(stats), encoding="utf-8")
     fastfirst.pytest_collection_modifyitems(items)  # type: ignore[arg-type]
-    assert [i.nodeid for i in items] == ["fast", "mid", "slow", "unknown"]
+    assert [i.nodeid for i in items] == [
+        "d.py::x",  # mean 0.5
+        "u.py::slow",  # mean 1.05, written first
+        "u.py::fast",
+        "m.py::machine",  # mean 15
+        "m.py::witness",
+        "n.py::new",  # never measured: last
+    ]
+
+
+_WITNESS_FILE = """
+COUNT = []
+
+def test_machine():
+    COUNT.append(1)
+
+def test_machine_reached():
+    assert COUNT, "ran before the machine"
+"""
+
+
+def test_a_resumed_run_keeps_a_witness_after_its_machine(tmp_path: Path) -> None:
+    """What broke a resume: with every duration known (mutmut-stats.json is written by the
+    first run), a witness test that reads a counter its file's machine filled must still
+    run after the machine, in a real pytest run with the plugin loaded."""
+    (tmp_path / "test_other.py").write_text("def test_quick():\n    pass\n", encoding="utf-8")
+    (tmp_path / "test_machine.py").write_text(_WITNESS_FILE, encoding="utf-8")
+    durations = {
+        "test_machine.py::test_machine": 5.0,
+        "test_machine.py::test_machine_reached": 0.0001,
+        "test_other.py::test_quick": 0.01,
+    }
+    stats = {"duration_by_test": durations}
+    (tmp_path / "mutmut-stats.json").write_text(json.dumps(stats), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(layout.ROOT / "reference")}
+    args = [sys.executable, "-m", "pytest", "-p", "ostrom.verify.codemutation.fastfirst"]
+    args += ["-p", "no:cacheprovider", "-x", "-v", "test_machine.py", "test_other.py"]
+    done = subprocess.run(args, cwd=tmp_path, env=env, timeout=120, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+    ran = [line.split(" ")[0] for line in done.stdout.splitlines() if " PASSED" in line]
+    assert ran == [
+        "test_other.py::test_quick",
+        "test_machine.py::test_machine",
+        "test_machine.py::test_machine_reached",
+    ]
 
 
 def test_the_driver_generates_and_reports_with_this_mutmut(tmp_path: Path) -> None:

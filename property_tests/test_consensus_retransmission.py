@@ -44,6 +44,7 @@ from ostrom.consensus.network import (
     holds,
 )
 from ostrom.consensus.replica import BROADCAST, Output
+from ostrom.consensus.storage import MemoryLocation
 from test_consensus_stateful import check_safety_1, check_safety_2
 
 CLIENTS = 4
@@ -281,6 +282,26 @@ def test_the_quiet_scheduler_is_still_selectable() -> None:
         check_safety_1(sim)
         check_safety_2(sim)
     assert timeouts["quiet"] > 0 and timeouts["timer"] == 0
+
+
+def test_a_restart_counts_as_progress_whatever_the_replicas_progress() -> None:
+    """The quiet scheduler retransmits once per change of ``progress()``.  A restarted
+    replica counts its progress from the start again; as a sum, a crash and restart of a
+    replica that had made one step's progress, after another replica made one, read as
+    "nothing moved", and its start value (0) decided it.  Now every crash and restart is
+    a change, and each replica's progress is compared on its own."""
+    sim = Simulation(4, 1, 0, stores=lambda i: MemoryLocation())
+    start = sim.progress()
+    sim.replicas[1].progress += 1
+    moved = sim.progress()
+    assert moved != start
+    sim.replicas[2].progress += 1
+    sim.crash(2)
+    sim.restart(2)
+    after = sim.progress()
+    assert sim.replicas[2].progress == 0
+    assert after != moved and after != start
+    assert sum(after[0]) == sum(moved[0])  # the sum alone would have missed both events
 
 
 @pytest.mark.parametrize(

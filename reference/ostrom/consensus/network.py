@@ -250,6 +250,9 @@ AppFactory = Callable[[], App]
 ReplicaFactory = Callable[..., Replica]
 #: Where replica ``i``'s store lives (``storage.MemoryLocation``, ``FileLocation``...).
 StoreFactory = Callable[[int], StoreLocation]
+#: ``Simulation.progress()``: the honest replicas' progress, crashes and restarts, and the
+#: clients' result counts, compared only for equality.
+Moved = tuple[tuple[int, ...], int, tuple[int, ...]]
 
 
 class Simulation:
@@ -334,7 +337,7 @@ class Simulation:
         self.backlog: dict[str, deque[dict[str, Any]]] = {c: deque() for c in self.clients}
         self.deadlines: dict[str, int] = {}
         self._armed_progress: dict[int, int] = {}
-        self._retransmitted_at = -1
+        self._retransmitted_at: Moved | None = None
         self.executed = 0  # executions at honest replicas (throughput)
         # timer-driven retransmission (docs/consensus.md, "Retransmission"): per link,
         # the messages not yet acknowledged, by (src, dst, id(payload)) (the record keeps
@@ -709,9 +712,16 @@ class Simulation:
                 else:
                     self.fire_client_timeout(name)
 
-    def progress(self) -> int:
-        return sum(self.replicas[i].progress for i in self.honest) + sum(
-            len(c.results) for c in self.clients.values()
+    def progress(self) -> Moved:
+        """What has moved: each honest replica's progress, the crashes and restarts so far,
+        and each client's results.  Only compared for equality ("did anything move?"), so
+        a restart always counts as a change (the restarted replica counts its progress
+        from its start value again), and no replica's step can be hidden by another's
+        restart, as it could in a sum."""
+        return (
+            tuple(self.replicas[i].progress for i in sorted(self.honest)),
+            self.restarts.total(),
+            tuple(len(c.results) for c in self.clients.values()),
         )
 
     def step(self) -> bool:

@@ -121,7 +121,7 @@ def mutmut_table(target: Target, also_copy: list[str]) -> str:
 
     The tests run in the Hypothesis profile ``ci`` (derandomized, no example database), so
     a mutant's verdict does not depend on what ran before it; no cache, so the copies do not
-    share state through ``.pytest_cache``; a mutant's tests fastest first (fastfirst.py).
+    share state through ``.pytest_cache``; a mutant's cheapest test files first (fastfirst.py).
     """
     pytest_args = [
         "-p",
