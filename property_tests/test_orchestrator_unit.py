@@ -322,13 +322,7 @@ def test_resubmissions_are_counted_up_to_the_limit() -> None:
     o = _orch()
     o.apply({"op": "propose", "agent": "t0", "artifact": "x", "slot": "s", "digest": "d0"})
     for n in range(1, P.max_resubmit + 2):
-        for _ in range(20):  # nobody votes: re-recruited once, then expired
-            if o.state_of("x") == "expired":
-                break
-            o.apply({"op": "tick"})
-        assert o.state_of("x") == "expired"
-        for _ in range(P.cooldown):
-            o.apply({"op": "tick"})
+        _expired_again(o)
         obs = o.apply({"op": "resubmit", "agent": "t0", "artifact": "x", "digest": f"d{n}"})
         if n <= P.max_resubmit:
             assert obs["result"] == "ok", (n, obs)
@@ -348,14 +342,31 @@ def _active(o: Orchestrator, x: str = "x") -> None:
     assert o.state_of(x) == "active"
 
 
-def _expired(o: Orchestrator, x: str = "x") -> None:
-    """``x`` proposed by t0 and expired: nobody votes, re-recruited once, then expired."""
-    o.apply({"op": "propose", "agent": "t0", "artifact": x, "slot": "s", "digest": "d0"})
+def _until_expired(o: Orchestrator, x: str = "x") -> None:
+    """Tick until the proposed ``x`` expires: nobody votes, re-recruited once, expired."""
     for _ in range(20):
         if o.state_of(x) == "expired":
             return
         o.apply({"op": "tick"})
     raise AssertionError(o.public_artifact(x))
+
+
+def _expired(o: Orchestrator, x: str = "x") -> None:
+    """``x`` proposed by t0 and expired."""
+    o.apply({"op": "propose", "agent": "t0", "artifact": x, "slot": "s", "digest": "d0"})
+    _until_expired(o, x)
+
+
+def _cooldown_passes(o: Orchestrator) -> None:
+    """Tick out the resubmission cooldown of an artifact that just expired."""
+    for _ in range(P.cooldown):
+        o.apply({"op": "tick"})
+
+
+def _expired_again(o: Orchestrator, x: str = "x") -> None:
+    """The resubmitted ``x`` expires again (nobody votes) and its cooldown passes."""
+    _until_expired(o, x)
+    _cooldown_passes(o)
 
 
 def test_typed_methods_refuse_saying_why() -> None:
@@ -458,8 +469,7 @@ def test_the_forget_watch_holds_only_what_may_have_changed(
 
     o = _orch()
     _expired(o)
-    for _ in range(P.cooldown):
-        o.apply({"op": "tick"})
+    _cooldown_passes(o)
     o.apply({"op": "forget_vote", "agent": "t2", "artifact": "x"})
     assert (
         o.apply({"op": "resubmit", "agent": "t0", "artifact": "x", "digest": "d1"})["result"]
@@ -477,8 +487,7 @@ def test_a_resubmission_after_a_proposal_counts_too() -> None:
     ``propose_rate`` (2) and the next proposal is refused."""
     o = _orch()
     _expired(o)
-    for _ in range(P.cooldown):
-        o.apply({"op": "tick"})
+    _cooldown_passes(o)
     assert P.propose_rate == 2
     o.propose("t0", "y", "s2", "d")
     o.resubmit("t0", "x", "d1")
@@ -492,8 +501,7 @@ def test_a_resubmission_counts_towards_the_proposal_rate() -> None:
     ``rate_limited`` (a violation the sanctions layer counts)."""
     o = _orch()
     _expired(o)
-    for _ in range(P.cooldown):
-        o.apply({"op": "tick"})
+    _cooldown_passes(o)
     assert (
         o.apply({"op": "resubmit", "agent": "t0", "artifact": "x", "digest": "d1"})["result"]
         == "ok"
@@ -698,11 +706,8 @@ def test_unknown_artifacts_have_no_state() -> None:
 def _kept(o: Orchestrator, agent: str, x: str = "x") -> None:
     """``agent`` disputes the active ``x``; nobody votes, so the dispute fails (kept)."""
     o.dispute(agent, x, "wrong")
-    for _ in range(10):
-        o.tick()
-        if o.state_of(x) == "active":
-            return
-    raise AssertionError(o.public_artifact(x))
+    _penalties_until_active(o, x)
+    assert o.state_of(x) == "active", o.public_artifact(x)
 
 
 def test_disputes_are_counted_up_to_the_limit() -> None:
@@ -765,8 +770,7 @@ def test_more_refusals_say_why() -> None:
     stable = o2.now
     with pytest.raises(Refused, match=rf"^cooldown: until {stable + P.cooldown}$"):
         o2.resubmit("t0", "x", "d9")
-    for _ in range(P.cooldown):
-        o2.tick()
+    _cooldown_passes(o2)
     with pytest.raises(Refused, match=r"^duplicate: neither a new digest nor new evidence$"):
         o2.resubmit("t0", "x", "d0")
     for n in range(1, P.max_resubmit + 1):
@@ -776,24 +780,12 @@ def test_more_refusals_say_why() -> None:
         o2.resubmit("t0", "x", "d9")
 
 
-def _expired_again(o: Orchestrator, x: str = "x") -> None:
-    """The resubmitted ``x`` expires again (nobody votes) and its cooldown passes."""
-    for _ in range(20):
-        if o.state_of(x) == "expired":
-            break
-        o.tick()
-    assert o.state_of(x) == "expired"
-    for _ in range(P.cooldown):
-        o.tick()
-
-
 def test_resubmission_needs_exactly_r_resubmit() -> None:
     """A submitter whose reputation is exactly ``r_resubmit`` may resubmit; a micro-unit
     less may not."""
     o = _court()
     _expired(o)
-    for _ in range(P.cooldown):
-        o.tick()
+    _cooldown_passes(o)
     o.set_agent("t0", 0, reputation=P.r_resubmit - 1e-6)
     with pytest.raises(Refused, match=r"^not_eligible: not the submitter, or reputation"):
         o.resubmit("t0", "x", "d1")
@@ -819,8 +811,7 @@ def test_a_rate_limited_agents_resubmission_counts_at_its_lower_rate() -> None:
     resubmissions as for proposals."""
     o = _court()
     _expired(o)
-    for _ in range(P.cooldown):
-        o.tick()
+    _cooldown_passes(o)
     o.set_agent("t0", 0, sanction="rate_limited")
     for i in range(P.propose_rate_limited):
         o.propose("t0", f"y{i}", f"s{i}", "d")
@@ -833,8 +824,7 @@ def test_a_resubmission_starts_a_fresh_review() -> None:
     time re-recruits again (the first review's re-recruitment does not carry over)."""
     o = _court()
     _expired(o)  # the first review re-recruited once, then expired
-    for _ in range(P.cooldown):
-        o.tick()
+    _cooldown_passes(o)
     o.resubmit("t0", "x", "d1")
     events: list[dict[str, Any]] = []
     for _ in range(20):
