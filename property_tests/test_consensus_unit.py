@@ -487,6 +487,12 @@ def test_runs_are_reproducible_from_the_seed() -> None:
     assert run() == run()
 
 
+def _view_0_commits(w: World, r: Replica, digest: str) -> None:
+    """r0, r1 and r2 (a quorum) each deliver their view-0 COMMIT of number 1 to ``r``."""
+    for j in (0, 1, 2):
+        r.on_message(w.signers[f"r{j}"].sign(Commit(0, 1, digest, j)))
+
+
 def test_a_replica_that_left_the_view_still_executes_a_committed_request() -> None:
     """q signed commits of a view it has left decide the sequence number for it too."""
     w = World()
@@ -496,8 +502,7 @@ def test_a_replica_that_left_the_view_still_executes_a_committed_request() -> No
     r3.on_message(pp)
     r3.on_timeout()  # r3 leaves view 0 alone
     assert r3.view == 1 and not r3.active
-    for j in (0, 1, 2):
-        r3.on_message(w.signers[f"r{j}"].sign(Commit(0, 1, d, j)))
+    _view_0_commits(w, r3, d)
     assert r3.last_exec == 1 and r3.executed_log == [(1, d)]
 
 
@@ -867,8 +872,7 @@ def test_a_replica_that_left_the_view_executes_a_committed_request_it_holds_as_p
     r3.on_message(req)  # the PRE-PREPARE to r3 is lost
     r3.on_timeout()
     assert r3.view == 1 and not r3.active and (0, 1) not in r3.pre_prepares
-    for j in (0, 1, 2):
-        r3.on_message(w.signers[f"r{j}"].sign(Commit(0, 1, d, j)))
+    _view_0_commits(w, r3, d)
     assert r3.executed_log == [(1, d)] and r3.app.digest() != CounterApp().digest()
 
 
@@ -886,8 +890,7 @@ def test_a_replica_that_left_the_view_executes_the_request_its_pre_prepare_carri
     assert r3.rejected["rate_limited"] == before + 1 and d not in r3.pending
     r3.on_timeout()
     assert r3.view == 1 and not r3.active
-    for j in (0, 1, 2):
-        r3.on_message(w.signers[f"r{j}"].sign(Commit(0, 1, d, j)))
+    _view_0_commits(w, r3, d)
     assert r3.executed_log == [(1, d)]
     assert r3.history == [req]
 
@@ -1322,8 +1325,7 @@ def test_a_late_commit_waits_for_its_request() -> None:
     r3.on_message(w.request("other", client="c1"))  # a request of its own to wait for
     r3.on_timeout()
     assert not r3.active
-    for j in (0, 1, 2):
-        r3.on_message(w.signers[f"r{j}"].sign(Commit(0, 1, d, j)))
+    _view_0_commits(w, r3, d)
     assert r3.last_exec == 0 and r3.history == []
 
 
