@@ -1329,6 +1329,35 @@ def test_a_late_commit_waits_for_its_request() -> None:
     assert r3.last_exec == 0 and r3.history == []
 
 
+def test_a_number_decided_in_two_left_views_is_executed_once_and_leaves_no_queue_entry() -> None:
+    """One number, one request, committed in two views this replica has left (view 0,
+    then view 1 after the request was proposed again), while it had neither the request
+    nor a PRE-PREPARE.  View 1's PRE-PREPARE brings the request: the first quorum
+    executes the number, and the second, found in the same pass, must not queue it again.
+    A number at or below ``last_exec`` in the execution queue is never popped (execution
+    pops ``last_exec + 1``): it would stay there until a state transfer prunes the
+    queue (seen by code mutation: the guard's ``<=`` as ``<``, or ``or`` as
+    ``and``)."""
+    w = World()
+    req, pp0 = _pre_prepare(w)
+    d = body(pp0, PrePrepare).digest
+    r3 = w.replicas[3]
+    r3.on_message(w.request("other", client="c1"))  # a request of its own to wait for
+    r3.on_timeout()
+    for j in (1, 2):  # a quorum wants view 1, which never starts: r3's timer runs again
+        r3.on_message(w.signers[f"r{j}"].sign(ViewChange(1, 0, (), (), j)))
+    r3.on_timeout()  # view 2, not yet entered: views 0 and 1 are both left
+    assert r3.view == 2 and not r3.active
+    for v in (0, 1):
+        for j in (0, 1, 2):
+            r3.on_message(w.signers[f"r{j}"].sign(Commit(v, 1, d, j)))
+    assert r3.last_exec == 0  # two quorums, no request yet
+    pp1 = w.signers["r1"].sign(PrePrepare(1, 1, d, req, 1))  # view 1's primary, same request
+    r3.on_message(pp1)
+    assert r3.executed_log == [(1, d)]
+    assert r3.to_execute == {}, r3.to_execute
+
+
 def test_a_late_commit_conflicting_with_a_commit_of_the_view_is_refused() -> None:
     """One vote per (view, seq, sender) across both paths: a COMMIT stored while in the
     view and a late COMMIT from the same sender for another digest of that (view, seq)
