@@ -75,7 +75,7 @@ PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPO
 	-n $(PYTEST_WORKERS) --dist loadfile
 
 test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci) but the slow models, with its branch coverage of reference/ostrom
-	$(PYTEST) -m "not slow" --cov --cov-report=term:skip-covered
+	$(PYTEST) -m "not slow" --cov --cov-report=term:skip-covered --durations=15
 
 test-slow: $(STAMP) ## the whole test suite, the manifest's slow TLC models included (no coverage)
 	$(PYTEST)
