@@ -1358,6 +1358,24 @@ def test_a_number_decided_in_two_left_views_is_executed_once_and_leaves_no_queue
     assert r3.to_execute == {}, r3.to_execute
 
 
+def test_a_state_transfer_that_brings_nothing_is_refused() -> None:
+    """A STATE-TRANSFER must move its receiver forward: one that brings no request, after
+    the number the receiver has executed, with a true proof of that very number (its own
+    stable checkpoint), is refused ``bad_state_transfer`` and changes nothing.  It is
+    no answer to a FETCH-STATE (one is sent only by a replica that lags), so a peer that
+    sends it is counted (seen by code mutation: ``seq <= last_exec`` as ``<``)."""
+    w = World(checkpoint_k=1)
+    _, pp = _pre_prepare(w)
+    _commit_everywhere(w, [pp])
+    r3 = w.replicas[3]
+    assert (r3.last_exec, r3.stable_seq) == (1, 1) and r3.stable_app_digest is not None
+    empty = StateTransfer(1, (), r3.stable_app_digest, r3.stable_proof, 0)
+    before = r3.durable_state()
+    r3.on_message(w.signers["r0"].sign(empty))
+    assert r3.rejected["bad_state_transfer"] == 1
+    assert r3.durable_state() == before
+
+
 def test_a_late_commit_conflicting_with_a_commit_of_the_view_is_refused() -> None:
     """One vote per (view, seq, sender) across both paths: a COMMIT stored while in the
     view and a late COMMIT from the same sender for another digest of that (view, seq)
