@@ -43,6 +43,7 @@ from ostrom.consensus.replica import (
     BROADCAST,
     CounterApp,
     DurableState,
+    Executed,
     InvalidDurableState,
     Output,
     ReplayMismatch,
@@ -745,6 +746,58 @@ def test_a_view_change_with_two_certificates_for_one_number_is_refused() -> None
     assert 2 in r3.view_changes[1]
 
 
+def _bad_certificate(w: World, cert: PreparedCert, flaw: str) -> PreparedCert:
+    """``cert`` (r2's true certificate for number 1 of view 0) with one flaw."""
+    pp, prepares = cert.pre_prepare, cert.prepares
+    if flaw == "pre-prepare-forged":  # the primary's signature does not verify
+        return dataclasses.replace(cert, pre_prepare=dataclasses.replace(pp, signature=bytes(64)))
+    if flaw == "pre-prepare-is-a-prepare":  # an authentic message, but not a PRE-PREPARE
+        return dataclasses.replace(cert, pre_prepare=prepares[0])
+    assert flaw == "primary-votes"  # the primary's own PREPARE counted among the 2f
+    d = body(pp, PrePrepare).digest
+    primary = w.signers["r0"].sign(Prepare(0, 1, d, 0))
+    return dataclasses.replace(cert, prepares=(prepares[0], primary))
+
+
+@pytest.mark.parametrize(
+    "flaw", ["pre-prepare-forged", "pre-prepare-is-a-prepare", "primary-votes"]
+)
+def test_a_view_change_with_a_bad_prepared_certificate_is_refused(flaw: str) -> None:
+    """BFT-SAFE-2 across views: a prepared certificate is the primary's authentic
+    PRE-PREPARE and 2f PREPAREs of backups (the primary's own PREPARE does not count).
+    A VIEW-CHANGE whose one certificate breaks that is refused ``bad_view_change``, and no
+    replica crashes on a certificate whose PRE-PREPARE is another kind of message (seen by
+    code mutation: ``or`` as ``and`` in either check)."""
+    w = World()
+    vcs = _prepared_then_view_change(w)
+    vc = body(vcs[1], ViewChange)
+    (cert,) = vc.prepared
+    assert len(cert.prepares) == 2 and body(vcs[1], ViewChange).replica == 2
+    flawed = dataclasses.replace(vc, prepared=(_bad_certificate(w, cert, flaw),))
+    r3 = w.replicas[3]
+    before = r3.rejected["bad_view_change"]
+    r3.on_message(w.signers["r2"].sign(flawed))
+    assert r3.rejected["bad_view_change"] == before + 1
+    assert 2 not in r3.view_changes.get(1, {})
+    r3.on_message(vcs[1])  # the genuine one is taken
+    assert 2 in r3.view_changes[1]
+
+
+def test_a_view_change_at_stable_number_0_carries_no_checkpoint_proof() -> None:
+    """Number 0 is stable by definition (no proof exists for it): a VIEW-CHANGE that says
+    0 and still carries CHECKPOINTs is malformed and refused ``bad_view_change``, whatever
+    else it holds, even an otherwise valid proof of a later number."""
+    w = World(checkpoint_k=1)
+    _, pp = _pre_prepare(w)
+    _commit_everywhere(w, [pp])
+    r3 = w.replicas[3]
+    proof = r3.stable_proof
+    assert r3.stable_seq == 1 and len(proof) >= 3
+    lying = w.signers["r2"].sign(ViewChange(1, 0, proof, (), 2))
+    r3.on_message(lying)
+    assert r3.rejected["bad_view_change"] == 1 and 2 not in r3.view_changes.get(1, {})
+
+
 def test_a_stable_checkpoint_keeps_the_replicas_own_votes_above_it() -> None:
     """Garbage collection at a stable checkpoint drops what lies at or below it and
     nothing above: the index of the replica's own votes (which refuses a second vote for
@@ -1374,6 +1427,26 @@ def test_a_state_transfer_that_brings_nothing_is_refused() -> None:
     r3.on_message(w.signers["r0"].sign(empty))
     assert r3.rejected["bad_state_transfer"] == 1
     assert r3.durable_state() == before
+
+
+def test_a_state_transfer_reports_what_it_executes_and_answers_no_client() -> None:
+    """A replica that installs a STATE-TRANSFER executes its requests as the others did
+    and reports each one (number, request, result: what the conformance events and the
+    throughput count read), but sends no REPLY: the client had its replies from the
+    replicas that executed in order, and a lagging replica's late answer would be one
+    more message per request for nothing."""
+    w = World(checkpoint_k=1)
+    req, pp = _pre_prepare(w)
+    _commit_everywhere(w, [pp])
+    r1 = w.replicas[1]
+    assert r1.stable_seq == 1 and r1.stable_app_digest is not None
+    result = body(r1.last_reply["c0"], Reply).result
+    lagging = Replica(3, 4, 1, w.ring, w.signers["r3"], checkpoint_k=1)
+    transfer = StateTransfer(0, (req,), r1.stable_app_digest, r1.stable_proof, 1)
+    out = lagging.on_message(w.signers["r1"].sign(transfer))
+    assert lagging.last_exec == 1 and lagging.app.digest() == r1.app.digest()
+    assert out.executed == [Executed(1, req, result)]
+    assert not w.sent(out, Reply)
 
 
 def test_a_late_commit_conflicting_with_a_commit_of_the_view_is_refused() -> None:
