@@ -331,6 +331,7 @@ def check_replica(r: Replica) -> None:
     assert all(s <= r.last_exec for s in r.own_checkpoints)
     assert r.next_seq > r.stable_seq
     low, high = r.stable_seq, r.stable_seq + r.window
+    assert r.last_exec <= high  # execution stays inside the window, state transfer too
     assert all(low < s <= high for (_, s) in r.pre_prepares)
     assert all(s <= high for s in r.checkpoints)
     assert all(set(votes) <= {r.id} for s, votes in r.checkpoints.items() if s <= low)

@@ -798,6 +798,34 @@ def test_a_view_change_at_stable_number_0_carries_no_checkpoint_proof() -> None:
     assert r3.rejected["bad_view_change"] == 1 and 2 not in r3.view_changes.get(1, {})
 
 
+def test_a_second_checkpoint_vote_counts_only_when_it_completes_a_certificate() -> None:
+    """BFT-LIVE-1 against a lie that arrives first: r0 signs two digests for number 1. Its
+    first CHECKPOINT is kept; the same one again is ``replayed``; its second is refused
+    ``conflicting`` while fewer than q-1 others match it, and replaces the first once
+    q-1 do (q signatures then prove the checkpoint, whatever r0 also signed), which makes
+    the checkpoint stable."""
+    w = World(checkpoint_k=1)
+    r3 = w.replicas[3]
+    lie, true = "aa" * 32, "bb" * 32
+
+    def vote(i: int, digest: str) -> None:
+        r3.on_message(w.signers[f"r{i}"].sign(Checkpoint(1, digest, i)))
+
+    vote(0, lie)
+    vote(0, lie)
+    assert r3.rejected["replayed"] == 1
+    vote(1, true)
+    vote(0, true)  # one other (r1) matches: 1 + 1 < q = 3
+    assert r3.rejected["conflicting"] == 1
+    assert body(r3.checkpoints[1][0], Checkpoint).state_digest == lie
+    vote(2, true)
+    assert r3.stable_seq == 0  # r1 and r2: two of three
+    vote(0, true)  # two others match: r0's second vote completes the certificate
+    assert r3.rejected["conflicting"] == 1
+    assert r3.stable_seq == 1 and r3.stable_digest == true
+    assert sorted(s.sender for s in r3.stable_proof) == ["r0", "r1", "r2"]
+
+
 def test_a_stable_checkpoint_keeps_the_replicas_own_votes_above_it() -> None:
     """Garbage collection at a stable checkpoint drops what lies at or below it and
     nothing above: the index of the replica's own votes (which refuses a second vote for
