@@ -955,6 +955,10 @@ def test_a_replica_that_left_the_view_executes_a_committed_request_it_holds_as_p
     assert r3.view == 1 and not r3.active and (0, 1) not in r3.pre_prepares
     _view_0_commits(w, r3, d)
     assert r3.executed_log == [(1, d)] and r3.app.digest() != CounterApp().digest()
+    before = r3.rejected["stale_view"]
+    r3.on_message(pp)  # the PRE-PREPARE comes late, after the number was executed
+    assert r3.rejected["stale_view"] == before + 1
+    assert (0, 1) not in r3.pre_prepares  # not kept: the number is done
 
 
 def test_a_replica_that_left_the_view_executes_the_request_its_pre_prepare_carried() -> None:
@@ -1455,6 +1459,52 @@ def test_a_state_transfer_that_brings_nothing_is_refused() -> None:
     r3.on_message(w.signers["r0"].sign(empty))
     assert r3.rejected["bad_state_transfer"] == 1
     assert r3.durable_state() == before
+
+
+def test_execution_reports_each_number_with_its_request_and_result() -> None:
+    """``Output.executed`` (what the conformance events and the throughput count read)
+    names each executed number with its request and the application's result; a request
+    ordered a second time by a lying primary keeps its number but is not executed again,
+    and its result is None (nothing ran), not an empty value."""
+    w = World()
+    req, pp = _pre_prepare(w)
+    d = body(pp, PrePrepare).digest
+    again = w.signers["r0"].sign(PrePrepare(0, 2, d, req, 0))
+    progress = [r.progress for r in w.replicas]
+    outs = _commit_everywhere(w, [pp, again])
+    # progress only grows: network.py compares it with the value it last saw, so a step
+    # back and one forward between two looks would read as no progress at all
+    assert all(r.progress >= p + 2 for r, p in zip(w.replicas[1:], progress[1:], strict=True))
+    executed = [e for out in outs for e in out.executed]
+    result = body(w.replicas[1].last_reply["c0"], Reply).result
+    assert result is not None
+    # number 1 at all four replicas; number 2 at the three backups (the primary did not
+    # pre-prepare it itself: the test signed it in its name)
+    assert (
+        sorted(executed, key=lambda e: e.seq)
+        == [Executed(1, req, result)] * 4 + [Executed(2, req, None)] * 3
+    )
+    assert all(r.last_exec == 2 for r in w.replicas[1:])
+
+
+def test_executing_a_request_frees_exactly_its_place_in_the_clients_window() -> None:
+    """A client has at most ``window`` requests pending at a replica.  Executing one of
+    two frees one place: the count is 1 again, and with a window of 2 the replica takes
+    one more request from that client, then refuses the next ``rate_limited``."""
+    w = World(watermark_window=2)
+    r1 = w.replicas[1]
+    first, second = w.request(), w.request()
+    r1.on_message(first)
+    r1.on_message(second)
+    assert r1.pending_per_client["c0"] == 2
+    pp = w.signers["r0"].sign(PrePrepare(0, 1, request_digest(first), first, 0))
+    _commit_everywhere(w, [pp])
+    assert r1.last_exec == 1 and list(r1.pending) == [request_digest(second)]
+    assert r1.pending_per_client["c0"] == 1
+    r1.on_message(w.request())
+    assert r1.pending_per_client["c0"] == 2 and r1.rejected["rate_limited"] == 0
+    r1.on_message(w.request())
+    assert r1.pending_per_client["c0"] == 2 and r1.rejected["rate_limited"] == 1
 
 
 def test_a_state_transfer_reports_what_it_executes_and_answers_no_client() -> None:
