@@ -328,6 +328,7 @@ def check_replica(r: Replica) -> None:
         assert r._valid_checkpoint_proof(r.stable_proof) == (r.stable_seq, r.stable_digest)
     if r.last_exec < r.stable_seq:
         assert r.fetched - {r.id}, "behind a stable checkpoint without fetching it"
+        assert r.stable_app_digest is None, "serving a stable state it has not executed"
     assert all(s <= r.last_exec for s in r.own_checkpoints)
     assert r.next_seq > r.stable_seq
     low, high = r.stable_seq, r.stable_seq + r.window

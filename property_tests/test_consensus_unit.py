@@ -1507,6 +1507,54 @@ def test_executing_a_request_frees_exactly_its_place_in_the_clients_window() -> 
     assert r1.pending_per_client["c0"] == 2 and r1.rejected["rate_limited"] == 1
 
 
+def test_a_restored_primary_without_its_own_view_change_takes_view_changes_calmly() -> None:
+    """Hostile input from the store: restore accepts a durable state in which the primary
+    of view 1 is changing to view 1 but holds no VIEW-CHANGE of its own for it (no honest
+    replica keeps such a state; restore does not refuse it).  VIEW-CHANGEs it receives
+    then find no quorum for view 1 and are stored, counted and answered as usual: it
+    neither crashes nor announces a NEW-VIEW."""
+    w = World()
+    st = dataclasses.replace(w.replicas[1].durable_state(), view=1, active=False)
+    assert st.view_changes == {}
+    r1 = Replica(1, 4, 1, w.ring, w.signers["r1"])
+    r1.restore_durable(st)
+    for j in (2, 3):
+        out = r1.on_message(w.signers[f"r{j}"].sign(ViewChange(2, 0, (), (), j)))
+        assert not w.sent(out, NewView)
+    assert r1.view == 2 and not r1.active  # f+1 want view 2: it joins them
+    assert sorted(r1.view_changes[2]) == [1, 2, 3] and not r1.rejected
+
+
+def test_a_fetch_state_is_answered_only_below_the_stable_checkpoint() -> None:
+    """A FETCH-STATE asks for the requests after ``after_seq`` up to the stable
+    checkpoint: one at or above the stable number asks for nothing and is refused
+    ``stale_view`` with no answer; one below it is answered with the requests between."""
+    w = World(checkpoint_k=1)
+    req, pp = _pre_prepare(w)
+    _commit_everywhere(w, [pp])
+    r1 = w.replicas[1]
+    assert (r1.last_exec, r1.stable_seq) == (1, 1)
+    before = r1.rejected["stale_view"]
+    for after in (1, 2):
+        out = r1.on_message(w.signers["r3"].sign(FetchState(after, 3)))
+        assert not out.sends
+    assert r1.rejected["stale_view"] == before + 2
+    (answer,) = w.sent(r1.on_message(w.signers["r3"].sign(FetchState(0, 3))), StateTransfer)
+    assert body(answer, StateTransfer).requests == (req,)
+
+
+def test_a_prepare_of_another_view_is_judged_by_that_views_primary() -> None:
+    """The primary of a PREPARE's own view sends none (``not_backup``); r0, primary of
+    view 0, is a backup of view 1, so its PREPARE of view 1 at a replica still in view 0
+    is ``future_view``, and r1's PREPARE of view 1 is ``not_backup``."""
+    w = World()
+    r2 = w.replicas[2]
+    r2.on_message(w.signers["r0"].sign(Prepare(1, 1, "ab" * 32, 0)))
+    assert r2.rejected == {"future_view": 1}
+    r2.on_message(w.signers["r1"].sign(Prepare(1, 1, "ab" * 32, 1)))
+    assert r2.rejected == {"future_view": 1, "not_backup": 1}
+
+
 def test_a_state_transfer_reports_what_it_executes_and_answers_no_client() -> None:
     """A replica that installs a STATE-TRANSFER executes its requests as the others did
     and reports each one (number, request, result: what the conformance events and the
