@@ -1386,6 +1386,23 @@ def test_a_late_view_change_is_not_answered_with_an_older_new_view() -> None:
     assert not w.sent(r1.on_message(late), NewView)
 
 
+def test_a_vote_delivered_twice_is_counted_as_replayed_and_stored_once() -> None:
+    """A PREPARE or COMMIT already held from its sender for that (view, seq, digest) is a
+    retransmission: refused ``replayed``, and the quorum still counts the sender once."""
+    w = World()
+    _, pp = _pre_prepare(w)
+    d = body(pp, PrePrepare).digest
+    r3 = w.replicas[3]
+    r3.on_message(pp)
+    votes = [w.signers["r2"].sign(Prepare(0, 1, d, 2)), w.signers["r2"].sign(Commit(0, 1, d, 2))]
+    for vote in votes:
+        r3.on_message(vote)
+        r3.on_message(vote)
+    assert r3.rejected["replayed"] == 2
+    # r3's own PREPARE, then r2's; prepared, r3 commits too
+    assert list(r3.prepares[(0, 1, d)]) == [3, 2] and list(r3.commits[(0, 1, d)]) == [3, 2]
+
+
 def test_a_view_change_delivered_twice_is_counted_as_replayed() -> None:
     """A VIEW-CHANGE already held from its sender for that view is refused ``replayed``
     (a retransmission), not processed again."""
