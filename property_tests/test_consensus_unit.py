@@ -1403,6 +1403,52 @@ def test_a_vote_delivered_twice_is_counted_as_replayed_and_stored_once() -> None
     assert list(r3.prepares[(0, 1, d)]) == [3, 2] and list(r3.commits[(0, 1, d)]) == [3, 2]
 
 
+def test_a_replayed_request_is_answered_only_with_its_own_reply() -> None:
+    """A request at or below its client's last executed timestamp is a replay: refused
+    ``replayed`` and answered with the last REPLY only if that reply is for this very
+    request; an older request gets nothing (the stored reply answers a later one)."""
+    w = World()
+    first, pp1 = _pre_prepare(w)
+    second, pp2 = _pre_prepare(w)
+    _commit_everywhere(w, [pp1, pp2])
+    r1 = w.replicas[1]
+    assert r1.last_ts["c0"] == 2
+    out = r1.on_message(second)
+    (reply,) = w.sent(out, Reply)
+    assert body(reply, Reply).timestamp == 2
+    assert not r1.on_message(first).sends
+    assert r1.rejected["replayed"] == 2
+
+
+def test_a_replica_changing_view_keeps_a_new_request_without_relaying_it() -> None:
+    """During a view change there is no primary to relay to yet: a new request is kept
+    pending (relayed when the view is entered) and nothing is sent for it now."""
+    w = World()
+    r3 = w.replicas[3]
+    r3.on_message(w.request())
+    r3.on_timeout()
+    assert not r3.active
+    fresh = w.request("new", client="c1")
+    out = r3.on_message(fresh)
+    assert request_digest(fresh) in r3.pending and not out.sends
+
+
+def test_a_replica_waiting_for_its_new_view_executes_what_that_view_commits() -> None:
+    """A replica that moved to view 1 but has not yet received its NEW-VIEW treats view
+    1's COMMITs as late ones: q of them decide the number, and it executes the request
+    it holds pending (not refused as ``stale_view`` while the others go on)."""
+    w = World()
+    req = w.request()
+    d = request_digest(req)
+    r3 = w.replicas[3]
+    r3.on_message(req)
+    r3.on_timeout()
+    assert (r3.view, r3.active) == (1, False)
+    for j in (0, 1, 2):
+        r3.on_message(w.signers[f"r{j}"].sign(Commit(1, 1, d, j)))
+    assert r3.executed_log == [(1, d)] and r3.rejected["stale_view"] == 0
+
+
 def test_a_view_change_delivered_twice_is_counted_as_replayed() -> None:
     """A VIEW-CHANGE already held from its sender for that view is refused ``replayed``
     (a retransmission), not processed again."""
