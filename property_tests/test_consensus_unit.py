@@ -49,6 +49,7 @@ from ostrom.consensus.replica import (
     ReplayMismatch,
     Replica,
     quorum,
+    signer_matches,
     state_digest,
 )
 from ostrom.consensus.replicated import ReplicatedOrchestrator, reference_state
@@ -1447,6 +1448,70 @@ def test_a_replica_waiting_for_its_new_view_executes_what_that_view_commits() ->
     for j in (0, 1, 2):
         r3.on_message(w.signers[f"r{j}"].sign(Commit(1, 1, d, j)))
     assert r3.executed_log == [(1, d)] and r3.rejected["stale_view"] == 0
+
+
+def test_a_client_may_not_take_a_replica_name_in_a_large_cluster() -> None:
+    """A request's client must not be named like a replica of the cluster (``r`` and a
+    decimal number below n): with 13 replicas ``r12`` is a replica's name, ``r13`` and
+    ``r012x`` are not.  Two-digit names are where the number is read digit by digit."""
+    ring, signers = make_keys(3, ["r12", "r13", "r1"])
+    for name, client in (("r12", False), ("r13", True), ("r1", False)):
+        signed = signers[name].sign(Request(name, 1, {"op": "x"}))
+        assert signer_matches(signed, 13) is client, name
+    assert signer_matches(signers["r12"].sign(Request("r12", 1, {"op": "x"})), 12)
+
+
+def test_a_replica_changing_view_retransmits_the_view_changes_of_the_view_it_left() -> None:
+    """While it waits for a NEW-VIEW, a replica re-sends the VIEW-CHANGEs it holds for its
+    view and for the one it left (they let a replica that missed some reach the quorum
+    that moved it on), not those of later views."""
+    w = World()
+    r3 = w.replicas[3]
+    r3.on_message(w.request())
+    r3.on_timeout()
+    for j in (1, 2):  # a quorum wants view 1, which never starts
+        r3.on_message(w.signers[f"r{j}"].sign(ViewChange(1, 0, (), (), j)))
+    r3.on_timeout()  # on to view 2
+    r3.on_message(w.signers["r0"].sign(ViewChange(3, 0, (), (), 0)))  # a later one
+    assert r3.view == 2 and not r3.active
+    sent = {(s.sender, body(s, ViewChange).new_view) for s in w.sent(r3.retransmit(), ViewChange)}
+    assert sent == {("r1", 1), ("r2", 1), ("r3", 1), ("r3", 2)}
+
+
+def test_a_request_is_relayed_to_the_primary_once_and_only_if_kept() -> None:
+    """A backup relays a client's request to the primary when it first keeps it; the same
+    request again is not relayed again, nor is one refused ``rate_limited`` (its client's
+    window is full)."""
+    w = World(watermark_window=1)
+    r1 = w.replicas[1]
+    req = w.request()
+    assert [s.dest for s in r1.on_message(req).sends] == ["r0"]
+    assert not r1.on_message(req).sends
+    assert not r1.on_message(w.request()).sends and r1.rejected["rate_limited"] == 1
+
+
+def test_a_replica_changing_view_refuses_prepares_of_the_view_it_waits_for() -> None:
+    """No vote before the NEW-VIEW: a replica that moved to view 1 but has not entered it
+    refuses view 1's PREPAREs ``stale_view`` and stores none."""
+    w = World()
+    r3 = w.replicas[3]
+    r3.on_message(w.request())
+    r3.on_timeout()
+    assert (r3.view, r3.active) == (1, False)
+    r3.on_message(w.signers["r2"].sign(Prepare(1, 1, "ab" * 32, 2)))
+    assert r3.rejected["stale_view"] == 1 and not r3.prepares
+
+
+def test_a_far_checkpoint_asks_its_sender_for_the_state_once_per_period() -> None:
+    """A CHECKPOINT beyond the window tells a replica it lags: it asks that sender for a
+    STATE-TRANSFER once per retransmission period, however many such CHECKPOINTs come."""
+    w = World(checkpoint_k=1, watermark_window=2)
+    r3 = w.replicas[3]
+    far = [w.signers["r1"].sign(Checkpoint(s, "ab" * 32, 1)) for s in (5, 6)]
+    fetches = [m for ck in far for m in w.sent(r3.on_message(ck), FetchState)]
+    assert [(s.sender, body(s, FetchState).after_seq) for s in fetches] == [("r3", 0)]
+    r3.retransmit()  # a new period
+    assert w.sent(r3.on_message(far[0]), FetchState)
 
 
 def test_a_view_change_delivered_twice_is_counted_as_replayed() -> None:
