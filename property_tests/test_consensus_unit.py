@@ -1452,9 +1452,9 @@ def test_a_replica_waiting_for_its_new_view_executes_what_that_view_commits() ->
 
 def test_a_client_may_not_take_a_replica_name_in_a_large_cluster() -> None:
     """A request's client must not be named like a replica of the cluster (``r`` and a
-    decimal number below n): with 13 replicas ``r12`` is a replica's name, ``r13`` and
-    ``r012x`` are not.  Two-digit names are where the number is read digit by digit."""
-    ring, signers = make_keys(3, ["r12", "r13", "r1"])
+    decimal number below n): with 13 replicas ``r12`` is a replica's name, ``r13`` is
+    not.  Two-digit names are where the number is read digit by digit."""
+    _ring, signers = make_keys(3, ["r12", "r13", "r1"])
     for name, client in (("r12", False), ("r13", True), ("r1", False)):
         signed = signers[name].sign(Request(name, 1, {"op": "x"}))
         assert signer_matches(signed, 13) is client, name
