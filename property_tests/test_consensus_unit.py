@@ -1514,6 +1514,32 @@ def test_a_far_checkpoint_asks_its_sender_for_the_state_once_per_period() -> Non
     assert w.sent(r3.on_message(far[0]), FetchState)
 
 
+def test_a_client_named_like_a_replica_beyond_n_cannot_vote() -> None:
+    """With four replicas, ``r4`` is a client's name (no replica has it), so a PREPARE that
+    ``r4`` signs as replica 4 is ``forged``: replica numbers are below n, or one client
+    could add a vote to every quorum."""
+    ring, signers = make_keys(7, [*(replica_name(i) for i in range(4)), "c0", "r4"])
+    r1 = Replica(1, 4, 1, ring, signers["r1"])
+    r1.on_message(signers["r4"].sign(Prepare(0, 1, "ab" * 32, 4)))
+    assert r1.rejected == {"forged": 1} and not r1.prepares
+
+
+def test_retransmission_relays_requests_only_from_an_active_backup() -> None:
+    """A retransmission period relays the pending requests to the primary only from an
+    active backup: not from the primary (to itself), nor from a replica changing view
+    (the new view's primary gets them when the view is entered)."""
+    w = World()
+    req = w.request()
+    for r in w.replicas[:2]:
+        r.on_message(req)
+    relayed = [s for s in w.replicas[1].retransmit().sends if s.payload == req]
+    assert [s.dest for s in relayed] == ["r0"]
+    assert not [s for s in w.replicas[0].retransmit().sends if s.payload == req]
+    w.replicas[1].on_timeout()
+    assert not w.replicas[1].active
+    assert not [s for s in w.replicas[1].retransmit().sends if s.payload == req]
+
+
 def test_a_view_change_delivered_twice_is_counted_as_replayed() -> None:
     """A VIEW-CHANGE already held from its sender for that view is refused ``replayed``
     (a retransmission), not processed again."""
