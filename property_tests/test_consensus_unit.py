@@ -1476,6 +1476,11 @@ def test_a_replica_changing_view_retransmits_the_view_changes_of_the_view_it_lef
     assert r3.view == 2 and not r3.active
     sent = {(s.sender, body(s, ViewChange).new_view) for s in w.sent(r3.retransmit(), ViewChange)}
     assert sent == {("r1", 1), ("r2", 1), ("r3", 1), ("r3", 2)}
+    # bounded memory: moving on to view 3 drops what it held for view 1
+    for j in (1, 2):
+        r3.on_message(w.signers[f"r{j}"].sign(ViewChange(2, 0, (), (), j)))
+    r3.on_timeout()
+    assert r3.view == 3 and sorted(r3.view_changes) == [2, 3]
 
 
 def test_a_request_is_relayed_to_the_primary_once_and_only_if_kept() -> None:
