@@ -1461,6 +1461,20 @@ def test_a_client_may_not_take_a_replica_name_in_a_large_cluster() -> None:
     assert signer_matches(signers["r12"].sign(Request("r12", 1, {"op": "x"})), 12)
 
 
+def _times_out_again(w: World, r: Replica) -> None:
+    """r1 and r2 want ``r``'s view too, which never starts: with its own VIEW-CHANGE that
+    is a quorum, so ``r``'s timer runs again, fires, and it moves on to the next view."""
+    for j in (1, 2):
+        r.on_message(w.signers[f"r{j}"].sign(ViewChange(r.view, 0, (), (), j)))
+    r.on_timeout()
+
+
+def _leaves_view_0_holding_another_request(w: World, r: Replica) -> None:
+    """``r`` times out of view 0 holding only a request of c1's (its timer's reason)."""
+    r.on_message(w.request("other", client="c1"))
+    r.on_timeout()
+
+
 def test_a_replica_changing_view_retransmits_the_view_changes_of_the_view_it_left() -> None:
     """While it waits for a NEW-VIEW, a replica re-sends the VIEW-CHANGEs it holds for its
     view and for the one it left (they let a replica that missed some reach the quorum
@@ -1469,17 +1483,13 @@ def test_a_replica_changing_view_retransmits_the_view_changes_of_the_view_it_lef
     r3 = w.replicas[3]
     r3.on_message(w.request())
     r3.on_timeout()
-    for j in (1, 2):  # a quorum wants view 1, which never starts
-        r3.on_message(w.signers[f"r{j}"].sign(ViewChange(1, 0, (), (), j)))
-    r3.on_timeout()  # on to view 2
+    _times_out_again(w, r3)  # on to view 2
     r3.on_message(w.signers["r0"].sign(ViewChange(3, 0, (), (), 0)))  # a later one
     assert r3.view == 2 and not r3.active
     sent = {(s.sender, body(s, ViewChange).new_view) for s in w.sent(r3.retransmit(), ViewChange)}
     assert sent == {("r1", 1), ("r2", 1), ("r3", 1), ("r3", 2)}
     # bounded memory: moving on to view 3 drops what it held for view 1
-    for j in (1, 2):
-        r3.on_message(w.signers[f"r{j}"].sign(ViewChange(2, 0, (), (), j)))
-    r3.on_timeout()
+    _times_out_again(w, r3)
     assert r3.view == 3 and sorted(r3.view_changes) == [2, 3]
 
 
@@ -1566,8 +1576,7 @@ def test_a_late_commit_waits_for_its_request() -> None:
     _, pp = _pre_prepare(w)
     d = body(pp, PrePrepare).digest
     r3 = w.replicas[3]
-    r3.on_message(w.request("other", client="c1"))  # a request of its own to wait for
-    r3.on_timeout()
+    _leaves_view_0_holding_another_request(w, r3)
     assert not r3.active
     _view_0_commits(w, r3, d)
     assert r3.last_exec == 0 and r3.history == []
@@ -1586,11 +1595,8 @@ def test_a_number_decided_in_two_left_views_is_executed_once_and_leaves_no_queue
     req, pp0 = _pre_prepare(w)
     d = body(pp0, PrePrepare).digest
     r3 = w.replicas[3]
-    r3.on_message(w.request("other", client="c1"))  # a request of its own to wait for
-    r3.on_timeout()
-    for j in (1, 2):  # a quorum wants view 1, which never starts: r3's timer runs again
-        r3.on_message(w.signers[f"r{j}"].sign(ViewChange(1, 0, (), (), j)))
-    r3.on_timeout()  # view 2, not yet entered: views 0 and 1 are both left
+    _leaves_view_0_holding_another_request(w, r3)
+    _times_out_again(w, r3)  # view 2, not yet entered: views 0 and 1 are both left
     assert r3.view == 2 and not r3.active
     for v in (0, 1):
         for j in (0, 1, 2):
