@@ -58,15 +58,14 @@ def file_of(nodeid: str) -> str:
 def order(nodeids: Sequence[str], durations: dict[str, float]) -> list[int]:
     """The positions of ``nodeids`` in run order: files by the mean duration of their
     tests (a file with any unmeasured test last), each file's tests in their given order."""
+    files = [file_of(nodeid) for nodeid in nodeids]
     members: dict[str, list[float]] = defaultdict(list)
-    for nodeid in nodeids:
-        members[file_of(nodeid)].append(durations.get(nodeid, math.inf))
+    first_seen: dict[str, int] = {}
+    for i, (nodeid, f) in enumerate(zip(nodeids, files, strict=True)):
+        members[f].append(durations.get(nodeid, math.inf))
+        first_seen.setdefault(f, i)
     cost = {f: sum(ds) / len(ds) for f, ds in members.items()}
-    first_seen = {f: i for i, f in reversed(list(enumerate(map(file_of, nodeids))))}
-    return sorted(
-        range(len(nodeids)),
-        key=lambda i: (cost[file_of(nodeids[i])], first_seen[file_of(nodeids[i])], i),
-    )
+    return sorted(range(len(nodeids)), key=lambda i: (cost[files[i]], first_seen[files[i]], i))
 
 
 def pytest_collection_modifyitems(items: list[_HasNodeId]) -> None:
