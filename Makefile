@@ -25,7 +25,7 @@ check: $(STAMP) ## model-check the CI models of the manifest with TLC and prove 
 	@# The Z3 theorems for the default parameters and for all values in range: the defaults
 	@# prove every theorem (TALLY-1 by the side rule, FG-1 by min_active_agents), the tests
 	@# fail if any result changes; `ostrom check-params` prints the details.
-	$(VENV)/bin/pytest -q -p no:cacheprovider property_tests/test_thresholds.py \
+	$(VENV)/bin/pytest -q -p no:cacheprovider property_tests/verify/test_thresholds.py \
 		-k "defaults or general or safe_parameter_set"
 
 check-deep: $(STAMP) ## model-check every model of the manifest, the large ones included, then mutation-test every spec and every code target in full

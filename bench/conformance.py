@@ -8,7 +8,7 @@
   fresh process (interpreter start, imports, the suite check: manifest, sha256 and JSON
   Schema of every file, both driver handshakes, the report), median of ``RUNS``;
 * **the kill matrix** — every mutant through conform (and validate-trace where it
-  applies), as ``property_tests/test_kill_matrix.py`` runs it;
+  applies), as ``property_tests/conformance/test_kill_matrix.py`` runs it;
 * **validate-trace of a 1,000-step log** — ``random_lifecycle_log(1000)`` of
   ``ostrom.conformance.generators.random_log`` (seeded: mostly commands an honest agent sends, some
   refused ones, ticks; what ``python -m ostrom.conformance.driver --log`` writes for them), checked

@@ -1,7 +1,7 @@
 """PBFT reference benchmark: throughput, messages per request and the cost of signing.
 
 Everything runs on the deterministic, seeded simulated network of
-``ostrom.consensus.network`` (logical time, no real I/O), so seconds are the CPU cost of
+``ostrom.harness.network`` (logical time, no real I/O), so seconds are the CPU cost of
 the replicas, the clients, Ed25519 and the simulator itself.  The replicated service is
 the protocol tests' ``CounterApp`` (the orchestrator is benchmarked on its own).
 
@@ -53,11 +53,11 @@ from pathlib import Path
 from typing import Any
 
 from ostrom.consensus import crypto
-from ostrom.consensus.byzantine import Silent
 from ostrom.consensus.crypto import make_keys
 from ostrom.consensus.messages import NULL_DIGEST, AnyMessage, Commit, Signed, ViewChange
-from ostrom.consensus.network import Faults, Retransmission, Simulation, StoreFactory
 from ostrom.consensus.storage import FileLocation
+from ostrom.harness.byzantine import Silent
+from ostrom.harness.network import Faults, Retransmission, Simulation, StoreFactory
 
 SEED = 1
 CLIENTS = 4
@@ -322,7 +322,7 @@ def _layer(key: tuple[str, int, str]) -> str:
     crypto_paths = ("cryptography", "/nacl/")
     if "ed25519" in name.lower() or any(c in path for c in crypto_paths) or "crypto.py" in path:
         return "crypto (Ed25519, memoised verify)"
-    if path.endswith("consensus/network.py"):
+    if path.endswith("harness/network.py"):
         return "simulator (network.py)"
     if path.endswith(("consensus/replica.py", "consensus/client.py")):
         return "replica and client logic"

@@ -56,7 +56,7 @@ DeepForgetVotes == {"a2", "a3"} \X CIArtifacts
 \* --- defaults (lifecycle-defaults): the deep registry at the documented max_disputes 2 and
 \*     max_resubmit 2, with the VIEW LastEventView, which leaves out the history lastEvent.
 \*     Sound for safety: no action reads lastEvent (each only sets lastEvent';
-\*     property_tests/test_lifecycle_view.py checks it), so states that differ only in it
+\*     property_tests/verify/test_lifecycle_view.py checks it), so states that differ only in it
 \*     have the same successors, and every reachable state is generated as the successor of
 \*     an explored one.  TLC checks an action property on every step it generates, into a
 \*     new view or not, so the invariants that read lastEvent (TableInv, ForgottenInv) are
@@ -89,7 +89,7 @@ BoundaryRepOK == {"u"}
 BoundaryProposals == {<<"u", "x1", "s1">>}
 BoundaryForgetVotes == {<<"q", "x1">>, <<"t", "x1">>, <<"n", "x1">>}
 
-\* --- cross-check with the Python transition table (property_tests/test_models.py):
+\* --- cross-check with the Python transition table (property_tests/verify/test_models.py):
 \*     RecordRows, an ACTION_CONSTRAINT that is always TRUE, prints each
 \*     <<event, source, dest>> row the first time TLC takes it. TLC's registers
 \*     belong to a worker, so the models that use it pin one worker (with more, a

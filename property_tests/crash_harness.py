@@ -819,8 +819,8 @@ def torn_cli(db: Path, original: list[Entry], into: Path, target: str, off: int)
 # --- the figures in docs/service.md ------------------------------------------------------------
 
 #: The committed reports of the runs docs/service.md quotes (copied from the
-#: ``crash-report.json`` / ``torn-report.json`` that ``pytest -s property_tests/test_crash.py``
-#: writes into its temporary directory).
+#: ``crash-report.json`` / ``torn-report.json`` that
+#: ``pytest -s property_tests/service/test_crash.py`` writes into its temporary directory).
 RESULTS = layout.ROOT / "bench" / "results" / "crash.json"
 
 _ROWS = (

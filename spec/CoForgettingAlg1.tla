@@ -6,7 +6,7 @@
 (* failures: the models in models/MCCoForgettingAlg1_*.cfg are mostly      *)
 (* EXPECTED violations, each next to a model that adds back one missing    *)
 (* piece of PBFT and passes. The Python counterpart is                     *)
-(* reference/ostrom/consensus/alg1.py.                                     *)
+(* reference/ostrom/harness/alg1.py.                                     *)
 (*                                                                         *)
 (* MODELLED, as the paper states it (quoted by its review, which           *)
 (* docs/design.md §6 summarises):                                          *)

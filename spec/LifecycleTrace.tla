@@ -195,7 +195,7 @@ AgentOps == AgentCommands
 CommandOps == DOMAIN CommandAction
 
 \* The spec action of a command: CommandAction[e.op] names it (the verdict's messages
-\* read the same map; property_tests/test_diagram.py checks these arms against it);
+\* read the same map; property_tests/codegen/test_diagram.py checks these arms against it);
 \* compile_log maps the arguments, resolve_commitments the vote of a commitment.
 Act(e) ==
     CASE e.op = "propose" -> Propose(e.agent, e.artifact, e.slot)

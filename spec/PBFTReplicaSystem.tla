@@ -4,7 +4,7 @@
 (* reference/ostrom/consensus/replica.py step for step) composed with a    *)
 (* network that loses messages, reorders them and partitions replicas     *)
 (* until it heals, with Byzantine replicas, crash-restarts and a client.   *)
-(* Python counterpart: reference/ostrom/consensus/network.py (Simulation). *)
+(* Python counterpart: reference/ostrom/harness/network.py (Simulation). *)
 (*                                                                         *)
 (* Where spec/PBFT.tla is the protocol (messages as grow-only sets that a  *)
 (* replica reads the moment they exist; no loss, no checkpoints, no       *)

@@ -63,7 +63,7 @@
 (*    release is a clean slate with probation; reclassification is for     *)
 (*    good; a banned agent's violations are not logged.                    *)
 (*                                                                         *)
-(* SPEC AND CODE: property_tests/test_sanctions.py::test_spec_and_code_    *)
+(* SPEC AND CODE: property_tests/protocol/test_sanctions.py::test_spec_and_code_    *)
 (* agree requires TLC's state graph of sanctions-ci, projected to the      *)
 (* per-agent variables, to equal the graph the reference reaches.          *)
 (*                                                                         *)

@@ -72,7 +72,7 @@ def cluster() -> None:
     "--byzantine",
     multiple=True,
     metavar="I=STRATEGY",
-    help="Start replica I with a strategy of consensus/byzantine.py.",
+    help="Start replica I with a strategy of harness/byzantine.py.",
 )
 def up(
     directory: Path,
@@ -220,9 +220,8 @@ def front(config: Path) -> None:
 @click.command()
 @click.option("--id", "replica_id", type=int, required=True, help="The replica id (0..n-1).")
 @click.option("--cluster", "config", type=click.Path(path_type=Path), required=True)
-@click.option("--byzantine", default=None, metavar="STRATEGY", help="consensus/byzantine.py.")
-def node(replica_id: int, config: Path, byzantine: str | None) -> None:
+def node(replica_id: int, config: Path) -> None:
     """Run one PBFT replica of a cluster in the foreground (SIGTERM stops it)."""
     from ostrom.cluster.replica_process import run_node
 
-    sys.exit(run_node(str(config), replica_id, byzantine))
+    sys.exit(run_node(str(config), replica_id))

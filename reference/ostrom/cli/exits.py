@@ -7,7 +7,7 @@ tools failed, 130 interrupted.  A subcommand reports bad input by raising ``BadI
 raising ``ToolError``; ``run`` turns every exception into one line on stderr and its
 code, so no input reaches the user as a Python traceback.  An exception that is none of
 these is a bug of ostrom: it is reported as ``internal error`` with exit 3 (and the
-traceback when ``OSTROM_DEBUG`` is set), and the fuzz tests of property_tests/test_cli_*
+traceback when ``OSTROM_DEBUG`` is set), and the fuzz tests of property_tests/cli/test_cli_*
 fail on it.
 
 SIGTERM (what a CI timeout sends) is turned into ``Terminated`` in the main thread, so

@@ -10,9 +10,11 @@ message (docs/cli.md, "Input").
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Final
 
 import click
+from rich.console import Console
 
 #: The longest duration an option takes: about 11.6 days.
 MAX_SECONDS: Final = 1e6
@@ -60,3 +62,9 @@ class Seconds(Finite):
 
 
 SECONDS: Final = Seconds()
+
+
+def console(piped_width: int) -> Console:
+    """A console as wide as the terminal, or ``piped_width`` when stdout is not one (a
+    pipe or a log has no width: rich's 80 columns would fold every long cell)."""
+    return Console() if sys.stdout.isatty() else Console(width=piped_width)

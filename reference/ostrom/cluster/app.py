@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from ostrom.cluster.config import ClusterConfig, ConfigError
+from ostrom.consensus.application import Core, CoreFactory
 from ostrom.consensus.messages import canonical, sha256_hex
-from ostrom.consensus.replicated import Core, CoreFactory
 from ostrom.protocol.commands import Observation
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.founders import FoundersError, load_founders

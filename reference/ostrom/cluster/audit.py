@@ -34,10 +34,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ostrom.cluster.app import commands_of, core_factory, execute_operation, state_digest
 from ostrom.cluster.config import ClusterConfig
 from ostrom.cluster.keys import load_ring
+from ostrom.consensus.application import Core, CoreFactory, committed_operations
 from ostrom.consensus.crypto import KeyRing, Signer
 from ostrom.consensus.messages import Request, Signed, canonical, replica_name, request_digest
 from ostrom.consensus.replica import Replica
-from ostrom.consensus.replicated import Core, CoreFactory, committed_operations
 from ostrom.consensus.storage import ReplicaStore, StoreError, StoreMissing
 
 

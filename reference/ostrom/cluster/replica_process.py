@@ -1,7 +1,7 @@
 """One PBFT replica as an OS process: a ``DurableReplica`` behind asyncio TCP.
 
 The replica itself is the sans-IO ``consensus.replica.Replica``; this module is the thin
-layer around it, the asyncio counterpart of ``consensus.network.Simulation``'s driving
+layer around it, the asyncio counterpart of ``harness.network.Simulation``'s driving
 loop:
 
 * **messages**: a server accepts connections from peers and from the front; each
@@ -27,8 +27,10 @@ loop:
   of the replica is one millisecond here;
 * **status**: a connection whose hello is ``status`` gets one frame of JSON (view, last
   executed, stable checkpoint, application digest, refusals) and is closed;
-* **Byzantine**: ``--byzantine STRATEGY`` wraps the replica in a strategy of
-  consensus/byzantine.py (without a store: a Byzantine replica may forget anything);
+* **Byzantine** (the fault tests): a ``Wrapper`` in place of the store wraps the replica
+  (without a store: a Byzantine replica may forget anything).  The product knows no
+  attack: ``python -m ostrom.harness.byzantine_node`` passes one of the harness's
+  strategies (harness/byzantine.py) to ``run_node``;
 * **stop**: SIGTERM or SIGINT closes the server and the store and exits 0.  A failed
   store write stops the process with exit code 3 (fail-stop: its memory is ahead of its
   store; a restart rebuilds it from the store).
@@ -47,7 +49,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from ostrom.cluster.app import ClusterApp, core_factory
 from ostrom.cluster.config import ClusterConfig, ConfigError, load
@@ -62,10 +64,8 @@ from ostrom.cluster.wire import (
     read_frames,
     read_one,
 )
-from ostrom.consensus.byzantine import STRATEGIES, Strategy
 from ostrom.consensus.messages import Commit, Malformed, Prepare, PrePrepare, decode, replica_name
-from ostrom.consensus.network import RETRY_LATER
-from ostrom.consensus.replica import BROADCAST, Output, Replica
+from ostrom.consensus.replica import BROADCAST, RETRY_LATER, Output, Replica
 from ostrom.consensus.storage import DurableReplica, FileLocation, StoreError, StoreMissing
 
 #: How often the timers are looked at (milliseconds).
@@ -80,10 +80,25 @@ DEFER_MAX: Final = 2048
 EXIT_STORE: Final = 3
 
 
-class Node:
-    """A replica (durable, or wrapped in a Byzantine strategy) and its I/O."""
+class Wrapper(Protocol):
+    """What may stand between the I/O and a replica instead of its store: a Byzantine
+    strategy of the test harness (``ostrom.harness.byzantine.Strategy``)."""
 
-    def __init__(self, cfg: ClusterConfig, replica_id: int, byzantine: str | None = None) -> None:
+    name: str
+
+    def attach(self, replica: Replica, rng: random.Random, n: int) -> None: ...
+
+    def on_message(self, payload: object) -> Output: ...
+
+    def on_timeout(self) -> Output: ...
+
+    def retransmit(self) -> Output: ...
+
+
+class Node:
+    """A replica (durable, or wrapped in a ``Wrapper``) and its I/O."""
+
+    def __init__(self, cfg: ClusterConfig, replica_id: int, wrapper: Wrapper | None = None) -> None:
         self.cfg = cfg
         self.me = cfg.replica(replica_id)
         self.name = replica_name(replica_id)
@@ -105,18 +120,13 @@ class Node:
             )
 
         self.replica = new_replica()
-        self.byzantine = byzantine
+        self.byzantine = wrapper.name if wrapper is not None else None
         self.durable: DurableReplica | None = None
-        self.node: DurableReplica | Strategy
+        self.node: DurableReplica | Wrapper
         self.recovered = False
-        if byzantine is not None:
-            if byzantine not in STRATEGIES:
-                raise ConfigError(
-                    f"unknown strategy {byzantine!r}; one of {', '.join(sorted(STRATEGIES))}"
-                )
-            strategy = STRATEGIES[byzantine]()
-            strategy.attach(self.replica, random.Random(replica_id), cfg.n)
-            self.node = strategy
+        if wrapper is not None:
+            wrapper.attach(self.replica, random.Random(replica_id), cfg.n)
+            self.node = wrapper
         else:
             location = FileLocation(self.me.db, synchronous=cfg.synchronous)
             try:
@@ -394,15 +404,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="ostrom node", description="Run one PBFT replica.")
     p.add_argument("--cluster", required=True, help="the cluster.toml")
     p.add_argument("--id", type=int, required=True, help="the replica id (0..n-1)")
-    p.add_argument("--byzantine", default=None, help="a strategy of consensus/byzantine.py")
     args = p.parse_args(argv)
-    return run_node(args.cluster, args.id, args.byzantine)
+    return run_node(args.cluster, args.id)
 
 
-def run_node(cluster: str, replica_id: int, byzantine: str | None = None) -> int:
+def run_node(cluster: str, replica_id: int, wrapper: Wrapper | None = None) -> int:
     try:
         cfg = load(cluster)
-        node = Node(cfg, replica_id, byzantine)
+        node = Node(cfg, replica_id, wrapper)
     except (ConfigError, KeyFileError, StoreError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

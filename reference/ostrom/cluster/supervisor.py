@@ -38,6 +38,8 @@ CONFIG_FILE: Final = "cluster.toml"
 PIDS_FILE: Final = "pids.json"
 FOUNDERS_FILE: Final = "founders.toml"
 PARAMS_FILE: Final = "params.toml"
+#: The module a Byzantine replica runs (`--byzantine I=STRATEGY`): the test harness's.
+BYZANTINE_NODE: Final = "ostrom.harness.byzantine_node"
 #: The operator a new cluster gets (it may sign tick and recruit); its key is in keys/.
 OPERATOR: Final = "ops"
 STATUS_TIMEOUT_S: Final = 2.0
@@ -278,6 +280,9 @@ class Cluster:
             str(i),
         ]
         if byzantine is not None:
+            # the fault tests' Byzantine replica: the test harness's process (by name; the
+            # product imports no attack), the same replica process with a strategy
+            args[0] = BYZANTINE_NODE
             args += ["--byzantine", byzantine]
             self.byzantine[i] = byzantine
         self._spawn(f"r{i}", args, detach=detach)

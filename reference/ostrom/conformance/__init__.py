@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Final
 
 # The trace-log format of ``ostrom validate-trace`` (defined where trace logs are read).
-from ostrom.verify.trace.log import TRACE_FORMAT as TRACE_FORMAT
+from ostrom.protocol.version import TRACE_FORMAT as TRACE_FORMAT
 
 #: The vector format this code reads and writes (``"format"`` of a vector file).
 VECTOR_FORMAT: Final = "ostrom-vector/1"

@@ -16,7 +16,7 @@ For each mutant (a reference driver with one deliberate bug, ``python -m ostrom.
 
 ``python -m ostrom.conformance.killmatrix`` prints the matrix (``--markdown`` the table kept
 in docs/conformance.md, ``--update-docs`` rewrites it there, ``--json`` the data);
-``property_tests/test_kill_matrix.py`` runs it and fails if any mutant survives.
+``property_tests/conformance/test_kill_matrix.py`` runs it and fails if any mutant survives.
 """
 
 from __future__ import annotations

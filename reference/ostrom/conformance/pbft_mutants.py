@@ -4,7 +4,7 @@
 builds a fresh ``PBFTLayer`` whose replica is the mutant.  The driver's mutant registry
 imports it, and ``replay`` of the pbft vectors on the mutant must diverge (the vector
 that catches it is named in the description and checked by
-``property_tests/test_pbft_layer.py``).
+``property_tests/conformance/test_pbft_layer.py``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,14 @@
-"""PBFT (Castro & Liskov) for the replicated orchestrator (docs/design.md §6), sans-IO.
+"""PBFT (Castro & Liskov) for the replicated orchestrator (docs/design.md §6), sans-IO: the
+replica core a cluster runs.
 
 * ``messages`` — the protocol messages, their canonical encoding and digests;
-* ``crypto`` — Ed25519 signing and verification, keys derived from a seed;
-* ``replica`` — the PBFT replica state machine (normal case, checkpoints, view change);
+* ``crypto`` — Ed25519 signing and verification; ``principals`` — who may send what;
+* ``replica`` — the PBFT replica state machine (normal case, checkpoints and state
+  transfer, view change);
+* ``storage`` — the replica's durable state in SQLite (write before send);
 * ``client`` — a client accepting a result on ``f+1`` matching replies;
-* ``network`` — a deterministic simulated network with fault injection, and its driver;
-* ``byzantine`` — Byzantine strategies wrapping a replica;
-* ``replicated`` — orchestrator commands ordered by PBFT and applied at every replica.
+* ``application`` — the deterministic core each replica applies its committed log to.
+
+The simulated network, the Byzantine strategies and Algorithm 1 that test it are the
+harness's (``ostrom.harness``), not the product's.
 """

@@ -3,8 +3,9 @@
 ``Replica`` is a state machine: ``on_request``, ``on_message`` and ``on_timeout`` (and
 ``retransmit``) take an input and return an ``Output`` — the signed messages to send and
 the requests executed — without touching a network, a clock or an entropy source.  The
-simulated network (``network.py``) and the Byzantine wrappers (``byzantine.py``) drive it;
-a real deployment would put sockets and timers around the same object.
+cluster's replica process (``ostrom.cluster.replica_process``) puts sockets, timers and a
+store around it; the test harness's simulated network and Byzantine wrappers
+(``ostrom.harness``) drive the same object.
 
 What is PBFT here, and what the seed paper's Algorithm 1 lacks (docs/design.md §6):
 
@@ -70,6 +71,9 @@ from ostrom.consensus.messages import (
 )
 
 BROADCAST: Final = "*"
+#: Refusals that mean "not yet": the receiver may take the message later (above its
+#: window, of a future view, over its rate), so a sender or an I/O layer offers it again.
+RETRY_LATER: Final = ("out_of_window", "future_view", "rate_limited")
 GENESIS_CHAIN: Final = sha256_hex(b"ostrom-pbft-genesis")
 
 

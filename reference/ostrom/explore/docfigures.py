@@ -1,7 +1,7 @@
 """The message-sequence charts of the docs, as SVG drawn by ``chart.render_svg``.
 
 Two kinds, both written by ``ostrom docs`` and checked by a test
-(property_tests/test_docfigures.py):
+(property_tests/explore/test_docfigures.py):
 
 * the protocol's figures in docs/consensus.md — PBFT's normal case and its view change —
   defined here as charts, so that a broadcast is drawn as what it is: PREPARE and COMMIT

@@ -32,10 +32,10 @@ from ostrom.verify import registry
 from ostrom.verify.tlc import sequence
 from ostrom.verify.tlc.bindings import bind_trace
 from ostrom.verify.tlc.cfg import CfgError, parse_cfg
+from ostrom.verify.tlc.definitions import definitions
 from ostrom.verify.tlc.explain import describe_changes
 from ostrom.verify.tlc.itf import ItfError, read_itf
 from ostrom.verify.tlc.manifest import ManifestError, cfg_text, load_manifest
-from ostrom.verify.tlc.modules import search_order
 from ostrom.verify.tlc.probe import ProbeError
 from ostrom.verify.tlc.values import (
     TlaFunction,
@@ -290,65 +290,6 @@ def _violation(name: str, *, witness: bool) -> dict[str, str] | None:
         if name in p.tla:
             return {"name": name, "property": p.id, "statement": p.statement}
     return {"name": name, "property": "", "statement": f"{name} is violated"}
-
-
-_DEF_RE = r"^{name}(\(([^)]*)\))?\s*=="
-_CITE_RE = re.compile(r"\\\*\s*(?:reference/)?(ostrom/[\w/]+\.py):\s*([\w.]+)")
-
-
-def definitions(actions: set[str], module: str = "") -> dict[str, dict[str, Any]]:
-    """For each action name: where the spec defines it (file, line, its text, its formal
-    parameters) and the Python method the spec cites for it (file, line, name)."""
-    files = search_order(module or "Lifecycle")
-    texts = {f: f.read_text(encoding="utf-8").splitlines() for f in files}
-    out: dict[str, dict[str, Any]] = {}
-    for action in sorted(a for a in actions if re.fullmatch(r"[A-Za-z_]\w*", a)):
-        pattern = re.compile(_DEF_RE.format(name=re.escape(action)))
-        for f, lines in texts.items():
-            for n, line in enumerate(lines):
-                m = pattern.match(line)
-                if not m:
-                    continue
-                body = [line]
-                for more in lines[n + 1 : n + 40]:
-                    if not more.strip() or re.match(r"^[A-Za-z_]\w*(\(.*\))?\s*==", more):
-                        break
-                    body.append(more)
-                entry: dict[str, Any] = {
-                    "tla": {
-                        "file": str(f.relative_to(layout.ROOT)),
-                        "line": n + 1,
-                        "params": (m.group(2) or "").replace(" ", ""),
-                        "text": "\n".join(body),
-                    }
-                }
-                cite = _python_cite(lines, n)
-                if cite is not None:
-                    entry["python"] = cite
-                out[action] = entry
-                break
-            if action in out:
-                break
-    return out
-
-
-def _python_cite(lines: list[str], n: int) -> dict[str, Any] | None:
-    """The ``\\* ostrom/...py: Class.method`` comment just above line ``n``, resolved."""
-    for k in range(n - 1, max(-1, n - 6), -1):
-        m = _CITE_RE.search(lines[k])
-        if m is None:
-            continue
-        rel, qual = m.group(1), m.group(2)
-        path = layout.ROOT / "reference" / rel
-        line = 0
-        method = qual.rsplit(".", 1)[-1]
-        if path.is_file():
-            for i, text in enumerate(path.read_text(encoding="utf-8").splitlines()):
-                if re.match(rf"\s*def {re.escape(method)}\(", text):
-                    line = i + 1
-                    break
-        return {"file": f"reference/{rel}", "line": line, "name": qual}
-    return None
 
 
 # --- vectors and logs -------------------------------------------------------------------------

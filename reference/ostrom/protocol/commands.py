@@ -5,7 +5,7 @@ type each is.  Everything that asks "is this command well formed?" reads it: the
 orchestrator's ``invalid_input`` check (``SCHEMAS``), the conformance layers, the trace
 compilers (``well_formed``), and the JSON Schema published for drivers in other languages
 (``command_schema``, committed as schema/command.schema.json and checked current by
-property_tests/test_commands.py, which also validates every committed vector's command
+property_tests/protocol/test_commands.py, which also validates every committed vector's command
 against it).  A field type carries both spellings of one rule: the Python check and the
 JSON Schema of the same set of values.
 
@@ -399,7 +399,7 @@ Command: TypeAlias = (
     | TickCommand
     | SetAgentCommand
 )
-#: Each op's typed view (property_tests/test_commands.py: its keys are ``COMMANDS``').
+#: Each op's typed view (property_tests/protocol/test_commands.py: its keys are ``COMMANDS``').
 TYPED: Final[dict[str, type]] = {
     "propose": ProposeCommand,
     "resubmit": ResubmitCommand,

@@ -3,7 +3,7 @@
 The transition table below is the single source of the lifecycle: it drives the
 ``transitions`` state machine that every artifact runs on (``build_machine``), the
 state diagram in ``docs/`` (``ostrom diagram``) and the cross-check against the
-TLA+ spec (``property_tests/test_models.py``), which requires that every
+TLA+ spec (``property_tests/verify/test_models.py``), which requires that every
 (event, source, dest) TLC reaches in ``spec/Lifecycle.tla`` is a row here and that
 every row here is reached by TLC.
 

@@ -292,6 +292,26 @@ def table() -> list[ParamInfo]:
     ]
 
 
+def param_range(name: str) -> tuple[int, int]:
+    """The range of an integer parameter of the table (a command's option takes it)."""
+    row = next(r for r in table() if r.name == name)
+    assert row.lo is not None and row.hi is not None
+    return int(row.lo), int(row.hi)
+
+
+def markdown_table() -> str:
+    """The parameter table as Markdown (``ostrom params --markdown``; the docs embed it)."""
+    lines = ["| name | default | unit | range | meaning |", "|---|---|---|---|---|"]
+    for p in table():
+        default = (
+            ", ".join(f"{v:g}" for v in p.default) if isinstance(p.default, tuple) else p.default
+        )
+        hi = "∞" if p.hi is None else f"{p.hi:g}"
+        lo = "" if p.lo is None else f"{p.lo:g}"
+        lines.append(f"| `{p.name}` | {default} | {p.unit} | [{lo}, {hi}] | {p.doc} |")
+    return "\n".join(lines) + "\n"
+
+
 def _coerce(name: str, value: Any, default: Any) -> Any:
     if isinstance(default, bool) or isinstance(value, bool):
         raise ParamError(f"{name}: expected a number, got {value!r}")

@@ -19,10 +19,10 @@ from typing import Any
 
 from ostrom.protocol.community import Community
 from ostrom.protocol.params import ParamError, Params
+from ostrom.protocol.version import TRACE_FORMAT
 from ostrom.service.gate import Setup, member_json
 from ostrom.service.identity import canonical
 from ostrom.service.store import Store, StoreError
-from ostrom.verify.trace.log import TRACE_FORMAT
 
 
 class ExportError(Exception):

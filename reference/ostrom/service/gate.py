@@ -9,7 +9,7 @@ may itself refuse it, with a protocol error code and possibly a sanction: that i
 logged, sequenced command like any other), the seq advances either way, and an ok
 ``join`` registers its key.
 
-``Gate`` is also an ``ostrom.consensus.replicated.Core`` (``apply(envelope)``,
+``Gate`` is also an ``ostrom.consensus.application.Core`` (``apply(envelope)``,
 ``public_state()``), so the cluster replicates exactly this object.  Called with an
 envelope that ``admit`` refuses, ``apply`` returns ``{"result": <gate code>, "events":
 []}`` and changes nothing: a replica stays deterministic whatever it is fed.

@@ -4,21 +4,18 @@
 build an app if one is missing or extra), this module turns it, the gate's error table
 (``GATE_ERRORS``) and the command schema (protocol/commands.py) into the OpenAPI
 document committed as schema/openapi.json (``openapi_text``;
-property_tests/test_service_app.py fails when the file drifts: regenerate with
-``ostrom docs``), and docs/service.md's API table is ``markdown_table()``.
-No web framework is imported here, so ``ostrom docs`` runs without the service extra.
+property_tests/service/test_service_app.py fails when the file drifts: regenerate with
+``ostrom docs``); docs/service.md's API and error tables are made from the same table
+(``ostrom.codegen.service_docs``).  No web framework is imported here.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from ostrom import __version__
-from ostrom.docblocks import replace_block
 from ostrom.protocol.commands import command_schema
 from ostrom.service.gate import GATE_ERRORS
 
@@ -135,7 +132,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
 )
 
 
-def _oa_path(path: str) -> str:
+def openapi_path(path: str) -> str:
     return path.replace(":path}", "}")
 
 
@@ -313,7 +310,7 @@ def openapi() -> dict[str, Any]:
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
             }
         op["responses"] = responses
-        paths.setdefault(_oa_path(e.path), {})[e.method.lower()] = op
+        paths.setdefault(openapi_path(e.path), {})[e.method.lower()] = op
     return {
         "openapi": "3.1.0",
         "info": {
@@ -337,49 +334,3 @@ def openapi() -> dict[str, Any]:
 def openapi_text() -> str:
     """schema/openapi.json as committed."""
     return json.dumps(openapi(), indent=2, ensure_ascii=False) + "\n"
-
-
-def markdown_table() -> str:
-    """docs/service.md's API table."""
-    rows = ["| method | path | answers | errors |", "|---|---|---|---|"]
-    for e in ENDPOINTS:
-        q = "?" + "&".join(f"{x.name}=" for x in e.query) if e.query else ""
-        errs = ", ".join(f"`{c}`" for c in e.errors) or "—"
-        rows.append(f"| {e.method} | `{_oa_path(e.path)}{q}` | {e.summary} | {errs} |")
-    return "\n".join(rows) + "\n"
-
-
-def errors_table() -> str:
-    """docs/service.md's error table (from ``GATE_ERRORS``)."""
-    rows = ["| code | HTTP | meaning |", "|---|---|---|"]
-    rows += [f"| `{e.code}` | {e.status} | {e.doc} |" for e in GATE_ERRORS.values()]
-    return "\n".join(rows) + "\n"
-
-
-def service_doc(text: str) -> str:
-    """docs/service.md with its generated tables current."""
-    try:
-        text = replace_block(text, "service-api", markdown_table())
-        return replace_block(text, "service-errors", errors_table())
-    except ValueError as exc:
-        raise ValueError(f"docs/service.md: {exc}") from None
-
-
-def update_generated(root: Path) -> list[Path]:
-    """Rewrite schema/openapi.json and docs/service.md's tables (``ostrom docs``)."""
-    changed: list[Path] = []
-
-    def schema(_old: str) -> str:
-        return openapi_text()
-
-    targets: list[tuple[Path, Callable[[str], str]]] = [
-        (root / "schema" / "openapi.json", schema),
-        (root / "docs" / "service.md", service_doc),
-    ]
-    for path, make in targets:
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
-        new = make(old)
-        if new != old:
-            path.write_text(new, encoding="utf-8")
-            changed.append(path)
-    return changed

@@ -20,7 +20,7 @@ gives them), the ``transitions`` machine, bound methods and callbacks.  ``restor
 builds a fresh gate from the header and writes the data attributes into it, re-adding
 each artifact to the machine in its state.  Every other attribute that is callable is
 an error (``CodecError``) so a new field that cannot be captured is noticed, not lost.
-property_tests/test_service_snapshot.py checks restore-and-continue equals never stopped.
+property_tests/service/test_service_snapshot.py checks restore-and-continue equals never stopped.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The built-in experiments of ``ostrom simulate --experiment`` (``ostrom.simulation.command``
+"""The built-in experiments of ``ostrom simulate --experiment`` (``ostrom.simulation.commands``
 runs them on the engine, ``ostrom.simulation.engine``, which this module re-exports).
 
 Built-in experiments (docs/design.md §10; docs/evaluation.md says what each one tests):

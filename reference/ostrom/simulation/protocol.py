@@ -28,8 +28,9 @@ community, so the run must too: no feedback noise, no ablation, feedback by deci
 the default repair check (``check_remote_config`` says which field is in the way).  The
 agents' choices depend only on their own random streams and on the observations, which
 the shadow makes equal, so a run against a node gives exactly the result of the same run
-against an in-process community of the same setup (property_tests/test_simulation_remote.py
-plays one against the other, and a node that differs in one parameter is caught).
+against an in-process community of the same setup
+(property_tests/simulation/test_simulation_remote.py plays one against the other, and a node
+that differs in one parameter is caught).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``spec/properties.toml`` maps each property id of docs/design.md §7 to its TLC invariant or
 temporal property, its Hypothesis test, its Z3 theorem and the mutants that show each
 check can fail.  ``required`` lists the layers that must have a checker *now*; the test
-``property_tests/test_registry.py`` resolves every named checker (the TLA+ definition
+``property_tests/verify/test_registry.py`` resolves every named checker (the TLA+ definition
 exists and a manifest model checks it, the Python test exists, the mutant exists and is
 expected to be caught by that checker) and fails when a required layer has none.
 """

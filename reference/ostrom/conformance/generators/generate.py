@@ -133,7 +133,7 @@ def write_suite(
 
     ``tlc``: also regenerate the TLC-sourced lifecycle vectors (``tlc:*``, owned by
     ``tlc_vectors.generate_tlc_vectors``; their currency is checked by
-    property_tests/test_validate_trace.py)."""
+    property_tests/verify/test_validate_trace.py)."""
     docs = generate() if docs is None else docs
     p = plan(root, docs)
     for rel in p.delete:

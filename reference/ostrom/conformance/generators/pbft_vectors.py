@@ -37,7 +37,6 @@ from typing import Any, Final
 from ostrom.conformance import VECTOR_FORMAT
 from ostrom.conformance.layer import Observation
 from ostrom.conformance.pbft_layer import PBFTLayer, command_for, principals, send_event
-from ostrom.consensus.byzantine import ConflictingVoter, EquivocatingPrimary, Silent, Strategy
 from ostrom.consensus.crypto import make_keys
 from ostrom.consensus.messages import (
     NULL_DIGEST,
@@ -56,8 +55,9 @@ from ostrom.consensus.messages import (
     request_digest,
     signed_from_tree,
 )
-from ostrom.consensus.network import Faults, Simulation
 from ostrom.consensus.replica import Output, Replica
+from ostrom.harness.byzantine import ConflictingVoter, EquivocatingPrimary, Silent, Strategy
+from ostrom.harness.network import Faults, Simulation
 
 __all__ = ["ACTIONS", "generate_pbft_vectors", "pbft_vector_specs"]
 
@@ -1188,7 +1188,7 @@ def _itf(run: _Run, description: str) -> dict[str, Any]:
             "format": "ITF",
             "format-description": ITF_DESCRIPTION,
             "generated-by": (
-                "ostrom.conformance.generators.pbft_vectors (consensus.network.Simulation)"
+                "ostrom.conformance.generators.pbft_vectors (harness.network.Simulation)"
             ),
             "description": description,
             "n": N,

@@ -29,7 +29,7 @@ all hold).  Every
 other difference between the reference and the spec — a command the reference refuses, a
 state that differs — is a disagreement: it is never hidden, ``TlcVectorError`` reports it
 (``findings``).  So every vector written here is a behaviour of the spec, replayed
-identically by the reference; property_tests/test_validate_trace.py also runs them through
+identically by the reference; property_tests/verify/test_validate_trace.py also runs them through
 ``ostrom validate-trace``.
 """
 

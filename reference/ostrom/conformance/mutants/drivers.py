@@ -11,9 +11,9 @@ gives its name, layer and description (naming the property id, docs/design.md §
 check label whose rule the bug breaks) and says where else the same bug is played: as a
 Hypothesis mutant (``property_tests/*mutants.py``) and as a TLC model.  Here it is caught from
 the outside, through the driver protocol, by the conformance vectors:
-``property_tests/test_kill_matrix.py`` requires every mutant to fail at least one vector of its
-layer (and, for the layers with a trace spec — lifecycle, community, sanctions, pbft — its
-trace logs to be rejected by ``ostrom validate-trace``); ``python -m
+``property_tests/conformance/test_kill_matrix.py`` requires every mutant to fail at least one
+vector of its layer (and, for the layers with a trace spec — lifecycle, community, sanctions,
+pbft — its trace logs to be rejected by ``ostrom validate-trace``); ``python -m
 ostrom.conformance.killmatrix`` prints the matrix (docs/conformance.md keeps it).
 
 Register one with ``@mutant(name)`` on a zero-argument factory that returns a ``Layer``; the

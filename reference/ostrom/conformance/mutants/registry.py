@@ -17,7 +17,7 @@ mutant has the registry's name, the manifest's mutant models name it (``"mutant"
 Hypothesis mutant modules build their ``MUTANTS`` from it (:func:`code_mutants`), and
 docs/checking.md's table is generated from it (``python -m ostrom.conformance.mutants.registry``
 rewrites it).
-``property_tests/test_mutant_registry.py`` fails when any of them drifts from this list.
+``property_tests/conformance/test_mutant_registry.py`` fails when any of them drifts from this list.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ already 2f + 1) and that the paper's Algorithm 1 is not PBFT.  Here both are run
 proposal, every forget vote, every tick, in order).
 
 * ``pbft`` — the log is submitted, command by command, to the replicated orchestrator
-  (``ostrom.consensus.replicated.ReplicatedOrchestrator``: N = 4, f = 1, signed messages,
+  (``ostrom.harness.replicated.ReplicatedOrchestrator``: N = 4, f = 1, signed messages,
   view change) with one faulty replica from the first message on: ``silent-backup``
   (replica 3 sends nothing), ``silent-primary`` (replica 0, the first primary, sends
   nothing: the replicas must change view) or ``equivocating`` (replica 3 sends conflicting
@@ -18,7 +18,7 @@ proposal, every forget vote, every tick, in order).
   the sans-IO run's outcome for it: forgotten at the same tick, or not forgotten.
   ``consensus_success`` = successes / items (NaN if there is none).  REPL-1 is checked
   as well;
-* ``alg1`` — the paper's two-round vote as written (``ostrom.consensus.alg1``,
+* ``alg1`` — the paper's two-round vote as written (``ostrom.harness.alg1``,
   unauthenticated, no view change), with the same faults (the coordinator for the silent
   primary, conflicting votes for the equivocating replica), deciding one instance per
   artifact that received a forget vote, with the sans-IO run's outcome as the value the
@@ -32,9 +32,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ostrom.consensus import alg1
-from ostrom.consensus.byzantine import ConflictingVoter, Silent, Strategy
-from ostrom.consensus.replicated import ReplicatedOrchestrator
+from ostrom.harness import alg1
+from ostrom.harness.byzantine import ConflictingVoter, Silent, Strategy
+from ostrom.harness.replicated import ReplicatedOrchestrator
 from ostrom.protocol.agents import Agent
 from ostrom.protocol.commands import Observation
 from ostrom.protocol.orchestrator import Orchestrator

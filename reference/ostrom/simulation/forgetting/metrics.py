@@ -19,7 +19,8 @@ those of ``world.Item.label`` at t):
 
 ``Tracker`` keeps the four counts (held/forgotten × useful/not) up to date as items are
 admitted, forgotten and expire, so a measurement is O(1) and the definitions above are the
-only arithmetic (property_tests/test_simulation_forgetting.py recomputes them by brute force).
+only arithmetic (property_tests/simulation/test_simulation_forgetting.py recomputes them by
+brute force).
 """
 
 from __future__ import annotations

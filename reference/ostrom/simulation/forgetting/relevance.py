@@ -7,8 +7,8 @@ of the queries the community issued in the last ``context_window`` epochs.  ``Pr
 computes *exactly* that number — the same terms summed with ``math.fsum``, so the same
 float — with the context tokenised once instead of once per item: a sweep scores every
 live item against one context, and re-tokenising the context for each would dominate a
-run's time.  ``property_tests/test_simulation_forgetting.py`` checks it against ``LEXICAL``
-on arbitrary texts.
+run's time.  ``property_tests/simulation/test_simulation_forgetting.py`` checks it against
+``LEXICAL`` on arbitrary texts.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ the ``[tool.mutmut]`` table, with the venv's Python:
     of the mutated function and the seconds its tests took.
 
 It imports only the standard library and mutmut (pinned to 3.8.1 in pyproject.toml:
-these are mutmut's internal functions, and property_tests/test_codemutation.py fails
+these are mutmut's internal functions, and property_tests/verify/test_codemutation.py fails
 when an upgrade moves them).
 """
 

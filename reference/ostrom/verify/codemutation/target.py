@@ -6,11 +6,11 @@ accepted as equivalent:
 
     [target]
     source = "protocol/voting.py"        # under reference/ostrom
-    tests = ["property_tests/test_voting.py", ...]
+    tests = ["property_tests/protocol/test_voting.py", ...]
     goal = 0.85                          # the score the full run must reach (optional)
     sample = 30                          # make test's gate: a seeded sample ...
     seed = 1                             # ... its seed ...
-    ci_tests = ["property_tests/test_voting.py"]   # ... and its tests (a subset of tests,
+    ci_tests = ["property_tests/protocol/test_voting.py"]   # ... and its tests (a subset of tests,
                                          # the fast ones; all of tests by default) ...
     ci_select = "not stateful"           # ... less those a pytest -k expression leaves out
     timeout_multiplier = 3.0             # a mutant's tests may take this many times ...

@@ -368,7 +368,7 @@ VIEW_FIELDS: Final = (
 _EVERY_STATE: Final = frozenset(STATES)
 #: The states in which the view shows a field (every state for the fields not named);
 #: in the others the field is its blank (``VIEW_BLANKS``).  LifecycleTrace.tla's View
-#: writes the same conditions (property_tests/test_validate_trace.py compares them).
+#: writes the same conditions (property_tests/verify/test_validate_trace.py compares them).
 VIEW_SHOWN: Final[dict[str, frozenset[str]]] = {
     "ballot": TRANSIENT,
     "reviewers": TRANSIENT | {ACTIVE},
@@ -911,7 +911,7 @@ def pct_gap(a: int, p: int, b: int) -> int:
     products ``a·100`` and ``p·b`` leave them long before ``a`` and ``b`` do: with
     ``b = 100·q + m``, ``a·100 − p·b = 100·(a − p·q) − p·m`` and ``0 ≤ p·m ≤ 9900``.
     Every intermediate value stays within ``max(a, b, 9900)`` in magnitude (for
-    ``0 ≤ p ≤ 100``); property_tests/test_validate_trace.py checks it equal to the
+    ``0 ≤ p ≤ 100``); property_tests/verify/test_validate_trace.py checks it equal to the
     products.
     """
     d = a - p * (b // 100)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-#: The trace-log format of ``ostrom validate-trace`` (re-exported by ostrom.conformance).
-TRACE_FORMAT: Final = "ostrom-trace/1"
+from ostrom.protocol.version import TRACE_FORMAT
+
 #: The TLA+ module a compiled lifecycle or sanctions log becomes.
 LOG_MODULE: Final = "TraceLog"
 #: The layers whose logs ``TraceLog`` holds, and the spec each is checked against.

@@ -68,6 +68,7 @@ from ostrom.consensus.principals import (
 )
 from ostrom.consensus.replica import GENESIS_CHAIN, chain_step, signer_matches, state_digest
 from ostrom.protocol.params import ParamError, Params
+from ostrom.protocol.version import TRACE_FORMAT
 from ostrom.verify.tlc.jar import TlcSetupError
 from ostrom.verify.tlc.values import (
     ModelValue,
@@ -80,7 +81,6 @@ from ostrom.verify.tlc.values import (
     tla,
 )
 from ostrom.verify.trace.log import (
-    TRACE_FORMAT,
     UnusableLog,
     read_jsonl,
     require_steps,

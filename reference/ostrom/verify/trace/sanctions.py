@@ -46,11 +46,11 @@ from ostrom.protocol.agents import MICRO, micro
 from ostrom.protocol.commands import checked_fields, is_id, is_int
 from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.sanctions import Violation
+from ostrom.protocol.version import TRACE_FORMAT
 from ostrom.verify.tlc.jar import TlcSetupError
 from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, Value, function, record, tla
 from ostrom.verify.trace.log import (
     LOG_MODULE,
-    TRACE_FORMAT,
     Names,
     UnusableLog,
     read_jsonl,

@@ -1,8 +1,8 @@
 """``ostrom validate-trace FILE``: the layer a log's header names picks its trace module.
 
-The one entry point is the ``ostrom validate-trace`` command (ostrom/cli/main.py), which
-calls ``main``; from Python, ``validate_file`` gives the verdict.
-"""
+The one entry point is the ``ostrom validate-trace`` command
+(ostrom/verify/commands/trace.py), which calls ``main``; from Python, ``validate_file``
+gives the verdict."""
 
 from __future__ import annotations
 

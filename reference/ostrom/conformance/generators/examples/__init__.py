@@ -4,7 +4,7 @@ Every script drives the reference adapter through a ``Recorder`` and asserts the
 it is about (``expect=``), so a change of the reference that would make a vector show
 something else stops generation instead of silently rewriting the vector.  Together the
 scripts use every command of every layer and every error code the layer can answer
-(property_tests/test_conformance_vectors.py checks this).
+(property_tests/conformance/test_conformance_vectors.py checks this).
 
 
 The scripts live in one module per layer (``lifecycle``, ``voting``, ``reputation``,

@@ -1,0 +1,387 @@
+"""The node over HTTP (service/app.py) through httpx's ASGI transport (no network): the
+routes are the OpenAPI table's and schema/openapi.json is current; CR-1 holds at every
+endpoint during a real ballot's commit phase; every error is a stable JSON code; no
+request, however hostile, gets a 500 or changes anything when refused."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ostrom import layout
+from ostrom.codegen import service_docs
+from ostrom.service import node as node_module
+from ostrom.service import openapi
+from ostrom.service.app import create_app
+from ostrom.service.gate import GATE_ERRORS, Gate
+from ostrom.service.node import REDACTED, Node
+from service_world import (
+    FOUNDERS,
+    OPERATOR,
+    PARAMS,
+    SALT,
+    SECRET_REASON,
+    Signer,
+    commit_phase,
+    decided,
+    setup,
+)
+
+OPENAPI_PATH = layout.ROOT / "schema" / "openapi.json"
+
+
+def _node(tmp: Path) -> Node:
+    return Node.open(tmp / "n.db", params=PARAMS, setup=setup(), fsync=False)
+
+
+def _run(node: Node, body: Callable[[httpx.AsyncClient], Any]) -> Any:
+    async def go() -> Any:
+        transport = httpx.ASGITransport(app=create_app(node))
+        async with httpx.AsyncClient(transport=transport, base_url="http://node") as c:
+            return await body(c)
+
+    return asyncio.run(go())
+
+
+def test_openapi_file_is_current_and_matches_the_routes(tmp_path: Path) -> None:
+    assert OPENAPI_PATH.read_text(encoding="utf-8") == openapi.openapi_text(), "run: ostrom docs"
+    node = _node(tmp_path)
+    app = create_app(node)
+    served = {(r.path, m) for r in app.routes for m in (r.methods or ()) if m != "HEAD"}  # type: ignore[attr-defined]
+    assert served == {(e.path, e.method) for e in openapi.ENDPOINTS}
+
+    async def body(c: httpx.AsyncClient) -> Any:
+        return (await c.get("/openapi.json")).json()
+
+    assert _run(node, body) == openapi.openapi()
+
+
+def test_docs_service_md_tables_are_current() -> None:
+    text = (layout.ROOT / "docs" / "service.md").read_text(encoding="utf-8")
+    assert service_docs.service_doc(text) == text, "run: ostrom docs"
+
+
+def test_every_error_code_is_documented_in_the_openapi_document() -> None:
+    doc = openapi.openapi()
+    assert doc["components"]["schemas"]["Error"]["properties"]["error"]["enum"] == sorted(
+        GATE_ERRORS
+    )
+    post = doc["paths"]["/commands"]["post"]["responses"]
+    for code in ("malformed", "unsigned", "replayed", "too_large", "db_unavailable"):
+        assert code in post[str(GATE_ERRORS[code].status)]["description"]
+
+
+READS = [
+    "/artifacts",
+    "/artifacts/x",
+    "/agents",
+    "/slots",
+    "/log?after=0&limit=1000",
+    "/events?after=0&timeout=0",
+    "/health",
+]
+
+
+async def _read_everything(c: httpx.AsyncClient) -> list[str]:
+    paths = READS + [f"/agents/{a}" for a in (*FOUNDERS, "n", OPERATOR)]
+    return [(await c.get(p)).text for p in paths]
+
+
+def _leaks(texts: list[str]) -> list[str]:
+    """What of a committed vote an outsider could read: the reason or salt of any reveal,
+    a reveal_vote command with its vote, a non-null ``revealed`` tally."""
+    found = []
+    for t in texts:
+        if SECRET_REASON in t or SALT in t:
+            found.append("reason or salt")
+        doc = json.loads(t)
+        for e in doc.get("entries", []):
+            if e["command"].get("op") == "reveal_vote" and e["command"].get("vote") != REDACTED:
+                found.append(f"reveal at pos {e['pos']}")
+        arts = doc.get("artifacts", {}) if "artifacts" in doc else {}
+        for a in [*arts.values(), doc] if isinstance(arts, dict) else []:
+            if isinstance(a, dict) and a.get("revealed"):
+                found.append("revealed tally")
+    return found
+
+
+def _commit_phase_reads(tmp_path: Path) -> tuple[list[int], list[str], dict[str, Any]]:
+    node, s = _node(tmp_path), Signer()
+
+    async def body(c: httpx.AsyncClient) -> tuple[list[int], list[str]]:
+        statuses = [(await c.post("/commands", json=e)).status_code for e in commit_phase(s)]
+        return statuses, await _read_everything(c)
+
+    statuses, texts = _run(node, body)
+    return statuses, texts, node.public_state()
+
+
+def test_cr1_no_endpoint_exposes_a_committed_vote_during_the_commit_phase(
+    tmp_path: Path,
+) -> None:
+    statuses, texts, state = _commit_phase_reads(tmp_path)
+    assert set(statuses) == {200}
+    assert state["artifacts"]["x"]["phase"] == "commit"
+    assert sorted(state["artifacts"]["x"]["committed"]) == sorted(FOUNDERS)
+    assert _leaks(texts) == []
+    assert SECRET_REASON not in json.dumps(state)
+
+
+def test_cr1_check_catches_an_unredacted_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mutation: public endpoints show refused reveals as they were sent."""
+    monkeypatch.setattr(node_module, "public_command", lambda command, result: command)
+    _, texts, _ = _commit_phase_reads(tmp_path)
+    assert "reason or salt" in _leaks(texts)
+
+
+def test_after_the_commit_phase_the_reveals_are_public(tmp_path: Path) -> None:
+    node, s = _node(tmp_path), Signer()
+
+    async def body(c: httpx.AsyncClient) -> list[dict[str, Any]]:
+        for e in commit_phase(s) + decided(s):
+            assert (await c.post("/commands", json=e)).status_code == 200
+        return (await c.get("/log?limit=1000")).json()["entries"]  # type: ignore[no-any-return]
+
+    entries = _run(node, body)
+    reveals = [e for e in entries if e["command"]["op"] == "reveal_vote"]
+    assert [e["result"] for e in reveals] == ["wrong_phase"] + ["ok"] * 5
+    assert reveals[0]["command"]["reason"] == REDACTED
+    assert all(e["command"]["reason"] == SECRET_REASON for e in reveals[1:])
+
+
+def test_the_errors_of_the_write_path(tmp_path: Path) -> None:
+    node, s = _node(tmp_path), Signer()
+    env = s.env("f1", {"op": "object", "agent": "f1", "artifact": "a"})
+
+    async def body(c: httpx.AsyncClient) -> list[tuple[int, str]]:
+        out = []
+        for content in (
+            b"{",
+            b"[1]",
+            b"NaN",
+            b'"\\ud800"',
+            b"\xff",
+            b"[" * 60000,
+            b'{"agent": "\\ud800", "seq": 1, "command": {"op": "tick"}, "signature": "00"}',
+            json.dumps({**env, "signature": "00" * 64}).encode(),
+            json.dumps(env).encode(),
+            json.dumps(env).encode(),
+            json.dumps({**env, "command": {"op": "nope"}}).encode(),
+        ):
+            r = await c.post("/commands", content=content)
+            out.append((r.status_code, r.json().get("error", r.json().get("result"))))
+        r = await c.post("/commands", content=b" " * (openapi.BODY_LIMIT + 1))
+        out.append((r.status_code, r.json()["error"]))
+
+        async def chunks() -> AsyncIterator[bytes]:
+            for _ in range(100):
+                yield b" " * 1024
+
+        r = await c.post("/commands", content=chunks())  # no Content-Length: counted as read
+        out.append((r.status_code, r.json()["error"]))
+        return out
+
+    got = _run(node, body)
+    assert got == [
+        (400, "malformed"),
+        (400, "malformed"),
+        (400, "malformed"),
+        (400, "malformed"),
+        (400, "malformed"),
+        (400, "malformed"),
+        (400, "malformed"),
+        (401, "bad_signature"),
+        (200, "unknown_artifact"),
+        (200, "unknown_artifact"),
+        (403, "impersonation"),
+        (413, "too_large"),
+        (413, "too_large"),
+    ]
+    assert node.last_pos == 1
+
+
+SEGMENT = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cc", "Cs"), exclude_characters="/?#% "),
+    max_size=6,
+)
+PATHS = st.sampled_from([e.path.split("{")[0] for e in openapi.ENDPOINTS] + ["/", "/x/y"])
+QUERY = st.dictionaries(
+    st.sampled_from(["after", "limit", "timeout", "x"]),
+    st.sampled_from(["0", "-1", "1e9", "nan", "99999999999999999999999", "", "abc", "3"]),
+    max_size=3,
+)
+BODY = st.one_of(
+    st.binary(max_size=64),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=4),
+        max_leaves=12,
+    ).map(lambda d: json.dumps(d).encode()),
+)
+
+
+@settings(max_examples=150)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["GET", "POST", "PUT", "DELETE", "HEAD"]), PATHS, SEGMENT, QUERY, BODY
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_fuzz_every_endpoint_no_500_stable_errors_nothing_changed(
+    tmp_path_factory: pytest.TempPathFactory, requests: list[Any]
+) -> None:
+    node = _node(tmp_path_factory.mktemp("fz"))
+    s = Signer()
+    node.submit(
+        s.env("f1", {"op": "propose", "agent": "f1", "artifact": "a", "slot": "s", "digest": "d"})
+    )
+    before = copy.deepcopy(node.public_state())
+
+    async def body(c: httpx.AsyncClient) -> None:
+        for method, path, seg, query, content in requests:
+            url = path + (seg if path.endswith("/") and path != "/" else "")
+            if "timeout" in query or path.startswith("/events"):
+                query = {**query, "timeout": "0"}
+            r = await c.request(method, url, params=query, content=content)
+            assert r.status_code < 500 or r.status_code == 503, (method, url, r.text)
+            if method != "HEAD":
+                doc = r.json()
+                if r.status_code >= 400:
+                    assert set(doc) == {"error", "detail"} and doc["error"] in GATE_ERRORS
+
+    _run(node, body)
+    assert node.public_state() == before and node.last_pos == 1
+
+
+def test_every_answer_matches_its_openapi_schema(tmp_path: Path) -> None:
+    """The document does not lie: real answers of a ballot, a dispute and the reads
+    validate against the response schemas the document declares."""
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs
+
+    doc = openapi.openapi()
+
+    def check(path: str, method: str, status: int, body: Any) -> None:
+        spec = doc["paths"][path][method]["responses"][str(status)]
+        schema = spec["content"]["application/json"]["schema"]
+        errors = list(Draft202012Validator({**doc, **schema}).iter_errors(body))
+        assert not errors, (path, status, errors[0].message)
+
+    node, s = _node(tmp_path), Signer()
+
+    async def body(c: httpx.AsyncClient) -> None:
+        envelope = Draft202012Validator({**doc, "$ref": "#/components/schemas/Envelope"})
+        for e in commit_phase(s) + decided(s):
+            assert not list(envelope.iter_errors(e)), e  # what the node takes, as documented
+            r = await c.post("/commands", json=e)
+            check("/commands", "post", r.status_code, r.json())
+        assert list(envelope.iter_errors({**e, "command": {"op": "tick", "x": 1}}))
+        r = await c.post("/commands", json=e)  # a retry
+        check("/commands", "post", r.status_code, r.json())
+        r = await c.post("/commands", json={**e, "seq": 99})
+        check("/commands", "post", r.status_code, r.json())
+        for url, path in [
+            ("/artifacts", "/artifacts"),
+            ("/artifacts/x", "/artifacts/{artifact}"),
+            ("/artifacts/nope", "/artifacts/{artifact}"),
+            ("/agents", "/agents"),
+            ("/agents/f1", "/agents/{agent}"),
+            (f"/agents/{OPERATOR}", "/agents/{agent}"),
+            ("/agents/nobody", "/agents/{agent}"),
+            ("/slots", "/slots"),
+            ("/log?after=3&limit=5", "/log"),
+            ("/log?after=x", "/log"),
+            ("/events?after=0&timeout=0", "/events"),
+            ("/health", "/health"),
+        ]:
+            r = await c.get(url)
+            check(path, "get", r.status_code, r.json())
+
+    _run(node, body)
+
+
+def test_events_as_server_sent_events_redacted_and_resumable(tmp_path: Path) -> None:
+    node, s = _node(tmp_path), Signer()
+    envs = commit_phase(s)
+    for e in envs:
+        node.submit(e)
+
+    async def body(c: httpx.AsyncClient) -> tuple[str, str, int]:
+        sse = {"accept": "text/event-stream"}
+        full = await c.get("/events?after=0&timeout=0.1&limit=1000", headers=sse)
+        resumed = await c.get(
+            "/events?timeout=0.1", headers={**sse, "last-event-id": str(len(envs) - 1)}
+        )
+        bad = await c.get("/events?timeout=0", headers={**sse, "last-event-id": "x"})
+        return full.text, resumed.text, bad.status_code
+
+    full, resumed, bad = _run(node, body)
+    ids = [int(line[4:]) for line in full.splitlines() if line.startswith("id: ")]
+    assert ids == list(range(1, len(envs) + 1))
+    assert SECRET_REASON not in full and SALT not in full and REDACTED in full
+    assert [line for line in resumed.splitlines() if line.startswith("id: ")] == [
+        f"id: {len(envs)}"
+    ]
+    assert bad == 422
+
+
+SENDERS = st.sampled_from([*FOUNDERS, OPERATOR, "n", "z"])
+OPS = st.sampled_from(["tick", "propose", "object", "join", "forget_vote", "garbage"])
+
+
+@settings(max_examples=40)
+@given(st.lists(st.tuples(OPS, SENDERS, st.integers(0, 2), st.integers(-1, 1)), max_size=25))
+def test_the_http_node_answers_what_the_gate_answers(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[Any]
+) -> None:
+    """The node is a thin layer: over HTTP, every envelope gets the gate's answer (its
+    observation, or its refusal code) and the node's state is the gate's."""
+    from ostrom.service.identity import public_hex, sign_envelope
+    from service_world import key
+
+    node, ref = _node(tmp_path_factory.mktemp("eq")), Gate(PARAMS, setup())
+    seqs: dict[str, int] = {}
+    envs = []
+    for op, who, i, skew in steps:
+        seq = max(1, seqs.get(who, 0) + 1 + skew)  # -1: a replay, +1: a gap
+        seqs[who] = max(seqs.get(who, 0), seq)
+        cmd: dict[str, Any] = {"op": op, "agent": who, "artifact": f"a{i}"}
+        if op == "tick":
+            cmd = {"op": "tick"}
+        elif op == "propose":
+            cmd |= {"slot": f"s{i}", "digest": "d"}
+        elif op == "join":
+            cmd = {"op": "join", "agent": who}
+        pk = public_hex(key(who)) if op == "join" else None
+        envs.append(sign_envelope(key(who), who, seq, cmd, pk))
+
+    async def body(c: httpx.AsyncClient) -> list[Any]:
+        return [(await c.post("/commands", json=e)).json() for e in envs]
+
+    replies = _run(node, body)
+    for e, r in zip(envs, replies, strict=True):
+        adm = ref.admit(e)
+        obs = ref.apply(e)
+        if adm.ok:
+            assert (r["result"], r["events"]) == (
+                obs["result"],
+                json.loads(json.dumps(obs["events"])),
+            )
+        elif r.get("retry"):  # the identical envelope again: answered from the log
+            assert adm.code == "replayed"
+        else:
+            assert r["error"] == adm.code
+    assert node.public_state() == ref.public_state()

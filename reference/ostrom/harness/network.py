@@ -1,0 +1,906 @@
+"""A deterministic simulated network and the driver that runs replicas and clients on it.
+
+Everything is a discrete-event simulation in *logical* time: one delivery is one tick,
+timeouts are deadlines in ticks and fire as explicit events, and every choice (which
+ready message goes next, drops, duplicates, delays) comes from a ``random.Random``
+seeded by the caller.  The same seed gives the same run, message for message.
+
+The property tests drive the primitives directly (``deliver``, ``drop``, ``duplicate``,
+``fire_timeout``, ``partition``...); ``Simulation.run`` is the seeded random scheduler
+and ``Simulation.run_fair`` the liveness driver of BFT-LIVE-1: no loss, every message
+delivered, retransmission and timeouts when the system goes quiet.
+
+Retransmission (docs/consensus.md, "Retransmission") is the driver's, the thin layer
+around the sans-IO replica; PBFT's liveness assumes messages are retransmitted until
+delivered (BFT-LIVE-1), and the view-change timer is for a faulty primary, not for a
+lossy link.  With ``retransmission="timer"`` (the default) there are two timers:
+
+* **one per message and link** (the transport): every message a replica or client sends
+  is re-sent an eighth of the view-change timeout later, then twice as long after each
+  retransmission up to a quarter of the timeout (five chances before the timer that a
+  lost message would otherwise fire), until the receiver acknowledges it or the sender
+  no longer holds it (``holds``: the message is superseded);
+* **one per replica** (the protocol): ``Replica.retransmit`` every quarter of the
+  replica's view-change timeout, doubling while it makes no progress, with what the
+  receivers acknowledged skipped.  It carries what no per-message timer can: messages
+  this replica never sent to the peer that needs them (relayed PRE-PREPAREs, requests
+  for a new primary, FETCH-STATEs) and a new period of its rate limits.
+
+``retransmission="quiet"`` is the earlier scheduler, kept to measure against: every
+replica retransmits when nothing is in flight, which under load comes too late.
+
+With ``stores=`` every honest replica is a ``storage.DurableReplica`` (its durable state
+in SQLite, written before its sends are released), and ``crash(i)`` / ``restart(i)``
+take one down (volatile state lost, timer stopped, messages to it dropped) and rebuild
+it from its store; ``restart(i, amnesiac=True)`` deletes the store first, a fault.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import operator
+import random
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final, Literal, Protocol
+
+from ostrom.consensus.client import Client
+from ostrom.consensus.crypto import KeyRing, make_keys
+from ostrom.consensus.messages import (
+    Checkpoint,
+    Commit,
+    FetchState,
+    NewView,
+    Prepare,
+    PrePrepare,
+    Reply,
+    Request,
+    Signed,
+    ViewChange,
+    replica_name,
+    request_digest,
+)
+from ostrom.consensus.replica import BROADCAST, RETRY_LATER, App, Output, Replica
+from ostrom.consensus.storage import DurableReplica, StoreLocation
+
+
+class Node(Protocol):
+    """What the driver calls on a replica (honest ``Replica`` or a Byzantine wrapper)."""
+
+    def on_message(self, payload: object) -> Output: ...
+
+    def on_timeout(self) -> Output: ...
+
+    def retransmit(self) -> Output: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Faults:
+    """Probabilistic faults of the random scheduler (the tests inject theirs directly)."""
+
+    drop: float = 0.0
+    duplicate: float = 0.0
+    reorder: bool = True
+    max_delay: int = 0
+
+
+@dataclasses.dataclass
+class Envelope:
+    uid: int
+    src: str
+    dst: str
+    payload: Signed | bytes
+    deliver_at: int
+
+
+NO_FAULTS: Final = Faults()
+
+
+class Network:
+    """Point-to-point links with loss, duplication, delay, reordering and partitions."""
+
+    def __init__(self, rng: random.Random, faults: Faults | None = None) -> None:
+        self.rng = rng
+        self.faults = faults or NO_FAULTS
+        self.now = 0
+        self.queue: list[Envelope] = []
+        self.groups: list[frozenset[str]] | None = None
+        self.stats: Counter[str] = Counter()
+        self._uid = 0
+
+    def connected(self, a: str, b: str) -> bool:
+        if self.groups is None:
+            return True
+        return any(a in g and b in g for g in self.groups)
+
+    def partition(self, groups: Iterable[Iterable[str]]) -> None:
+        """Cut every link between different groups (principals in no group are isolated)."""
+        self.groups = [frozenset(g) for g in groups]
+
+    def heal(self) -> None:
+        self.groups = None
+
+    def send(self, src: str, dst: str, payload: Signed | bytes, delay: int = 0) -> None:
+        self.stats["sent"] += 1
+        if not self.connected(src, dst):
+            self.stats["dropped_partition"] += 1
+            return
+        if self.faults.drop and self.rng.random() < self.faults.drop:
+            self.stats["dropped"] += 1
+            return
+        copies = 2 if self.faults.duplicate and self.rng.random() < self.faults.duplicate else 1
+        for _ in range(copies):
+            extra = self.rng.randint(0, self.faults.max_delay) if self.faults.max_delay else 0
+            self.enqueue(src, dst, payload, self.now + delay + extra)
+
+    def enqueue(self, src: str, dst: str, payload: Signed | bytes, at: int) -> None:
+        self._uid += 1
+        self.queue.append(Envelope(self._uid, src, dst, payload, at))
+
+    def ready(self) -> list[int]:
+        return [i for i, e in enumerate(self.queue) if e.deliver_at <= self.now]
+
+    def take(self, index: int) -> Envelope:
+        return self.queue.pop(index)
+
+
+#: The retransmission schedulers of ``Simulation`` (docs/consensus.md, "Retransmission").
+RETRANSMISSION_MODES: Final = ("timer", "quiet")
+Retransmission = Literal["timer", "quiet"]
+#: A message is first retransmitted this fraction of the view-change timeout after it
+#: was sent (``retransmit_period``) ...
+RETRANSMIT_PERIOD_DIVISOR: Final = 8
+#: ... and then after twice as long each time, up to this many periods
+#: (``retransmit_max``: a quarter of the timeout, so that a message has five chances
+#: to arrive before a replica waiting for it gives up on the primary).
+RETRANSMIT_BACKOFF_CAP: Final = 2
+#: Every replica runs its own ``Replica.retransmit`` each this fraction of its
+#: view-change timeout ...
+RESEND_PERIOD_DIVISOR: Final = 4
+#: ... doubling (at most this many times) while it makes no progress.
+RESEND_BACKOFF_DOUBLINGS: Final = 4
+#: Refusals that mean "not yet" (the receiver may take the message later): no
+#: acknowledgement, so the sender keeps retransmitting.  ``out_of_window`` only above the
+#: receiver's window (it is behind; below, its stable checkpoint covers the message), and
+#: ``stale_view`` for a message of the view the receiver is changing to (it refuses
+#: normal-case messages until the NEW-VIEW arrives).  Any other outcome, accepted, a
+#: duplicate or refused for good, is acknowledged.
+_REFUSALS: Final = operator.itemgetter(*RETRY_LATER, "stale_view")
+_FAR: Final = 1 << 62  # a tick no run reaches
+#: Acknowledgements are remembered for this many view-change timeouts.
+ACK_MEMORY: Final = 4
+
+
+def holds(replica: Replica, dst: str, payload: Signed | bytes) -> bool:
+    """Whether ``replica`` still has a use for ``payload`` reaching ``dst``; once it has
+    not, the message is *superseded* and its retransmission timer stops.
+
+    This mirrors what ``Replica.retransmit`` re-sends (``test_consensus_retransmission``
+    checks that the two agree): the PRE-PREPAREs (its own and those it accepted) and its
+    own PREPAREs and COMMITs that its log still holds (a stable checkpoint garbage
+    collects them, and state transfer serves what is below); its CHECKPOINTs and the
+    stable proof; its VIEW-CHANGEs for the view it left and the one it wants, while the
+    view change is on; the last NEW-VIEW it installed; the pending requests it relays to
+    the primary of its view; and a FETCH-STATE while the replica is still behind where it
+    asked from (``retransmit`` signs a new one each period: held by content, not
+    identity).  Besides those, the last reply to each client (the replica answers a
+    repeated request with it, so a lost one is worth re-sending).  A STATE-TRANSFER is
+    an answer and never held: the FETCH-STATE it answers is.
+
+    Identity (``is``), not equality: the replica re-sends the very objects it keeps.
+    """
+    if not isinstance(payload, Signed):
+        return False
+    m, r = payload.message, replica
+    if isinstance(m, Prepare | Commit):
+        log = r.prepares if isinstance(m, Prepare) else r.commits
+        return log.get((m.view, m.seq, m.digest), {}).get(r.id) is payload
+    if isinstance(m, PrePrepare):
+        return r.pre_prepares.get((m.view, m.seq)) is payload
+    if isinstance(m, Checkpoint):
+        own = r.checkpoints.get(m.seq, {}).get(r.id)
+        return own is payload or any(p is payload for p in r.stable_proof)
+    if isinstance(m, ViewChange):
+        return (
+            not r.active
+            and m.new_view in (r.view - 1, r.view)
+            and r.view_changes.get(m.new_view, {}).get(m.replica) is payload
+        )
+    if isinstance(m, NewView):
+        return payload is r.new_view_msg
+    if isinstance(m, Request):
+        return (
+            r.active
+            and not r.is_primary
+            and dst == replica_name(r.primary())
+            and r.pending.get(request_digest(payload)) is payload
+        )
+    if isinstance(m, Reply):
+        return r.last_reply.get(dst) is payload
+    if isinstance(m, FetchState):
+        return m.replica == r.id and m.after_seq == r.last_exec < r.stable_seq
+    return False
+
+
+#: A link's message: (sender, receiver, ``id`` of the payload object).
+_Key = tuple[str, str, int]
+
+
+@dataclasses.dataclass
+class Outstanding:
+    """A message on one link that its sender's transport has not seen acknowledged.
+
+    ``interval`` is the current back-off: the first retransmission comes
+    ``retransmit_period`` ticks after the send, each later one twice as long after the
+    previous, up to ``retransmit_max``.
+    """
+
+    src: str
+    dst: str
+    payload: Signed | bytes
+    delay: int
+    due: int
+    interval: int
+    retransmissions: int = 0
+
+
+AppFactory = Callable[[], App]
+ReplicaFactory = Callable[..., Replica]
+#: Where replica ``i``'s store lives (``storage.MemoryLocation``, ``FileLocation``...).
+StoreFactory = Callable[[int], StoreLocation]
+#: ``Simulation.progress()``: the honest replicas' progress, crashes and restarts, and the
+#: clients' result counts, compared only for equality.
+Moved = tuple[tuple[int, ...], int, tuple[int, ...]]
+
+
+class Simulation:
+    """N replicas (some wrapped by Byzantine strategies) and clients on one ``Network``."""
+
+    def __init__(
+        self,
+        n: int = 4,
+        f: int = 1,
+        seed: int = 0,
+        *,
+        byzantine: Mapping[int, Any] | None = None,
+        faults: Faults | None = None,
+        clients: int = 1,
+        app_factory: AppFactory | None = None,
+        checkpoint_k: int = 16,
+        watermark_window: int = 32,
+        base_timeout: int | None = None,
+        client_timeout: int | None = None,
+        replica_factory: ReplicaFactory = Replica,
+        stores: StoreFactory | None = None,
+        beyond_f: bool = False,
+        retransmission: Retransmission = "timer",
+        retransmit_period: int | None = None,
+        retransmit_max: int | None = None,
+    ) -> None:
+        """``beyond_f=True`` allows more than ``f`` Byzantine replicas: only for the control
+        experiment that shows the safety checks can fail (docs/consensus.md, "The
+        adversary suite"); PBFT promises nothing then, so the default refuses.
+
+        ``retransmission`` chooses how lost messages come back (docs/consensus.md,
+        "Retransmission"): ``"timer"`` gives every message sent its own timer, first
+        after ``retransmit_period`` ticks (default: an eighth of the view-change timeout,
+        which must stay above it), doubling up to ``retransmit_max`` (default: a
+        quarter of the timeout); ``"quiet"`` is the earlier scheduler, which
+        retransmits only when nothing is in flight (kept to measure against)."""
+        self.n, self.f = n, f
+        self.rng = random.Random(seed)
+        self.client_names = [f"c{i}" for i in range(clients)]
+        principals = [replica_name(i) for i in range(n)] + self.client_names
+        self.keyring: KeyRing
+        self.keyring, signers = make_keys(seed, principals)
+        timeout = base_timeout if base_timeout is not None else 60 * n * n
+        self.retransmission: Retransmission = retransmission
+        self.retransmit_period, self.retransmit_max = _retransmit_schedule(
+            retransmission, timeout, retransmit_period, retransmit_max
+        )
+
+        def new_replica(i: int) -> Replica:
+            return replica_factory(
+                i,
+                n,
+                f,
+                self.keyring,
+                signers[replica_name(i)],
+                app=None if app_factory is None else app_factory(),
+                checkpoint_k=checkpoint_k,
+                watermark_window=watermark_window,
+                base_timeout=timeout,
+            )
+
+        self._new_replica = new_replica  # a restart builds a fresh replica the same way
+        self.replicas = [new_replica(i) for i in range(n)]
+        self.byzantine: dict[int, Any] = dict(byzantine or {})
+        if len(self.byzantine) > f and not beyond_f:
+            raise ValueError(f"{len(self.byzantine)} Byzantine replicas > f={f}")
+        for i, strategy in sorted(self.byzantine.items()):
+            strategy.attach(self.replicas[i], random.Random(self.rng.getrandbits(64)), n)
+        self.honest = [i for i in range(n) if i not in self.byzantine]
+        # crash and restart: durable honest replicas (a store each), replicas that are down
+        self.stores: dict[int, StoreLocation] = {}
+        self.durable: dict[int, DurableReplica] = {}
+        self.down: set[int] = set()
+        self.restarts: Counter[str] = Counter()
+        for i in self.honest if stores is not None else ():
+            assert stores is not None
+            self.stores[i] = stores(i)
+            self.durable[i] = DurableReplica.create(self.replicas[i], self.stores[i])
+        self.clients = {c: Client(c, signers[c], self.keyring, n, f) for c in self.client_names}
+        self.client_timeout = client_timeout if client_timeout is not None else 2 * timeout
+        self.network = Network(random.Random(self.rng.getrandbits(64)), faults)
+        self.backlog: dict[str, deque[dict[str, Any]]] = {c: deque() for c in self.clients}
+        self.deadlines: dict[str, int] = {}
+        self._armed_progress: dict[int, int] = {}
+        self._retransmitted_at: Moved | None = None
+        self.executed = 0  # executions at honest replicas (throughput)
+        # timer-driven retransmission (docs/consensus.md, "Retransmission"): per link,
+        # the messages not yet acknowledged, by (src, dst, id(payload)) (the record keeps
+        # the payload alive, so its id is not reused), and their timers (a heap of (due,
+        # uid, key); an entry whose record was acknowledged or re-armed is stale) ...
+        self.outstanding: dict[_Key, Outstanding] = {}
+        self._timers: list[tuple[int, int, _Key]] = []
+        self._timer_uid = 0
+        # ... what each receiver acknowledged (id -> (payload, tick); pruned after
+        # ACK_MEMORY view-change timeouts), and each replica's own retransmission period
+        self.acknowledged: dict[str, dict[int, tuple[Signed | bytes, int]]] = {}
+        self._ack_memory = ACK_MEMORY * timeout
+        self._pruned_at = 0
+        self.resend_deadlines: dict[int, int] = {}
+        self._next_resend = _FAR  # the earliest of them (a check per tick, not a scan)
+        self._resend_interval: dict[int, int] = {}
+        self._resend_progress: dict[int, int] = {}
+        if retransmission == "timer":
+            for i in range(n):
+                self._arm_resend(i)
+
+    # --- plumbing -----------------------------------------------------------------------
+
+    def node(self, i: int) -> Node:
+        return self.byzantine.get(i) or self.durable.get(i) or self.replicas[i]
+
+    def route(self, src: str, out: Output, *, periodic: bool = False) -> None:
+        """Hand ``out``'s sends to the network, one per link.  With timer-driven
+        retransmission each starts its link's timer; a ``periodic`` retransmission
+        skips what the receiver acknowledged and what the link still retransmits on its
+        own timer.  A Byzantine replica's messages get no timer: what it re-sends, and
+        when, is its strategy's (``Silent`` stays silent); only its periodic
+        ``retransmit`` runs, through the strategy."""
+        timer = self.retransmission == "timer"
+        track = timer and _index(src) not in self.byzantine
+        for s in out.sends:
+            if timer:  # a sender has what it sends (its own PRE-PREPARE is never relayed back)
+                self._has(src, s.payload)
+            dests = (
+                [replica_name(i) for i in range(self.n) if replica_name(i) != src]
+                if s.dest == BROADCAST
+                else [s.dest]
+            )
+            for d in dests:
+                if d != src:
+                    if timer:
+                        key = (src, d, id(s.payload))
+                        if periodic and (
+                            key in self.outstanding or key[2] in self.acknowledged.get(d, {})
+                        ):
+                            self.network.stats["resend_skipped"] += 1
+                            continue
+                        if track:
+                            self._track(key, s.payload, s.delay)
+                    self.network.send(src, d, s.payload, s.delay)
+        if _index(src) in self.honest:
+            self.executed += len(out.executed)
+
+    def _rearm(self, i: int) -> None:
+        """A replica's view-change timer runs while it waits; progress restarts it."""
+        r, name = self.replicas[i], replica_name(i)
+        if not r.waiting or i in self.down:
+            self.deadlines.pop(name, None)
+        elif name not in self.deadlines or self._armed_progress.get(i) != r.progress:
+            self.deadlines[name] = self.network.now + r.timeout_duration()
+            self._armed_progress[i] = r.progress
+
+    # --- timer-driven retransmission (docs/consensus.md, "Retransmission") ---------------
+
+    def _track(self, key: _Key, payload: Signed | bytes, delay: int) -> None:
+        """Start the retransmission timer of a message on one link (BFT-LIVE-1: PBFT
+        assumes messages are retransmitted until delivered).  A message already
+        outstanding on that link keeps its running timer and back-off."""
+        if key in self.outstanding:
+            return
+        due = self.network.now + delay + self.retransmit_period
+        self.outstanding[key] = Outstanding(
+            key[0], key[1], payload, delay, due, self.retransmit_period
+        )
+        self._push_timer(due, key)
+
+    def _push_timer(self, due: int, key: _Key) -> None:
+        self._timer_uid += 1
+        heapq.heappush(self._timers, (due, self._timer_uid, key))
+
+    def _refusals(self, i: int) -> tuple[int, ...]:
+        return _REFUSALS(self.replicas[i].rejected)  # type: ignore[no-any-return]
+
+    def _not_yet(self, i: int, payload: object, before: tuple[int, ...], view: int | None) -> bool:
+        """Replica ``i`` refused ``payload`` for now: no acknowledgement, the sender
+        retransmits (BFT-LIVE-1: a replica that is behind, or entering a view, takes it
+        later).  ``view`` is the view it was changing to when the message arrived (None
+        if it was active).  Below its low watermark a message is refused for good (the
+        stable checkpoint covers it): acknowledged."""
+        now = self._refusals(i)
+        window, future, limited, stale = (now[k] - before[k] for k in range(4))
+        if future or limited:
+            return True
+        m = payload.message if isinstance(payload, Signed) else None
+        if window:
+            seq = getattr(m, "seq", None)
+            return not isinstance(seq, int) or seq > self.replicas[i].stable_seq
+        return (
+            stale > 0
+            and view is not None
+            and isinstance(m, PrePrepare | Prepare | Commit)
+            and m.view == view
+        )
+
+    def _acknowledge(self, env: Envelope) -> None:
+        """The receiver took the message (or refused it for good): its link's timer
+        stops, and every sender learns that the receiver has it.
+
+        Acknowledgements are idealised: reliable and instantaneous.  A lost one would
+        cost one redundant retransmission, which the receiver refuses as ``replayed``
+        and acknowledges again: more traffic, never a view change.  That every sender
+        learns it stands for receiver-driven recovery, in which replicas tell each other
+        what they hold: a relayed PRE-PREPARE goes only to a backup that lacks it."""
+        self.outstanding.pop((env.src, env.dst, id(env.payload)), None)
+        self._has(env.dst, env.payload)
+
+    def _has(self, principal: str, payload: Signed | bytes) -> None:
+        self.acknowledged.setdefault(principal, {})[id(payload)] = (payload, self.network.now)
+
+    def _sender_holds(self, src: str, dst: str, payload: Signed | bytes) -> bool:
+        i = _index(src)
+        if i is not None:
+            return i in self.honest and i not in self.down and holds(self.replicas[i], dst, payload)
+        client = self.clients.get(src)
+        return client is not None and client.outstanding is payload
+
+    def _fire_retransmissions(self) -> None:
+        """Re-send every outstanding message whose timer is due, unless superseded, and
+        double its interval up to ``retransmit_max``: a timer per message, with
+        back-off (BFT-LIVE-1 without spurious view changes)."""
+        net = self.network
+        while self._timers and self._timers[0][0] <= net.now:
+            due, _uid, key = heapq.heappop(self._timers)
+            rec = self.outstanding.get(key)
+            if rec is None or rec.due != due:
+                continue  # acknowledged, or re-armed later
+            if key[2] in self.acknowledged.get(rec.dst, {}):
+                del self.outstanding[key]  # the receiver has it from another sender
+                continue
+            if not self._sender_holds(rec.src, rec.dst, rec.payload):
+                del self.outstanding[key]  # superseded: nobody needs it any more
+                net.stats["superseded"] += 1
+                continue
+            net.stats["retransmitted"] += 1
+            rec.retransmissions += 1
+            rec.interval = min(2 * rec.interval, self.retransmit_max)
+            rec.due = net.now + rec.delay + rec.interval
+            self._push_timer(rec.due, key)
+            net.send(rec.src, rec.dst, rec.payload, rec.delay)
+
+    def _resend_base(self, i: int) -> int:
+        return max(1, self.replicas[i].timeout_duration() // RESEND_PERIOD_DIVISOR)
+
+    def _arm_resend(self, i: int) -> None:
+        interval = self._resend_base(i)
+        self._resend_interval[i] = interval
+        self._resend_progress[i] = self.replicas[i].progress
+        self.resend_deadlines[i] = self.network.now + interval
+        self._next_resend = min(self._next_resend, self.resend_deadlines[i])
+
+    def _fire_resends(self) -> None:
+        """Each replica's own retransmission period (``Replica.retransmit``): a quarter
+        of its view-change timeout while it makes progress, doubling (capped) while it
+        makes none.  What the per-message timers cannot carry goes out here: messages
+        this replica never sent to the peer that needs them (PRE-PREPAREs relayed to a
+        backup the primary left out, pending requests to a new primary, FETCH-STATEs),
+        and a new period of the replica's rate limits (one STATE-TRANSFER and one
+        NEW-VIEW per peer per period) (BFT-LIVE-1).  What the receiver acknowledged or the
+        link still retransmits on its own timer is skipped, so a period costs only what is
+        missing."""
+        now = self.network.now
+        if now < self._next_resend:
+            return
+        if now - self._pruned_at >= self._ack_memory:
+            self._prune_acknowledged()
+        for i, at in sorted(self.resend_deadlines.items(), key=lambda kv: (kv[1], kv[0])):
+            if at > now or self.resend_deadlines.get(i) != at:
+                continue
+            r, base = self.replicas[i], self._resend_base(i)
+            if r.progress != self._resend_progress[i]:
+                interval = base
+            else:
+                interval = min(2 * self._resend_interval[i], base << RESEND_BACKOFF_DOUBLINGS)
+            self._resend_interval[i] = interval
+            self._resend_progress[i] = r.progress
+            self.resend_deadlines[i] = now + interval
+            name = replica_name(i)
+            self.network.stats["periodic_retransmissions"] += 1
+            self.route(name, self.node(i).retransmit(), periodic=True)
+            self._rearm(i)
+        self._next_resend = min(self.resend_deadlines.values(), default=_FAR)
+
+    def _prune_acknowledged(self) -> None:
+        """Forget acknowledgements older than ``ACK_MEMORY`` view-change timeouts: what
+        is still sent after that is long superseded, or goes out once more."""
+        now = self._pruned_at = self.network.now
+        for dst, acked in self.acknowledged.items():
+            self.acknowledged[dst] = {
+                k: v for k, v in acked.items() if now - v[1] < self._ack_memory
+            }
+
+    def _reachable(self, rec: Outstanding) -> bool:
+        i = _index(rec.dst)
+        return (i is None or i not in self.down) and self.network.connected(rec.src, rec.dst)
+
+    def _behind(self) -> bool:
+        """An honest replica that is up knows a stable checkpoint it has not reached:
+        its retransmission period fetches it (state transfer)."""
+        return any(
+            self.replicas[i].last_exec < self.replicas[i].stable_seq
+            for i in self.honest
+            if i not in self.down
+        )
+
+    def _rearm_client(self, c: str) -> None:
+        cl = self.clients[c]
+        if cl.busy:
+            self.deadlines.setdefault(c, self.network.now + self.client_timeout)
+        else:
+            self.deadlines.pop(c, None)
+            if self.backlog[c]:
+                self.route(c, cl.request(self.backlog[c].popleft()))
+                self._rearm_client(c)
+
+    # --- primitives (the tests' adversary uses these) ------------------------------------
+
+    def submit(self, client: str, operation: dict[str, Any]) -> None:
+        """Queue ``operation``; the client sends it as soon as it has no outstanding one."""
+        self.backlog[client].append(operation)
+        self._rearm_client(client)
+
+    def deliver(self, index: int) -> Envelope:
+        env = self.network.take(index)
+        i = _index(env.dst)
+        if i in self.down:
+            self.network.stats["dropped_down"] += 1  # the replica is down: lost
+            return env
+        self.network.stats["delivered"] += 1
+        timer = self.retransmission == "timer"
+        if i is not None:
+            before: tuple[int, ...] = ()
+            changing: int | None = None
+            if timer:
+                r = self.replicas[i]
+                before, changing = self._refusals(i), None if r.active else r.view
+            self.route(env.dst, self.node(i).on_message(env.payload))
+            if timer and not self._not_yet(i, env.payload, before, changing):
+                self._acknowledge(env)
+            self._rearm(i)
+        elif env.dst in self.clients:
+            self.route(env.dst, self.clients[env.dst].on_reply(env.payload))
+            if timer:
+                self._acknowledge(env)
+            self._rearm_client(env.dst)
+        return env
+
+    def drop(self, index: int) -> Envelope:
+        self.network.stats["dropped"] += 1
+        return self.network.take(index)
+
+    def duplicate(self, index: int) -> None:
+        e = self.network.queue[index]
+        self.network.stats["duplicated"] += 1
+        self.network.enqueue(e.src, e.dst, e.payload, e.deliver_at)
+
+    def fire_timeout(self, i: int) -> None:
+        self.deadlines.pop(replica_name(i), None)
+        if i in self.down:
+            return
+        self.route(replica_name(i), self.node(i).on_timeout())
+        self._rearm(i)
+
+    def fire_client_timeout(self, c: str) -> None:
+        self.deadlines.pop(c, None)
+        self.route(c, self.clients[c].on_timeout())
+        self._rearm_client(c)
+
+    def retransmit(self, i: int) -> None:
+        if i in self.down:
+            return
+        self.route(replica_name(i), self.node(i).retransmit())
+        self._rearm(i)
+
+    def partition(self, groups: Iterable[Iterable[str]]) -> None:
+        self.network.partition(groups)
+        # messages in flight across the cut are lost too
+        keep = [e for e in self.network.queue if self.network.connected(e.src, e.dst)]
+        self.network.stats["dropped_partition"] += len(self.network.queue) - len(keep)
+        self.network.queue = keep
+
+    def heal(self) -> None:
+        self.network.heal()
+
+    # --- crash and restart (honest replicas; docs/consensus.md, "Durability and recovery") --
+
+    def crash(self, i: int) -> None:
+        """Replica ``i`` stops: its volatile state is gone, its timer stops, and messages
+        to it are dropped until it restarts.  Its store, if it has one, survives."""
+        if i in self.byzantine:
+            raise ValueError(f"replica {i} is Byzantine: crash and restart are for honest ones")
+        if i in self.down:
+            raise ValueError(f"replica {i} is already down")
+        self.down.add(i)
+        self.deadlines.pop(replica_name(i), None)
+        # its transport's state is volatile too, and what it acknowledged is lost with its
+        # memory: its peers forget the acknowledgements (a connection reset)
+        name = replica_name(i)
+        self.resend_deadlines.pop(i, None)
+        self.outstanding = {k: v for k, v in self.outstanding.items() if v.src != name}
+        self.acknowledged.pop(name, None)
+        durable = self.durable.pop(i, None)
+        if durable is not None:
+            durable.close()
+        self.restarts["crash"] += 1
+
+    def restart(self, i: int, *, amnesiac: bool = False) -> None:
+        """Bring replica ``i`` back: a fresh replica rebuilt from its store.
+
+        ``amnesiac=True`` deletes the store first (or there is none): the replica restarts
+        from nothing, having forgotten every promise it made.  That is a fault, not a
+        recovery: with one Byzantine replica it breaks agreement at N = 4, f = 1
+        (``test_consensus_durability.test_amnesia_breaks_agreement``).  A store that gives
+        no state to restart from raises ``storage.StoreError`` and the replica stays down.
+        """
+        if i not in self.down:
+            raise ValueError(f"replica {i} is not down")
+        replica = self._new_replica(i)
+        location = self.stores.get(i)
+        if amnesiac:
+            if location is not None:
+                location.destroy()
+                self.durable[i] = DurableReplica.create(replica, location)
+            self.restarts["amnesiac"] += 1
+        elif location is None:
+            raise ValueError(f"replica {i} has no store: only an amnesiac restart is possible")
+        else:
+            self.durable[i] = DurableReplica.recover(replica, location)
+            self.restarts["restart"] += 1
+        self.replicas[i] = replica
+        self.down.discard(i)
+        self._armed_progress.pop(i, None)
+        if self.retransmission == "timer":
+            self._arm_resend(i)
+        self._rearm(i)
+
+    def close(self) -> None:
+        """Release every store (in-memory databases are freed; files stay on disk)."""
+        for durable in self.durable.values():
+            durable.close()
+        self.durable.clear()
+        for location in self.stores.values():
+            location.dispose()
+
+    # --- schedulers ---------------------------------------------------------------------
+
+    def _fire_due(self) -> None:
+        if self.retransmission == "timer":
+            self._fire_retransmissions()
+            self._fire_resends()
+        if not self.deadlines or min(self.deadlines.values()) > self.network.now:
+            return  # nothing due (the common case: a check per tick, not a sort)
+        for name, at in sorted(self.deadlines.items(), key=lambda kv: (kv[1], kv[0])):
+            if at <= self.network.now and self.deadlines.get(name) == at:
+                i = _index(name)
+                if i is not None:
+                    self.fire_timeout(i)
+                else:
+                    self.fire_client_timeout(name)
+
+    def progress(self) -> Moved:
+        """What has moved: each honest replica's progress, the crashes and restarts so far,
+        and each client's results.  Only compared for equality ("did anything move?"), so
+        a restart always counts as a change (the restarted replica counts its progress
+        from its start value again), and no replica's step can be hidden by another's
+        restart, as it could in a sum."""
+        return (
+            tuple(self.replicas[i].progress for i in sorted(self.honest)),
+            self.restarts.total(),
+            tuple(len(c.results) for c in self.clients.values()),
+        )
+
+    def step(self) -> bool:
+        """One event of the random scheduler; False when nothing is left to happen.
+
+        An event is the delivery of one ready message (chosen at random unless
+        ``Faults.reorder`` is off), after which the clock advances a tick and every timer
+        due fires; with nothing ready, the clock jumps to the next delivery or timer.
+        The ``"quiet"`` scheduler instead retransmits everything when nothing is in
+        flight (once per change of progress)."""
+        net = self.network
+        ready = net.ready()
+        if ready:
+            pick = self.rng.choice(ready) if net.faults.reorder else ready[0]
+            self.deliver(pick)
+            net.now += 1
+            self._fire_due()
+            return True
+        if self.retransmission == "timer":
+            return self._advance_timers()
+        if not net.queue and not self.deadlines:
+            return False
+        if not net.queue and self._retransmitted_at != self.progress():
+            self._retransmitted_at = self.progress()
+            for i in range(self.n):
+                self.retransmit(i)
+            return True
+        net.now = min([e.deliver_at for e in net.queue] + list(self.deadlines.values()))
+        self._fire_due()
+        return True
+
+    def _advance_timers(self) -> bool:
+        """Nothing is ready: move time to the next delivery or timer.  Quiescent (False)
+        when nothing is in flight, no view-change or client timer runs, no
+        unacknowledged message can still arrive (those to a replica that is down or cut
+        off wait for a restart or a heal, which come from outside the scheduler) and no
+        replica has a stable checkpoint to catch up with; the retransmission periods run
+        on, but alone they change nothing."""
+        net = self.network
+        if (
+            not net.queue
+            and not self.deadlines
+            and not any(self._reachable(r) for r in self.outstanding.values())
+            and not self._behind()
+        ):
+            return False
+        while self._timers and self._timers[0][2] not in self.outstanding:
+            heapq.heappop(self._timers)  # acknowledged: no event
+        events = [e.deliver_at for e in net.queue] + list(self.deadlines.values())
+        events += list(self.resend_deadlines.values())
+        if self._timers:
+            events.append(self._timers[0][0])
+        if not events:
+            return False
+        net.now = max(net.now, min(events))
+        self._fire_due()
+        return True
+
+    def run(self, max_steps: int = 1_000_000, until: Callable[[], bool] | None = None) -> int:
+        """Run the random scheduler until quiescence, ``until()`` or ``max_steps``."""
+        steps = 0
+        while steps < max_steps and not (until is not None and until()):
+            if not self.step():
+                break
+            steps += 1
+        return steps
+
+    def deliver_where(
+        self,
+        deliver: Callable[[Envelope], bool],
+        drop: Callable[[Envelope], bool] = lambda e: False,
+    ) -> None:
+        """A scripted schedule: deliver the queued envelopes ``deliver`` selects and drop
+        those ``drop`` selects (``drop`` first), in FIFO order, until neither selects one.
+        What a test uses to replay the exact interleaving of a counterexample."""
+        while True:
+            for k, e in enumerate(self.network.queue):
+                if drop(e):
+                    self.drop(k)
+                    break
+                if deliver(e):
+                    self.deliver(k)
+                    break
+            else:
+                return
+
+    def drain(self, max_steps: int = 200_000) -> int:
+        """Deliver every message in FIFO order (advancing time over delays); no loss."""
+        steps = 0
+        net = self.network
+        while net.queue and steps < max_steps:
+            ready = net.ready()
+            if not ready:
+                net.now = min(e.deliver_at for e in net.queue)
+                continue
+            self.deliver(ready[0])
+            net.now += 1
+            steps += 1
+        return steps
+
+    def run_fair(self, max_rounds: int = 12) -> int | None:
+        """BFT-LIVE-1's driver: heal, stop injecting faults, and deliver fairly.
+
+        Each round retransmits, lets clients rebroadcast and delivers everything; a round
+        without progress fires the view-change timers of the replicas that wait.  Returns
+        the number of rounds until every submitted request is executed at every honest
+        replica, or None if ``max_rounds`` did not suffice.
+        """
+        self.heal()
+        self.network.faults = Faults(reorder=False)
+        for rounds in range(max_rounds + 1):
+            self.drain()
+            if self.all_executed():
+                return rounds
+            before = self.progress()
+            for i in range(self.n):
+                self.retransmit(i)
+            for c in self.clients:
+                self.fire_client_timeout(c)
+            self.drain()
+            if self.progress() == before:
+                for i in range(self.n):
+                    if self.replicas[i].waiting:
+                        self.fire_timeout(i)
+        return None
+
+    # --- observations -------------------------------------------------------------------
+
+    def sent_requests(self) -> dict[str, Signed]:
+        return {request_digest(s): s for c in self.clients.values() for s in c.sent}
+
+    def all_executed(self) -> bool:
+        """Every request a client sent is executed at every honest replica and no client
+        still waits (its backlog included)."""
+        if any(c.busy for c in self.clients.values()) or any(self.backlog.values()):
+            return False
+        wanted = set(self.sent_requests())
+        for i in self.honest:
+            done = {request_digest(r) for r in self.replicas[i].history if r is not None}
+            if not wanted <= done:
+                return False
+        return True
+
+    def results(self, client: str) -> list[tuple[int, dict[str, Any]]]:
+        return self.clients[client].results
+
+
+def _retransmit_schedule(
+    mode: str, timeout: int, period: int | None, cap: int | None
+) -> tuple[int, int]:
+    """The per-message retransmission period and back-off cap, checked.
+
+    The period must stay below the view-change timeout: a lost message has to come back
+    before a replica waiting for it gives up on the primary (BFT-LIVE-1 without
+    spurious view changes)."""
+    if mode not in RETRANSMISSION_MODES:
+        raise ValueError(f"retransmission={mode!r}: expected one of {RETRANSMISSION_MODES}")
+    if period is None:
+        period = max(1, timeout // RETRANSMIT_PERIOD_DIVISOR)
+    elif isinstance(period, bool) or not isinstance(period, int) or period < 1:
+        raise ValueError(f"retransmit_period={period!r}: expected a positive integer (ticks)")
+    elif mode == "timer" and period >= timeout:
+        raise ValueError(
+            f"retransmit_period={period} is not below the view-change timeout {timeout}: "
+            "a lost message would come back only after the timer that it should stop"
+        )
+    if cap is None:
+        cap = period * RETRANSMIT_BACKOFF_CAP
+    elif isinstance(cap, bool) or not isinstance(cap, int) or cap < period:
+        raise ValueError(
+            f"retransmit_max={cap!r}: expected an integer at least retransmit_period={period}"
+        )
+    return period, cap
+
+
+def _index(name: str) -> int | None:
+    if name.startswith("r") and name[1:].isdigit():
+        return int(name[1:])
+    return None
+
+
+def requests_of(history: Iterable[Signed | None]) -> list[Request]:
+    return [r.message for r in history if r is not None and isinstance(r.message, Request)]
