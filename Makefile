@@ -39,7 +39,8 @@ check-deep: $(STAMP) ## model-check every model of the manifest, the large ones 
 # recorded scores models/mutation/scores.json.  make mutate fails if a sample scores
 # below the recorded figure; make mutate-record measures and records them anew.
 MUTATED_SPECS ?= Lifecycle Sanctions PBFTReplica PBFT
-mutate: $(STAMP) ## spec mutation: each spec's seeded sample on its CI models; fails if a score drops below the recorded one
+mutate: $(STAMP) ## the mutation gates (spec and code), then each spec's seeded sample on its CI models; fails if a score drops below the recorded one
+	$(PYTEST) -m mutation
 	@for s in $(MUTATED_SPECS); do \
 		$(OSTROM) mutate --suite $$s --check --jobs $(JOBS) --out build/mutate/$$s.json || exit 1; \
 	done
@@ -74,14 +75,14 @@ PYTEST_WORKERS ?= 2
 PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci} \
 	-n $(PYTEST_WORKERS) --dist loadfile
 
-test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci) but the slow models, with its branch coverage of reference/ostrom
-	$(PYTEST) -m "not slow" --cov --cov-report=term:skip-covered --durations=15
+test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci) but the slow models and the mutation gates, with its branch coverage of reference/ostrom
+	$(PYTEST) -m "not slow and not mutation" --cov --cov-report=term:skip-covered --durations=15
 
-test-slow: $(STAMP) ## the whole test suite, the manifest's slow TLC models included (no coverage)
+test-slow: $(STAMP) ## the whole test suite, the manifest's slow TLC models and the mutation gates included (no coverage)
 	$(PYTEST)
 
-test-fast: $(STAMP) ## the inner loop: pytest without the tests marked tlc, venv, slow or browser (no java, no lint, no coverage)
-	$(PYTEST) -m "not tlc and not venv and not slow and not browser"
+test-fast: $(STAMP) ## the inner loop: pytest without the tests marked tlc, venv, slow, browser or mutation (no java, no lint, no coverage)
+	$(PYTEST) -m "not tlc and not venv and not slow and not browser and not mutation"
 
 bench: $(STAMP) ## benchmarks: TLC, orchestrator, reviewer sortition, Hypothesis, PBFT, EigenTrust, check-params, conformance, the simulation's full paper, forgetting and plasticity experiments (JSON in bench/results/)
 	$(PY) bench/run.py

@@ -1,4 +1,4 @@
-"""The CI gate of code mutation: `make test` fails when a module's mutation score drops.
+"""The gate of code mutation: `make mutate` fails when a module's mutation score drops.
 
 Each target file (``models/mutation/code/<target>.toml``) names, besides the tests that
 cover its module, a seeded sample and the fast tests it runs on (``sample``, ``seed``,
@@ -22,6 +22,9 @@ from ostrom.cli.main import main
 from ostrom.verify.codemutation import scores as scores_mod
 from ostrom.verify.codemutation.target import target_names
 from ostrom.verify.commands import mutate_code as cli
+
+#: re-proves the recorded scores: make mutate (and make test-slow), not make test
+pytestmark = pytest.mark.mutation
 
 
 @pytest.mark.parametrize("target", target_names())

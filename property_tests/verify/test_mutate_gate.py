@@ -1,4 +1,4 @@
-"""The CI gate of spec mutation: `make test` fails when a spec's mutation score drops.
+"""The gate of spec mutation: `make mutate` fails when a spec's mutation score drops.
 
 Each spec's suite (``models/mutation/<Spec>.toml``) names, besides the models and the
 sample `make mutate` runs (an hour on 2 cores), a CI gate: its cheap models
@@ -24,6 +24,7 @@ from ostrom.verify.mutate.suite import load_scores, suites
 
 
 @pytest.mark.tlc
+@pytest.mark.mutation  # re-proves the recorded scores: make mutate, make test-slow
 @pytest.mark.parametrize("spec", suites())
 def test_the_ci_gate_score_does_not_drop_below_the_recorded_one(spec: str) -> None:
     result = CliRunner().invoke(main, ["mutate", "--suite", spec, "--ci", "--check", "--jobs", "2"])
@@ -32,6 +33,7 @@ def test_the_ci_gate_score_does_not_drop_below_the_recorded_one(spec: str) -> No
 
 
 @pytest.mark.tlc
+@pytest.mark.mutation
 def test_the_gate_fails_below_the_recorded_score(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

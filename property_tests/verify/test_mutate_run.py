@@ -116,6 +116,7 @@ def test_the_classification_of_each_outcome() -> None:
 
 
 @pytest.mark.tlc
+@pytest.mark.mutation  # 40 s of TLC: make mutate and make test-slow
 def test_real_mutants_are_killed_by_the_check_they_break_and_a_blind_one_survives() -> None:
     manifest = load_manifest(MANIFEST)
     solo = manifest.get("lifecycle-ci-solo")
@@ -155,6 +156,7 @@ def test_real_mutants_are_killed_by_the_check_they_break_and_a_blind_one_survive
 
 
 @pytest.mark.tlc
+@pytest.mark.mutation  # 50 s of TLC: make mutate and make test-slow
 def test_the_boundary_model_kills_what_the_small_models_let_pass() -> None:
     manifest = load_manifest(MANIFEST)
     entries = [manifest.get("lifecycle-boundary")]
@@ -174,7 +176,7 @@ def test_the_boundary_model_kills_what_the_small_models_let_pass() -> None:
 
 
 @pytest.mark.tlc
-@pytest.mark.slow  # 80 s; make test's CI gate reaches AuthenticInv and NormalCaseInv
+@pytest.mark.slow  # 80 s; make mutate's gate reaches AuthenticInv and NormalCaseInv
 def test_each_new_replica_invariant_kills_the_survivor_it_was_written_for() -> None:
     # spec/PBFTReplicaSystem.tla's invariants added for the PBFTReplica suite's survivors
     # (docs/checking.md): each is the check TLC reports for a mutant that passed before

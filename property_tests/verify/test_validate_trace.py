@@ -340,9 +340,15 @@ def _owned(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in tlc_vectors._owned(root)}
 
 
+@pytest.mark.slow  # a minute of TLC runs: make test-slow
 def test_tlc_vectors_are_current_and_deterministic(tmp_path: Path) -> None:
     """generate_tlc_vectors writes exactly the committed tlc:* files, byte for byte
-    (TLC -simulate with a fixed seed and one worker, BFS cover runs, seed search)."""
+    (TLC -simulate with a fixed seed and one worker, BFS cover runs, seed search).
+
+    make test keeps what a change of the spec or of the reference would break: every
+    committed tlc:* vector is accepted by the spec (the test below), replays on the
+    reference (the conformance tests), and together they still take every action, row and
+    error code; this one regenerates them, which a change of the generator needs."""
     paths = tlc_vectors.generate_tlc_vectors(tmp_path)
     assert sorted(p.relative_to(tmp_path).as_posix() for p in paths) == sorted(_owned(tmp_path))
     assert _owned(tmp_path) == _owned(VECTORS_DIR), (

@@ -185,6 +185,17 @@ def write_logs(name: str | None, vectors: Sequence[Vector], out: Path) -> list[P
     return [p for p in (log, *later) if p.exists()]
 
 
+@dataclass
+class _TraceJob:
+    """One mutant's part of its layer's validate-trace run: the vectors it replays, its
+    logs and the reference's logs of the same vectors (the control)."""
+
+    name: str
+    chosen: list[Vector]
+    paths: list[Path]
+    controls: list[Path]
+
+
 def trace_mutant(
     name: str,
     suite: Suite,
@@ -196,64 +207,112 @@ def trace_mutant(
     """Validate the mutant's logs of the first ``max_logs`` vectors ``conform`` found
     failing (they exercise the bug), next to the reference's logs of the same vectors (the
     control: the spec must accept those, or the vector says nothing about the mutant)."""
-    layer = MUTANTS[name].layer
-    if layer not in TRACED_LAYERS:
-        return TraceCell("n/a", NOT_TRACED.get(layer, "no trace spec for this layer"))
-    if not trace_available():
-        return TraceCell("unavailable", "ostrom validate-trace is not in this tree yet")
+    return trace_mutants([(name, conform)], suite, max_logs=max_logs, timeout=timeout)[name]
+
+
+def trace_mutants(
+    cells: Sequence[tuple[str, ConformCell]],
+    suite: Suite,
+    *,
+    max_logs: int = 3,
+    timeout: float = 120.0,
+) -> dict[str, TraceCell]:
+    """``trace_mutant`` for many mutants, with one validate-trace run per layer: each TLC run
+    pays a JVM start and a parse of the trace spec, which cost more than checking a few
+    short logs, so the logs of every mutant of a layer (and their controls) are validated
+    together.  A log's verdict does not depend on the others of its batch."""
     from ostrom.verify.trace.log import UnusableLog
+
+    out: dict[str, TraceCell] = {}
+    jobs: dict[str, list[_TraceJob]] = {}
+    with tempfile.TemporaryDirectory(prefix="ostrom-killmatrix-") as tmp:
+        for name, conform in cells:
+            layer = MUTANTS[name].layer
+            if layer not in TRACED_LAYERS:
+                out[name] = TraceCell("n/a", NOT_TRACED.get(layer, "no trace spec for this layer"))
+                continue
+            if not trace_available():
+                out[name] = TraceCell(
+                    "unavailable", "ostrom validate-trace is not in this tree yet"
+                )
+                continue
+            by_id = {v.id: v for v in suite.vectors}
+            chosen = [by_id[i] for i in conform.failing[:max_logs]]
+            if not chosen:
+                out[name] = TraceCell("accepted", "no failing vector to log")
+                continue
+            where = Path(tmp) / name
+            where.mkdir()
+            try:
+                paths = write_logs(name, chosen, where)
+                controls = write_logs(None, chosen, where)
+            except (subprocess.SubprocessError, OSError, ValueError, KeyError, UnusableLog) as exc:
+                out[name] = TraceCell("error", f"cannot build the logs: {exc}")
+                continue
+            jobs.setdefault(layer, []).append(_TraceJob(name, chosen, paths, controls))
+        with ThreadPoolExecutor(max_workers=2) as pool:  # two TLC runs at a time
+            for cells_of_layer in pool.map(
+                lambda item: _validate_batch(item[0], item[1], timeout), jobs.items()
+            ):
+                out.update(cells_of_layer)
+    return out
+
+
+def _validate_batch(layer: str, batch: Sequence[_TraceJob], timeout: float) -> dict[str, TraceCell]:
+    """One validate-trace run over the logs of ``batch`` (one layer); a cell per mutant, each
+    charged an equal share of the run's time."""
     from ostrom.verify.trace.validate import LAYER_TRACES
 
     validate_paths = importlib.import_module(LAYER_TRACES[layer]).validate_paths
-
-    by_id = {v.id: v for v in suite.vectors}
-    chosen = [by_id[i] for i in conform.failing[:max_logs]]
-    if not chosen:
-        return TraceCell("accepted", "no failing vector to log")
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="ostrom-killmatrix-") as tmp:
-        try:
-            paths = write_logs(name, chosen, Path(tmp))
-            controls = write_logs(None, chosen, Path(tmp))
-        except (subprocess.SubprocessError, OSError, ValueError, KeyError, UnusableLog) as exc:
-            return TraceCell("error", f"cannot build the logs: {exc}")
-        verdicts = validate_paths([*paths, *controls], timeout=timeout)
-    seconds = time.monotonic() - t0
-    n = len(paths)
-    if len(controls) != n or n != len(chosen):
-        return TraceCell(
-            "error", f"{n} mutant logs, {len(controls)} reference logs", seconds=seconds
-        )
+    verdicts = validate_paths([p for j in batch for p in (*j.paths, *j.controls)], timeout=timeout)
+    seconds = (time.monotonic() - t0) / len(batch)
+    out: dict[str, TraceCell] = {}
+    k = 0
+    for job in batch:
+        n, m = len(job.paths), len(job.controls)
+        mine, ref = verdicts[k : k + n], verdicts[k + n : k + n + m]
+        k += n + m
+        out[job.name] = _trace_cell(job, mine, ref, seconds)
+    return out
+
+
+def _trace_cell(
+    job: _TraceJob, mine: Sequence[Any], ref: Sequence[Any], seconds: float
+) -> TraceCell:
+    """The mutant's cell from the verdicts on its logs and on the reference's."""
+    name, chosen, n = job.name, job.chosen, len(job.paths)
+    if len(ref) != n or n != len(chosen):
+        return TraceCell("error", f"{n} mutant logs, {len(ref)} reference logs", seconds=seconds)
     notes: list[str] = []
-    pairs = zip(chosen, verdicts[:n], verdicts[n:], strict=True)
-    for k, (vector, mine, ref) in enumerate(pairs, 1):
-        if ref.status != "accepted":
-            notes.append(f"{vector.id}: the reference's log is {ref.status} ({ref.message})")
+    for k, (vector, m, r) in enumerate(zip(chosen, mine, ref, strict=True), 1):
+        if r.status != "accepted":
+            notes.append(f"{vector.id}: the reference's log is {r.status} ({r.message})")
             continue
-        if mine.status == "rejected" and mine.failure is not None:
+        if m.status == "rejected" and m.failure is not None:
             return TraceCell(
                 "rejected",
-                mine.failure.message,
+                m.failure.message,
                 log=vector.id,
-                step=mine.failure.line - 2,  # the logged step (the line after the header)
+                step=m.failure.line - 2,  # the logged step (the line after the header)
                 steps=len(vector.steps),
                 logs=k,
                 seconds=seconds,
             )
-        if mine.status == "unusable":  # not even a public state: refused, exit status 2
-            line = re.search(r"\.jsonl:(\d+):", mine.message)
+        if m.status == "unusable":  # not even a public state: refused, exit status 2
+            line = re.search(r"\.jsonl:(\d+):", m.message)
             return TraceCell(
                 "refused",
-                mine.message.split(": ", 1)[-1],
+                m.message.split(": ", 1)[-1],
                 log=vector.id,
                 step=int(line.group(1)) - 2 if line else None,
                 steps=len(vector.steps),
                 logs=k,
                 seconds=seconds,
             )
-        if mine.status != "accepted":
-            notes.append(f"{vector.id}: {mine.status}: {mine.message}")
-    if any(v.status == "error" for v in verdicts):
+        if m.status != "accepted":
+            notes.append(f"{vector.id}: {m.status}: {m.message}")
+    if any(v.status == "error" for v in (*mine, *ref)):
         return TraceCell("error", "; ".join(notes), logs=n, seconds=seconds)
     accepted = n - len(notes)
     detail = f"the spec accepts {accepted} of {n} logs" + (f"; {'; '.join(notes)}" if notes else "")
@@ -277,19 +336,21 @@ def build(
     names = list(MUTANTS) if names is None else list(names)
     suite = runner.load_suite(runner.default_vectors_dir()) if suite is None else suite
 
-    def one(name: str) -> Row:
-        m = MUTANTS[name]
-        cell = conform_mutant(name, suite)
-        if trace:
-            tcell = trace_mutant(name, suite, cell, max_logs=max_logs)
-        elif m.layer in TRACED_LAYERS:
-            tcell = TraceCell("unavailable", "--no-trace")
-        else:
-            tcell = TraceCell("n/a", NOT_TRACED.get(m.layer, ""))
-        return Row(name, m.layer, m.description, cell, tcell)
-
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(one, names))
+        conforms = list(pool.map(lambda name: conform_mutant(name, suite), names))
+    if trace:
+        traces = trace_mutants(list(zip(names, conforms, strict=True)), suite, max_logs=max_logs)
+    else:
+        traces = {
+            name: TraceCell("unavailable", "--no-trace")
+            if MUTANTS[name].layer in TRACED_LAYERS
+            else TraceCell("n/a", NOT_TRACED.get(MUTANTS[name].layer, ""))
+            for name in names
+        }
+    return [
+        Row(name, MUTANTS[name].layer, MUTANTS[name].description, cell, traces[name])
+        for name, cell in zip(names, conforms, strict=True)
+    ]
 
 
 def conform_text(c: ConformCell) -> str:
