@@ -72,8 +72,8 @@ lint: $(STAMP) ## ruff and mypy
 # depend on what ran before them in the process (conftest.py fixes Hypothesis's pool of
 # local constants), so one and two processes give the same verdicts.
 PYTEST_WORKERS ?= 2
-PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci} \
-	-n $(PYTEST_WORKERS) --dist loadfile
+PYTEST_RUN := $(VENV)/bin/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile
+PYTEST := $(PYTEST_RUN) --hypothesis-profile=$${HYPOTHESIS_PROFILE:-ci}
 
 test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci) but the slow models and the mutation gates, with its branch coverage of reference/ostrom
 	$(PYTEST) -m "not slow and not mutation" --cov --cov-report=term:skip-covered --durations=15
@@ -81,8 +81,9 @@ test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci) but the
 test-slow: $(STAMP) ## the whole test suite, the manifest's slow TLC models and the mutation gates included (no coverage)
 	$(PYTEST)
 
-test-fast: $(STAMP) ## the inner loop: pytest without the tests marked tlc, venv, slow, browser or mutation (no java, no lint, no coverage)
-	$(PYTEST) -m "not tlc and not venv and not slow and not browser and not mutation"
+test-fast: $(STAMP) ## the inner loop: Hypothesis profile fast, without the tests marked tlc, venv, slow, browser, mutation or budget (no java, no lint, no coverage)
+	$(PYTEST_RUN) --hypothesis-profile=$${HYPOTHESIS_PROFILE:-fast} \
+		-m "not tlc and not venv and not slow and not browser and not mutation"
 
 bench: $(STAMP) ## benchmarks: TLC, orchestrator, reviewer sortition, Hypothesis, PBFT, EigenTrust, check-params, conformance, the simulation's full paper, forgetting and plasticity experiments (JSON in bench/results/)
 	$(PY) bench/run.py

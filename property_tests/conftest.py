@@ -1,7 +1,10 @@
 """Hypothesis profiles, selected with ``pytest --hypothesis-profile=NAME`` (default ``ci``).
 
 ``ci`` is repeatable (derandomized, no example database) and bounded so that the whole
-suite stays fast; ``deep`` explores far more and longer histories for a nightly run.
+suite stays fast; ``deep`` explores far more and longer histories for a nightly run;
+``fast`` (``make test-fast``, the inner loop) explores a sixth of ``ci``, and the tests
+marked ``budget`` — those that assert what ``ci``'s budget reaches (every state a machine
+must reach, every mutant it must catch) — are skipped under it.
 The stateful lifecycle tests read ``max_examples`` and ``stateful_step_count`` from the
 active profile, so switching profiles changes how deep they go.
 """
@@ -45,7 +48,31 @@ settings.register_profile(
     stateful_step_count=150,
     suppress_health_check=_QUIET,
 )
+settings.register_profile(
+    "fast",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=50,
+    stateful_step_count=40,
+    suppress_health_check=_QUIET,
+    print_blob=False,
+)
 settings.load_profile("ci")  # the pytest plugin loads --hypothesis-profile after this
+
+#: The profiles under which the ``budget`` tests hold (what ``ci`` reaches, ``deep`` does too).
+BUDGET_PROFILES = ("ci", "deep")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the ``budget`` tests under a profile smaller than ``ci`` (``make test-fast``)."""
+    profile = config.getoption("hypothesis_profile", None) or "ci"
+    if profile in BUDGET_PROFILES:
+        return
+    skip = pytest.mark.skip(reason=f"asserts what the ci profile reaches; profile {profile}")
+    for item in items:
+        if item.get_closest_marker("budget") is not None:
+            item.add_marker(skip)
 
 
 # --- one pool of "local constants" in every process ---------------------------------------

@@ -250,6 +250,7 @@ def test_attack_machine(attack: str) -> None:
     run_machine(_machine(attack), max_examples=max(1, settings().max_examples // 15))
 
 
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_attack_machine_reaches() -> None:
     """Runs after the machine (file order): every attack ran and caused each of its
     reasons at an honest replica in some example, or the machine proves nothing about it."""

@@ -897,6 +897,7 @@ def test_raw_bytes_never_raise(kind: str) -> None:
 # --- 2. structurally mutated genuine messages --------------------------------------------
 
 
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 @pytest.mark.parametrize("tag", TAGS)
 def test_mutated_genuine_messages_never_raise(tag: str) -> None:
     """Genuine messages of type ``tag`` from the seeded run, mutated (any subtree replaced,
@@ -988,6 +989,7 @@ def _resigned_inputs(draw: Draw, tag: str, stats: Counter[str]) -> None:
     deliver_client(w, c, wire)
 
 
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 @pytest.mark.parametrize("tag", TAGS)
 def test_resigned_mutations_reach_the_handlers(tag: str) -> None:
     """Mutations that still decode, re-signed as a Byzantine principal would (by the one
@@ -1405,6 +1407,7 @@ def hostile_runs(draw: st.DrawFn, aim: Replica) -> list[Signed]:
     return msgs
 
 
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_well_typed_hostile_messages_never_raise() -> None:
     """Runs of well-typed, validly signed, hostile messages of every type, aimed at one
     target's view, window and execution point.  Every one

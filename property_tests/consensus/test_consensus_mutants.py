@@ -16,6 +16,7 @@ from ostrom.consensus.replica import Replica
 
 
 @pytest.mark.parametrize(("mutant", "prop"), list(MUTANTS.values()), ids=list(MUTANTS))
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_consensus_mutant_is_caught(mutant: type[Replica], prop: str) -> None:
     machine = type(f"{mutant.__name__}Machine", (PBFTMachine,), {"REPLICA": mutant})
     assert_mutant_caught(machine, mutant.__name__, prop)

@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, ClassVar
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -387,6 +388,7 @@ MUST_REACH = (
 )
 
 
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_pbft_reaches() -> None:
     """Runs after the machines (file order): their histories reached every witness."""
     missing = [w for w in MUST_REACH if REACHED[w] == 0]

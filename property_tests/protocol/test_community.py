@@ -395,6 +395,7 @@ class CommunityMachine(RuleBasedStateMachine):
             assert entry == want, f"LC-SAFE-4: registry {entry} but the layers say {want}"
 
 
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_community_reaches() -> None:
     """The run must reach what the checks are about, or they check nothing."""
     REACHED.clear()
@@ -420,6 +421,7 @@ def test_community_reaches() -> None:
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_community_mutant_is_caught(mutant: str) -> None:
     cls, prop = MUTANTS[mutant]
     machine = type(f"{mutant}Machine", (CommunityMachine,), {"COMMUNITY": cls})

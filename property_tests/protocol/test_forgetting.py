@@ -573,6 +573,7 @@ CHECKS: Mapping[str, Callable[[ForgetRule], Callable[[], None]]] = {
 
 
 @pytest.mark.parametrize(("mutant", "prop"), list(MUTANTS.values()), ids=list(MUTANTS))
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_forgetting_mutant_is_caught(mutant: type[ForgetRule], prop: str) -> None:
     check = settings(
         phases=[Phase.explicit, Phase.generate],

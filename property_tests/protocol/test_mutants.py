@@ -16,6 +16,7 @@ from ostrom.protocol.orchestrator import Orchestrator
 
 
 @pytest.mark.parametrize(("mutant", "prop"), list(MUTANTS.values()), ids=list(MUTANTS))
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_mutant_is_caught(mutant: type[Orchestrator], prop: str) -> None:
     machine = type(f"{mutant.__name__}Machine", (LifecycleMachine,), {"ORCH": mutant})
     assert_mutant_caught(machine, mutant.__name__, prop)

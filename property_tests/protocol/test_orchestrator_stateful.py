@@ -33,6 +33,7 @@ from collections import Counter
 from enum import Enum
 from typing import Any, ClassVar
 
+import pytest
 from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -945,6 +946,7 @@ MUST_REACH = (
 )
 
 
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_lifecycle_reaches() -> None:
     """All invariants above over the profile's examples, then: was everything reached?"""
     REACHED.clear()

@@ -394,6 +394,7 @@ class SanctionsMachine(RuleBasedStateMachine):
                 )
 
 
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_sanctions_reaches() -> None:
     """All checks above over the profile's examples, then: was everything reached?"""
     REACHED.clear()
@@ -403,6 +404,7 @@ def test_sanctions_reaches() -> None:
 
 
 @pytest.mark.parametrize(("mutant", "prop"), list(MUTANTS.values()), ids=list(MUTANTS))
+@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
 def test_sanctions_mutant_is_caught(mutant: type[SanctionBook], prop: str) -> None:
     """Each mutant of ``sanctions_mutants.py`` fails the check of its own property first."""
     machine = type(f"{mutant.__name__}Machine", (SanctionsMachine,), {"BOOK": mutant})
