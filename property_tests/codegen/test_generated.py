@@ -10,11 +10,14 @@ from a single source. Here:
 * ``ostrom docs --check`` on a copy of the tree where one generated block or file was edited by
   hand exits 1 naming that file and writes nothing; ``ostrom docs`` then restores it;
 * hostile input (a file that is not UTF-8, a directory where a file should be, a block whose
-  markers are gone) is one ``error:`` line, exit 2, nothing written.
+  markers are gone) is one ``error:`` line, exit 2, nothing written;
+* the parameter table's model column: a constant of spec/Lifecycle.tla without a model value,
+  or a model value without its constant, is refused by name.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -26,7 +29,9 @@ from click.testing import CliRunner, Result
 
 from ostrom import layout
 from ostrom.cli.main import main
-from ostrom.codegen.registry import REGISTRY, Generated
+from ostrom.codegen import params_docs
+from ostrom.codegen.registry import REGISTRY, Generated, by_name
+from ostrom.protocol.params import table
 
 ROOT = layout.ROOT
 #: The folders of the tree ``ostrom docs`` reads or writes (the copy of the tree the tests
@@ -130,10 +135,12 @@ def _edit(path: Path, old: str, new: str) -> None:
     _edit_to(path, path, old, new)
 
 
-#: (file, text in it, what a hand edit makes of it): a block in Markdown, in JavaScript; a
-#: whole generated file; a file of a family (a trace's text chart).
+#: (file, text in it, what a hand edit makes of it): a block in Markdown, in a TLA+ cfg, in
+#: JavaScript; a whole generated file; a file of a family (a trace's text chart).
 HAND_EDITS = [
     ("docs/cli.md", "| 2 | bad input", "| 2 | wrong input"),
+    ("docs/rules.md", "| `quorum` | 3 |", "| `quorum` | 4 |"),
+    ("models/MCLifecycle_ci.cfg", "    Reviewers = 2\n", "    Reviewers = 3\n"),
     ("docs/checking.md", "| `lifecycle-no-supersede` |", "| `lifecycle-no-supersedes` |"),
     ("drivers/js/params.js", "  quorum: ['int', 3,", "  quorum: ['int', 4,"),
     ("spec/LifecycleTable.tla", '"new", "proposed">>', '"new", "active">>'),
@@ -221,3 +228,28 @@ def test_help_and_list_explain_the_registry() -> None:
     assert r.exit_code == 0
     for entry in REGISTRY:
         assert entry.name in r.output and entry.target in r.output
+
+
+# --- the parameter table's model column -------------------------------------------------------
+
+
+def test_a_constant_without_a_model_value_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = ROOT / "spec" / "Lifecycle.tla"
+    # a row whose constant the spec no longer declares
+    renamed = tmp_path / "Lifecycle.tla"
+    _edit_to(spec, renamed, "MaxResubmit, Cooldown\n", "MaxResubmit\n")
+    with pytest.raises(ValueError, match=r"but no constant in Lifecycle\.tla: cooldown"):
+        params_docs.model_constants(renamed)
+    # a row of a declared constant without a model value (a new parameter, say)
+    rows = [dataclasses.replace(p, model=None, why="") if p.name == "cooldown" else p
+            for p in table()]  # fmt: skip
+    monkeypatch.setattr(params_docs, "table", lambda: rows)
+    with pytest.raises(ValueError, match="no model value for cooldown"):
+        params_docs.model_constants(spec)
+    # the block's values are the rows' model values, in the spec's units
+    monkeypatch.undo()
+    block = params_docs.model_constants(spec)
+    assert "    TauAccept = 60\n" in block and "    Reviewers = 2\n" in block
+    assert by_name("model-params").path == "models/MCLifecycle_ci.cfg"

@@ -99,8 +99,8 @@ def docs(
     One registry (ostrom.codegen.registry.REGISTRY, `--list` prints it) names every file,
     or generated block inside a hand-written file, that is made from a single source: the
     transition table (spec/LifecycleTable.tla, the diagrams, the guard table), the
-    parameter table (the docs' table, drivers/js/params.js, examples/params/defaults.toml),
-    the command schema, the node's
+    parameter table (the docs' tables, drivers/js/params.js, examples/params/defaults.toml,
+    the parameter constants of models/MCLifecycle_ci.cfg), the command schema, the node's
     endpoint table (schema/openapi.json, docs/service.md), the exit codes (docs/cli.md),
     the TLC counterexamples committed in docs/counterexamples/ (their charts), the
     mutation scores, the mutant registry and the kill matrix. A generated block sits

@@ -133,6 +133,10 @@ def kill_matrix_block(rows: Iterable[killmatrix.Row]) -> str:
     return killmatrix.markdown(list(rows)) + "\n"
 
 
+def _lifecycle_spec(root: Path) -> Path:
+    return root / "spec" / "Lifecycle.tla"
+
+
 #: Every generated file and block, in the order ``ostrom docs`` writes them (entries that
 #: share a file are applied one after the other).
 REGISTRY: Final[tuple[Generated, ...]] = (
@@ -181,6 +185,21 @@ REGISTRY: Final[tuple[Generated, ...]] = (
         "ostrom.protocol.params.Params (every row)",
         lambda _root: markdown_table(),
         block="params",
+    ),
+    Generated(
+        "rules-params",
+        "docs/rules.md",
+        "ostrom.protocol.params.Params (the rows the lifecycle reads, with their CONSTANT)",
+        lambda root: params_docs.lifecycle_table(_lifecycle_spec(root)),
+        block="params",
+    ),
+    Generated(
+        "model-params",
+        "models/MCLifecycle_ci.cfg",
+        "ostrom.protocol.params.Params (model and why), in the order of spec/Lifecycle.tla",
+        lambda root: params_docs.model_constants(_lifecycle_spec(root)),
+        block="params",
+        comment=TLA_CFG,
     ),
     Generated(
         "defaults-toml",
