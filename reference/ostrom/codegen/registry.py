@@ -37,7 +37,16 @@ from ostrom.verify.mutate import suite as spec_scores
 from ostrom.verify.tlc import sequence
 from ostrom.verify.tlc.manifest import load_manifest
 
-__all__ = ["REGISTRY", "GenerateError", "Generated", "by_name", "render", "stale", "write"]
+__all__ = [
+    "REGISTRY",
+    "GenerateError",
+    "Generated",
+    "by_name",
+    "kill_matrix_block",
+    "render",
+    "stale",
+    "write",
+]
 
 #: A generated block's markers in each kind of file (``docblocks.replace_block``'s comment).
 MARKDOWN: Final = "<!-- {} -->"
@@ -55,11 +64,12 @@ class Generated:
     """One entry of the registry.
 
     ``path`` is relative to the repository root; for a family (a file per committed trace)
-    it is globs, and ``family`` makes every file of it. Otherwise ``make``
-    renders the whole file, or the body of ``block`` (marked with ``comment``) when a block
-    is named. ``needs`` is a program the rendering runs (Graphviz's ``dot``); ``slow``
-    marks an entry whose source is a long run (the kill matrix runs every mutant driver
-    through the suite: about two minutes on two cores), regenerated only on request.
+    it is the family's globs, comma-separated, and ``family`` makes every file of it.
+    Otherwise ``make`` renders the whole file, or the body of ``block`` (marked with
+    ``comment``) when a block is named. ``needs`` is a program the rendering runs
+    (Graphviz's ``dot``); ``slow`` marks an entry whose source is a long run (the kill matrix
+    runs every mutant driver through the suite: about two minutes on two cores),
+    regenerated only on request.
     """
 
     name: str
