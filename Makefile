@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.installed
 WORKERS ?= 2
 JOBS    ?= 2
 
-.PHONY: help setup check check-deep test test-slow test-fast lint bench docs diagram site clean mutate mutate-record mutate-code mutate-code-record
+.PHONY: help setup check check-deep test test-slow test-fast lint bench generate docs diagram site clean mutate mutate-record mutate-code mutate-code-record
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -92,9 +92,16 @@ bench: $(STAMP) ## benchmarks: TLC, orchestrator, reviewer sortition, Hypothesis
 vectors: $(STAMP) ## regenerate the conformance vectors (reference, PBFT recordings, TLC runs) and the manifest (deterministic)
 	$(OSTROM) vectors
 
-docs: $(STAMP) ## regenerate generated docs (state diagram from the transition table)
+# Every generated file and block of the repository (ostrom.codegen.registry: the transition
+# and parameter tables' renderings, the exit codes, the node's endpoint table, the charts of
+# the committed counterexamples, the mutation scores, the mutant registry); `ostrom docs
+# --check` writes nothing and names what is stale, `ostrom docs --only kill-matrix` redoes
+# the kill matrix (about 2 min).
+generate: $(STAMP) ## regenerate every generated file and docs block from its source (ostrom docs; make docs is the same)
 	@command -v dot >/dev/null || bash scripts/setup.sh --graphviz
 	$(OSTROM) docs
+
+docs: generate ## the same as make generate
 
 site: $(STAMP) ## the documentation site in build/site (MkDocs, --strict, every link checked)
 	$(OSTROM) site

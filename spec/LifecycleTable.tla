@@ -1,9 +1,9 @@
 ---------------------------- MODULE LifecycleTable ----------------------------
 (* Generated from reference/ostrom/protocol/lifecycle.py (TRANSITIONS, EVENTS)   *)
-(* by `ostrom diagram --format tla`; property_tests/codegen/test_diagram.py      *)
-(* checks that this file is current. Lifecycle.tla's TableInv requires every    *)
-(* step TLC takes to be one of these rows; the cross-check test requires every  *)
-(* row be reached.                                                              *)
+(* by `ostrom docs` (make generate); property_tests/codegen/test_generated.py    *)
+(* checks that this file is current. Lifecycle.tla's TableInv requires every     *)
+(* step TLC takes to be one of these rows; the cross-check test requires every   *)
+(* row be reached.                                                               *)
 TableRows == {
     <<"propose", "new", "proposed">>,
     <<"resubmit", "rejected", "proposed">>,

@@ -1,6 +1,6 @@
 'use strict';
 // The parameter table (docs/lifecycle.md "Parameters"): name -> [kind, default, lo, hi],
-// generated from reference/ostrom/protocol/params.py by `ostrom docs` (make docs).  `reset`
+// generated from reference/ostrom/protocol/params.py by `ostrom docs` (make generate).  `reset`
 // applies the vector's `params` over these defaults with the same checks as
 // Params.from_mapping: unknown keys, types (an integer parameter refuses 5.0, a float one
 // takes 5), ranges, relations.

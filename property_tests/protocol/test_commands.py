@@ -25,8 +25,8 @@ SCHEMA_PATH = layout.SCHEMA_DIR / "command.schema.json"
 VALIDATOR = Draft202012Validator(commands.command_schema())
 
 
-def test_schema_file_is_current_and_a_valid_schema() -> None:
-    assert SCHEMA_PATH.read_text(encoding="utf-8") == commands.schema_text(), "run: ostrom docs"
+def test_schema_file_is_a_valid_schema() -> None:
+    # that it is current is the generated-files registry's drift test (codegen/test_generated.py)
     Draft202012Validator.check_schema(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
 
 

@@ -166,10 +166,9 @@ def test_the_trees_suites_name_passing_models_of_their_spec_and_have_scores() ->
     json.loads((SUITES_DIR / "scores.json").read_text(encoding="utf-8"))
 
 
-def test_the_scores_table_of_the_docs_is_the_recorded_one(tmp_path: Path) -> None:
-    docs = (layout.DOCS_DIR / "checking.md").read_text(encoding="utf-8")
-    assert scores_table() in docs, "run: ostrom docs"
-    # and the table shows what a scores file says, survivors included
+def test_the_scores_table_shows_what_a_scores_file_says(tmp_path: Path) -> None:
+    # survivors included (that docs/checking.md holds the recorded table is the drift test
+    # of the generated-files registry, property_tests/codegen/test_generated.py)
     path = tmp_path / "scores.json"
     record_score("S", "sample", {"models": ["m"], "generated": 9, "sampled": 4, "seed": 1,
                                  "counts": {"killed": 3, "survived": 1}, "score": 0.75,

@@ -2,9 +2,10 @@
 
 A generated block sits between ``BEGIN generated: NAME`` and ``END generated: NAME``
 markers, each inside a comment of the file's language (``<!-- {} -->`` in Markdown,
-``// {}`` in JavaScript).  ``ostrom docs`` rewrites the blocks from their sources (the
-transition table, the parameter table, the exit codes ...); the tests fail when a
-committed block differs from what its source gives.
+``// {}`` in JavaScript, ``\\* {}`` in a TLC configuration).  ``ostrom docs`` rewrites the
+blocks from their sources (the transition table, the parameter table, the exit codes ...;
+the registry of ``ostrom.codegen.registry``); its test fails when a committed block differs
+from what its source gives.
 """
 
 from __future__ import annotations

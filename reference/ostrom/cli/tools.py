@@ -61,7 +61,7 @@ TOOL_COMMANDS: Final[dict[str, ToolCommand]] = {
     "docs": ToolCommand(
         "ostrom.codegen.commands:docs",
         "check",
-        "Regenerate every generated file and docs block (make docs).",
+        "Regenerate every generated file and docs block (make generate).",
     ),
     "explain": ToolCommand(
         "ostrom.verify.commands.check:explain",

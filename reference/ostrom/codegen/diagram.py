@@ -2,7 +2,8 @@
 
 Both are generated from ``lifecycle.TRANSITIONS`` so that the diagram a newcomer reads and
 the rows TLC checks (``TableInv`` in ``spec/Lifecycle.tla``) are the table the code runs.
-Tests regenerate them and fail when a committed copy is stale.
+``ostrom docs`` writes them (``ostrom.codegen.registry``), and its test fails when a
+committed copy is stale.
 """
 
 from __future__ import annotations
@@ -10,10 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections import defaultdict
-from pathlib import Path
 
-from ostrom.docblocks import replace_block
-from ostrom.protocol import commands
 from ostrom.protocol.lifecycle import (
     AGENT_COMMANDS,
     NEW,
@@ -23,6 +21,7 @@ from ostrom.protocol.lifecycle import (
     TRANSITIONS,
     Row,
 )
+from ostrom.protocol.params import markdown_table
 
 _TRANSIENT_COLOUR = "#fff7d6"
 _STABLE_COLOUR = "#dff0d8"
@@ -82,12 +81,12 @@ def to_mermaid() -> str:
 
 
 def to_svg() -> str:
-    """SVG rendered by Graphviz's ``dot`` (Debian package ``graphviz``; `make docs` installs it)."""
+    """SVG rendered by Graphviz's ``dot`` (Debian's ``graphviz``; `make generate` installs it)."""
     dot = shutil.which("dot")
     if dot is None:
         raise RuntimeError(
-            "Graphviz's `dot` is not installed: run `make docs` (it installs Debian's graphviz) "
-            "or use --format dot / --format mermaid"
+            "Graphviz's `dot` is not installed: run `make generate` (it installs Debian's "
+            "graphviz) or use --format dot / --format mermaid"
         )
     done = subprocess.run(
         [dot, "-Tsvg"], input=to_dot(), capture_output=True, text=True, check=True
@@ -104,10 +103,10 @@ def to_tla_table() -> str:
     return (
         "---------------------------- MODULE LifecycleTable ----------------------------\n"
         "(* Generated from reference/ostrom/protocol/lifecycle.py (TRANSITIONS, EVENTS)   *)\n"
-        "(* by `ostrom diagram --format tla`; property_tests/codegen/test_diagram.py      *)\n"
-        "(* checks that this file is current. Lifecycle.tla's TableInv requires every    *)\n"
-        "(* step TLC takes to be one of these rows; the cross-check test requires every  *)\n"
-        "(* row be reached.                                                              *)\n"
+        "(* by `ostrom docs` (make generate); property_tests/codegen/test_generated.py    *)\n"
+        "(* checks that this file is current. Lifecycle.tla's TableInv requires every     *)\n"
+        "(* step TLC takes to be one of these rows; the cross-check test requires every   *)\n"
+        "(* row be reached.                                                               *)\n"
         "TableRows == {\n"
         f"{body}\n"
         "}\n"
@@ -140,90 +139,4 @@ def to_guard_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_param_table() -> str:
-    """Markdown parameter table (docs/design.md §8), from ``ostrom.protocol.params``."""
-    from ostrom.protocol.params import markdown_table
-
-    return markdown_table()
-
-
-def to_js_params() -> str:
-    """The JavaScript driver's parameter table (drivers/js/params.js: ``name: [kind,
-    default, lo, hi]``), from ``ostrom.protocol.params``: the driver checks a vector's
-    ``params`` as ``Params.from_mapping`` does, against the same rows."""
-    from ostrom.protocol.params import table
-
-    def bound(v: float | None) -> str:
-        return "INF" if v is None else str(int(v)) if float(v).is_integer() else repr(v)
-
-    lines = []
-    for p in table():
-        kind = "floats" if isinstance(p.default, tuple) else type(p.default).__name__
-        default = repr(list(p.default)) if isinstance(p.default, tuple) else repr(p.default)
-        lines.append(f"  {p.name}: ['{kind}', {default}, {bound(p.lo)}, {bound(p.hi)}],")
-    return "\n".join(lines) + "\n"
-
-
-#: The comment heading examples/params/defaults.toml.
-_DEFAULTS_HEADER = """\
-# The docs/design.md §8 defaults, spelled out: every key of the parameter table
-# (ostrom.protocol.params), generated from it by `ostrom docs` (make docs).  A parameter
-# file may give any subset; keys left out take these values, unknown keys are an error
-# that names them.  Check a file with:  ostrom check-params examples/params/defaults.toml
-#
-# Z3's verdict on these defaults (docs/thresholds.md): every theorem holds.  TALLY-1 needs
-# the side rule (tally_min_side = 2): with w_max/w_min = 10 weights alone would let one
-# reviewer at w_max outvote a quorum's other reviewers at w_min.  FG-1 needs the population
-# floor (min_active_agents = 12): with 11 active agents one at w_max forgets alone.
-
-"""
-
-
-def to_params_toml() -> str:
-    """examples/params/defaults.toml: every parameter at its default, with its meaning."""
-    from ostrom.protocol.params import table
-
-    lines = []
-    for p in table():
-        value = repr(list(p.default)) if isinstance(p.default, tuple) else repr(p.default)
-        unit = f" [{p.unit}]" if p.unit else ""
-        lines.append(f"{p.name} = {value}  # {p.doc}{unit}")
-    return _DEFAULTS_HEADER + "\n".join(lines) + "\n"
-
-
-FORMATS.update({"guards": to_guard_table, "params": to_param_table})
-
-
-def update_generated(root: Path, *, svg: bool = True) -> list[Path]:
-    """Rewrite every generated file and docs block under ``root``; return what changed."""
-    import re
-
-    changed: list[Path] = []
-
-    def write(path: Path, content: str) -> None:
-        if not path.exists() or path.read_text(encoding="utf-8") != content:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8")
-            changed.append(path)
-
-    write(root / "spec" / "LifecycleTable.tla", to_tla_table())
-    write(root / "schema" / "command.schema.json", commands.schema_text())
-    write(root / "docs" / "img" / "lifecycle.dot", to_dot())
-    if svg:
-        write(root / "docs" / "img" / "lifecycle.svg", to_svg())
-    chapter = root / "docs" / "lifecycle.md"
-    text = chapter.read_text(encoding="utf-8")
-    text = re.sub(
-        r"```mermaid\n.*?```",
-        lambda _m: "```mermaid\n" + to_mermaid() + "```",
-        text,
-        count=1,
-        flags=re.S,
-    )
-    text = replace_block(text, "guards", to_guard_table())
-    text = replace_block(text, "params", to_param_table())
-    write(chapter, text)
-    write(root / "examples" / "params" / "defaults.toml", to_params_toml())
-    js = root / "drivers" / "js" / "params.js"
-    write(js, replace_block(js.read_text(encoding="utf-8"), "params", to_js_params(), "// {}"))
-    return changed
+FORMATS.update({"guards": to_guard_table, "params": markdown_table})

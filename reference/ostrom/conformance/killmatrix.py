@@ -15,7 +15,8 @@ For each mutant (a reference driver with one deliberate bug, ``python -m ostrom.
   why.
 
 ``python -m ostrom.conformance.killmatrix`` prints the matrix (``--markdown`` the table kept
-in docs/conformance.md, ``--update-docs`` rewrites it there, ``--json`` the data);
+in docs/conformance.md, ``--json`` the data); ``ostrom docs --slow`` writes the table into
+docs/conformance.md (its generated block ``kill-matrix``);
 ``property_tests/conformance/test_kill_matrix.py`` runs it and fails if any mutant survives.
 """
 
@@ -36,7 +37,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from ostrom import layout
 from ostrom.conformance import DRIVER_PROTOCOL, LAYERS, runner
 from ostrom.conformance.mutants import MUTANTS
 from ostrom.conformance.vectors import Suite, Vector
@@ -54,11 +54,6 @@ NOT_TRACED: Final[dict[str, str]] = {
     "Hypothesis checks)",
     "forgetting": "a stateless decision function: no trace (FG-1 is a Z3 theorem)",
 }
-
-#: The docs page holding the generated table, and its markers.
-DOCS: Final = layout.DOCS_DIR / "conformance.md"
-BEGIN: Final = "<!-- kill-matrix:begin (python -m ostrom.conformance.killmatrix --update-docs) -->"
-END: Final = "<!-- kill-matrix:end -->"
 
 #: Mutants of the traced layers whose bug the trace specs cannot see, and why: the spec
 #: accepts their logs (as it accepts the reference's), by construction.  The test
@@ -440,20 +435,6 @@ def plain(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def update_docs(rows: Sequence[Row], path: Path = DOCS) -> bool:
-    """Rewrite the table between the markers of ``path``; True if it changed."""
-    text = path.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{path}: the kill-matrix markers are missing")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    new = f"{head}{BEGIN}\n{markdown(rows)}\n{END}{tail}"
-    if new == text:
-        return False
-    path.write_text(new, encoding="utf-8")
-    return True
-
-
 def to_json(rows: Sequence[Row]) -> dict[str, Any]:
     return {
         "format": "ostrom-kill-matrix/1",
@@ -480,7 +461,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--markdown", action="store_true", help="print the Markdown table")
     out.add_argument("--json", action="store_true", help="print the matrix as JSON")
-    out.add_argument("--update-docs", action="store_true", help=f"rewrite the table in {DOCS.name}")
     parser.add_argument("--mutant", action="append", metavar="NAME", help="only these mutants")
     parser.add_argument("--no-trace", action="store_true", help="skip validate-trace")
     parser.add_argument(
@@ -496,10 +476,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(to_json(rows), indent=2))
     elif args.markdown:
         print(markdown(rows))
-    elif args.update_docs:
-        changed = update_docs(rows)
-        print(f"{DOCS}: {'updated' if changed else 'unchanged'}", file=sys.stderr)
-        print(plain(rows))
     else:
         print(plain(rows))
     return 1 if any(r.survives for r in rows) else 0

@@ -1,7 +1,7 @@
 """The message-sequence charts of the docs, as SVG drawn by ``chart.render_svg``.
 
-Two kinds, both written by ``ostrom docs`` and checked by a test
-(property_tests/explore/test_docfigures.py):
+Two kinds, both written by ``ostrom docs`` (the registry of ``ostrom.codegen.registry``,
+whose test checks they are current):
 
 * the protocol's figures in docs/consensus.md — PBFT's normal case and its view change —
   defined here as charts, so that a broadcast is drawn as what it is: PREPARE and COMMIT
@@ -31,7 +31,7 @@ from ostrom.explore.chart import (
 )
 from ostrom.explore.sources import model_constants
 
-__all__ = ["figures", "normal_case", "update_generated", "view_change"]
+__all__ = ["counterexample_figures", "normal_case", "protocol_figures", "view_change"]
 
 _C, _P, _B1, _B2, _B3 = range(5)
 _REPLICAS = (_P, _B1, _B2, _B3)
@@ -95,12 +95,18 @@ def _stem(path: Path) -> str:
     return path.name.split(".itf.json")[0]
 
 
-def figures(root: Path) -> dict[Path, str]:
-    """Every SVG this module generates under ``root``, with the content it must have."""
-    out = {
+def protocol_figures(root: Path) -> dict[Path, str]:
+    """docs/consensus.md's figures (PBFT's normal case and view change), with their SVG."""
+    return {
         root / "docs" / "img" / "pbft-normal-case.svg": render_svg(normal_case()),
         root / "docs" / "img" / "pbft-view-change.svg": render_svg(view_change()),
     }
+
+
+def counterexample_figures(root: Path) -> dict[Path, str]:
+    """The chart of every trace under ``root``'s docs/counterexamples/ (PBFTReplicaSystem)
+    and docs/counterexamples/alg1/ (Algorithm 1), as the SVG beside it must be."""
+    out = {}
     cex = root / "docs" / "counterexamples"
     for trace in sorted(cex.glob("*.itf.json*")):
         out[cex / f"{_stem(trace)}.svg"] = render_svg(chart_from_pbft(_trace(trace)))
@@ -111,14 +117,3 @@ def figures(root: Path) -> dict[Path, str]:
             chart_from_alg1(doc, model_constants(model))
         )
     return out
-
-
-def update_generated(root: Path) -> list[Path]:
-    """Write the SVGs that differ from what they must be; the paths written."""
-    changed = []
-    for path, text in figures(root).items():
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            changed.append(path)
-    return changed

@@ -22,6 +22,10 @@ class ParamError(ValueError):
     """A parameter file or mapping is invalid; the message names every problem."""
 
 
+#: Why the CI models give every deadline one round (``ParamInfo.why``).
+_ONE_ROUND = "one round, the shortest deadline: every timeout is due at the next tick"
+
+
 def _p(
     default: Any,
     unit: str,
@@ -29,11 +33,22 @@ def _p(
     hi: float | None,
     doc: str,
     tla: str | None = None,
+    *,
+    model: Any = None,
+    why: str = "",
+    lifecycle: bool | None = None,
 ) -> Any:
     """One row: ``tla`` is the parameter's CONSTANT in spec/Lifecycle.tla (or in
     spec/LifecycleTrace.tla for the rate limits, which Lifecycle.tla abstracts), where shares
-    are whole percentages (``tla_constants``)."""
-    meta = {"unit": unit, "lo": lo, "hi": hi, "doc": doc, "tla": tla}
+    are whole percentages (``spec_constants``); ``model`` is its value in the lifecycle's CI
+    models and ``why`` the reason for that value (``ParamInfo``); ``lifecycle`` says the
+    lifecycle rules read it, which every parameter with a ``tla`` constant does."""
+    if lifecycle is None:
+        lifecycle = tla is not None
+    if (model is None) != (not why):
+        raise AssertionError(f"a model value needs its reason, and a reason its value: {doc}")
+    meta = {"unit": unit, "lo": lo, "hi": hi, "doc": doc, "tla": tla, "model": model,
+            "why": why, "lifecycle": lifecycle}  # fmt: skip
     return field(default=default, metadata=meta)
 
 
@@ -51,16 +66,48 @@ class Params:
     """
 
     # review
-    reviewers: int = _p(5, "agents", 1, 1000, "reviewers recruited per artifact", tla="Reviewers")
-    quorum: int = _p(
-        3, "reveals", 1, 1000, "valid reveals needed for a tally to decide", tla="Quorum"
+    reviewers: int = _p(
+        5,
+        "agents",
+        1,
+        1000,
+        "reviewers recruited per artifact",
+        tla="Reviewers",
+        model=2,
+        why="two reviewers per ballot keep the state space small; with tally_min_side 2 only a "
+        "unanimous ballot decides, a split goes to arbitration",
     )
-    T_fast: int = _p(3, "rounds", 1, 10_000, "fast-track objection window", tla="TFast")
-    T_delib: int = _p(5, "rounds", 1, 10_000, "deliberation phase length", tla="TDelib")
-    T_commit: int = _p(2, "rounds", 1, 10_000, "commit phase length", tla="TCommit")
-    T_reveal: int = _p(2, "rounds", 1, 10_000, "reveal phase length", tla="TReveal")
+    quorum: int = _p(
+        3,
+        "reveals",
+        1,
+        1000,
+        "valid reveals needed for a tally to decide",
+        tla="Quorum",
+        model=2,
+        why="both reviewers must reveal (quorum may not exceed reviewers)",
+    )
+    T_fast: int = _p(
+        3, "rounds", 1, 10_000, "fast-track objection window", tla="TFast", model=1, why=_ONE_ROUND
+    )
+    T_delib: int = _p(
+        5, "rounds", 1, 10_000, "deliberation phase length", tla="TDelib", model=1, why=_ONE_ROUND
+    )
+    T_commit: int = _p(
+        2, "rounds", 1, 10_000, "commit phase length", tla="TCommit", model=1, why=_ONE_ROUND
+    )
+    T_reveal: int = _p(
+        2, "rounds", 1, 10_000, "reveal phase length", tla="TReveal", model=1, why=_ONE_ROUND
+    )
     T_arb: int = _p(
-        5, "rounds", 1, 10_000, "arbitration deadline; status quo (rejected) after it", tla="TArb"
+        5,
+        "rounds",
+        1,
+        10_000,
+        "arbitration deadline; status quo (rejected) after it",
+        tla="TArb",
+        model=1,
+        why=_ONE_ROUND,
     )
     tau_accept: float = _p(
         0.60,
@@ -69,6 +116,9 @@ class Params:
         1.0,
         "weighted accept share at or above which a tally accepts",
         tla="TauAccept",
+        model=0.60,
+        why="a 2:1 weight split (a2 or a3 against a1) passes it on weight alone, which only "
+        "the side rule stops",
     )
     tau_reject: float = _p(
         0.40,
@@ -77,6 +127,9 @@ class Params:
         1.0,
         "weighted accept share at or below which a tally rejects",
         tla="TauReject",
+        model=0.40,
+        why="the mirror image: a 1:2 weight split rejects on weight alone, which only the "
+        "side rule stops",
     )
     tally_min_side: int = _p(
         2,
@@ -86,13 +139,33 @@ class Params:
         "fewest voters a side needs to win a tally (at most quorum and q_dispute); a lone "
         "heavy vote cannot decide (TALLY-1)",
         tla="MinSide",
+        model=2,
+        why="with two reviewers only a unanimous ballot decides; a split goes to arbitration, "
+        "a 2:1 weight split (a2 or a3 against a1) too: the side rule at work",
     )
     # disputes
     dispute_reviewers: int = _p(
-        7, "agents", 1, 1000, "fresh reviewers recruited for a dispute", tla="DisputeReviewers"
+        7,
+        "agents",
+        1,
+        1000,
+        "fresh reviewers recruited for a dispute",
+        tla="DisputeReviewers",
+        model=2,
+        why="a retraction needs two fresh dispute reviewers, and this registry leaves at most "
+        "one (models/MCLifecycle.tla says why): every dispute here keeps; lifecycle-ci-solo "
+        "adds a fifth reviewer-tier agent a4 and reaches retraction (a4 in the two-artifact "
+        "model: over a million states)",
     )
     q_dispute: int = _p(
-        5, "reveals", 1, 1000, "valid reveals needed for a dispute tally", tla="QDispute"
+        5,
+        "reveals",
+        1,
+        1000,
+        "valid reveals needed for a dispute tally",
+        tla="QDispute",
+        model=2,
+        why="at least tally_min_side (a parameter relation), hence 2",
     )
     tau_retract: float = _p(
         0.67,
@@ -101,6 +174,9 @@ class Params:
         1.0,
         "weighted retract share at or above which a dispute retracts",
         tla="TauRetract",
+        model=0.67,
+        why="the documented two-thirds; lifecycle-boundary retracts at exactly its threshold "
+        "(60 there)",
     )
     max_disputes: int = _p(
         2,
@@ -109,6 +185,9 @@ class Params:
         1000,
         "disputes (and urgent reports) per artifact, ever",
         tla="MaxDisputes",
+        model=1,
+        why="one dispute or urgent report per artifact keeps the model small; "
+        "lifecycle-defaults checks the default 2",
     )
     dispute_rate: int = _p(
         1,
@@ -123,7 +202,15 @@ class Params:
     )
     # resubmission
     max_resubmit: int = _p(
-        2, "resubmissions", 0, 1000, "resubmissions per artifact, ever", tla="MaxResubmit"
+        2,
+        "resubmissions",
+        0,
+        1000,
+        "resubmissions per artifact, ever",
+        tla="MaxResubmit",
+        model=1,
+        why="one resubmission per artifact keeps the model small; lifecycle-defaults checks "
+        "the default 2",
     )
     cooldown: int = _p(
         20,
@@ -132,8 +219,13 @@ class Params:
         100_000,
         "wait after rejected/expired/retracted before resubmitting",
         tla="Cooldown",
+        model=1,
+        why="the shortest wait that is still a wait: a resubmission is refused in the round "
+        "its artifact stopped, and allowed from the next",
     )
-    r_resubmit: float = _p(0.5, "reputation", 0.0, 1.0, "submitter reputation needed to resubmit")
+    r_resubmit: float = _p(
+        0.5, "reputation", 0.0, 1.0, "submitter reputation needed to resubmit", lifecycle=True
+    )
     # rate limits (σ2 lowers the proposal rate)
     propose_rate: int = _p(
         2,
@@ -151,8 +243,10 @@ class Params:
     eigentrust_a: float = _p(
         0.15, "weight", 0.0, 1.0, "EigenTrust weight of the pre-trusted seed vector"
     )
-    w_min: float = _p(0.1, "weight", 0.0, 1.0, "smallest voting weight (newcomers, Sybils)")
-    w_max: float = _p(1.0, "weight", 0.0, 100.0, "largest voting weight")
+    w_min: float = _p(
+        0.1, "weight", 0.0, 1.0, "smallest voting weight (newcomers, Sybils)", lifecycle=True
+    )
+    w_max: float = _p(1.0, "weight", 0.0, 100.0, "largest voting weight", lifecycle=True)
     farm_window: int = _p(
         10, "rounds", 1, 100_000, "farming-cap window: weight gain is bounded over this many rounds"
     )
@@ -182,7 +276,14 @@ class Params:
     )
     decay_weights: tuple[float, ...] = _p((0.5, 0.3, 0.2), "weight", 0.0, 1.0, "decay weights γ_k")
     alpha: float = _p(
-        0.5, "share", 0.0, 1.0, "forget quorum Q = alpha · Σ w over active agents", tla="Alpha"
+        0.5,
+        "share",
+        0.0,
+        1.0,
+        "forget quorum Q = alpha · Σ w over active agents",
+        tla="Alpha",
+        model=0.5,
+        why="the forget votes of a2 and a3 (weight 4) reach alpha times the non-barred weight (6)",
     )
     min_active_agents: int = _p(
         12,
@@ -192,12 +293,17 @@ class Params:
         "no forget decision while fewer agents are active (not barred); FG-1 needs "
         "(1 − alpha)·w_max < alpha·(min_active_agents − 1)·w_min: 12 at the defaults",
         tla="MinActive",
+        model=4,
+        why="the four non-barred agents, so forgetting is reachable; the registry is constant, "
+        "and any value above 4 would block every forget decision",
     )
     # consensus
     checkpoint_k: int = _p(16, "requests", 1, 1_000_000, "PBFT checkpoint interval K")
     watermark_window: int = _p(32, "requests", 1, 1_000_000, "PBFT high-low watermark window")
     # determinism
-    seed: int = _p(0, "", 0, None, "seed of reviewer selection (sha256-based, portable)")
+    seed: int = _p(
+        0, "", 0, None, "seed of reviewer selection (sha256-based, portable)", lifecycle=True
+    )
 
     def __post_init__(self) -> None:
         problems = list(_range_problems(self))
@@ -274,6 +380,14 @@ class ParamInfo:
     doc: str
     #: the CONSTANT that stands for it in the lifecycle specs, if any
     tla: str | None = None
+    #: its value in the lifecycle's CI models (the base configuration
+    #: models/MCLifecycle_ci.cfg, whose generated block is made from this column; the
+    #: manifest's derived models override some of them), in the units of ``default``
+    model: Any = None
+    #: why the models use ``model`` (a value that fits a model, or why the default does)
+    why: str = ""
+    #: the lifecycle rules read it (docs/rules.md's generated table lists it)
+    lifecycle: bool = False
 
 
 def table() -> list[ParamInfo]:
@@ -287,6 +401,9 @@ def table() -> list[ParamInfo]:
             f.metadata["hi"],
             f.metadata["doc"],
             f.metadata["tla"],
+            f.metadata["model"],
+            f.metadata["why"],
+            f.metadata["lifecycle"],
         )
         for f in dataclasses.fields(Params)
     ]
@@ -299,16 +416,23 @@ def param_range(name: str) -> tuple[int, int]:
     return int(row.lo), int(row.hi)
 
 
+#: The columns of :func:`markdown_cells`.
+MARKDOWN_COLUMNS = ("name", "default", "unit", "range", "meaning")
+
+
+def markdown_cells(p: ParamInfo) -> list[str]:
+    """One row's Markdown cells (``MARKDOWN_COLUMNS``): every table of parameters in the docs
+    renders its rows with these."""
+    default = ", ".join(f"{v:g}" for v in p.default) if isinstance(p.default, tuple) else p.default
+    hi = "∞" if p.hi is None else f"{p.hi:g}"
+    lo = "" if p.lo is None else f"{p.lo:g}"
+    return [f"`{p.name}`", str(default), p.unit, f"[{lo}, {hi}]", p.doc]
+
+
 def markdown_table() -> str:
     """The parameter table as Markdown (``ostrom params --markdown``; the docs embed it)."""
-    lines = ["| name | default | unit | range | meaning |", "|---|---|---|---|---|"]
-    for p in table():
-        default = (
-            ", ".join(f"{v:g}" for v in p.default) if isinstance(p.default, tuple) else p.default
-        )
-        hi = "∞" if p.hi is None else f"{p.hi:g}"
-        lo = "" if p.lo is None else f"{p.lo:g}"
-        lines.append(f"| `{p.name}` | {default} | {p.unit} | [{lo}, {hi}] | {p.doc} |")
+    lines = ["| " + " | ".join(MARKDOWN_COLUMNS) + " |", "|---" * len(MARKDOWN_COLUMNS) + "|"]
+    lines += ["| " + " | ".join(markdown_cells(p)) + " |" for p in table()]
     return "\n".join(lines) + "\n"
 
 

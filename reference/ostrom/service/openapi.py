@@ -3,10 +3,10 @@
 ``ENDPOINTS`` is the one list of routes: app.py binds a handler to each (and refuses to
 build an app if one is missing or extra), this module turns it, the gate's error table
 (``GATE_ERRORS``) and the command schema (protocol/commands.py) into the OpenAPI
-document committed as schema/openapi.json (``openapi_text``;
-property_tests/service/test_service_app.py fails when the file drifts: regenerate with
-``ostrom docs``); docs/service.md's API and error tables are made from the same table
-(``ostrom.codegen.service_docs``).  No web framework is imported here.
+document committed as schema/openapi.json (``openapi_text``; ``ostrom docs`` writes it, and
+property_tests/codegen/test_generated.py fails when the file drifts); docs/service.md's API
+and error tables are made from the same table (``ostrom.codegen.service_docs``).  No web
+framework is imported here.
 """
 
 from __future__ import annotations

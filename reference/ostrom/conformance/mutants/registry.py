@@ -15,8 +15,7 @@ A mutant is one small bug that a check must catch, played at up to three levels:
 Names are ``<layer>-<bug>`` in kebab case, the layer one of the conformance layers; the driver
 mutant has the registry's name, the manifest's mutant models name it (``"mutant": NAME``), the
 Hypothesis mutant modules build their ``MUTANTS`` from it (:func:`code_mutants`), and
-docs/checking.md's table is generated from it (``python -m ostrom.conformance.mutants.registry``
-rewrites it).
+docs/checking.md's table is generated from it (:func:`docs_table`; ``ostrom docs`` writes it).
 ``property_tests/conformance/test_mutant_registry.py`` fails when any of them drifts from this list.
 """
 
@@ -24,15 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final, TypeVar
 
-from ostrom import layout
-from ostrom.verify.tlc.manifest import load_manifest
+from ostrom.verify.tlc.manifest import Manifest
 
 __all__ = [
-    "BEGIN",
-    "END",
     "MUTANTS",
     "CodeMutant",
     "Mutant",
@@ -40,7 +35,6 @@ __all__ = [
     "code_mutants",
     "docs_table",
     "markdown",
-    "update_docs",
 ]
 
 T = TypeVar("T")
@@ -459,11 +453,6 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
     ),
 )
 
-#: The docs page holding the generated table, and its markers.
-DOCS: Final = layout.DOCS_DIR / "checking.md"
-BEGIN: Final = "<!-- mutant-registry:begin (python -m ostrom.conformance.mutants.registry) -->"
-END: Final = "<!-- mutant-registry:end -->"
-
 
 def by_name() -> dict[str, Mutant]:
     """The registry as name -> mutant."""
@@ -515,26 +504,8 @@ def markdown(substitutions: Mapping[str, Mapping[str, str]] | None = None) -> st
     return "\n".join(out)
 
 
-def docs_table() -> str:
-    """The table with the substitutions of the manifest's mutant models."""
-    manifest = load_manifest(layout.MODELS_DIR / "manifest.json")
+def docs_table(manifest: Manifest) -> str:
+    """The table with the substitutions of ``manifest``'s mutant models (models/manifest.json:
+    ``ostrom docs`` writes it into docs/checking.md)."""
     subs = {m.name: m.overrides.substitute for m in manifest.models if m.overrides is not None}
     return markdown(subs)
-
-
-def update_docs(path: Path = DOCS) -> bool:
-    """Rewrite the table between the markers of ``path``; True if it changed."""
-    text = path.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{path}: the mutant-registry markers are missing")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    new = f"{head}{BEGIN}\n{docs_table()}\n{END}{tail}"
-    if new == text:
-        return False
-    path.write_text(new, encoding="utf-8")
-    return True
-
-
-if __name__ == "__main__":  # pragma: no cover - regenerates the docs table
-    print(f"{DOCS}: {'updated' if update_docs() else 'unchanged'}")

@@ -109,20 +109,3 @@ def wilson(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def update_docs(root: Path) -> list[Path]:
-    """Rewrite docs/checking.md's table of recorded code-mutation scores; what changed."""
-    from ostrom.docblocks import replace_block
-
-    path = root / "docs" / "checking.md"
-    old = path.read_text(encoding="utf-8")
-    new = replace_block(
-        old,
-        "code-mutation-scores",
-        scores_table(load_scores(root / "models" / "mutation" / "code" / "scores.json")),
-    )
-    if new == old:
-        return []
-    path.write_text(new, encoding="utf-8")
-    return [path]

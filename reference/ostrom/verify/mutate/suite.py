@@ -35,7 +35,7 @@ from typing import Any
 from ostrom import layout
 
 __all__ = ["KINDS", "SCORES_PATH", "SUITES_DIR", "Suite", "SuiteError", "load_scores",
-           "load_suite", "record_score", "suites"]  # fmt: skip
+           "load_suite", "record_score", "scores_table", "suites"]  # fmt: skip
 
 SUITES_DIR = layout.MODELS_DIR / "mutation"
 SCORES_PATH = SUITES_DIR / "scores.json"
@@ -202,20 +202,3 @@ def scores_table(scores: dict[str, dict[str, Any]] | None = None) -> str:
                 f"{'n/a' if score is None else f'{score:.1%}'} | {survivors} |"
             )
     return "\n".join(out) + "\n"
-
-
-def update_docs(root: Path) -> list[Path]:
-    """Rewrite docs/checking.md's table of recorded scores; the files that changed."""
-    from ostrom.docblocks import replace_block
-
-    path = root / "docs" / "checking.md"
-    old = path.read_text(encoding="utf-8")
-    new = replace_block(
-        old,
-        "mutation-scores",
-        scores_table(load_scores(root / "models" / "mutation" / "scores.json")),
-    )
-    if new == old:
-        return []
-    path.write_text(new, encoding="utf-8")
-    return [path]

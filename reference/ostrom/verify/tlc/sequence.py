@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ostrom.docblocks import replace_block
 from ostrom.verify.tlc.itf import read_itf
 from ostrom.verify.tlc.values import (
     TlaFunction,
@@ -62,11 +61,11 @@ __all__ = [
     "SequenceError",
     "Step",
     "chart_from_itf",
-    "counterexample_docs",
+    "counterexample_charts",
+    "counterexample_sections",
     "render",
     "render_mermaid",
     "render_text",
-    "update_docs",
 ]
 
 FORMATS = ("text", "mermaid")
@@ -1317,7 +1316,6 @@ def render(chart: Chart, fmt: str) -> str:
 # ----------------------------------------------------------------------------------------------
 
 DOCS_DIR = Path("docs") / "counterexamples"
-_BLOCK = "counterexamples"
 
 
 def _trace_stem(path: Path) -> str:
@@ -1343,38 +1341,32 @@ def _section(trace: Path, data: Mapping[str, Any], chart: Chart) -> str:
     )
 
 
-def counterexample_docs(root: Path) -> dict[Path, str]:
-    """Every file generated from the traces committed in docs/counterexamples/, with the
-    content it must have: ``NAME.txt`` and ``NAME.mmd`` per ``NAME.itf.json[.gz]``, and the
-    README's generated block (a Mermaid picture per trace, which GitHub renders). A test
-    compares these with the committed files, so a picture cannot drift from its trace or from
-    this module; ``ostrom docs`` rewrites them."""
+def _charts(root: Path) -> list[tuple[Path, Mapping[str, Any], Chart]]:
+    """Each trace committed in docs/counterexamples/ (sorted), read, with its chart."""
     folder = root / DOCS_DIR
-    traces = sorted({*folder.glob("*.itf.json.gz"), *folder.glob("*.itf.json")})
-    out: dict[Path, str] = {}
-    sections: list[str] = []
-    for trace in traces:
+    out: list[tuple[Path, Mapping[str, Any], Chart]] = []
+    for trace in sorted({*folder.glob("*.itf.json.gz"), *folder.glob("*.itf.json")}):
         data = read_itf(trace)
         try:
-            chart = chart_from_itf(data)
+            out.append((trace, data, chart_from_itf(data)))
         except SequenceError as exc:
             raise SequenceError(f"{trace}: {exc}") from None
-        stem = _trace_stem(trace)
-        out[folder / f"{stem}.txt"] = render_text(chart)
-        out[folder / f"{stem}.mmd"] = render_mermaid(chart)
-        sections.append(_section(trace, data, chart))
-    readme = folder / "README.md"
-    if readme.exists():
-        text = readme.read_text(encoding="utf-8")
-        out[readme] = replace_block(text, _BLOCK, "\n".join(sections))
     return out
 
 
-def update_docs(root: Path) -> list[Path]:
-    """Rewrite the generated files of :func:`counterexample_docs` that differ; return them."""
-    changed: list[Path] = []
-    for path, content in counterexample_docs(root).items():
-        if not path.exists() or path.read_text(encoding="utf-8") != content:
-            path.write_text(content, encoding="utf-8")
-            changed.append(path)
-    return changed
+def counterexample_charts(root: Path) -> dict[Path, str]:
+    """The charts of the traces committed in docs/counterexamples/, with the content each
+    must have: ``NAME.txt`` and ``NAME.mmd`` per ``NAME.itf.json[.gz]``, so a picture cannot
+    drift from its trace or from this module (``ostrom docs`` writes them)."""
+    out: dict[Path, str] = {}
+    for trace, _data, chart in _charts(root):
+        stem = _trace_stem(trace)
+        out[trace.parent / f"{stem}.txt"] = render_text(chart)
+        out[trace.parent / f"{stem}.mmd"] = render_mermaid(chart)
+    return out
+
+
+def counterexample_sections(root: Path) -> str:
+    """The body of docs/counterexamples/README.md's generated block: a section per trace,
+    with its Mermaid picture (which GitHub renders)."""
+    return "\n".join(_section(trace, data, chart) for trace, data, chart in _charts(root))

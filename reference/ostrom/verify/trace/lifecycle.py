@@ -115,12 +115,20 @@ def spec_constants(params: Params) -> dict[str, int]:
     return out
 
 
+def declared_constants(spec: Path | None = None) -> tuple[str, ...]:
+    """The CONSTANTS spec/Lifecycle.tla (or ``spec``, a copy of it) declares, in the order of
+    its CONSTANTS block (up to ASSUME); ``ValueError`` if it has no such block."""
+    text = (spec or layout.SPEC_DIR / "Lifecycle.tla").read_text(encoding="utf-8")
+    start, end = text.find("\nCONSTANTS"), text.find("\nASSUME")
+    if start < 0 or end < start:
+        raise ValueError(f"{spec or 'spec/Lifecycle.tla'}: no CONSTANTS block before ASSUME")
+    block = re.sub(r"\\\*[^\n]*", "", text[start + len("\nCONSTANTS") : end])  # \* comments
+    return tuple(re.findall(r"[A-Za-z_]\w*", block))
+
+
 def lifecycle_constants() -> frozenset[str]:
     """The CONSTANTS spec/Lifecycle.tla declares (its CONSTANTS block, up to ASSUME)."""
-    text = (layout.SPEC_DIR / "Lifecycle.tla").read_text(encoding="utf-8")
-    block = text[text.index("\nCONSTANTS") + len("\nCONSTANTS") : text.index("\nASSUME")]
-    block = re.sub(r"\\\*[^\n]*", "", block)  # \* comments
-    return frozenset(re.findall(r"[A-Za-z_]\w*", block))
+    return frozenset(declared_constants())
 
 
 def community_constants(params: Params) -> dict[str, int]:
