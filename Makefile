@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.installed
 WORKERS ?= 2
 JOBS    ?= 2
 
-.PHONY: help setup check check-deep test test-slow test-fast lint bench generate docs diagram site clean mutate mutate-record mutate-code mutate-code-record
+.PHONY: help setup check check-deep test test-slow test-fast lint bench generate docs site clean mutate mutate-record mutate-code mutate-code-record
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'

@@ -31,7 +31,7 @@ from ostrom.cli.tools import TOOL_COMMANDS, load
 from ostrom.protocol.params import ParamError, Params, markdown_table
 from ostrom.protocol.params import table as param_table
 
-__all__ = ["main"]
+__all__ = ["PRODUCT_COMMANDS", "main"]
 
 
 class _Group(click.Group):
@@ -174,7 +174,9 @@ def _params_table(p: Params, file: Path | None) -> Table:
     return table
 
 
-for _command in (serve, log, keygen, cluster, node, params):
+#: The product's commands (the tools' are named in cli/tools.py).
+PRODUCT_COMMANDS: tuple[click.Command, ...] = (serve, log, keygen, cluster, node, params)
+for _command in PRODUCT_COMMANDS:
     main.add_command(_command)
 
 

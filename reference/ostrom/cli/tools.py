@@ -36,7 +36,7 @@ TOOL_COMMANDS: Final[dict[str, ToolCommand]] = {
     "check": ToolCommand(
         "ostrom.verify.commands.check:check",
         "check",
-        "Run models of the manifest through TLC and compare with what each must show.",
+        "Model-check the manifest's models (and their reachability witnesses) with TLC.",
     ),
     "check-params": ToolCommand(
         "ostrom.verify.commands.thresholds:check_params",
@@ -66,22 +66,22 @@ TOOL_COMMANDS: Final[dict[str, ToolCommand]] = {
     "explain": ToolCommand(
         "ostrom.verify.commands.check:explain",
         "check",
-        "Explain an ITF counterexample step by step, against the transition table.",
+        "Print a saved ITF counterexample: one row per step with the variables that changed.",
     ),
     "explore": ToolCommand(
         "ostrom.explore.commands:explore",
         "check",
-        "Write one self-contained HTML page to step through a trace.",
+        "Write one self-contained HTML page for a trace, to step through in a browser.",
     ),
     "mutate": ToolCommand(
         "ostrom.verify.commands.mutate:mutate",
         "check",
-        "Mutation-test a model: would its checks catch a wrong spec?",
+        "Mutation-test passing manifest MODELS: run them against small edits of their spec.",
     ),
     "mutate-code": ToolCommand(
         "ostrom.verify.commands.mutate_code:mutate_code",
         "mutation",
-        "Mutation-test the reference's code: would the tests catch wrong code?",
+        "Mutation-test reference/ostrom's modules: run their tests against small edits.",
     ),
     "properties": ToolCommand(
         "ostrom.verify.commands.properties:properties",
@@ -91,17 +91,17 @@ TOOL_COMMANDS: Final[dict[str, ToolCommand]] = {
     "simulate": ToolCommand(
         "ostrom.simulation.target:simulate",
         "sim",
-        "Run the evaluation model (the protocol against baselines and ablations).",
+        "Run the evaluation model: the paper's agent-based simulation (docs/design.md §10).",
     ),
     "site": ToolCommand(
         "ostrom.site.commands:site",
         "site",
-        "Build the documentation site (MkDocs) with the explorer pages.",
+        "Build docs/ into a static site with MkDocs, search and explorer pages included.",
     ),
     "tlc": ToolCommand(
         "ostrom.verify.commands.tlc:tlc",
         "check",
-        "Run TLC on any spec and configuration, with ostrom's staging and output.",
+        "Run TLC on SPEC with CFG: any spec, ad hoc, as `ostrom check` runs the manifest's.",
     ),
     "validate-trace": ToolCommand(
         "ostrom.verify.commands.trace:validate_trace",

@@ -19,8 +19,9 @@ from ostrom.site.build import SiteError, build_site
     help="Where to write the site (default: build/site of this source tree).",
 )
 def site(out: Path | None) -> None:
-    """Build docs/ into a static site with MkDocs (search included), with an explorer
-    page per committed counterexample; every link of every page must resolve.
+    """Build docs/ into a static site with MkDocs, search and explorer pages included.
+
+    An explorer page per committed counterexample; every link of every page must resolve.
 
     Open build/site/index.html, or serve it: python -m http.server -d build/site
     (search needs a server: browsers do not let file:// pages fetch its index).
