@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import importlib
-import sys
 import json
 import re
+import sys
 from pathlib import Path
 from types import ModuleType
 
