@@ -177,6 +177,24 @@ def test_the_checkout_is_found() -> None:
     assert not layout.in_package(ROOT / "spec")
 
 
+@pytest.mark.parametrize("folder", ["reference", "src"])
+def test_a_tree_with_every_data_folder_is_a_checkout(tmp_path: Path, folder: str) -> None:
+    """The repository (reference/ostrom) and a code-mutation workspace (src/ostrom, the
+    tree copied for mutmut) are checkouts; an installed package, or a tree that lacks a
+    data folder, is not."""
+    package = tmp_path / folder / "ostrom"
+    package.mkdir(parents=True)
+    for d in layout.DATA_DIRS:
+        (tmp_path / d).mkdir()
+    assert layout.checkout_of(package) == tmp_path
+    (tmp_path / "schema").rmdir()
+    assert layout.checkout_of(package) is None
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "ostrom"
+    for d in layout.DATA_DIRS:
+        (site / "_data" / d).mkdir(parents=True)
+    assert layout.checkout_of(site) is None
+
+
 # ---------------------------------------------------------------------------------------------
 # the built package, installed outside the checkout
 # ---------------------------------------------------------------------------------------------

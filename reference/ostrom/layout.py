@@ -3,11 +3,11 @@
 The tools read the specs, models, vectors and schemas, and ostrom runs from one of two
 places, which this module tells apart once, on import:
 
-* a **source checkout** (the editable install ``make setup`` makes): this module is
-  ``reference/ostrom/layout.py`` of a tree that also has ``spec/``, ``models/``,
-  ``vectors/`` and ``schema/``.  Those folders are the one source, read and written in
-  place, and the tools that edit the tree (``ostrom docs``, ``ostrom site``, ``ostrom
-  mutate-code``, the generators) need it;
+* a **source checkout** (the editable install ``make setup`` makes, or a code-mutation
+  workspace's copy of it): this module is ``reference/ostrom/layout.py`` of a tree that
+  also has ``spec/``, ``models/``, ``vectors/`` and ``schema/``.  Those folders are the
+  one source, read and written in place, and the tools that edit the tree (``ostrom
+  docs``, ``ostrom site``, ``ostrom mutate-code``, the generators) need it;
 * an **installed package** (a wheel): the same four folders are the package data in
   ``ostrom/_data/`` (setup.py's ``build_py`` copies them there when the wheel is built),
   read-only, and anything a command writes (TLC's ``.tlc/``, ``build/``) goes under the
@@ -33,6 +33,7 @@ __all__ = [
     "SPEC_DIR",
     "VECTORS_DIR",
     "NotACheckout",
+    "checkout_of",
     "in_package",
     "scratch",
     "source_tree",
@@ -46,17 +47,18 @@ DATA_DIRS: Final = ("spec", "models", "vectors", "schema")
 PACKAGE_DIR: Final = Path(__file__).resolve().parent
 
 
-def _checkout() -> Path | None:
-    """The root of the source checkout this module runs from, or None when installed."""
-    root = PACKAGE_DIR.parents[1]
-    if root / "reference" / "ostrom" == PACKAGE_DIR and all((root / d).is_dir() for d in DATA_DIRS):
-        return root
-    return None
+def checkout_of(package_dir: Path) -> Path | None:
+    """The root of the source tree whose package is ``package_dir``, or None when it is an
+    installed package: the directory two levels up when it holds every data folder
+    (``reference/ostrom`` in the repository, ``src/ostrom`` in a code-mutation workspace,
+    which is a copy of the tree with ``reference/`` renamed)."""
+    root = package_dir.parents[1]
+    return root if all((root / d).is_dir() for d in DATA_DIRS) else None
 
 
 #: The source checkout's root (``reference/ostrom/layout.py`` is two levels below it), or
 #: None in an installed package.
-CHECKOUT: Final = _checkout()
+CHECKOUT: Final = checkout_of(PACKAGE_DIR)
 #: The root the data folders hang from, and the manifest's paths (``models/MCPBFT_ci.cfg``)
 #: are relative to: the checkout, or the installed package's ``_data/``.
 ROOT: Final = CHECKOUT if CHECKOUT is not None else PACKAGE_DIR / "_data"
