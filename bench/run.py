@@ -106,10 +106,10 @@ def bench_hypothesis() -> None:
     """Steps/s of the Hypothesis lifecycle state machine (ci profile): each step is one command
     to the orchestrator under test, with every invariant and the CR-1 twin checked after it."""
     sys.path.insert(0, str(ROOT / "property_tests"))
+    import test_orchestrator_stateful as t
     from hypothesis import settings
 
     import conftest  # noqa: F401  (registers the profiles)
-    import test_orchestrator_stateful as t
     from mutant_check import run_machine
 
     counter = {"n": 0}

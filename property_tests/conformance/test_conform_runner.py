@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from ostrom.conformance import FLOAT_TOLERANCE, runner, vectors
+from ostrom.protocol.version import PROTOCOL_VERSION
 
 HERE = Path(__file__).parents[1]
 DRIVERS = HERE / "fixtures" / "drivers"
@@ -353,6 +354,29 @@ def test_suite_check_refuses_a_changed_file_and_a_missing_manifest(
     (suite / "MANIFEST.json").unlink()
     code, _, err = conform(capsys, driver("correct"), "--vectors", str(suite))
     assert code == 2 and "cannot read the manifest" in err
+
+
+@pytest.mark.parametrize("protocol", [PROTOCOL_VERSION + 1, "1", True, None, "absent"])
+def test_suite_check_refuses_a_suite_of_another_protocol_version(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, protocol: object
+) -> None:
+    """A suite holds one protocol version's expectations (docs/design.md §9, "Versions"):
+    run against another version's implementation it would fail a correct one or pass a
+    wrong one, so it is refused whole, in one line naming both versions."""
+    suite = _copy_suite(tmp_path)
+    path = suite / "MANIFEST.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["protocol"] == PROTOCOL_VERSION  # the generator wrote it
+    if protocol == "absent":
+        del doc["protocol"]
+    else:
+        doc["protocol"] = protocol
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = conform(capsys, driver("correct"), "--vectors", str(suite))
+    assert code == 2 and out == ""
+    assert f"this ostrom checks protocol version {PROTOCOL_VERSION}" in err
+    said = "names no protocol version" if protocol == "absent" else json.dumps(protocol)
+    assert said in err and err.strip().count("\n") == 0, err
 
 
 def test_toy_manifest_is_current() -> None:

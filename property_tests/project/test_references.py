@@ -97,8 +97,9 @@ PACKAGE_DIRS = (
     "generators",
     "thresholds",
 )
-#: Prefixes of what the commands write themselves (not in the repository until run).
-WRITTEN = (".tlc/", "results/", "bench/results/")
+#: Prefixes of what the commands write themselves (not in the repository until run), and
+#: the wheel's copy of the data folders (setup.py writes ostrom/_data/ when it is built).
+WRITTEN = (".tlc/", "results/", "bench/results/", "ostrom/_data/")
 #: Miniature repositories of the tests: a path in a test may point into one of them.
 FIXTURE_ROOTS = tuple(p for p in (ROOT / "property_tests" / "fixtures").glob("*") if p.is_dir())
 #: Files of the project's history that are not in the repository.

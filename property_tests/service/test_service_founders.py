@@ -163,14 +163,3 @@ def test_serve_refuses_founders_other_than_the_databases(tmp_path: Path) -> None
     assert r.exit_code == 2 and "other founders" in r.output
     r = _serve(tmp_path, "--tick-interval", "1")  # no operator key for this database
     assert r.exit_code == 2 and "operator key" in r.output
-
-
-def test_serve_without_the_service_extra_names_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import sys
-
-    monkeypatch.setitem(sys.modules, "uvicorn", None)  # as if not installed
-    r = _serve(tmp_path)
-    assert r.exit_code != 0 and "pip install 'ostrom[service]'" in r.output
-    assert "Traceback" not in r.output and not (tmp_path / "n.db").exists()

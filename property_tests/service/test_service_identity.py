@@ -3,6 +3,7 @@ raise on hostile input; key files round-trip."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ostrom import layout
+from ostrom.protocol.version import PROTOCOL_VERSION
 from ostrom.service import identity
+from ostrom.service.openapi import openapi_text
 from service_world import key
 
 JSON = st.recursive(
@@ -45,6 +49,22 @@ def test_the_domain_is_part_of_the_signed_bytes() -> None:
     sig = key("a").sign(raw).hex()  # the same bytes without the domain: refused
     assert not identity.verify_envelope({**env, "signature": sig}, identity.public_hex(key("a")))
     assert identity.signed_bytes(env).startswith(identity.SIGNING_DOMAIN)
+
+
+def test_the_domain_names_the_protocol_version() -> None:
+    """The signed prefix carries the protocol's version (docs/design.md §9, "Versions"):
+    an envelope signed under one version never verifies under another.  The docs and the
+    OpenAPI document quote the prefix: they say the same bytes."""
+    assert f"ostrom-command/{PROTOCOL_VERSION}\n".encode() == identity.SIGNING_DOMAIN
+    env = _env()
+    other = f"ostrom-command/{PROTOCOL_VERSION + 1}\n".encode()
+    raw = other + identity.canonical({k: env[k] for k in ("agent", "seq", "command")})
+    forged = {**env, "signature": key("a").sign(raw).hex()}
+    assert not identity.verify_envelope(forged, identity.public_hex(key("a")))
+    shown = repr(identity.SIGNING_DOMAIN).replace("'", '"')  # b"ostrom-command/1\n"
+    service_md = (layout.DOCS_DIR / "service.md").read_text(encoding="utf-8")
+    assert f"`{shown} + canonical(envelope without " in service_md
+    assert json.dumps(repr(identity.SIGNING_DOMAIN))[1:-1] in openapi_text()  # JSON-escaped
 
 
 @given(env=st.dictionaries(st.text(max_size=10), JSON, max_size=6), pk=JSON)

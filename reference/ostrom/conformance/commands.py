@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ostrom.cli.exits import ToolError
+from ostrom.cli.exits import BadInput, ToolError
 from ostrom.cli.options import SECONDS
 
 __all__ = ["conform", "vectors_cmd"]
@@ -20,7 +20,8 @@ __all__ = ["conform", "vectors_cmd"]
     "vectors_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Vector directory with its MANIFEST.json (default: vectors/ of this source tree).",
+    help="Vector directory with its MANIFEST.json (default: vectors/ of this source tree, "
+    "or the installed package's suite).",
 )
 @click.option(
     "--layer",
@@ -117,7 +118,8 @@ def conform(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Vector directory (default: vectors/ of this source tree).",
+    help="Vector directory (default: vectors/ of this source tree; needed to write from an "
+    "installed package, whose suite is read-only).",
 )
 @click.option(
     "--check",
@@ -138,9 +140,15 @@ def vectors_cmd(out: Path | None, check_only: bool) -> None:
     Exit status (--check): 0 if the committed files are current, 1 if not (each stale
     file is named).
     """
+    from ostrom import layout
     from ostrom.conformance.generators import generate
     from ostrom.conformance.vectors import VECTORS_DIR
 
+    if out is None and not check_only:
+        try:  # the installed package's suite is never written to
+            layout.source_tree("ostrom vectors without --out")
+        except layout.NotACheckout as exc:
+            raise BadInput(str(exc)) from None
     root = VECTORS_DIR if out is None else out
     try:
         docs = generate.generate()

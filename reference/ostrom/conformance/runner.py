@@ -101,7 +101,7 @@ _STDERR_KEEP: Final = 1 << 20
 
 
 def default_vectors_dir() -> Path:
-    """``vectors/`` of this source tree."""
+    """``vectors/`` of this source tree, or the installed package's copy."""
     return VECTORS_DIR
 
 

@@ -4,10 +4,11 @@ docs/conformance.md is normative for everything here:
 
 * a vector is ``vectors/<layer>/<action>/<name>.json``, valid against
   ``schema/vector.schema.json``, with ``id == "<layer>/<action>/<name>"``;
-* ``vectors/MANIFEST.json`` lists every file of the suite with its sha256.  Loading a
-  suite refuses a listed file that is missing or changed and a file that is not listed:
-  a suite that silently skips files proves nothing.  Markdown files (README.md) and the
-  manifest itself are not suite files;
+* ``vectors/MANIFEST.json`` names the protocol version the suite checks and lists every
+  file of the suite with its sha256.  Loading a suite refuses a suite of another protocol
+  version (its expectations are another protocol's), a listed file that is missing or
+  changed and a file that is not listed: a suite that silently skips files proves
+  nothing.  Markdown files (README.md) and the manifest itself are not suite files;
 * an observation matches its expectation when every JSON value is equal, except that
   where the *expected* number is written with a fraction or exponent (a float) the
   observed one may differ by at most ``FLOAT_TOLERANCE`` (absolute).  An expected
@@ -29,11 +30,11 @@ import jsonschema  # type: ignore[import-untyped]  # no stubs; the API used is t
 from ostrom import layout
 from ostrom.conformance import FLOAT_TOLERANCE, VECTOR_FORMAT
 from ostrom.conformance.layer import Layer
+from ostrom.protocol.version import PROTOCOL_VERSION
 
-#: The repository root (reference/ostrom/conformance/vectors.py -> ../../..).
-ROOT: Final = layout.ROOT
-VECTORS_DIR: Final = ROOT / "vectors"
-SCHEMA_PATH: Final = ROOT / "schema" / "vector.schema.json"
+#: The suite: vectors/ of the checkout, or the installed package's copy (ostrom/layout.py).
+VECTORS_DIR: Final = layout.VECTORS_DIR
+SCHEMA_PATH: Final = layout.SCHEMA_DIR / "vector.schema.json"
 MANIFEST_NAME: Final = "MANIFEST.json"
 MANIFEST_FORMAT: Final = "ostrom-manifest/1"
 #: ITF traces (TLC simulation) live beside the vectors; listed in the manifest, not vectors.
@@ -141,9 +142,11 @@ def suite_files(root: Path) -> list[str]:
 
 
 def build_manifest(root: Path) -> dict[str, Any]:
-    """The manifest of the files now under ``root``."""
+    """The manifest of the files now under ``root``: the reference's suite, so of the
+    protocol version this package implements."""
     return {
         "format": MANIFEST_FORMAT,
+        "protocol": PROTOCOL_VERSION,
         "files": {rel: sha256_file(root / rel) for rel in suite_files(root)},
     }
 
@@ -153,7 +156,11 @@ def manifest_text(manifest: Mapping[str, Any]) -> str:
     files = manifest["files"]
     lines = [f"    {json.dumps(k)}: {json.dumps(files[k])}" for k in sorted(files)]
     body = ",\n".join(lines)
-    return f'{{\n  "format": {json.dumps(manifest["format"])},\n  "files": {{\n{body}\n  }}\n}}\n'
+    head = (
+        f'  "format": {json.dumps(manifest["format"])},\n'
+        f'  "protocol": {json.dumps(manifest["protocol"])},\n'
+    )
+    return f'{{\n{head}  "files": {{\n{body}\n  }}\n}}\n'
 
 
 def write_manifest(root: Path) -> dict[str, Any]:
@@ -177,6 +184,19 @@ def read_manifest(root: Path) -> dict[str, str]:
         or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
     ):
         raise SuiteError(f"{path}: not an {MANIFEST_FORMAT} manifest")
+    protocol = doc.get("protocol")
+    if protocol != PROTOCOL_VERSION or isinstance(protocol, bool):
+        # the expectations of another protocol version would fail a correct implementation
+        # (or pass a wrong one): refused whole, before any vector runs
+        what = (
+            f"a suite of protocol version {json.dumps(protocol)}"
+            if "protocol" in doc
+            else "a suite that names no protocol version"
+        )
+        raise SuiteError(
+            f"{path}: {what}; this ostrom checks protocol version {PROTOCOL_VERSION} "
+            "(run the ostrom release of the suite's protocol version)"
+        )
     return dict(files)
 
 

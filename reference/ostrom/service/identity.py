@@ -34,9 +34,12 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from ostrom.consensus.crypto import ed25519_verify
 from ostrom.protocol.encoding import canonical as _canonical
+from ostrom.protocol.version import PROTOCOL_VERSION
 
-#: Prefix of every signed command's bytes (versioned: a new envelope format gets a new one).
-SIGNING_DOMAIN: Final = b"ostrom-command/1\n"
+#: Prefix of every signed command's bytes, ``b"ostrom-command/1\n"`` for protocol version 1:
+#: versioned by the protocol (protocol/version.py), so an envelope signed under one
+#: version is never valid under another.
+SIGNING_DOMAIN: Final = f"ostrom-command/{PROTOCOL_VERSION}\n".encode("ascii")
 #: The keys an envelope may have; ``public_key`` only on a join.
 ENVELOPE_KEYS: Final = frozenset({"agent", "seq", "command", "signature", "public_key"})
 #: Largest sequence number (a signed 64-bit integer: SQLite's INTEGER, every JSON library).

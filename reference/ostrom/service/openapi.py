@@ -18,6 +18,7 @@ from typing import Any, Final
 from ostrom import __version__
 from ostrom.protocol.commands import command_schema
 from ostrom.service.gate import GATE_ERRORS
+from ostrom.service.identity import SIGNING_DOMAIN
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ ENVELOPE_SCHEMA: Final[dict[str, Any]] = {
         "public_key": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
     },
     "description": (
-        "Ed25519 signature by `agent` over b'ostrom-command/1\\n' + canonical JSON of "
+        f"Ed25519 signature by `agent` over {SIGNING_DOMAIN!r} + canonical JSON of "
         "{agent, seq, command[, public_key]} (docs/service.md). public_key: join only."
     ),
 }

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ostrom import layout
-from ostrom.cli.exits import ToolError
+from ostrom.cli.exits import BadInput, ToolError
 from ostrom.site.build import SiteError, build_site
 
 
@@ -26,9 +26,13 @@ def site(out: Path | None) -> None:
     Open build/site/index.html, or serve it: python -m http.server -d build/site
     (search needs a server: browsers do not let file:// pages fetch its index).
     """
-    target = out or layout.ROOT / "build" / "site"
     try:
-        build_site(layout.ROOT, target)
+        root = layout.source_tree("ostrom site")  # the site is built from docs/
+    except layout.NotACheckout as exc:
+        raise BadInput(str(exc)) from None
+    target = out or root / "build" / "site"
+    try:
+        build_site(root, target)
     except SiteError as exc:
         raise ToolError(str(exc)) from None
     click.echo(f"wrote the site to {target} (open {target / 'index.html'})", err=True)

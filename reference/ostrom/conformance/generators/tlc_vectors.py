@@ -46,11 +46,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ostrom import layout
 from ostrom.conformance.generators.fileformat import dump
 from ostrom.conformance.generators.recorder import Recorder
 from ostrom.conformance.layers import LifecycleLayer
 from ostrom.conformance.vectors import vector_errors, wire
-from ostrom.layout import ROOT
 from ostrom.protocol.agents import micro
 from ostrom.protocol.errors import ErrorCode
 from ostrom.protocol.lifecycle import ACTION_COMMANDS, TRANSITIONS, slug
@@ -278,7 +278,7 @@ def read_sim_file(path: Path) -> list[SimState]:
 def _stage(work: Path) -> None:
     work.mkdir(parents=True, exist_ok=True)
     for src in ("spec/Lifecycle.tla", "spec/LifecycleTable.tla", f"models/{SIM_MODULE}.tla"):
-        shutil.copyfile(ROOT / src, work / Path(src).name)
+        shutil.copyfile(layout.ROOT / src, work / Path(src).name)
     for setup in (SIM, SOLO, DUO):
         (work / setup.cfg).write_text(sim_cfg(setup), encoding="utf-8")
 
@@ -1083,7 +1083,7 @@ def cover_table(out_root: Path) -> dict[str, list[str]]:
 
 def main() -> int:  # pragma: no cover - a developer's entry point
     started = time.monotonic()
-    paths = generate_tlc_vectors(ROOT / "vectors")
+    paths = generate_tlc_vectors(layout.source_tree("regenerating the TLC vectors") / "vectors")
     print(f"{len(paths)} files in {time.monotonic() - started:.1f} s")
     return 0
 

@@ -256,7 +256,7 @@ def _run_locked(
     )
     progress_and_time(f"{label}: reading mutmut's verdicts")
     raw = _driver(work, "report")
-    source = (layout.ROOT / "reference" / "ostrom" / target.source).read_text(encoding="utf-8")
+    source = (layout.PACKAGE_DIR / target.source).read_text(encoding="utf-8")
     results, stale = classify(target, source, raw, set(chosen))
     return TargetReport(
         target=target,

@@ -196,6 +196,11 @@ def check(
     ctx = click.get_current_context()
     selected = scaleout.mode(ctx, ctx.params)
     manifest_file, root_dir = _resolve_paths(manifest_path, root)
+    if record and layout.in_package(manifest_file):
+        _fail(
+            f"--record writes the counts into {manifest_file.name}, and the installed "
+            "package's is read-only: record in a source checkout"
+        )
     err = Console(stderr=True, soft_wrap=True)
     if print_cfg:
         try:
@@ -216,7 +221,7 @@ def check(
         find_java()
     except TlcSetupError as exc:
         raise ToolError(str(exc)) from None
-    out_dir = out if out is not None else root_dir / ".tlc" / "counterexamples"
+    out_dir = out if out is not None else layout.scratch(root_dir) / ".tlc" / "counterexamples"
     if not entries:
         err.print(f"no models to check in {manifest_file}", markup=False, highlight=False)
 

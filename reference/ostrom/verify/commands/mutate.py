@@ -247,6 +247,11 @@ def mutate(
         raise BadInput("--record keeps the suite's whole run: no --only or --operators with it")
     if suite is None and not models:
         raise BadInput("give a MODEL (ostrom check --list) or --suite SPEC")
+    if record:
+        try:  # the scores are kept in models/mutation/scores.json of the tree
+            layout.source_tree("ostrom mutate --record")
+        except layout.NotACheckout as exc:
+            raise BadInput(str(exc)) from None
     try:
         manifest = load_manifest(layout.MODELS_DIR / "manifest.json")
         chosen_suite = load_suite(suite) if suite is not None else None

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ostrom import layout
 from ostrom.cli.exits import BadInput, ExitCode, ToolError
 from ostrom.cli.extras import install_hint
 from ostrom.verify.codemutation.report import TargetReport
@@ -161,6 +162,10 @@ def mutate_code(
       ostrom mutate-code orchestrator --resume --record   # after an interrupted full run
       ostrom mutate-code --record                    # make mutate-code-record
     """
+    try:  # the mutants are made of reference/ostrom's files and run its property_tests
+        layout.source_tree("ostrom mutate-code")
+    except layout.NotACheckout as exc:
+        raise BadInput(str(exc)) from None
     try:
         names = list(targets) or target_names()
         chosen = [load_target(n) for n in names]

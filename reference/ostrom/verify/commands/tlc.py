@@ -168,7 +168,8 @@ def tlc(
     counts = f"{o.distinct_states:,} distinct states" if o.distinct_states is not None else ""
     click.echo(f"{o.got} ({counts}{', ' if counts else ''}{run.seconds:.1f} s)")
     if o.trace:
-        target = (out or layout.ROOT / ".tlc" / "counterexamples") / f"tlc-{module}.itf.json"
+        scratch = out or layout.scratch() / ".tlc" / "counterexamples"
+        target = scratch / f"tlc-{module}.itf.json"
         meta = {"model": f"tlc {spec.name}", "module": module, "config": str(cfg)}
         write_itf(target, o, meta | {"expected": o.got, "witness": None})
         click.echo(f"counterexample: {target} (`ostrom explain {target}`)")

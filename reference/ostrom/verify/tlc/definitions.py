@@ -65,7 +65,7 @@ def _python_cite(lines: list[str], n: int) -> dict[str, Any] | None:
         if m is None:
             continue
         rel, qual = m.group(1), m.group(2)
-        path = layout.ROOT / "reference" / rel
+        path = layout.PACKAGE_DIR.parent / rel  # reference/ostrom/... or the installed ostrom/...
         line = 0
         method = qual.rsplit(".", 1)[-1]
         if path.is_file():

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from ostrom import layout
 from ostrom.verify.tlc.cfg import CfgError, cfg_names, parse_cfg, render_cfg, witness_cfg
 from ostrom.verify.tlc.distributed import DistributedSetup, run_distributed
 from ostrom.verify.tlc.itf import write_itf
@@ -342,7 +343,7 @@ def check_distributed(
     the runs go one at a time (they share the port and, on loopback, the cores).
     Callbacks as ``check_models``'s, plus ``on_ready(label, port)`` when a run's server
     accepts workers."""
-    out = out_dir if out_dir is not None else root / ".tlc" / "counterexamples"
+    out = out_dir if out_dir is not None else layout.scratch(root) / ".tlc" / "counterexamples"
     rows: list[RowResult] = []
     for entry in entries:
         try:

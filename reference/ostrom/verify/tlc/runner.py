@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ostrom import children
+from ostrom import children, layout
 from ostrom.verify.tlc.cfg import CfgError, cfg_names, witness_cfg
 from ostrom.verify.tlc.itf import write_itf
 from ostrom.verify.tlc.jar import find_jar, find_java
@@ -140,7 +140,7 @@ def _prune_runs(base: Path) -> None:
 
 
 def _new_run_dir(root: Path, label: str) -> Path:
-    base = root / ".tlc" / "runs"
+    base = layout.scratch(root) / ".tlc" / "runs"  # never into an installed package
     base.mkdir(parents=True, exist_ok=True)
     _prune_runs(base)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -612,7 +612,7 @@ def check_models(
     ``on_progress(label, text)`` as it reports, ``on_row(row)`` for each row it answers,
     ``on_end(label)`` once it is done.
     """
-    out = out_dir if out_dir is not None else root / ".tlc" / "counterexamples"
+    out = out_dir if out_dir is not None else layout.scratch(root) / ".tlc" / "counterexamples"
     tasks: list[_Task] = []
     for entry in entries:
         try:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ostrom import layout
 from ostrom.verify.tlc.itf import write_itf
 from ostrom.verify.tlc.manifest import Manifest, ManifestError, ModelEntry, cfg_text
 from ostrom.verify.tlc.output import ToolOutputParser
@@ -229,7 +230,7 @@ def check_simulated(
     """One :class:`SimRow` per entry, each from one TLC simulation of ``traces``
     behaviours of up to ``depth`` steps from ``seed`` (module docstring); callbacks as
     ``check_models``'s."""
-    out = out_dir if out_dir is not None else root / ".tlc" / "counterexamples"
+    out = out_dir if out_dir is not None else layout.scratch(root) / ".tlc" / "counterexamples"
     rows: list[SimRow] = []
     for entry in entries:
         label = f"{entry.name}--simulate"
