@@ -208,7 +208,7 @@ LAYERS = (
     ("SQLite store", ("sqlite3", "storage.py")),
     ("encoding (JSON, canonical, message checks)", ("json", "messages.py")),
     ("copying (deepcopy)", ("copy.py",)),
-    ("PBFT replica logic", ("replica.py",)),
+    ("PBFT replica logic", ("consensus/replica/",)),
     (
         "the community (gate, protocol, state machines)",
         ("ostrom/protocol", "gate.py", "cluster/app.py", "transitions", "orchestrator"),

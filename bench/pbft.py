@@ -324,7 +324,7 @@ def _layer(key: tuple[str, int, str]) -> str:
         return "crypto (Ed25519, memoised verify)"
     if path.endswith("harness/network.py"):
         return "simulator (network.py)"
-    if path.endswith(("consensus/replica.py", "consensus/client.py")):
+    if "/consensus/replica/" in path or path.endswith("consensus/client.py"):
         return "replica and client logic"
     if path.endswith("consensus/messages.py") or "/json/" in path or "json" in name:
         return "messages and canonical JSON"

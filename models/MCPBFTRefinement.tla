@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* REFINEMENT: the code-level spec implements the protocol-level spec.     *)
 (* spec/PBFTReplicaSystem.tla (N copies of PBFTReplica!Step, the replica   *)
-(* that trace validation checks reference/ostrom/consensus/replica.py      *)
+(* that trace validation checks reference/ostrom/consensus/replica/        *)
 (* against, over a lossy network with timeouts, restarts and a silent      *)
 (* Byzantine replica) is checked to refine spec/PBFT.tla, whose safety      *)
 (* (BFT-SAFE-1/2) the pbft-* models check. TLC checks, on small models:     *)

@@ -5,9 +5,15 @@
 (* messages from the network (any message the environment, Byzantine      *)
 (* replicas included, may deliver), timer expiries and retransmission      *)
 (* requests; its outputs are rejections, executions and sent messages.     *)
-(* Python counterpart: reference/ostrom/consensus/replica.py (Replica);    *)
-(* each operator names the method it mirrors and, where there is one, the  *)
-(* honest action of spec/PBFT.tla it refines.                              *)
+(* Python counterpart: the package reference/ostrom/consensus/replica/     *)
+(* (class Replica), one module per section of this module; each section    *)
+(* names its module: base.py (parameters, the initial state, outputs),     *)
+(* normal.py (normal case), checkpoints.py (checkpoints and state          *)
+(* transfer), view_change.py (view change), entry_points.py (entry points: *)
+(* Replica itself), durable.py (crash and restart), and helpers.py, app.py *)
+(* and outputs.py for the pure functions, the application and the outputs. *)
+(* Each operator names the method it mirrors (module: Class.method) and,   *)
+(* where there is one, the honest action of spec/PBFT.tla it refines.      *)
 (*                                                                         *)
 (* DESIGN CHOICE. spec/PBFT.tla is a system-level model (N replicas,       *)
 (* messages as grow-only sets, eager commits, derived execution, no        *)
@@ -16,7 +22,7 @@
 (* transition function of one replica: Step(s, input) is the state after  *)
 (* the input, with the outputs of the step in s.rej (rejection reasons),   *)
 (* s.exe (executions, in order) and s.out (sent messages). Deterministic, *)
-(* because replica.py is (no clocks, no entropy, deterministic signatures):*)
+(* because the replica is (no clocks, no entropy, deterministic signatures):*)
 (* the spec then says exactly which outputs a step must have, and a trace *)
 (* is accepted iff every logged step equals the spec's step.               *)
 (* The state is one record s; the parameters (n, f, id, K, window, base    *)
@@ -40,7 +46,7 @@
 (* digest and wire format and hands this module ABSTRACT messages:        *)
 (* records with the type `t`, the protocol fields (view v, seq n, request *)
 (* id d, replica r, ...), `sok` (the signature is valid and the signer is *)
-(* the principal the message names: Replica._authentic) and, for a        *)
+(* the principal the message names: ReplicaBase._authentic) and, for a    *)
 (* PRE-PREPARE, `dok` (its digest is its request's). A message that is not *)
 (* a well-typed envelope is [t |-> "malformed"]. Request digests are      *)
 (* request ids; the null request is NullReq (d = "null"). A state digest  *)
@@ -75,15 +81,21 @@ SortByN(S) ==
 
 Name(i) == "r" \o ToString(i)
 
-(* ---- parameters (fields of the state) ---------------------------------- *)
-Q(s) == (s.N + s.F + 2) \div 2               \* quorum(): 2f+1 when n = 3f+1
-Prim(s, v) == v % s.N                         \* Replica.primary
+(* ---- parameters, fields of the state (ostrom/consensus/replica/base.py) ---- *)
+\* ostrom/consensus/replica/helpers.py: quorum (2f+1 when n = 3f+1)
+Q(s) == (s.N + s.F + 2) \div 2
+\* ostrom/consensus/replica/base.py: ReplicaBase.primary, ReplicaBase.is_primary
+Prim(s, v) == v % s.N
 IsPrim(s) == Prim(s, s.view) = s.Id
-InWin(s, n) == s.stable < n /\ n <= s.stable + s.W   \* _in_window
-Late(s, v) == v < s.view \/ (v = s.view /\ ~s.active)  \* _late
+\* ostrom/consensus/replica/base.py: ReplicaBase._in_window
+InWin(s, n) == s.stable < n /\ n <= s.stable + s.W
+\* ostrom/consensus/replica/base.py: ReplicaBase._late
+Late(s, v) == v < s.view \/ (v = s.view /\ ~s.active)
 Pow2(k) == 2^k
+\* ostrom/consensus/replica/base.py: ReplicaBase.timeout_duration
 TimeoutDuration(s) == s.Base * Pow2(IF s.cvc < 20 THEN s.cvc ELSE 20)
 
+\* ostrom/consensus/replica/app.py: App, CounterApp
 \* the application's view of a history: the requests applied (fresh timestamps)
 RECURSIVE AppliedFrom(_, _, _)
 AppliedFrom(h, i, last) ==
@@ -95,10 +107,12 @@ AppliedFrom(h, i, last) ==
          THEN <<q>> \o AppliedFrom(h, i + 1, last @@ (q.c :> q.ts))
          ELSE AppliedFrom(h, i + 1, last)
 Applied(h) == AppliedFrom(h, 1, <<>>)
+\* ostrom/consensus/replica/helpers.py: state_digest
 \* state_digest(chain, app): the history if app is that history's, else not a history
 SDOf(h, app) == IF app = Applied(h) THEN h ELSE <<[t |-> "inconsistent"]>>
 
-(* ---- the initial state (Replica.__init__) ------------------------------ *)
+(* ---- the initial state (ostrom/consensus/replica/base.py) ------------- *)
+\* ostrom/consensus/replica/base.py: ReplicaBase.__init__
 InitState(cfg) ==
     [N |-> cfg.n, F |-> cfg.f, Id |-> cfg.id, K |-> cfg.k, W |-> cfg.w,
      Base |-> cfg.base, Clients |-> cfg.clients,
@@ -114,7 +128,8 @@ InitState(cfg) ==
 \* the outputs of one step start empty
 Fresh(s) == [s EXCEPT !.out = <<>>, !.rej = <<>>, !.exe = <<>>]
 
-(* ---- outputs ----------------------------------------------------------- *)
+(* ---- outputs (ostrom/consensus/replica/outputs.py) -------------------- *)
+\* ostrom/consensus/replica/base.py: ReplicaBase._reject, ReplicaBase._send (s.out: Output.sends)
 Rej(s, why) == [s EXCEPT !.rej = Append(@, why)]
 Send(s, dest, m) == [s EXCEPT !.out = Append(@, [dest |-> dest, m |-> m])]
 RECURSIVE SendSeq(_, _, _)
@@ -124,7 +139,7 @@ SendSet(s, dest, S) ==
     IF S = {} THEN s
     ELSE LET m == CHOOSE x \in S : TRUE IN SendSet(Send(s, dest, m), dest, S \ {m})
 
-(* ---- own messages (sok: signed by this replica) ------------------------- *)
+(* ---- own messages (ostrom/consensus/messages.py; sok: signed by this replica) ---- *)
 MkPP(s, v, n, d, req) == [t |-> "PrePrepare", v |-> v, n |-> n, d |-> d, r |-> Prim(s, v),
                           req |-> req, dok |-> TRUE, sok |-> TRUE]
 MkVote(s, ty, v, n, d) == [t |-> ty, v |-> v, n |-> n, d |-> d, r |-> s.Id, sok |-> TRUE]
@@ -132,7 +147,8 @@ MkCheckpoint(s, n, sd) == [t |-> "Checkpoint", n |-> n, sd |-> sd, r |-> s.Id, s
 MkFetch(s) == [t |-> "FetchState", after |-> s.lastexec, r |-> s.Id, sok |-> TRUE]
 
 PendingDs(s) == {q.d : q \in Range(s.pending)}
-\* _add_pending: only a fresh request (timestamp above the client's last executed: an
+\* ostrom/consensus/replica/normal.py: NormalCase._add_pending
+\* only a fresh request (timestamp above the client's last executed: an
 \* executed request must not restart the timer), at most W per client (else rate_limited)
 Fresh_(s, req) == req.t = "Request" /\ req.ts > s.lastts[req.c]
 AddsPending(s, req) ==
@@ -143,12 +159,14 @@ AddPending(s, req) ==
     ELSE IF Len(SelectSeq(s.pending, LAMBDA q : q.c = req.c)) >= s.W THEN Rej(s, "rate_limited")
     ELSE [s EXCEPT !.pending = Append(@, req)]
 PPAt(s, v, n) == {x \in s.pps : x.v = v /\ x.n = n}
+\* ostrom/consensus/replica/normal.py: NormalCase._pp_digest
 PPDigest(s, v, n) == IF PPAt(s, v, n) = {} THEN "none" ELSE (CHOOSE x \in PPAt(s, v, n) : TRUE).d
 PutPP(s, pp) == [s EXCEPT !.pps = (@ \ PPAt(s, pp.v, pp.n)) \cup {pp}]
 Votes(S, v, n, d) == {x \in S : x.v = v /\ x.n = n /\ x.d = d}
 
-(* ---- normal case ------------------------------------------------------- *)
-\* _send_pre_prepare; spec/PBFT.tla: PrePrepare (pending requests in arrival order)
+(* ---- normal case (ostrom/consensus/replica/normal.py) ----------------- *)
+\* ostrom/consensus/replica/normal.py: NormalCase._send_pre_prepare; spec/PBFT.tla: PrePrepare
+\* (pending requests in arrival order)
 RECURSIVE SPP(_, _)
 SPP(s, i) ==
     IF i > Len(s.pending) THEN s
@@ -161,11 +179,12 @@ SPP(s, i) ==
                                 !.pps = (@ \ PPAt(s, pp.v, pp.n)) \cup {pp}], i + 1)
 SendPrePrepare(s) == SPP(s, 1)
 
-\* _drop_pending
+\* ostrom/consensus/replica/normal.py: NormalCase._drop_pending
 DropPending(s, c) ==
     [s EXCEPT !.pending = SelectSeq(@, LAMBDA q : ~(q.c = c /\ q.ts <= s.lastts[c]))]
 
-\* _execute_one (+ the Executed output); a stale timestamp is skipped (no reply)
+\* ostrom/consensus/replica/normal.py: NormalCase._execute_one (+ the Executed output)
+\* a stale timestamp is skipped (no reply)
 ExecuteOne(s, n, req, reply) ==
     LET fresh == req.t = "Request" /\ req.ts > s.lastts[req.c]
         s1 == IF fresh
@@ -181,17 +200,22 @@ ExecuteOne(s, n, req, reply) ==
     IN [s2 EXCEPT !.hist = Append(@, req), !.lastexec = n, !.cvc = 0,
                   !.exe = Append(@, [n |-> n, d |-> req.d, res |-> res])]
 
-\* _fetch_from: one FETCH-STATE per replica per retransmission period
+(* ---- checkpoints: what execution calls (ostrom/consensus/replica/checkpoints.py) ---- *)
+\* (defined here, before their first use in ExecLoop; the section itself is below)
+\* ostrom/consensus/replica/checkpoints.py: Checkpoints._fetch_from
+\* one FETCH-STATE per replica per retransmission period
 FetchFrom(s, r) ==
     IF r = s.Id \/ r \in s.fetched THEN s
     ELSE [Send(s, Name(r), MkFetch(s)) EXCEPT !.fetched = @ \cup {r}]
-\* _fetch; spec/PBFT.tla: LogsFrom (state transfer to a stable checkpoint)
+\* ostrom/consensus/replica/checkpoints.py: Checkpoints._fetch; spec/PBFT.tla: LogsFrom
+\* (state transfer to a stable checkpoint)
 FetchTo(s) ==
     LET RECURSIVE F1(_, _)
         F1(x, q) == IF q = <<>> THEN x ELSE F1(FetchFrom(x, Head(q).r), Tail(q))
     IN F1(s, s.sproof)
 
-\* _advance_stable (stable checkpoint, garbage collection; abstracted in spec/PBFT.tla)
+\* ostrom/consensus/replica/checkpoints.py: Checkpoints._advance_stable
+\* (stable checkpoint, garbage collection; abstracted in spec/PBFT.tla)
 AdvanceStable(s, seq, sd, proof) ==
     LET own == {o \in s.ownck : o.n = seq}
         hasapp == own # {} /\ SDOf((CHOOSE o \in own : TRUE).h,
@@ -208,7 +232,8 @@ AdvanceStable(s, seq, sd, proof) ==
        THEN FetchTo([s1 EXCEPT !.toexec = {e \in @ : e.n > seq}])
        ELSE IF s1.active /\ IsPrim(s1) THEN SendPrePrepare(s1) ELSE s1
 
-\* _record_checkpoint: one vote per (n, sender); a second, different vote of a sender
+\* ostrom/consensus/replica/checkpoints.py: Checkpoints._record_checkpoint
+\* one vote per (n, sender); a second, different vote of a sender
 \* replaces its first only if it completes a certificate (q-1 matching votes of others)
 RecordCheckpoint(s, ck) ==
     LET old == {x \in s.cks : x.n = ck.n /\ x.r = ck.r}
@@ -220,13 +245,16 @@ RecordCheckpoint(s, ck) ==
             IN IF Cardinality(matching) >= Q(s) /\ ck.n > s.stable
                THEN AdvanceStable(s1, ck.n, ck.sd, matching) ELSE s1
 
-\* _make_checkpoint (after executing a multiple of K; abstracted in spec/PBFT.tla)
+\* ostrom/consensus/replica/checkpoints.py: Checkpoints._make_checkpoint
+\* (after executing a multiple of K; abstracted in spec/PBFT.tla)
 MakeCheckpoint(s, n) ==
     LET ck == MkCheckpoint(s, n, s.hist)
         s1 == [s EXCEPT !.ownck = {o \in @ : o.n # n} \cup {[n |-> n, h |-> s.hist, app |-> s.app]}]
     IN RecordCheckpoint(Send(s1, Broadcast, ck), ck)
 
-\* _execute; spec/PBFT.tla: OwnLog (committed requests in sequence order)
+(* ---- normal case, continued (ostrom/consensus/replica/normal.py) ------ *)
+\* ostrom/consensus/replica/normal.py: NormalCase._execute; spec/PBFT.tla: OwnLog
+\* (committed requests in sequence order)
 RECURSIVE ExecLoop(_)
 ExecLoop(s) ==
     LET due == {e \in s.toexec : e.n = s.lastexec + 1} IN
@@ -240,7 +268,8 @@ Execute(s) == LET s1 == ExecLoop(s) IN
 ToExecKeys(s) == {e.n : e \in s.toexec}
 PPFor(s, v, n) == CHOOSE x \in PPAt(s, v, n) : TRUE
 
-\* _check_committed: committed-local = prepared + 2f+1 matching commits
+\* ostrom/consensus/replica/normal.py: NormalCase._check_committed
+\* committed-local = prepared + 2f+1 matching commits
 CheckCommitted(s, v, n, d) ==
     IF <<v, n, d>> \notin s.plog THEN s
     ELSE IF Cardinality(Votes(s.commits, v, n, d)) < Q(s) THEN s
@@ -249,7 +278,8 @@ CheckCommitted(s, v, n, d) ==
                    ELSE s
          IN Execute(s1)
 
-\* _check_prepared; spec/PBFT.tla: Prepare + Commit (EagerCommits: prepared, so COMMIT)
+\* ostrom/consensus/replica/normal.py: NormalCase._check_prepared
+\* spec/PBFT.tla: Prepare + Commit (EagerCommits: prepared, so COMMIT)
 CheckPrepared(s, v, n, d) ==
     IF PPDigest(s, v, n) # d THEN s
     ELSE IF <<v, n, d>> \in s.sentc THEN s
@@ -265,7 +295,8 @@ CheckPrepared(s, v, n, d) ==
                                   !.commits = @ \cup {c}]
               IN CheckCommitted(Send(s1, Broadcast, c), v, n, d)
 
-\* _accept_pre_prepare; spec/PBFT.tla: Prepare (a backup prepares the pre-prepare)
+\* ostrom/consensus/replica/normal.py: NormalCase._accept_pre_prepare; spec/PBFT.tla: Prepare
+\* (a backup prepares the pre-prepare)
 AcceptPP(s, pp) ==
     LET s1 == PutPP(s, pp)
         s2 == IF pp.req.t # "null" /\ pp.n > s.lastexec THEN AddPending(s1, pp.req) ELSE s1
@@ -274,20 +305,22 @@ AcceptPP(s, pp) ==
               THEN [Send(s2, Broadcast, p) EXCEPT !.prepares = @ \cup {p}] ELSE s2
     IN CheckPrepared(s3, pp.v, pp.n, pp.d)
 
+\* ostrom/consensus/replica/normal.py: NormalCase._view_ok
 ViewOk(s, v) == IF v < s.view THEN "stale_view" ELSE IF v > s.view THEN "future_view"
                 ELSE IF ~s.active THEN "stale_view" ELSE "ok"
-\* _valid_request
+\* ostrom/consensus/replica/normal.py: NormalCase._valid_request
 ValidRequest(pp) ==
     IF ~pp.dok THEN "tampered"
     ELSE IF pp.req.t # "null" /\ ~(pp.req.t = "Request" /\ pp.req.sok) THEN "forged"
     ELSE "ok"
 
+\* ostrom/consensus/replica/normal.py: NormalCase._body
 Body(s, v, n, d) ==
     IF PPAt(s, v, n) # {} /\ PPFor(s, v, n).d = d THEN PPFor(s, v, n).req
     ELSE IF d \in PendingDs(s) THEN CHOOSE q \in Range(s.pending) : q.d = d
     ELSE Missing
 
-\* _check_late_committed
+\* ostrom/consensus/replica/normal.py: NormalCase._check_late_committed
 CheckLateCommitted(s, v, n, d) ==
     IF n <= s.lastexec \/ n \in ToExecKeys(s) THEN s
     ELSE IF Cardinality(Votes(s.commits, v, n, d)) < Q(s) THEN s
@@ -301,7 +334,7 @@ LateViews(s, vs, n, d) ==
     IF vs = {} THEN s
     ELSE LET v == Min(vs) IN LateViews(CheckLateCommitted(s, v, n, d), vs \ {v}, n, d)
 
-\* _on_pre_prepare; spec/PBFT.tla: Prepare
+\* ostrom/consensus/replica/normal.py: NormalCase._on_pre_prepare; spec/PBFT.tla: Prepare
 OnPrePrepare(s, pp) ==
     IF pp.r # Prim(s, pp.v) THEN Rej(s, "not_primary")
     ELSE IF Late(s, pp.v)
@@ -321,39 +354,44 @@ OnPrePrepare(s, pp) ==
     THEN IF PPFor(s, pp.v, pp.n) = pp THEN Rej(s, "replayed") ELSE Rej(s, "conflicting")
     ELSE AcceptPP(s, pp)
 
-\* _store_vote: one vote per (view, seq, sender): a second digest is "conflicting"
+\* ostrom/consensus/replica/normal.py: NormalCase._store_vote
+\* one vote per (view, seq, sender): a second digest is "conflicting"
 StoreVote(s, field, m) ==
     IF \E x \in s[field] : x.v = m.v /\ x.n = m.n /\ x.d = m.d /\ x.r = m.r
     THEN [ok |-> FALSE, s |-> Rej(s, "replayed")]
     ELSE IF \E x \in s[field] : x.v = m.v /\ x.n = m.n /\ x.r = m.r
     THEN [ok |-> FALSE, s |-> Rej(s, "conflicting")]
     ELSE [ok |-> TRUE, s |-> [s EXCEPT ![field] = @ \cup {m}]]
-\* _record_vote: inside the watermarks, one vote per sender
+\* ostrom/consensus/replica/normal.py: NormalCase._record_vote
+\* inside the watermarks, one vote per sender
 RecordVote(s, field, m) ==
     IF ~InWin(s, m.n) THEN [ok |-> FALSE, s |-> Rej(s, "out_of_window")]
     ELSE StoreVote(s, field, m)
 
-\* _on_prepare; spec/PBFT.tla: Prepare (a matching prepare from another backup)
+\* ostrom/consensus/replica/normal.py: NormalCase._on_prepare; spec/PBFT.tla: Prepare
+\* (a matching prepare from another backup)
 OnPrepare(s, p) ==
     IF p.r = Prim(s, p.v) THEN Rej(s, "not_backup")
     ELSE IF ViewOk(s, p.v) # "ok" THEN Rej(s, ViewOk(s, p.v))
     ELSE LET rv == RecordVote(s, "prepares", p) IN
          IF rv.ok THEN CheckPrepared(rv.s, p.v, p.n, p.d) ELSE rv.s
 
-\* _on_late_commit; spec/PBFT.tla: CommittedAt (a committed certificate of an earlier view)
+\* ostrom/consensus/replica/normal.py: NormalCase._on_late_commit; spec/PBFT.tla: CommittedAt
+\* (a committed certificate of an earlier view)
 OnLateCommit(s, c) ==
     IF ~InWin(s, c.n) \/ c.n <= s.lastexec THEN Rej(s, "stale_view")
     ELSE LET sv == StoreVote(s, "commits", c) IN
          IF sv.ok THEN CheckLateCommitted(sv.s, c.v, c.n, c.d) ELSE sv.s
 
-\* _on_commit; spec/PBFT.tla: CommittedAt
+\* ostrom/consensus/replica/normal.py: NormalCase._on_commit; spec/PBFT.tla: CommittedAt
 OnCommit(s, c) ==
     IF Late(s, c.v) THEN OnLateCommit(s, c)
     ELSE IF ViewOk(s, c.v) # "ok" THEN Rej(s, ViewOk(s, c.v))
     ELSE LET rv == RecordVote(s, "commits", c) IN
          IF rv.ok THEN CheckCommitted(rv.s, c.v, c.n, c.d) ELSE rv.s
 
-\* _on_request; spec/PBFT.tla: PrePrepare (the primary assigns; backups relay to it)
+\* ostrom/consensus/replica/normal.py: NormalCase._on_request; spec/PBFT.tla: PrePrepare
+\* (the primary assigns; backups relay to it)
 OnRequest(s, m) ==
     IF m.ts <= s.lastts[m.c]
     THEN LET s1 == Rej(s, "replayed")
@@ -365,8 +403,9 @@ OnRequest(s, m) ==
             ELSE IF s.active /\ added THEN Send(s1, Name(Prim(s, s.view)), m)
             ELSE s1
 
-(* ---- checkpoints and state transfer ------------------------------------ *)
-\* _on_checkpoint (abstracted in spec/PBFT.tla)
+(* ---- checkpoints and state transfer (ostrom/consensus/replica/checkpoints.py) ---- *)
+\* ostrom/consensus/replica/checkpoints.py: Checkpoints._on_checkpoint
+\* (abstracted in spec/PBFT.tla)
 OnCheckpoint(s, ck) ==
     IF ck.n <= s.stable THEN Rej(s, "stale_view")
     ELSE IF ck.n % s.K # 0 THEN Rej(s, "invalid")
@@ -375,7 +414,8 @@ OnCheckpoint(s, ck) ==
          IF ck.n > s.lastexec THEN FetchFrom(s1, ck.r) ELSE s1
     ELSE RecordCheckpoint(s, ck)
 
-\* _valid_checkpoint_proof: 2f+1 authentic CHECKPOINTs of distinct replicas, one (n, sd)
+\* ostrom/consensus/replica/checkpoints.py: Checkpoints._valid_checkpoint_proof
+\* 2f+1 authentic CHECKPOINTs of distinct replicas, one (n, sd)
 ValidProof(s, proof) ==
     LET ok == /\ proof # <<>>
               /\ \A i \in DOMAIN proof : proof[i].t = "Checkpoint" /\ proof[i].sok
@@ -385,7 +425,7 @@ ValidProof(s, proof) ==
     IN IF ok THEN [ok |-> TRUE, n |-> proof[1].n, sd |-> proof[1].sd]
        ELSE [ok |-> FALSE, n |-> -1, sd |-> <<>>]
 
-\* _on_fetch_state
+\* ostrom/consensus/replica/checkpoints.py: Checkpoints._on_fetch_state
 OnFetchState(s, m) ==
     IF m.after >= s.stable \/ s.lastexec < s.stable \/ ~s.hasapp
     THEN Rej(s, "stale_view")
@@ -399,7 +439,8 @@ RECURSIVE InstallAll(_, _, _)
 InstallAll(s, q, n) ==
     IF q = <<>> THEN s ELSE InstallAll(ExecuteOne(s, n, Head(q), FALSE), Tail(q), n + 1)
 
-\* _on_state_transfer; spec/PBFT.tla: LogsFrom (install a certified state)
+\* ostrom/consensus/replica/checkpoints.py: Checkpoints._on_state_transfer
+\* spec/PBFT.tla: LogsFrom (install a certified state)
 OnStateTransfer(s, m) ==
     LET key == ValidProof(s, m.proof) IN
     IF m.after # s.lastexec THEN Rej(s, "stale")
@@ -416,10 +457,11 @@ OnStateTransfer(s, m) ==
                    ELSE s2
          IN Execute([s3 EXCEPT !.toexec = {e \in @ : e.n > s3.lastexec}])
 
-(* ---- view change ------------------------------------------------------- *)
+(* ---- view change (ostrom/consensus/replica/view_change.py) ------------ *)
 VCsFor(s, v) == {x \in s.vcs : x.nv = v}
 
-\* _valid_cert: a prepared certificate of a view before nv above low
+\* ostrom/consensus/replica/view_change.py: ViewChanges._valid_cert
+\* a prepared certificate of a view before nv above low
 ValidCert(s, cert, nv, low) ==
     LET pp == cert.pp IN
     /\ pp.t = "PrePrepare" /\ pp.sok
@@ -435,14 +477,15 @@ ValidCert(s, cert, nv, low) ==
           /\ \A j \in DOMAIN cert.preps : j < i => cert.preps[j].r # p.r
     /\ Len(cert.preps) >= Q(s) - 1
 
-\* _valid_view_change
+\* ostrom/consensus/replica/view_change.py: ViewChanges._valid_view_change
 ValidVC(s, vc) ==
     /\ IF vc.s = 0 THEN vc.proof = <<>>
        ELSE LET key == ValidProof(s, vc.proof) IN key.ok /\ key.n = vc.s
     /\ \A i \in DOMAIN vc.P : ValidCert(s, vc.P[i], vc.nv, vc.s)
     /\ \A i, j \in DOMAIN vc.P : i # j => vc.P[i].pp.n # vc.P[j].pp.n
 
-\* compute_o (PBFT §4.4): per seq in (min-s, max-s] the request of the highest-view
+\* ostrom/consensus/replica/view_change.py: ViewChanges.compute_o (PBFT §4.4)
+\* per seq in (min-s, max-s] the request of the highest-view
 \* certificate (ties: the larger digest), else the null request
 ComputeO(s, vcs, v) ==
     LET low == Max({vcs[i].s : i \in DOMAIN vcs})
@@ -458,7 +501,7 @@ ComputeO(s, vcs, v) ==
                 req |-> best(n).req, dok |-> TRUE, sok |-> TRUE]
           ELSE MkPP(s, v, n, "null", NullReq)]
 
-\* _enter_view
+\* ostrom/consensus/replica/view_change.py: ViewChanges._enter_view
 EnterView(s, nv, vcs, o) ==
     LET s0 == [s EXCEPT !.active = TRUE, !.nvmsg = nv, !.assigned = {},
                         !.vcs = {x \in @ : x.nv > s.view}]
@@ -477,7 +520,8 @@ EnterView(s, nv, vcs, o) ==
     IN IF IsPrim(s3) THEN SendPrePrepare(s3)
        ELSE SendSeq(s3, Name(Prim(s3, s3.view)), s3.pending)
 
-\* _send_new_view; spec/PBFT.tla: SendNewView
+\* ostrom/consensus/replica/view_change.py: ViewChanges._send_new_view
+\* spec/PBFT.tla: SendNewView
 SendNewView(s) ==
     IF s.active \/ Prim(s, s.view) # s.Id THEN s
     ELSE IF Cardinality(VCsFor(s, s.view)) < Q(s) THEN s
@@ -486,7 +530,8 @@ SendNewView(s) ==
              nv == [t |-> "NewView", v |-> s.view, V |-> chosen, O |-> o, r |-> s.Id, sok |-> TRUE]
          IN EnterView(Send(s, Broadcast, nv), nv, chosen, o)
 
-\* _send_view_change; spec/PBFT.tla: SendViewChange (Timeout) / JoinViewChange
+\* ostrom/consensus/replica/view_change.py: ViewChanges._send_view_change
+\* spec/PBFT.tla: SendViewChange (Timeout) / JoinViewChange
 SendViewChange(s, v) ==
     IF v < s.view \/ (v = s.view /\ ~s.active) THEN s
     ELSE LET certs == SortByN({c \in s.certs : c.pp.n > s.stable})
@@ -497,14 +542,17 @@ SendViewChange(s, v) ==
                                      \cup {vc}]
          IN SendNewView(Send(s1, Broadcast, vc))
 
-\* _on_view_change; spec/PBFT.tla: JoinViewChange (f+1 VIEW-CHANGEs for later views)
-\* _answer_late_view_change: the NEW-VIEW of the last installed view, if at least the
+\* ostrom/consensus/replica/view_change.py: ViewChanges._on_view_change
+\* spec/PBFT.tla: JoinViewChange (f+1 VIEW-CHANGEs for later views)
+\* ostrom/consensus/replica/view_change.py: ViewChanges._answer_late_view_change
+\* the NEW-VIEW of the last installed view, if at least the
 \* sender's, once per sender per retransmission period
 AnswerLateVC(s, vc) ==
     IF s.nvmsg = NoMsg \/ vc.r = s.Id \/ <<"new_view", vc.r>> \in s.answered \/ s.nvmsg.v < vc.nv
     THEN s
     ELSE Send([s EXCEPT !.answered = @ \cup {<<"new_view", vc.r>>}], Name(vc.r), s.nvmsg)
-\* _later_view_change: the sender's VIEW-CHANGEs held for views above s.view (at most one)
+\* ostrom/consensus/replica/view_change.py: ViewChanges._later_view_change
+\* the sender's VIEW-CHANGEs held for views above s.view (at most one)
 LaterVCs(s, r) == {x \in s.vcs : x.nv > s.view /\ x.r = r}
 
 OnViewChange(s, vc) ==
@@ -546,8 +594,9 @@ OnNewView(s, nv) ==
                  IN IF ~okO THEN Rej(s, "bad_new_view")
                     ELSE EnterView([s EXCEPT !.view = nv.v], nv, V, nv.O)
 
-(* ---- entry points ------------------------------------------------------ *)
-\* Replica.on_message: authentication first (outside TLA+: the `sok` flag)
+(* ---- entry points (ostrom/consensus/replica/entry_points.py) ---------- *)
+\* ostrom/consensus/replica/entry_points.py: Replica.on_message
+\* authentication first (outside TLA+: the `sok` flag)
 OnMessage(s, m) ==
     IF m.t = "malformed" THEN Rej(s, "malformed")
     ELSE IF ~m.sok THEN Rej(s, "forged")
@@ -562,13 +611,15 @@ OnMessage(s, m) ==
            [] m.t = "StateTransfer" -> OnStateTransfer(s, m)
            [] OTHER -> Rej(s, "unexpected")
 
-\* Replica.waiting: the view-change timer runs
+\* ostrom/consensus/replica/entry_points.py: Replica.waiting
+\* the view-change timer runs
 Waiting(s) == IF ~s.active THEN Cardinality(VCsFor(s, s.view)) >= Q(s) ELSE s.pending # <<>>
 
-\* Replica.on_timeout; spec/PBFT.tla: Timeout
+\* ostrom/consensus/replica/entry_points.py: Replica.on_timeout; spec/PBFT.tla: Timeout
 OnTimeout(s) == IF Waiting(s) THEN SendViewChange(s, s.view + 1) ELSE s
 
-\* Replica.retransmit (PBFT assumes retransmission until delivery; not in PBFT.tla)
+\* ostrom/consensus/replica/entry_points.py: Replica.retransmit
+\* (PBFT assumes retransmission until delivery; not in PBFT.tla)
 Retransmit(s) ==
     LET s0 == [s EXCEPT !.answered = {}, !.fetched = {}]
         s0a == IF ~s.active
@@ -590,7 +641,7 @@ Step(s, inp) ==
       [] inp.op = "timeout" -> OnTimeout(Fresh(s))
       [] inp.op = "retransmit" -> Retransmit(Fresh(s))
 
-(* ---- the public state (PBFTLayer.state) -------------------------------- *)
+(* ---- the public state (ostrom/conformance/pbft_layer.py: PBFTLayer.state) ---- *)
 Observed(s) ==
     [view |-> s.view, active |-> s.active, primary |-> Prim(s, s.view),
      last_exec |-> s.lastexec, exec_chain |-> s.hist, app_digest |-> s.app,
@@ -598,7 +649,7 @@ Observed(s) ==
      high |-> s.stable + s.W, pending |-> Len(s.pending), timer |-> Waiting(s),
      timeout |-> TimeoutDuration(s)]
 
-(* ---- crash and restart (Replica.restore) -------------------------------- *)
+(* ---- crash and restart (ostrom/consensus/replica/durable.py) ---------- *)
 \* A replica restarted from its database (reference/ostrom/consensus/storage.py)
 \* has its DURABLE state: what it promised, and what derives from its promises:
 \* its view and the NEW-VIEW that installed it, its own VIEW-CHANGEs, the
@@ -610,8 +661,11 @@ Observed(s) ==
 \* limits of the retransmission period and the timeout back-off. Writing the
 \* durable part before sending is what lets a restarted replica never
 \* contradict itself (docs/consensus.md, "Durability and recovery").
+\* ostrom/consensus/replica/durable.py: Durable.durable_pre_prepares
 Accepted(s, x) ==
     x.r = s.Id \/ \E p \in s.prepares : p.r = s.Id /\ p.v = x.v /\ p.n = x.n /\ p.d = x.d
+\* ostrom/consensus/replica/durable.py: Durable.restore_durable (a DurableState, checked by
+\* Durable._check_durable; the volatile part back to ReplicaBase.__init__'s values)
 Recover(s) ==
     [s EXCEPT !.vcs = {x \in @ : x.r = s.Id},
               !.pps = {x \in @ : Accepted(s, x)},

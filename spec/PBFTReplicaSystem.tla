@@ -1,7 +1,7 @@
 --------------------------- MODULE PBFTReplicaSystem ---------------------------
 (***************************************************************************)
 (* N copies of the code-level replica (spec/PBFTReplica.tla, which mirrors *)
-(* reference/ostrom/consensus/replica.py step for step) composed with a    *)
+(* reference/ostrom/consensus/replica/ step for step) composed with a      *)
 (* network that loses messages, reorders them and partitions replicas     *)
 (* until it heals, with Byzantine replicas, crash-restarts and a client.   *)
 (* Python counterpart: reference/ostrom/harness/network.py (Simulation). *)
@@ -340,7 +340,8 @@ Reconnect ==
     /\ UNCHANGED <<rs, omitsLeft, chan, lossLeft, reorderLeft, dupLeft, partitionsLeft, timeoutsLeft,
                    restartsLeft, healed, rt, changed, rounds, retried, acks, execd, promises, events>>
 
-\* a crash and a restart from the database (Replica.restore)
+\* a crash and a restart from the database
+\* (ostrom/consensus/replica/durable.py: Durable.restore_durable)
 Restart(i) ==
     /\ ~healed /\ restartsLeft > 0
     /\ rs' = [rs EXCEPT ![i] = Recover(rs[i])]

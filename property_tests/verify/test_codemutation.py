@@ -34,7 +34,7 @@ from ostrom.verify.codemutation.report import (
     line_of,
     verdict_of,
 )
-from ostrom.verify.codemutation.run import sample_of
+from ostrom.verify.codemutation.run import NoSuchMutant, mutant_ids, sample_of
 from ostrom.verify.codemutation.scores import (
     ScoresError,
     load_scores,
@@ -64,7 +64,7 @@ CORE = {
     "reputation": "protocol/reputation.py",
     "sanctions": "protocol/sanctions.py",
     "community": "protocol/community.py",
-    "replica": "consensus/replica.py",
+    "replica": "consensus/replica/",
 }
 
 VOTING = "ostrom.protocol.voting"  # the module of the voting target, mutmut's id prefix
@@ -120,6 +120,12 @@ def test_a_good_file_gives_its_target(tmp_path: Path) -> None:
         (("seed = 3", "sede = 3"), "unknown key 'sede'"),
         (("voting.py\"", "nope.py\""), "does not exist"),
         (("voting.py\"", "voting.txt\""), "must be a .py path"),
+        (('source = "protocol/voting.py"', 'source = "protocol/nope/"'), "is no folder"),
+        (('source = "protocol/voting.py"', 'source = "protocol"'), "or a folder ending in /"),
+        (('source = "protocol/voting.py"', 'source = "/"'), "or a folder ending in /"),
+        # it exists, but by a way out of reference/ostrom and back: refused all the same
+        (('source = "protocol/voting.py"', 'source = "../ostrom/protocol/voting.py"'),
+         "or a folder ending in /"),
         (
             ("protocol/test_voting.py\",\n", "protocol/test_nope.py\",\n"),
             "test_nope.py does not exist",
@@ -180,6 +186,65 @@ def test_the_issue_modules_have_targets_that_load_with_the_goal() -> None:
         assert targets[name].source == source
         goal = targets[name].goal
         assert goal is not None and goal >= 0.85
+
+
+#: the small package of the trees below, as mutmut names its modules and as the reports
+#: name its files (built from parts: the repository's reference check would look for it)
+PKG = ".".join(("ostrom", "pkg"))
+PKG_FILES = "/".join(("reference", "ostrom", "pkg"))
+
+
+def _package_tree(root: Path, files: dict[str, str]) -> Path:
+    """A small repository whose reference/ostrom holds ``files``, with GOOD's test files."""
+    for rel, text in {
+        "pyproject.toml": "[project]\nname = 'x'\n",
+        "property_tests/protocol/test_voting.py": "def test_a() -> None: ...\n",
+        "property_tests/protocol/test_orchestrator_unit.py": "def test_b() -> None: ...\n",
+        **{f"reference/ostrom/{k}": v for k, v in files.items()},
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_folder_source_is_every_module_of_the_package(tmp_path: Path) -> None:
+    """A package split into modules is one target: every .py file under the folder,
+    sorted, caches left out; a folder without one is an error, not an empty run."""
+    tree = _package_tree(
+        tmp_path / "repo",
+        {
+            "pkg/__init__.py": "",
+            "pkg/b.py": "B = 1\n",
+            "pkg/a.py": "A = 1\n",
+            "pkg/sub/c.py": "C = 1\n",
+            "pkg/__pycache__/a.py": "",
+            "empty/notes.txt": "",
+        },
+    )
+    text = GOOD.split("[[equivalent]]")[0].replace('"protocol/voting.py"', '"pkg/"')
+    t = load_target("t", _write(tmp_path, text), root=tree)
+    assert (t.source, t.module, t.is_package) == ("pkg/", PKG, True)
+    assert t.files == ("pkg/__init__.py", "pkg/a.py", "pkg/b.py", "pkg/sub/c.py")
+    assert (t.file_of(PKG), t.file_of(f"{PKG}.sub.c")) == (
+        "pkg/__init__.py",
+        "pkg/sub/c.py",
+    )
+    assert t.file_of(f"{PKG}.z") is None
+    with pytest.raises(TargetError, match=r"has no \.py file"):
+        load_target("t", _write(tmp_path, text.replace('"pkg/"', '"empty/"')), root=tree)
+    one = load_target("voting")
+    assert (one.files, one.is_package) == (("protocol/voting.py",), False)
+
+
+def test_the_replica_target_is_its_package() -> None:
+    """The PBFT replica is a package with a module per section of spec/PBFTReplica.tla:
+    its target mutates all of them, and the workspace's mutmut table names each."""
+    t = load_target("replica")
+    modules = sorted((layout.ROOT / "reference" / "ostrom" / "consensus" / "replica").glob("*.py"))
+    assert t.files == tuple(f"consensus/replica/{m.name}" for m in modules)
+    assert {"consensus/replica/normal.py", "consensus/replica/view_change.py"} <= set(t.files)
+    table = mutmut_table(t, [])
+    assert "only_mutate = [" + ", ".join(f'"src/ostrom/{f}"' for f in t.files) + "]" in table
 
 
 def test_the_workspace_is_a_copy_with_the_mutmut_table(tmp_path: Path) -> None:
@@ -401,7 +466,7 @@ def test_equivalents_apply_to_survivors_only_and_stale_ones_are_reported(tmp_pat
         _raw("pkg.m.xǁBallotǁsize__mutmut_2", "killed", DIFF_METHOD),
         _raw("pkg.m.xǁBallotǁ_count__mutmut_1", "survived", DIFF_PRIVATE),
     ]
-    results, stale = classify(t, SOURCE, raw)
+    results, stale = classify(t, {t.source: SOURCE}, raw)
     assert [r.verdict for r in results] == ["equivalent", "killed", "survived"]
     assert results[0].reason == "f's result is never read" and results[0].line == 6
     assert len(stale) == 2 and "x_gone__mutmut_1: no such mutant" in stale[1]
@@ -409,7 +474,8 @@ def test_equivalents_apply_to_survivors_only_and_stale_ones_are_reported(tmp_pat
     report = TargetReport(target=t, generated=10, seed=None, results=results, seconds=1.0)
     # (killed + timeout) / (run - equivalent): 1 / (3 - 1)
     assert report.score == 0.5 and report.kind == "full"
-    hang = classify(t, SOURCE, [*raw, _raw("pkg.m.x_tally__mutmut_9", "timeout", DIFF_FN)])[0]
+    sources = {t.source: SOURCE}
+    hang = classify(t, sources, [*raw, _raw("pkg.m.x_tally__mutmut_9", "timeout", DIFF_FN)])[0]
     assert TargetReport(target=t, generated=10, seed=None, results=hang, seconds=1.0).score == (
         2 / 3  # a mutant that makes the tests hang is detected
     )
@@ -419,8 +485,81 @@ def test_equivalents_apply_to_survivors_only_and_stale_ones_are_reported(tmp_pat
     assert doc["counts"] == {"killed": 1, "survived": 1, "no_tests": 0, "timeout": 0,
                              "error": 0, "equivalent": 1}  # fmt: skip
     # a sample reports only the mutants it ran
-    sampled, _ = classify(t, SOURCE, raw, {"pkg.m.xǁBallotǁsize__mutmut_2"})
+    sampled, _ = classify(t, {t.source: SOURCE}, raw, {"pkg.m.xǁBallotǁsize__mutmut_2"})
     assert [r.verdict for r in sampled] == ["killed"]
+
+
+DIFF_A = """\
+--- src/ostrom/pkg/a.py
++++ src/ostrom/pkg/a.py
+@@ -1,2 +1,2 @@
+ def f(x: int) -> int:
+-    return x + 1
++    return x - 1"""
+
+DIFF_B = """\
+--- src/ostrom/pkg/b.py
++++ src/ostrom/pkg/b.py
+@@ -1,2 +1,2 @@
+ def run(self) -> bool:
+-    return self.n > 1
++    return self.n >= 1"""
+
+
+def test_a_package_targets_mutants_are_located_in_their_own_modules(tmp_path: Path) -> None:
+    """In a package each mutant's line is found in its own module (read from its id),
+    reported with that file; the summary says file and line; an accepted equivalent is
+    checked against the edit of its own module."""
+    a = "\n\ndef f(x: int) -> int:\n    return x + 1\n"
+    b = "class K:\n    n = 2\n\n    def run(self) -> bool:\n        return self.n > 1\n"
+    tree = _package_tree(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/a.py": a, "pkg/b.py": b})
+    text = (
+        GOOD.replace('"protocol/voting.py"', '"pkg/"')
+        .replace(f"{VOTING}.x_review_verdict__mutmut_1", f"{PKG}.b.xǁKǁrun__mutmut_2")
+        .replace("return a -> return None", "return self.n > 1 -> return self.n >= 1")
+    )
+    t = load_target("t", _write(tmp_path, text), root=tree)
+    raw = [
+        _raw(f"{PKG}.a.x_f__mutmut_1", "survived", DIFF_A),
+        _raw(f"{PKG}.b.xǁKǁrun__mutmut_2", "survived", DIFF_B),
+    ]
+    sources = {f: (tree / "reference" / "ostrom" / f).read_text(encoding="utf-8") for f in t.files}
+    results, stale = classify(t, sources, raw)
+    assert not stale
+    assert [(r.file, r.line, r.verdict) for r in results] == [
+        ("pkg/a.py", 4, "survived"),
+        ("pkg/b.py", 5, "equivalent"),
+    ]
+    report = TargetReport(target=t, generated=2, seed=None, results=results, seconds=1.0)
+    assert report.summary()["source"] == f"{PKG_FILES}/"
+    assert report.summary()["survivors"] == ["a.py:4: return x + 1 -> return x - 1 (survived)"]
+    assert [m["file"] for m in report.as_json()["mutants"]] == [
+        f"{PKG_FILES}/a.py",
+        f"{PKG_FILES}/b.py",
+    ]
+    # the same id accepted for another edit of its module is stale, not accepted
+    moved = text.replace("return self.n >= 1", "return self.n > 2")
+    t2 = load_target("t", _write(tmp_path, moved), root=tree)
+    results2, stale2 = classify(t2, sources, raw)
+    assert [r.verdict for r in results2] == ["survived", "survived"] and len(stale2) == 1
+
+
+def test_only_names_a_mutant_by_its_full_relative_or_last_id() -> None:
+    t = load_target("replica")
+    names = [
+        "ostrom.consensus.replica.normal.xǁNormalCaseǁ_body__mutmut_1",
+        "ostrom.consensus.replica.helpers.x_quorum__mutmut_1",
+        "ostrom.consensus.replica.app.xǁCounterAppǁexecute__mutmut_1",
+        "ostrom.consensus.replica.app.xǁAppǁexecute__mutmut_1",
+        f"{t.module}.other.xǁCounterAppǁexecute__mutmut_1",  # a module of another name
+    ]
+    assert mutant_ids(t, names, [names[0], "helpers.x_quorum__mutmut_1"]) == set(names[:2])
+    assert mutant_ids(t, names, ["xǁNormalCaseǁ_body__mutmut_1"]) == {names[0]}
+    assert mutant_ids(t, names, ["xǁAppǁexecute__mutmut_1"]) == {names[3]}
+    with pytest.raises(NoSuchMutant, match="has several mutants 'xǁCounterAppǁexecute"):
+        mutant_ids(t, names, ["xǁCounterAppǁexecute__mutmut_1"])
+    with pytest.raises(NoSuchMutant, match="has no mutant 'x_nope__mutmut_1'"):
+        mutant_ids(t, names, ["x_nope__mutmut_1"])
 
 
 @given(names=st.lists(st.text(min_size=1, max_size=8), unique=True, max_size=40),
@@ -444,6 +583,11 @@ def test_scores_round_trip_and_malformed_files_are_errors(tmp_path: Path) -> Non
                "survivors": []}  # fmt: skip
     record_score("voting", "sample", summary, path)
     assert load_scores(path) == {"voting": {"sample": summary}}
+    # source code as it is written: a record does not re-encode another target's survivors
+    other = dict(summary, survivors=["133: a α + β -> a α - β (survived)"])
+    record_score("reputation", "full", other, path)
+    assert "a α + β -> a α - β" in path.read_text(encoding="utf-8")
+    assert load_scores(path)["reputation"]["full"] == other
     assert "| `reference/ostrom/protocol/voting.py` | sample | 30 of 224 (seed 1) | 28 |" in (
         scores_table(load_scores(path))
     )
@@ -539,6 +683,26 @@ def test_the_driver_generates_and_reports_with_this_mutmut(tmp_path: Path) -> No
     assert sorted(r["id"] for r in report) == names
     assert {r["status"] for r in report} == {"not checked"}  # generated, none run yet
     assert all(r["diff"].startswith("--- src/ostrom/protocol/voting.py") for r in report)
+
+
+def test_the_driver_generates_the_mutants_of_every_module_of_a_package(tmp_path: Path) -> None:
+    """A folder target gives mutmut every module of the package (its only_mutate list),
+    and the mutants' names say which module each is of."""
+    from ostrom.verify.codemutation.run import _driver
+
+    a = "def f(x: int) -> int:\n    return x + 1\n"
+    b = "class K:\n    def run(self, n: int) -> bool:\n        return n > 1\n"
+    tree = _package_tree(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/a.py": a, "pkg/b.py": b})
+    text = GOOD.split("[[equivalent]]")[0].replace('"protocol/voting.py"', '"pkg/"')
+    t = load_target("t", _write(tmp_path, text), root=tree)
+    work = build_workspace(t, root=tmp_path / "ws", source=tree)
+    names = _driver(work, "generate")
+    assert {n.rpartition(".")[0] for n in names} == {f"{PKG}.a", f"{PKG}.b"}
+    report = _driver(work, "report")
+    assert {r["diff"].splitlines()[0] for r in report} == {
+        "--- src/ostrom/pkg/a.py",
+        "--- src/ostrom/pkg/b.py",
+    }
 
 
 # --- the command line ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,7 +142,8 @@ def line_of(source: str, mutant_id: str, diff: str) -> int | None:
 
 @dataclass(frozen=True)
 class MutantResult:
-    """One mutant: mutmut's name, status and diff, with ostrom's verdict and location."""
+    """One mutant: mutmut's name, status and diff, with ostrom's verdict and location
+    (``file`` under reference/ostrom, ``line`` in it)."""
 
     id: str
     status: str
@@ -151,11 +153,14 @@ class MutantResult:
     diff: str
     seconds: float | None = None
     reason: str | None = None
+    file: str = ""
 
     def as_json(self, source: str) -> dict[str, Any]:
+        """The mutant as the JSON report lists it (``source``: the target's, where the
+        mutant names no file of its own)."""
         return {
             "id": self.id,
-            "file": f"reference/ostrom/{source}",
+            "file": f"reference/ostrom/{self.file or source}",
             "line": self.line,
             "change": self.change,
             "verdict": self.verdict,
@@ -204,6 +209,14 @@ class TargetReport:
     def survivors(self) -> list[MutantResult]:
         return [r for r in self.results if r.verdict in NOT_KILLED]
 
+    def location(self, r: MutantResult) -> str:
+        """Where ``r`` is, as the summary and the survivor table say it: its line, and in a
+        package its file too, relative to the package (``normal.py:123``)."""
+        line = "?" if r.line is None else str(r.line)
+        if not self.target.is_package:
+            return line
+        return f"{r.file.removeprefix(self.target.source) or '?'}:{line}"
+
     def summary(self) -> dict[str, Any]:
         """What ``--record`` keeps in models/mutation/code/scores.json."""
         return {
@@ -214,7 +227,7 @@ class TargetReport:
             "counts": self.counts,
             "score": None if self.score is None else round(self.score, 4),
             "seconds": round(self.seconds),
-            "survivors": [f"{r.line}: {r.change} ({r.verdict})" for r in self.survivors],
+            "survivors": [f"{self.location(r)}: {r.change} ({r.verdict})" for r in self.survivors],
         }
 
     def as_json(self) -> dict[str, Any]:
@@ -233,12 +246,26 @@ class TargetReport:
         }
 
 
+def file_of_mutant(target: Target, mutant_id: str) -> str | None:
+    """The file of ``target`` a mutant was made in, from the module part of its id (a
+    single-file target's mutants are all its file's)."""
+    found = target.file_of(mutant_id.rpartition(".")[0])
+    if found is None and len(target.files) == 1:
+        return target.files[0]
+    return found
+
+
 def classify(
-    target: Target, source: str, raw: list[dict[str, Any]], run: set[str] | None = None
+    target: Target,
+    sources: Mapping[str, str],
+    raw: list[dict[str, Any]],
+    run: set[str] | None = None,
 ) -> tuple[list[MutantResult], list[str]]:
-    """mutmut's report (mutmut_driver.py's ``report``: every mutant of the file) as the
-    results of the mutants ``run`` (all by default), with the target's accepted
-    equivalents applied; also the accepted equivalents that are stale."""
+    """mutmut's report (mutmut_driver.py's ``report``: every mutant of the target's files)
+    as the results of the mutants ``run`` (all by default), with the target's accepted
+    equivalents applied; also the accepted equivalents that are stale.  ``sources`` maps
+    each file of the target (under reference/ostrom) to its unmutated text, where each
+    mutant's line is found."""
     accepted: dict[str, Equivalent] = {e.id: e for e in target.equivalents}
     by_id = {str(r["id"]): r for r in raw}
     stale = [
@@ -259,16 +286,19 @@ def classify(
         if eq is not None and mid not in stale_ids and verdict in NOT_KILLED:
             verdict, reason = "equivalent", eq.reason
         seconds = r.get("seconds")
+        file = file_of_mutant(target, mid)
+        source = None if file is None else sources.get(file)
         results.append(
             MutantResult(
                 id=mid,
                 status=status,
                 verdict=verdict,
-                line=line_of(source, mid, diff),
+                line=None if source is None else line_of(source, mid, diff),
                 change=change_of(diff),
                 diff=diff,
                 seconds=float(seconds) if isinstance(seconds, int | float) else None,
                 reason=reason,
+                file=file or "",
             )
         )
     return results, stale

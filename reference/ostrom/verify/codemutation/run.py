@@ -37,7 +37,7 @@ from ostrom.verify.codemutation.report import TargetReport, classify
 from ostrom.verify.codemutation.target import Target
 from ostrom.verify.codemutation.workspace import WORKSPACE_ROOT, build_workspace
 
-__all__ = ["CodeMutationError", "NoSuchMutant", "run_target", "sample_of"]
+__all__ = ["CodeMutationError", "NoSuchMutant", "mutant_ids", "run_target", "sample_of"]
 
 _DRIVER = Path(__file__).with_name("mutmut_driver.py")
 #: Seconds spent by the earlier parts of a resumed run, in its workspace.
@@ -60,6 +60,31 @@ def sample_of(names: list[str], size: int, seed: int) -> list[str]:
     if size >= len(ordered):
         return ordered
     return sorted(random.Random(seed).sample(ordered, size))
+
+
+def mutant_ids(target: Target, names: list[str], only: list[str]) -> set[str]:
+    """The mutants of ``names`` (mutmut's full ids) that ``only`` names: a full id, one
+    relative to the target's module or package (``normal.xǁNormalCaseǁ_body__mutmut_1``), or
+    the last part alone as the survivor table prints it, if exactly one module has it.
+    ``NoSuchMutant`` for one that names none, or several."""
+    known = set(names)
+    by_short: dict[str, list[str]] = {}
+    for n in names:
+        by_short.setdefault(n.rpartition(".")[2], []).append(n)
+    out: set[str] = set()
+    for o in only:
+        if o in known:
+            out.add(o)
+        elif f"{target.module}.{o}" in known:
+            out.add(f"{target.module}.{o}")
+        elif len(by_short.get(o, [])) == 1:
+            out.add(by_short[o][0])
+        else:
+            what = "several mutants" if by_short.get(o) else "no mutant"
+            raise NoSuchMutant(
+                f"{target.name} has {what} {o!r} (the JSON report lists their full ids)"
+            )
+    return out
 
 
 def _driver(work: Path, command: str) -> Any:
@@ -229,13 +254,7 @@ def _run_locked(
     if not isinstance(names, list) or not names:
         raise CodeMutationError(f"mutmut made no mutants of reference/ostrom/{target.source}")
     if only is not None:
-        wanted = {o if o.startswith(target.module + ".") else f"{target.module}.{o}" for o in only}
-        unknown = sorted(wanted - set(names))
-        if unknown:
-            raise NoSuchMutant(
-                f"{target.name} has no mutant {unknown[0]!r} (the JSON report lists them)"
-            )
-        chosen = sorted(wanted)
+        chosen = sorted(mutant_ids(target, names, only))
     else:
         chosen = names if sample is None else sample_of(names, sample, seed or 0)
     everything = sample is None and only is None
@@ -256,8 +275,8 @@ def _run_locked(
     )
     progress_and_time(f"{label}: reading mutmut's verdicts")
     raw = _driver(work, "report")
-    source = (layout.PACKAGE_DIR / target.source).read_text(encoding="utf-8")
-    results, stale = classify(target, source, raw, set(chosen))
+    sources = {f: (layout.PACKAGE_DIR / f).read_text(encoding="utf-8") for f in target.files}
+    results, stale = classify(target, sources, raw, set(chosen))
     return TargetReport(
         target=target,
         generated=len(names),

@@ -65,7 +65,10 @@ def record_score(name: str, kind: str, summary: dict[str, Any], path: Path | Non
     path = path or SCORES_PATH
     doc = load_scores(path)
     doc.setdefault(name, {})[kind] = summary
-    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    # UTF-8 as written, not \u escapes: a survivor's change is source code (reputation.py's
+    # comments have α and β), and a record must not re-encode the other targets' lines
+    text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 def scores_table(scores: dict[str, dict[str, dict[str, Any]]] | None = None) -> str:

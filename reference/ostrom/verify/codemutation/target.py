@@ -5,7 +5,8 @@ says which tests cover a module (the module -> tests map) and which of its mutan
 accepted as equivalent:
 
     [target]
-    source = "protocol/voting.py"        # under reference/ostrom
+    source = "protocol/voting.py"        # under reference/ostrom: a module, or a package's
+                                         # folder ("consensus/replica/": all its modules)
     tests = ["property_tests/protocol/test_voting.py", ...]
     goal = 0.85                          # the score the full run must reach (optional)
     sample = 30                          # make test's gate: a seeded sample ...
@@ -22,6 +23,11 @@ accepted as equivalent:
                                          # reported as stale, not accepted
     reason = "one line: why no behaviour can tell them apart"
 
+A folder names a package split into modules (the PBFT replica mirrors the sections of
+spec/PBFTReplica.tla, one module each): every ``.py`` file under it is mutated, in one
+run, so a module added to the package is mutated without a change here.  mutmut names a
+mutant after its module (``ostrom.consensus.replica.normal.xǁNormalCaseǁ_body__mutmut_1``).
+
 Unknown keys, missing or mistyped fields and duplicate ids are errors: a typo must not
 silently accept a mutant or drop a test file.
 """
@@ -31,7 +37,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ostrom import layout
@@ -69,10 +75,14 @@ class TargetError(ValueError):
 
 @dataclass(frozen=True)
 class Target:
-    """One module of reference/ostrom with the tests that cover it."""
+    """One module (or package) of reference/ostrom with the tests that cover it."""
 
     name: str
+    #: as the target file writes it: a ``.py`` file, or a folder ending in ``/``
     source: str
+    #: the files mutmut mutates, under reference/ostrom: ``source`` itself, or every
+    #: ``.py`` file under the folder ``source``, sorted
+    files: tuple[str, ...]
     tests: tuple[str, ...]
     goal: float | None
     sample: int
@@ -93,8 +103,23 @@ class Target:
 
     @property
     def module(self) -> str:
-        """The dotted module name mutmut puts in front of each mutant's name."""
-        return "ostrom." + self.source.removesuffix(".py").replace("/", ".")
+        """The dotted name of the module, or of the package, that ``source`` names: what
+        mutmut puts in front of each mutant's name (a package's modules add their own)."""
+        return "ostrom." + self.source.removesuffix(".py").strip("/").replace("/", ".")
+
+    @property
+    def is_package(self) -> bool:
+        """``source`` names a folder: its mutants live in several files."""
+        return self.source.endswith("/")
+
+    def file_of(self, module: str) -> str | None:
+        """The file of ``files`` whose module is ``module`` (as mutmut names it: a
+        package's ``__init__.py`` is the package), or None."""
+        for f in self.files:
+            dotted = "ostrom." + f.removesuffix(".py").replace("/", ".")
+            if dotted.removesuffix(".__init__") == module:
+                return f
+        return None
 
 
 def _number(where: str, value: Any, *, integer: bool, low: float) -> float:
@@ -131,11 +156,7 @@ def load_target(name: str, directory: Path | None = None, root: Path | None = No
     unknown = sorted(set(t) - _TARGET_KEYS)
     if unknown:
         raise TargetError(f"{path}: [target] has unknown key {unknown[0]!r}")
-    source = t.get("source")
-    if not isinstance(source, str) or not source.endswith(".py"):
-        raise TargetError(f"{path}: [target] source must be a .py path under reference/ostrom")
-    if not (repo / "reference" / "ostrom" / source).is_file():
-        raise TargetError(f"{path}: [target] source reference/ostrom/{source} does not exist")
+    source, files = _source_files(path, t.get("source"), repo / "reference" / "ostrom")
     tests = t.get("tests")
     if not isinstance(tests, list) or not tests or not all(isinstance(s, str) for s in tests):
         raise TargetError(f"{path}: [target] tests must be a non-empty list of paths")
@@ -165,6 +186,7 @@ def load_target(name: str, directory: Path | None = None, root: Path | None = No
     return Target(
         name=name,
         source=source,
+        files=files,
         tests=tuple(tests),
         goal=goal,
         sample=int(_number(f"{path}: [target] sample", t.get("sample", 30), integer=True, low=1)),
@@ -185,6 +207,37 @@ def load_target(name: str, directory: Path | None = None, root: Path | None = No
         ci_tests=tuple(ci_tests),
         ci_select=ci_select,
     )
+
+
+def _source_files(path: Path, source: Any, package: Path) -> tuple[str, tuple[str, ...]]:
+    """``source`` as a normal path, and the files it names under ``package``
+    (reference/ostrom), relative to it: the ``.py`` file itself, or every ``.py`` file under
+    the folder (``name/``), sorted."""
+    shape = (
+        f"{path}: [target] source must be a .py path or a folder ending in / under reference/ostrom"
+    )
+    if not isinstance(source, str) or not source.endswith((".py", "/")):
+        raise TargetError(shape)
+    rel = PurePosixPath(source)
+    if rel.is_absolute() or not rel.parts or ".." in rel.parts:
+        raise TargetError(shape)
+    where = package.joinpath(*rel.parts)
+    if source.endswith(".py"):
+        if not where.is_file():
+            raise TargetError(f"{path}: [target] source reference/ostrom/{source} does not exist")
+        return rel.as_posix(), (rel.as_posix(),)
+    if not where.is_dir():
+        raise TargetError(f"{path}: [target] source reference/ostrom/{source} is no folder")
+    files = tuple(
+        sorted(
+            f.relative_to(package).as_posix()
+            for f in where.rglob("*.py")
+            if f.is_file() and "__pycache__" not in f.relative_to(where).parts
+        )
+    )
+    if not files:
+        raise TargetError(f"{path}: [target] source reference/ostrom/{source} has no .py file")
+    return rel.as_posix() + "/", files
 
 
 def target_names(directory: Path | None = None) -> list[str]:

@@ -5,7 +5,8 @@ the project's name) and names a mutant after its module path with a leading ``sr
 stripped; it cannot work in place on ``reference/ostrom``.  So each target gets a copy of
 the tree in ``build/mutate-code/<kind>/<target>`` (run.py) with ``reference/`` renamed
 ``src/`` and a ``[tool.mutmut]`` table appended to the copied pyproject.toml that limits
-mutation to the target's one file and the tests to the ones its target file lists.  The
+mutation to the target's files (one module, or a package's) and the tests to the ones its
+target file lists.  The
 repository itself is never written to.
 
 A full run of the larger modules takes hours; an interrupted one may be resumed
@@ -136,7 +137,7 @@ def mutmut_table(target: Target, also_copy: list[str]) -> str:
             "",
             "[tool.mutmut]",
             'source_paths = ["src"]',
-            f'only_mutate = ["src/ostrom/{target.source}"]',
+            f"only_mutate = {_toml_list([f'src/ostrom/{f}' for f in target.files])}",
             f"also_copy = {_toml_list(also_copy)}",
             f"pytest_add_cli_args = {_toml_list(pytest_args)}",
             f"pytest_add_cli_args_test_selection = {_toml_list(selection)}",

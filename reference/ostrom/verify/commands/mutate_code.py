@@ -38,12 +38,12 @@ from ostrom.verify.codemutation.workspace import (
 def _table(report: TargetReport) -> Table:
     t = report.target
     table = Table(title=f"survivors in reference/ostrom/{t.source}", expand=False)
-    for col in ("line", "change", "verdict", "id"):
+    for col in ("file:line" if t.is_package else "line", "change", "verdict", "id"):
         table.add_column(col, overflow="fold")
     for r in report.survivors:
         # Text, not str: a change is source code, and rich would read its "[i]" as markup
         short = r.id.rpartition(".")[2]
-        table.add_row(str(r.line or "?"), Text(r.change), r.verdict.upper(), Text(short))
+        table.add_row(report.location(r), Text(r.change), r.verdict.upper(), Text(short))
     return table
 
 
@@ -111,8 +111,8 @@ def _summary(report: TargetReport) -> str:
     "--only",
     default=None,
     metavar="ID,ID",
-    help="Run just these mutants of the one TARGET (ids as the report prints them), e.g. to "
-    "see a new test kill a survivor.",
+    help="Run just these mutants of the one TARGET (ids as the report prints them, or their "
+    "last part), e.g. to see a new test kill a survivor.",
 )
 @click.option(
     "--resume",
@@ -146,7 +146,7 @@ def mutate_code(
     (mutants run - accepted equivalent).
 
     TARGETS are the files of models/mutation/code (default: all of them), each naming a
-    module of reference/ostrom and the tests that cover it.
+    module of reference/ostrom (or a package: all its modules) and the tests that cover it.
 
     Exit status: 0 when every full score reaches its target's goal (with --check: every
     score is at least the recorded one of its kind; a full run with none recorded is held
@@ -158,7 +158,7 @@ def mutate_code(
       ostrom mutate-code voting                      # every mutant of protocol/voting.py
       ostrom mutate-code --sample --check            # make test's gate
       ostrom mutate-code replica --estimate 150 --record
-      ostrom mutate-code replica --only 'xǁReplicaǁ_body__mutmut_1'   # one mutant
+      ostrom mutate-code replica --only 'xǁNormalCaseǁ_body__mutmut_1'   # one mutant
       ostrom mutate-code orchestrator --resume --record   # after an interrupted full run
       ostrom mutate-code --record                    # make mutate-code-record
     """
@@ -187,9 +187,10 @@ def mutate_code(
         raise BadInput("--resume continues a full run: no --sample, --estimate or --only")
     if list_only:
         for t in chosen:
+            modules = f"{len(t.files)} modules, " if t.is_package else ""
             click.echo(
-                f"{t.name:<14} reference/ostrom/{t.source:<28} {len(t.tests)} test files, "
-                f"gate: {t.sample} mutants (seed {t.seed}) on {len(t.gate().tests)}"
+                f"{t.name:<14} reference/ostrom/{t.source:<28} {modules}{len(t.tests)} test "
+                f"files, gate: {t.sample} mutants (seed {t.seed}) on {len(t.gate().tests)}"
             )
         return
     if importlib.util.find_spec("mutmut") is None:
