@@ -54,7 +54,7 @@ TOOL_COMMANDS: Final[dict[str, ToolCommand]] = {
         "The reviewers' concrete test: PBFT vs the Co-Forgetting paper's Algorithm 1.",
     ),
     "diagram": ToolCommand(
-        "ostrom.codegen.commands:diagram_cmd",
+        "ostrom.codegen.diagram_command:diagram_cmd",
         None,
         "Render the lifecycle transition table (one table, many views).",
     ),

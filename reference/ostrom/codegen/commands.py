@@ -1,5 +1,4 @@
-"""``ostrom docs`` (the registry of generated files) and ``ostrom diagram`` (a view of the
-lifecycle table)."""
+"""``ostrom docs``: every generated file and block of the registry (codegen/registry.py)."""
 
 from __future__ import annotations
 
@@ -11,39 +10,10 @@ from pathlib import Path
 import click
 
 from ostrom.cli.exits import BadInput, ExitCode, ToolError
-from ostrom.codegen import diagram, registry
+from ostrom.codegen import registry
 from ostrom.codegen.registry import REGISTRY, Generated, GenerateError
 
-__all__ = ["diagram_cmd", "docs"]
-
-
-@click.command(name="diagram")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(diagram.FORMATS)),
-    default="mermaid",
-    show_default=True,
-    help="dot/svg/mermaid: the state diagram; tla: spec/LifecycleTable.tla; "
-    "guards/params: the docs' Markdown tables.",
-)
-@click.option(
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write here instead of stdout.",
-)
-def diagram_cmd(fmt: str, output: Path | None) -> None:
-    """Render the lifecycle transition table (one table, many views)."""
-    try:
-        text = diagram.FORMATS[fmt]()
-    except RuntimeError as exc:  # Graphviz's dot is missing or failed
-        raise ToolError(str(exc)) from None
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {output}", err=True)
+__all__ = ["docs"]
 
 
 def _selected(only: tuple[str, ...], slow: bool, svg: bool) -> tuple[list[Generated], list[str]]:
