@@ -95,6 +95,9 @@ def scores_table(scores: dict[str, dict[str, dict[str, Any]]] | None = None) -> 
             if kind == "estimate" and score is not None:
                 low, high = wilson(score, run["sampled"] - c.get("equivalent", 0))
                 what += f", 95% interval {low:.1%}–{high:.1%}"
+            if "note" in run:
+                # A run kept across a refactoring says on what it was measured.
+                what += f"; {run['note']}"
             out.append(
                 f"| `{run.get('source', name)}` | {kind} | {what} | {c.get('killed', 0)} | "
                 f"{c.get('survived', 0)} | {c.get('no_tests', 0)} | {c.get('timeout', 0)} | "
