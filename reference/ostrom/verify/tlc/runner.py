@@ -223,7 +223,12 @@ def tlc_command(
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The java command line of one TLC run in ``run_dir`` (its own ``-metadir`` and
-    ``java.io.tmpdir``: two runs started in the same second would collide otherwise)."""
+    ``java.io.tmpdir``: two runs started in the same second would collide otherwise).
+
+    ``-lncheck final``: TLC checks temporal properties on the state graph found so far at
+    every progress report (a timer), so which lasso it reports depended on the machine's
+    load — lab 06's had 13 states on a busy machine, 14 on an idle one.  Checked once, at
+    the end, the counterexample is the same on every run (docs/design.md §12)."""
     return [
         str(java),
         "-XX:+UseParallelGC",
@@ -235,6 +240,8 @@ def tlc_command(
         "-workers",
         str(workers),
         *(["-fp", str(fp)] if fp is not None else []),
+        "-lncheck",
+        "final",
         *extra,
         "-metadir",
         str(run_dir / "meta"),
