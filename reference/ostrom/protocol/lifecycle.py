@@ -26,6 +26,46 @@ from typing import Any, Final
 
 from transitions import EventData, Machine
 
+__all__ = [
+    "ACTION_COMMANDS",
+    "ACTIVE",
+    "AGENT_COMMANDS",
+    "ARBITRATION",
+    "BALLOT_KINDS",
+    "COMMAND_ACTIONS",
+    "COMMIT",
+    "DELIBERATION",
+    "DISPUTED",
+    "EVENTS",
+    "EXPIRED",
+    "FAST_TRACK",
+    "FORGETTABLE",
+    "FORGET_VOTABLE",
+    "FORGOTTEN",
+    "GLOBAL_ACTIONS",
+    "GLOBAL_OPS",
+    "NEW",
+    "PROPOSED",
+    "REJECTED",
+    "RESUBMITTABLE",
+    "RETRACTED",
+    "REVEAL",
+    "SINGLE_ACTIONS",
+    "STABLE",
+    "STATES",
+    "SUPERSEDED",
+    "TIMED",
+    "TRANSIENT",
+    "TRANSITIONS",
+    "EventSpec",
+    "LifecycleMachine",
+    "Row",
+    "build_machine",
+    "rows_for",
+    "slug",
+    "triples",
+]
+
 # --- states ---------------------------------------------------------------------------
 
 PROPOSED: Final = "proposed"
