@@ -28,11 +28,8 @@ from __future__ import annotations
 
 import ast
 import importlib
-import re
 import subprocess
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -40,6 +37,17 @@ import pytest
 
 import ostrom
 from ostrom.layout import ROOT
+from package_source import (
+    Module,
+    absolute,
+    lazy_table,
+    load_tree,
+    origin,
+    package_of,
+    top_level,
+    type_checking_imports,
+    uses,
+)
 
 SOURCE: Final = ROOT / "reference"
 
@@ -55,102 +63,6 @@ MUTATION_TARGET_NAMES: Final[dict[str, frozenset[str]]] = {
 }
 
 
-@dataclass
-class Module:
-    """What the checks need of one source file."""
-
-    name: str  # dotted: "ostrom.protocol.voting"
-    path: Path
-    tree: ast.Module
-    is_package: bool
-    exports: list[str] | None = None  # __all__, None when missing or not a literal
-    defined: dict[str, int] = field(default_factory=dict)  # bound here -> line
-    imported: dict[str, int] = field(default_factory=dict)  # bound by an import -> line
-
-    @property
-    def package(self) -> str:
-        """The first component after the top package: ``ostrom.protocol.voting`` ->
-        ``protocol``; a top-level module is its own package; the top package is ``""``."""
-        parts = self.name.split(".")
-        return parts[1] if len(parts) > 1 else ""
-
-
-def _type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements that run at module level: inside ``if``, ``try`` and ``with``
-    blocks too (a conditional definition or a ``TYPE_CHECKING`` import binds a name)."""
-    for stmt in body:
-        if isinstance(stmt, ast.If):
-            yield from _top_level(stmt.body)
-            yield from _top_level(stmt.orelse)
-        elif isinstance(stmt, ast.Try):
-            for block in (stmt.body, stmt.orelse, stmt.finalbody):
-                yield from _top_level(block)
-            for handler in stmt.handlers:
-                yield from _top_level(handler.body)
-        elif isinstance(stmt, ast.With):
-            yield from _top_level(stmt.body)
-        else:
-            yield stmt
-
-
-def _targets(target: ast.expr) -> Iterator[ast.Name]:
-    if isinstance(target, ast.Name):
-        yield target
-    elif isinstance(target, ast.Tuple | ast.List):
-        for element in target.elts:
-            yield from _targets(element)
-    elif isinstance(target, ast.Starred):
-        yield from _targets(target.value)
-
-
-def parse_module(name: str, path: Path) -> Module:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    module = Module(name, path, tree, path.name == "__init__.py")
-    for stmt in _top_level(tree.body):
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            module.defined.setdefault(stmt.name, stmt.lineno)
-        elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for target in targets:
-                for node in _targets(target):
-                    if node.id == "__all__":
-                        module.exports = _literal_strings(stmt.value)
-                    else:
-                        module.defined.setdefault(node.id, stmt.lineno)
-        elif isinstance(stmt, ast.Import | ast.ImportFrom):
-            for alias in stmt.names:
-                bound = alias.asname or alias.name.split(".")[0]
-                module.imported.setdefault(bound, stmt.lineno)
-    return module
-
-
-def _literal_strings(value: ast.expr | None) -> list[str] | None:
-    if not isinstance(value, ast.List | ast.Tuple):
-        return None
-    names = [
-        e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
-    ]
-    return names if len(names) == len(value.elts) else None
-
-
-def load_tree(source: Path, top: str = "ostrom") -> dict[str, Module]:
-    """Every module of the package ``top`` under ``source``, by dotted name."""
-    modules: dict[str, Module] = {}
-    for path in sorted((source / top).rglob("*.py")):
-        parts = list(path.relative_to(source).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        name = ".".join(parts)
-        modules[name] = parse_module(name, path)
-    return modules
-
-
 def _where(module: Module, line: int) -> str:
     return f"{module.name} (line {line})"
 
@@ -161,10 +73,13 @@ def _where(module: Module, line: int) -> str:
 def _binds_submodule(package: Module, name: str) -> bool:
     """Whether the package binds ``name`` to its submodule of that name (``from . import
     name``), not to something else that would hide it."""
-    for stmt in _top_level(package.tree.body):
-        if isinstance(stmt, ast.ImportFrom) and _absolute(package, stmt) == package.name:
-            if any((a.asname or a.name) == name == a.name for a in stmt.names):
-                return True
+    for stmt in top_level(package.tree.body):
+        if (
+            isinstance(stmt, ast.ImportFrom)
+            and absolute(package, stmt) == package.name
+            and any((a.asname or a.name) == name == a.name for a in stmt.names)
+        ):
+            return True
     return False
 
 
@@ -195,77 +110,12 @@ def check_all_defined(modules: dict[str, Module]) -> list[str]:
 
 # --- b: across packages, only names in __all__ ------------------------------------------------
 
-#: A tool command's "module:attribute" (ostrom/cli/tools.py) and any other string that
-#: names an attribute of a module to load.
-_TARGET: Final = re.compile(r"^([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+):([A-Za-z_]\w*)$")
-
-
-def _package_of(name: str) -> str:
-    parts = name.split(".")
-    return parts[1] if len(parts) > 1 else ""
-
-
-def _absolute(module: Module, node: ast.ImportFrom) -> str:
-    if node.level == 0:
-        return node.module or ""
-    parts = module.name.split(".")
-    if not module.is_package:
-        parts.pop()
-    parts = parts[: len(parts) - node.level + 1]
-    return ".".join([*parts, *([node.module] if node.module else [])])
-
-
-def uses(module: Module, modules: dict[str, Module]) -> Iterator[tuple[str, str, int]]:
-    """Every ``(module, name, line)`` this module takes from a module of the tree: by
-    ``from m import name``, as an attribute of an imported module, or by a
-    ``"module:name"`` string.  A submodule imported by name is not a use of a name."""
-    aliases: dict[str, str] = {}
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.ImportFrom):
-            source = _absolute(module, node)
-            if source not in modules:
-                continue
-            for alias in node.names:
-                if f"{source}.{alias.name}" in modules:
-                    aliases[alias.asname or alias.name] = f"{source}.{alias.name}"
-                else:
-                    yield source, alias.name, node.lineno
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name in modules:
-                    if alias.asname:
-                        aliases[alias.asname] = alias.name
-                    else:
-                        top = alias.name.split(".")[0]
-                        aliases[top] = top
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            match = _TARGET.match(node.value)
-            if match and match.group(1) in modules:
-                yield match.group(1), match.group(2), node.lineno
-    for node in ast.walk(module.tree):
-        if not isinstance(node, ast.Attribute):
-            continue
-        chain: list[str] = []
-        base: ast.expr = node
-        while isinstance(base, ast.Attribute):
-            chain.append(base.attr)
-            base = base.value
-        if not isinstance(base, ast.Name) or base.id not in aliases:
-            continue
-        target = aliases[base.id]
-        for attr in reversed(chain):
-            if f"{target}.{attr}" in modules:
-                target = f"{target}.{attr}"
-                continue
-            yield target, attr, node.lineno
-            break
-
 
 def check_cross_package(modules: dict[str, Module]) -> list[str]:
     problems = set()
     for module in modules.values():
         for source, name, line in uses(module, modules):
-            if _package_of(source) == module.package:
+            if package_of(source) == module.package:
                 continue
             exports = modules[source].exports or []
             if name not in exports:
@@ -279,26 +129,6 @@ def check_cross_package(modules: dict[str, Module]) -> list[str]:
 # --- c: in the product, a public name is exported or shared within its package ----------------
 
 
-def origin(modules: dict[str, Module], source: str, name: str) -> tuple[str, str]:
-    """The module that defines ``name`` as ``source`` offers it: ``source`` itself, or,
-    for a re-export (``from <package>.<module> import name`` in a package), the module it comes
-    from, followed to the end."""
-    for _ in range(len(modules)):
-        module = modules[source]
-        if name in module.defined:
-            break
-        found = None
-        for node in _top_level(module.tree.body):
-            if isinstance(node, ast.ImportFrom):
-                for alias in node.names:
-                    if (alias.asname or alias.name) == name:
-                        found = (_absolute(module, node), alias.name)
-        if found is None or found[0] not in modules:
-            break
-        source, name = found
-    return source, name
-
-
 def check_product_private(
     modules: dict[str, Module],
     product: tuple[str, ...],
@@ -308,7 +138,7 @@ def check_product_private(
     shared: set[tuple[str, str]] = set()  # (module, name) used by another module of its package
     for module in modules.values():
         for source, name, _line in uses(module, modules):
-            if _package_of(source) == module.package and source != module.name:
+            if package_of(source) == module.package and source != module.name:
                 shared.add(origin(modules, source, name))
     problems = []
     for module in modules.values():
@@ -363,35 +193,6 @@ def test_the_exemptions_are_still_needed(tree: dict[str, Module]) -> None:
             if not any(f"{module} (" in p and f"{name!r} is public" in p for p in without):
                 unneeded.add((module, name))
     assert unneeded == set()
-
-
-def lazy_table(module: Module) -> dict[str, str] | None:
-    """A lazy package's ``_LAZY`` ("module:attribute" by name), or None if it has none."""
-    for stmt in module.tree.body:
-        if (
-            isinstance(stmt, ast.AnnAssign)
-            and isinstance(stmt.target, ast.Name)
-            and stmt.target.id == "_LAZY"
-            and isinstance(stmt.value, ast.Dict)
-        ):
-            return {
-                ast.literal_eval(k): ast.literal_eval(v)
-                for k, v in zip(stmt.value.keys, stmt.value.values, strict=True)
-                if k is not None
-            }
-    return None
-
-
-def type_checking_imports(module: Module) -> dict[str, str]:
-    """What the ``if TYPE_CHECKING:`` block imports: "module:attribute" by bound name."""
-    found = {}
-    for stmt in module.tree.body:
-        if isinstance(stmt, ast.If) and _type_checking(stmt.test):
-            for node in stmt.body:
-                if isinstance(node, ast.ImportFrom):
-                    for alias in node.names:
-                        found[alias.asname or alias.name] = f"{node.module}:{alias.name}"
-    return found
 
 
 def test_a_lazy_package_loads_exactly_what_it_declares(tree: dict[str, Module]) -> None:

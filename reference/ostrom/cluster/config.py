@@ -76,6 +76,9 @@ class ReplicaConfig:
 
 @dataclasses.dataclass(frozen=True)
 class ClusterConfig:
+    """A cluster's configuration (cluster.toml): its size, batching, timeouts, keys and
+    addresses."""
+
     n: int
     f: int
     batch_size: int

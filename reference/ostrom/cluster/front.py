@@ -134,6 +134,9 @@ class _Slot:
 
 
 class Front:
+    """The HTTP front of a cluster: a PBFT client that answers after ``f+1`` matching
+    replies."""
+
     def __init__(self, cfg: ClusterConfig) -> None:
         self.cfg = cfg
         ring = load_ring(cfg.keys)

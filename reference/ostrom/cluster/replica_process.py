@@ -411,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_node(cluster: str, replica_id: int, wrapper: Wrapper | None = None) -> int:
+    """Run replica ``replica_id`` of the cluster configured in ``cluster`` until it is
+    stopped; ``wrapper`` puts a Byzantine strategy around it.  The exit status (``main``)."""
     try:
         cfg = load(cluster)
         node = Node(cfg, replica_id, wrapper)

@@ -1,6 +1,4 @@
-"""Generated figures for the docs: the lifecycle diagram, reputation plots.
-
-The generator of every generated file and docs block (``ostrom docs``, ``make generate``):
+"""The generator of every generated file and docs block (``ostrom docs``, ``make generate``):
 ``registry`` is the one table of them, the other modules render the tables and diagrams it
 names. The entry points, re-exported here, load on first use (PEP 562): ``docs`` and
 ``diagram_cmd`` (the commands), ``REGISTRY``, ``render``, ``stale`` and ``write``.

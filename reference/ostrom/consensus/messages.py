@@ -270,6 +270,7 @@ class StateTransfer(Message):
     replica: int
 
 
+#: Any PBFT message a replica signs, sends or receives.
 AnyMessage = Union[  # noqa: UP007 - a runtime alias used before the classes exist
     Request,
     PrePrepare,

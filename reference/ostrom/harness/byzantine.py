@@ -1099,6 +1099,7 @@ def _digest(rng: random.Random) -> str:
     return hashlib.sha256(rng.randbytes(16)).hexdigest()
 
 
+#: Every Byzantine strategy, by the name a test or ``ostrom cluster up --byzantine`` uses.
 STRATEGIES: dict[str, type[Strategy]] = {
     s.name: s
     for s in (

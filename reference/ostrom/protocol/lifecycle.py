@@ -82,6 +82,7 @@ EXPIRED: Final = "expired"
 RETRACTED: Final = "retracted"
 FORGOTTEN: Final = "forgotten"
 
+#: Every state an artifact can be in, in the spec's order (spec/Lifecycle.tla).
 STATES: Final[tuple[str, ...]] = (
     PROPOSED,
     FAST_TRACK,
@@ -136,6 +137,8 @@ class Row:
     why: str
 
 
+#: The transition table: every event's source, destination, verdict and why; the one
+#: source of spec/LifecycleTable.tla, the diagrams and the guards table.
 TRANSITIONS: Final[tuple[Row, ...]] = (
     # creation and resubmission
     Row("propose", NEW, PROPOSED, None, "submitter not sanctioned, within its rate limit"),

@@ -532,4 +532,5 @@ def _relation_problems(p: Params) -> list[str]:
     return out
 
 
+#: The default parameters: every row of the table at its default (docs/lifecycle.md).
 DEFAULTS = Params()

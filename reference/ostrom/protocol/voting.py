@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 
+#: The kind of a ballot: a review, a dispute or a forget vote.
 class BallotKind(StrEnum):
     REVIEW = "review"
     DISPUTE = "dispute"

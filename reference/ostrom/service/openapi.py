@@ -77,6 +77,7 @@ _WRITE_ERRORS: Final = tuple(
     c for c in GATE_ERRORS if c not in ("not_found", "method_not_allowed", "bad_query")
 )
 
+#: The node's routes: the one table of the HTTP API, its OpenAPI document and its docs.
 ENDPOINTS: Final[tuple[Endpoint, ...]] = (
     Endpoint(
         "POST",

@@ -42,6 +42,7 @@ class Executed:
     result: dict[str, Any] | None
 
 
+#: What a replica's step returns: the signed messages to send and the requests executed.
 @dataclasses.dataclass
 class Output:
     sends: list[Send] = dataclasses.field(default_factory=list)
