@@ -275,7 +275,7 @@ def test_eigentrust_meaning_of_a() -> None:
 
 @st.composite
 def weight_params(draw: st.DrawFn) -> Params:
-    # weights are micro-units: a non-zero one below 0.5e-6 is refused (params.MICRO_PARAMS)
+    # weights are micro-units: a non-zero one below 0.5e-6 is refused (params._MICRO_PARAMS)
     lo = draw(st.floats(0.0, 1.0).filter(lambda x: x == 0 or x >= 0.5e-6))
     hi = draw(st.floats(max(lo, 0.5e-6), 100.0))
     return Params(w_min=lo, w_max=hi)

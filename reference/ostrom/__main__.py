@@ -2,4 +2,6 @@
 
 from ostrom.cli.main import main
 
+__all__: list[str] = []  # a script: running it is its use
+
 main()

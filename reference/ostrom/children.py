@@ -21,6 +21,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+__all__ = ["live", "reap", "spawn", "stop", "stop_all"]
+
 _lock = threading.Lock()
 _live: set[subprocess.Popen[Any]] = set()
 

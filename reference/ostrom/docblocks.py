@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+__all__ = ["replace_block"]
+
 
 def replace_block(text: str, name: str, body: str, comment: str = "<!-- {} -->") -> str:
     """``text`` with the lines between the markers of block ``name`` replaced by ``body``;

@@ -62,9 +62,13 @@ CHECKOUT: Final = checkout_of(PACKAGE_DIR)
 #: The root the data folders hang from, and the manifest's paths (``models/MCPBFT_ci.cfg``)
 #: are relative to: the checkout, or the installed package's ``_data/``.
 ROOT: Final = CHECKOUT if CHECKOUT is not None else PACKAGE_DIR / "_data"
+#: The TLA+ specs.
 SPEC_DIR: Final = ROOT / "spec"
+#: The TLC models, their manifest and the mutation suites.
 MODELS_DIR: Final = ROOT / "models"
+#: The conformance vectors.
 VECTORS_DIR: Final = ROOT / "vectors"
+#: The JSON schemas (commands, vectors, the OpenAPI document).
 SCHEMA_DIR: Final = ROOT / "schema"
 #: The docs are not package data: only the generators of the docs' tables read or write
 #: them, in a checkout.

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import click
 
+__all__ = ["cluster", "down", "front", "node", "status", "up"]
+
 
 @click.group()
 def cluster() -> None:

@@ -32,6 +32,17 @@ import click
 from ostrom import children
 from ostrom.protocol.params import ParamError
 
+__all__ = [
+    "EXIT_CODES",
+    "INPUT_ERRORS",
+    "BadInput",
+    "ExitCode",
+    "ExitInfo",
+    "Terminated",
+    "ToolError",
+    "run",
+]
+
 
 class ExitCode(IntEnum):
     """The exit codes of every ``ostrom`` subcommand (docs/cli.md)."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Final
 
+__all__ = ["EXTRA_OF_MODULE", "install_hint", "missing_extra"]
+
 #: Top-level module -> the extra whose distribution provides it (property_tests checks
 #: this against pyproject.toml).
 EXTRA_OF_MODULE: Final = {

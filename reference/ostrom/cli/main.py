@@ -32,7 +32,7 @@ from ostrom.protocol.params import ParamError, Params, markdown_table
 from ostrom.protocol.params import table as param_table
 from ostrom.protocol.version import PROTOCOL_VERSION
 
-__all__ = ["PRODUCT_COMMANDS", "main"]
+__all__ = ["PRODUCT_COMMANDS", "main", "params"]
 
 
 class _Group(click.Group):

@@ -16,8 +16,10 @@ from typing import Any, Final
 import click
 from rich.console import Console
 
+__all__ = ["SECONDS", "Finite", "Seconds", "console"]
+
 #: The longest duration an option takes: about 11.6 days.
-MAX_SECONDS: Final = 1e6
+_MAX_SECONDS: Final = 1e6
 
 
 class Finite(click.ParamType[float]):
@@ -50,12 +52,12 @@ class Finite(click.ParamType[float]):
 
 
 class Seconds(Finite):
-    """A duration in seconds: finite, above 0, at most ``MAX_SECONDS``."""
+    """A duration in seconds: finite, above 0, at most ``_MAX_SECONDS``."""
 
     name = "seconds"
 
     def __init__(self) -> None:
-        super().__init__(0.0, MAX_SECONDS, lo_open=True)
+        super().__init__(0.0, _MAX_SECONDS, lo_open=True)
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
         return "SECONDS"

@@ -19,8 +19,10 @@ from ostrom.service.gate import Gate, Setup
 from ostrom.service.identity import KeyFileError, load_key, new_key, public_hex, save_key
 from ostrom.service.store import StoreError
 
+__all__ = ["export", "keygen", "log", "serve"]
+
 #: The node's own operator id (it signs the ticks of ``--tick-interval``).
-NODE_OPERATOR = "node"
+_NODE_OPERATOR = "node"
 
 
 def _fail(message: str) -> NoReturn:
@@ -154,16 +156,18 @@ def serve(
     if creating:
         assert key is not None
         base = setup or Setup()
-        if NODE_OPERATOR in base.operators or NODE_OPERATOR in {f.member.id for f in base.founders}:
-            _fail(f"the id {NODE_OPERATOR!r} is the node's own operator; rename it")
-        setup = Setup(base.founders, {**base.operators, NODE_OPERATOR: public_hex(key)})
+        if _NODE_OPERATOR in base.operators or _NODE_OPERATOR in {
+            f.member.id for f in base.founders
+        }:
+            _fail(f"the id {_NODE_OPERATOR!r} is the node's own operator; rename it")
+        setup = Setup(base.founders, {**base.operators, _NODE_OPERATOR: public_hex(key)})
         params = params or DEFAULTS
         try:  # what only the Community checks (a founder below its tier's threshold)
             Gate(params, setup)
         except ValueError as exc:
             _fail(f"the community cannot start: {exc}")
     elif setup is not None and key is not None:
-        setup = Setup(setup.founders, {**setup.operators, NODE_OPERATOR: public_hex(key)})
+        setup = Setup(setup.founders, {**setup.operators, _NODE_OPERATOR: public_hex(key)})
     # The key is saved before the database that names it is committed: a kill between
     # the two must not leave a header naming a key that was never saved (every restart
     # with the same founders file would then be refused).  A failed creation removes it.
@@ -188,8 +192,8 @@ def serve(
         if wrote_key:
             key_path.unlink(missing_ok=True)
         _fail(str(exc))
-    if key is not None and node.gate.key_of(NODE_OPERATOR) == public_hex(key):
-        node.operator = Operator(NODE_OPERATOR, key)
+    if key is not None and node.gate.key_of(_NODE_OPERATOR) == public_hex(key):
+        node.operator = Operator(_NODE_OPERATOR, key)
     elif tick_interval:
         node.close()
         _fail(f"--tick-interval needs the node's operator key ({key_path}) of this database")

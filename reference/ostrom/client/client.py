@@ -28,6 +28,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ostrom.protocol.voting import commitment
 from ostrom.service.identity import public_hex, sign_envelope
 
+__all__ = ["Ballot", "Client", "ClientError"]
+
 
 class ClientError(Exception):
     """The node refused (``code`` from its error table) or could not be reached."""

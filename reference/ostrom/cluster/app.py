@@ -32,6 +32,19 @@ from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.founders import FoundersError, load_founders
 from ostrom.service.gate import Gate, Setup
 
+__all__ = [
+    "BATCH",
+    "RESULTS",
+    "ClusterApp",
+    "Retries",
+    "batch_operation",
+    "commands_of",
+    "community_factory",
+    "core_factory",
+    "execute_operation",
+    "state_digest",
+]
+
 BATCH: Final = "batch"
 RESULTS: Final = "results"
 
@@ -53,7 +66,7 @@ def commands_of(operation: Any) -> list[Any]:
 def execute_operation(core: Core, operation: Any) -> dict[str, Any]:
     """Apply every command of ``operation`` in order; the list of observations.
 
-    The core gets its own copy of each command (``json_copy``): the operation belongs to
+    The core gets its own copy of each command (``_json_copy``): the operation belongs to
     the replica's request, which its history and its store keep.  Each observation is
     answered in its JSON form (what a decoded reply holds), from the canonical bytes the
     core gives (``Retries.apply_canonical``: the bytes it keeps for a retry), or encoded
@@ -61,20 +74,20 @@ def execute_operation(core: Core, operation: Any) -> dict[str, Any]:
     results = []
     encoded = getattr(core, "apply_canonical", None)
     for cmd in commands_of(operation):
-        mine = json_copy(cmd)
+        mine = _json_copy(cmd)
         text = encoded(mine) if encoded is not None else canonical(core.apply(mine))
         results.append(json.loads(text))
     return {RESULTS: results}
 
 
-def json_copy(value: Any) -> Any:
+def _json_copy(value: Any) -> Any:
     """A deep copy of a JSON tree (dicts, lists, strings, numbers, booleans, null), as
     ``copy.deepcopy`` makes it but without its memo: a command decoded from the wire is a
     tree, no value in it is shared.  Anything else is copied by ``copy.deepcopy``."""
     if isinstance(value, dict):
-        return {k: json_copy(v) for k, v in value.items()}
+        return {k: _json_copy(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [json_copy(v) for v in value]
+        return [_json_copy(v) for v in value]
     if value is None or isinstance(value, str | int | float):  # bool is an int
         return value
     return copy.deepcopy(value)

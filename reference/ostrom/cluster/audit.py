@@ -40,6 +40,18 @@ from ostrom.consensus.messages import Request, Signed, canonical, replica_name, 
 from ostrom.consensus.replica import Replica
 from ostrom.consensus.storage import ReplicaStore, StoreError, StoreMissing
 
+__all__ = [
+    "AuditError",
+    "Execute",
+    "ReplicaLog",
+    "audit",
+    "check_acknowledged",
+    "check_repl1",
+    "check_safety",
+    "committed_commands",
+    "read_log",
+]
+
 
 class AuditError(AssertionError):
     """A property does not hold on the logs; the message says where."""
@@ -115,7 +127,7 @@ def read_log(cfg: ClusterConfig, i: int, ring: KeyRing | None = None) -> Replica
     return ReplicaLog(i, tuple(state.history), state.view, state.stable_seq)
 
 
-def read_logs(cfg: ClusterConfig, honest: Iterable[int]) -> dict[int, ReplicaLog]:
+def _read_logs(cfg: ClusterConfig, honest: Iterable[int]) -> dict[int, ReplicaLog]:
     ring = load_ring(cfg.keys)
     return {i: read_log(cfg, i, ring) for i in sorted(honest)}
 
@@ -160,7 +172,7 @@ def check_acknowledged(logs: Mapping[int, ReplicaLog], acknowledged: Iterable[An
 Execute = Callable[[Core, Any], dict[str, Any]]
 
 
-def replica_state(
+def _replica_state(
     log: ReplicaLog, factory: CoreFactory, execute: Execute = execute_operation
 ) -> dict[str, Any]:
     """The state a replica holds after its log: a fresh core executing its committed
@@ -171,7 +183,7 @@ def replica_state(
     return core.public_state()
 
 
-def single_node_state(commands: Iterable[Any], factory: CoreFactory) -> dict[str, Any]:
+def _single_node_state(commands: Iterable[Any], factory: CoreFactory) -> dict[str, Any]:
     """The single node's replay: one fresh core applying the commands one by one."""
     core = factory()
     for c in commands:
@@ -191,8 +203,8 @@ def check_repl1(
     Returns each replica's state digest."""
     digests: dict[int, str] = {}
     for i, log in sorted(logs.items()):
-        got = replica_state(log, factory, execute)
-        want = single_node_state(committed_commands(log), factory)
+        got = _replica_state(log, factory, execute)
+        want = _single_node_state(committed_commands(log), factory)
         if got != want:
             raise AuditError(
                 f"REPL-1: replica {i}'s state after its log (executed {log.last_executed}) "
@@ -218,7 +230,7 @@ def audit(
 ) -> dict[str, Any]:
     """Every check on the honest replicas' stores; ``AuditError`` at the first failure,
     else a summary (per replica: view, executed, stable checkpoint, state digest)."""
-    logs = read_logs(cfg, honest)
+    logs = _read_logs(cfg, honest)
     check_safety(logs)
     check_acknowledged(logs, acknowledged)
     digests = check_repl1(logs, core_factory(cfg), live)
@@ -237,6 +249,6 @@ def audit(
     }
 
 
-def requests_of(log: ReplicaLog) -> list[Request]:
+def _requests_of(log: ReplicaLog) -> list[Request]:
     """The requests of a log (null requests left out)."""
     return [s.message for s in log.history if s is not None and isinstance(s.message, Request)]

@@ -23,6 +23,21 @@ from typing import Any, Final
 
 from ostrom.consensus.messages import replica_name
 
+__all__ = [
+    "DEFAULT_BASE_TIMEOUT_MS",
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_BATCH_WINDOW_MS",
+    "DEFAULT_CHECKPOINT_K",
+    "DEFAULT_CLIENTS",
+    "DEFAULT_WATERMARK_WINDOW",
+    "Address",
+    "ClusterConfig",
+    "ConfigError",
+    "ReplicaConfig",
+    "load",
+    "parse",
+]
+
 #: Defaults of the ``[cluster]`` table (what ``cluster up`` writes when not told).
 DEFAULT_BATCH_SIZE: Final = 16
 DEFAULT_BATCH_WINDOW_MS: Final = 2
@@ -30,8 +45,8 @@ DEFAULT_CLIENTS: Final = 8
 DEFAULT_BASE_TIMEOUT_MS: Final = 1000
 DEFAULT_CHECKPOINT_K: Final = 16
 DEFAULT_WATERMARK_WINDOW: Final = 32
-SYNCHRONOUS: Final = ("FULL", "NORMAL", "OFF")
-MAX_PORT: Final = 65535
+_SYNCHRONOUS: Final = ("FULL", "NORMAL", "OFF")
+_MAX_PORT: Final = 65535
 
 
 class ConfigError(ValueError):
@@ -61,6 +76,9 @@ class ReplicaConfig:
 
 @dataclasses.dataclass(frozen=True)
 class ClusterConfig:
+    """A cluster's configuration (cluster.toml): its size, batching, timeouts, keys and
+    addresses."""
+
     n: int
     f: int
     batch_size: int
@@ -189,8 +207,8 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
     if wm < 2 * k:
         raise ConfigError(f"cluster.watermark_window = {wm} must be at least 2 * checkpoint_k")
     sync = c.get("synchronous", "FULL")
-    if sync not in SYNCHRONOUS:
-        raise ConfigError(f"cluster.synchronous must be one of {', '.join(SYNCHRONOUS)}")
+    if sync not in _SYNCHRONOUS:
+        raise ConfigError(f"cluster.synchronous must be one of {', '.join(_SYNCHRONOUS)}")
     keys = base / _str(c, "keys", "cluster", default="keys")
     founders = base / _str(c, "founders", "cluster") if "founders" in c else None
     params = base / _str(c, "params", "cluster") if "params" in c else None
@@ -269,7 +287,7 @@ def _int(
 
 
 def _port(t: Mapping[str, Any], key: str, where: str, default: int | None = None) -> int:
-    return _int(t, key, where, lo=0, hi=MAX_PORT, default=default)
+    return _int(t, key, where, lo=0, hi=_MAX_PORT, default=default)
 
 
 def _str(t: Mapping[str, Any], key: str, where: str, default: str | None = None) -> str:

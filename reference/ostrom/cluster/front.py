@@ -1,7 +1,7 @@
 """The HTTP front of a cluster: a PBFT client that answers after ``f+1`` matching replies.
 
 ``POST /commands`` takes one signed envelope (the body of the single node: ``ostrom
-serve``) and answers as the node does (``answer``: ``{"result", "events"}``, or a gate
+serve``) and answers as the node does (``_answer``: ``{"result", "events"}``, or a gate
 refusal with its HTTP status) once ``f+1`` replicas sent the same signed result
 (``consensus.client.Client``: at least one of them is honest, so the result is one the
 replicated service produced).
@@ -68,17 +68,19 @@ from ostrom.consensus.messages import (
 from ostrom.consensus.replica import BROADCAST, Output
 from ostrom.service.gate import GATE_ERRORS
 
+__all__ = ["MAX_BODY", "BadCommand", "Front", "main", "parse_command"]
+
 MAX_BODY: Final = 1 << 20
 #: The encoded commands of one batch stay below this (a PBFT message carries at most
 #: ``MAX_MESSAGE_BYTES``; the rest is the envelope).
-MAX_BATCH_BYTES: Final = MAX_MESSAGE_BYTES // 2
+_MAX_BATCH_BYTES: Final = MAX_MESSAGE_BYTES // 2
 #: Levels of the request envelope above a command (Signed, Request, operation, batch).
-ENVELOPE_DEPTH: Final = 6
+_ENVELOPE_DEPTH: Final = 6
 #: Commands waiting for a client identity before the front answers 503 (busy).
-MAX_QUEUED: Final = 10_000
+_MAX_QUEUED: Final = 10_000
 #: How long an HTTP request waits for its result before answering 504.
-RESULT_TIMEOUT_S: Final = 60.0
-TICK_S: Final = 0.01
+_RESULT_TIMEOUT_S: Final = 60.0
+_TICK_S: Final = 0.01
 
 
 class BadCommand(ValueError):
@@ -100,7 +102,7 @@ def parse_command(body: bytes) -> tuple[Any, int]:
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise BadCommand("the body is not JSON") from None
     wrapped: Any = command
-    for _ in range(ENVELOPE_DEPTH):
+    for _ in range(_ENVELOPE_DEPTH):
         wrapped = [wrapped]
     try:
         check_tree(wrapped)
@@ -115,40 +117,43 @@ def _no_constant(name: str) -> Any:
 
 
 @dataclass
-class Pending:
+class _Pending:
     command: Any
     future: asyncio.Future[dict[str, Any]]
     size: int = 0
 
 
 @dataclass
-class Slot:
+class _Slot:
     """One client identity and what it carries."""
 
     client: Client
-    batch: list[Pending] = field(default_factory=list)
+    batch: list[_Pending] = field(default_factory=list)
     sent_at: float = 0.0
     timeout_at: float = 0.0
 
 
 class Front:
+    """The HTTP front of a cluster: a PBFT client that answers after ``f+1`` matching
+    replies."""
+
     def __init__(self, cfg: ClusterConfig) -> None:
         self.cfg = cfg
         ring = load_ring(cfg.keys)
         now_us = time.time_ns() // 1000
-        self.slots: dict[str, Slot] = {}
+        self.slots: dict[str, _Slot] = {}
         for name in cfg.client_names:
             c = Client(name, load_signer(cfg.keys, name), ring, cfg.n, cfg.f)
             c.timestamp = now_us
-            self.slots[name] = Slot(c)
-        self.queue: asyncio.Queue[Pending] = asyncio.Queue()
+            self.slots[name] = _Slot(c)
+        self.queue: asyncio.Queue[_Pending] = asyncio.Queue()
         self.free: asyncio.Queue[str] = asyncio.Queue()
         self.links: dict[str, Link] = {}
         self.stats: Counter[str] = Counter()
         self.latencies: list[float] = []
         self.client_timeout_s = 2 * cfg.base_timeout_ms / 1000
         self.stopping = asyncio.Event()
-        self._held: Pending | None = None
+        self._held: _Pending | None = None
 
     # --- PBFT side ------------------------------------------------------------------------
 
@@ -181,7 +186,7 @@ class Front:
                         break
                 else:
                     nxt = self.queue.get_nowait()
-                if size + nxt.size > MAX_BATCH_BYTES:
+                if size + nxt.size > _MAX_BATCH_BYTES:
                     self._held = nxt  # the first of the next batch
                     break
                 batch.append(nxt)
@@ -222,7 +227,7 @@ class Front:
         if not slot.client.busy:
             self._complete(m.client, slot)
 
-    def _complete(self, name: str, slot: Slot) -> None:
+    def _complete(self, name: str, slot: _Slot) -> None:
         ts, result = slot.client.results[-1]
         del slot.client.results[:]  # the front keeps no history of results
         results = result.get(RESULTS) if isinstance(result, dict) else None
@@ -252,7 +257,7 @@ class Front:
 
     async def _ticker(self) -> None:
         while True:
-            await asyncio.sleep(TICK_S)
+            await asyncio.sleep(_TICK_S)
             self.tick()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -284,8 +289,8 @@ class Front:
 
     async def submit(self, command: Any, size: int = 0) -> dict[str, Any]:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.queue.put_nowait(Pending(command, fut, size))
-        return await asyncio.wait_for(fut, RESULT_TIMEOUT_S)
+        self.queue.put_nowait(_Pending(command, fut, size))
+        return await asyncio.wait_for(fut, _RESULT_TIMEOUT_S)
 
     def status(self) -> dict[str, Any]:
         lat = sorted(self.latencies[-10_000:])
@@ -313,10 +318,10 @@ class Front:
                 command, size = parse_command(body)
             except BadCommand as exc:
                 return JSONResponse({"error": str(exc)}, 400)
-            if self.queue.qsize() >= MAX_QUEUED:
+            if self.queue.qsize() >= _MAX_QUEUED:
                 return JSONResponse({"error": "busy: too many commands waiting"}, 503)
             try:
-                return answer(await self.submit(command, size))
+                return _answer(await self.submit(command, size))
             except TimeoutError:
                 return JSONResponse(
                     {"error": "no result from the replicas in time (it may still execute)"}, 504
@@ -381,7 +386,7 @@ class _QuietServer(uvicorn.Server):
         self.should_exit = True
 
 
-def answer(done: dict[str, Any]) -> JSONResponse:
+def _answer(done: dict[str, Any]) -> JSONResponse:
     """The HTTP answer to an executed command, as the single node answers it: a gate
     refusal (``GATE_ERRORS``) with its status and ``{"error", "detail"}``; anything else
     200 with the observation's ``result``, ``events`` and ``retry`` (a protocol refusal is

@@ -26,7 +26,7 @@ from ostrom.service.identity import KeyFileError, key_from_hex, private_hex
 
 __all__ = ["KeyFileError", "generate", "load_ring", "load_signer", "write_key"]
 
-RING: Final = "public.json"
+_RING: Final = "public.json"
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
@@ -44,7 +44,7 @@ def generate(directory: Path, principals: Iterable[str], *, seed: int | None = N
         )
         write_key(directory / f"{p}.key", key)
         ring[p] = public_bytes(key).hex()
-    (directory / RING).write_text(json.dumps(ring, sort_keys=True, indent=1) + "\n")
+    (directory / _RING).write_text(json.dumps(ring, sort_keys=True, indent=1) + "\n")
 
 
 def write_key(path: Path, key: Ed25519PrivateKey) -> None:
@@ -55,7 +55,7 @@ def write_key(path: Path, key: Ed25519PrivateKey) -> None:
 
 
 def load_ring(directory: Path) -> KeyRing:
-    path = directory / RING
+    path = directory / _RING
     try:
         doc = json.loads(path.read_text())
         if not isinstance(doc, dict):

@@ -18,13 +18,15 @@ from typing import Final
 from ostrom.cluster.config import Address
 from ostrom.cluster.wire import frame, hello
 
+__all__ = ["Link"]
+
 #: Frames queued per peer before the oldest is dropped.
-QUEUE_FRAMES: Final = 4096
-BACKOFF_MIN_S: Final = 0.02
-BACKOFF_MAX_S: Final = 0.5
-CONNECT_TIMEOUT_S: Final = 2.0
+_QUEUE_FRAMES: Final = 4096
+_BACKOFF_MIN_S: Final = 0.02
+_BACKOFF_MAX_S: Final = 0.5
+_CONNECT_TIMEOUT_S: Final = 2.0
 #: At most this many queued frames are joined into one write.
-WRITE_FRAMES: Final = 256
+_WRITE_FRAMES: Final = 256
 
 
 class Link:
@@ -32,7 +34,7 @@ class Link:
 
     def __init__(self, me: str, peer: str, address: Address) -> None:
         self.me, self.peer, self.address = me, peer, address
-        self.queue: asyncio.Queue[bytes] = asyncio.Queue(QUEUE_FRAMES)
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(_QUEUE_FRAMES)
         self.stats: Counter[str] = Counter()
         self._task: asyncio.Task[None] | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -53,27 +55,27 @@ class Link:
         self.queue.put_nowait(data)
 
     async def _run(self) -> None:
-        backoff = BACKOFF_MIN_S
+        backoff = _BACKOFF_MIN_S
         while True:
             try:
                 reader, writer = await asyncio.wait_for(
                     asyncio.open_connection(self.address.host, self.address.port),
-                    CONNECT_TIMEOUT_S,
+                    _CONNECT_TIMEOUT_S,
                 )
             except (TimeoutError, OSError):
                 self.stats["connect_failed"] += 1
                 await asyncio.sleep(backoff)
-                backoff = min(2 * backoff, BACKOFF_MAX_S)
+                backoff = min(2 * backoff, _BACKOFF_MAX_S)
                 continue
             self._writer = writer
             self.stats["connected"] += 1
-            backoff = BACKOFF_MIN_S
+            backoff = _BACKOFF_MIN_S
             try:
                 writer.write(hello(self.me))
                 while True:
                     # every frame queued meanwhile goes in one write (one send syscall)
                     chunk = [await self.queue.get()]
-                    while not self.queue.empty() and len(chunk) < WRITE_FRAMES:
+                    while not self.queue.empty() and len(chunk) < _WRITE_FRAMES:
                         chunk.append(self.queue.get_nowait())
                     writer.write(b"".join(chunk) if len(chunk) > 1 else chunk[0])
                     self.stats["frames"] += len(chunk)

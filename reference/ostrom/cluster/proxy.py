@@ -27,6 +27,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from ostrom.cluster.config import Address
 from ostrom.cluster.wire import FrameDecoder, FrameError, frame, hello, parse_hello, read_one
 
+__all__ = ["FaultProxy"]
+
 
 class FaultProxy:
     """Proxies ``routes`` (receiver name -> (address to listen on, address to forward to))."""

@@ -68,16 +68,18 @@ from ostrom.consensus.messages import Commit, Malformed, Prepare, PrePrepare, de
 from ostrom.consensus.replica import BROADCAST, RETRY_LATER, Output, Replica
 from ostrom.consensus.storage import DurableReplica, FileLocation, StoreError, StoreMissing
 
+__all__ = ["Node", "Wrapper", "main", "run_node"]
+
 #: How often the timers are looked at (milliseconds).
-TICK_MS: Final = 10
+_TICK_MS: Final = 10
 #: ``retransmit`` runs each this fraction of the view-change timeout ...
-RESEND_DIVISOR: Final = 4
+_RESEND_DIVISOR: Final = 4
 #: ... doubling at most this many times while nothing progresses.
-RESEND_DOUBLINGS: Final = 2
-STATUS: Final = "status"
+_RESEND_DOUBLINGS: Final = 2
+_STATUS: Final = "status"
 #: Messages refused for now kept for another try (the oldest dropped beyond).
-DEFER_MAX: Final = 2048
-EXIT_STORE: Final = 3
+_DEFER_MAX: Final = 2048
+_EXIT_STORE: Final = 3
 
 
 class Wrapper(Protocol):
@@ -189,7 +191,7 @@ class Node:
                 out = self.node.retransmit()
         except StoreError as exc:
             print(f"{self.name}: store failure, stopping: {exc}", file=sys.stderr, flush=True)
-            self.exit_code = EXIT_STORE
+            self.exit_code = _EXIT_STORE
             self.stopping.set()
             return
         self.stats[kind] += 1
@@ -217,7 +219,7 @@ class Node:
             out = self.durable.release(held)
         except StoreError as exc:
             print(f"{self.name}: store failure, stopping: {exc}", file=sys.stderr, flush=True)
-            self.exit_code = EXIT_STORE
+            self.exit_code = _EXIT_STORE
             self.stopping.set()
             return
         self.stats["group_commits"] += 1
@@ -235,7 +237,7 @@ class Node:
         self.step("message", data)
         if self._not_yet(data, before, view, active):
             self.deferred.append(data)
-            if len(self.deferred) > DEFER_MAX:
+            if len(self.deferred) > _DEFER_MAX:
                 del self.deferred[0]
                 self.stats["deferred_dropped"] += 1
         self._redeliver()
@@ -294,7 +296,7 @@ class Node:
             self._vc_deadline = None
             self.step("timeout")
         if now >= self._resend_at:
-            base = max(r.timeout_duration() / RESEND_DIVISOR, TICK_MS) / 1000
+            base = max(r.timeout_duration() / _RESEND_DIVISOR, _TICK_MS) / 1000
             if r.progress != self._resend_progress:
                 # progressing: the links deliver, nothing to repeat
                 self._resend_interval = base
@@ -302,13 +304,13 @@ class Node:
             else:
                 self.step("retransmit")
                 self._resend_interval = min(
-                    2 * self._resend_interval, base * (1 << RESEND_DOUBLINGS)
+                    2 * self._resend_interval, base * (1 << _RESEND_DOUBLINGS)
                 )
             self._resend_at = now + self._resend_interval
 
     async def _ticker(self) -> None:
         while not self.stopping.is_set():
-            await asyncio.sleep(TICK_MS / 1000)
+            await asyncio.sleep(_TICK_MS / 1000)
             self.tick()
             self._redeliver()
 
@@ -340,7 +342,7 @@ class Node:
             if first is None:
                 return
             peer = parse_hello(first)
-            if peer == STATUS:
+            if peer == _STATUS:
                 writer.write(frame(json.dumps(self.status(), sort_keys=True).encode()))
                 await writer.drain()
                 return
@@ -409,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_node(cluster: str, replica_id: int, wrapper: Wrapper | None = None) -> int:
+    """Run replica ``replica_id`` of the cluster configured in ``cluster`` until it is
+    stopped; ``wrapper`` puts a Byzantine strategy around it.  The exit status (``main``)."""
     try:
         cfg = load(cluster)
         node = Node(cfg, replica_id, wrapper)

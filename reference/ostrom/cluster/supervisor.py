@@ -34,17 +34,17 @@ from ostrom.cluster.wire import hello, read_one
 from ostrom.consensus.crypto import derive_key
 from ostrom.service.identity import new_key, public_hex
 
-CONFIG_FILE: Final = "cluster.toml"
-PIDS_FILE: Final = "pids.json"
-FOUNDERS_FILE: Final = "founders.toml"
-PARAMS_FILE: Final = "params.toml"
+_CONFIG_FILE: Final = "cluster.toml"
+_PIDS_FILE: Final = "pids.json"
+_FOUNDERS_FILE: Final = "founders.toml"
+_PARAMS_FILE: Final = "params.toml"
 #: The module a Byzantine replica runs (`--byzantine I=STRATEGY`): the test harness's.
-BYZANTINE_NODE: Final = "ostrom.harness.byzantine_node"
+_BYZANTINE_NODE: Final = "ostrom.harness.byzantine_node"
 #: The operator a new cluster gets (it may sign tick and recruit); its key is in keys/.
-OPERATOR: Final = "ops"
-STATUS_TIMEOUT_S: Final = 2.0
+_OPERATOR: Final = "ops"
+_STATUS_TIMEOUT_S: Final = 2.0
 #: The founders a new cluster gets, (id, tier) (tier 2: reviewers; docs/community.md).
-DEFAULT_FOUNDERS: Final = tuple((f"founder{i}", 2) for i in range(4))
+_DEFAULT_FOUNDERS: Final = tuple((f"founder{i}", 2) for i in range(4))
 
 
 def free_ports(k: int, host: str = "127.0.0.1") -> list[int]:
@@ -77,7 +77,7 @@ def create(
     http_port: int | None = None,
     dial_ports: Sequence[int] | None = None,
     seed: int | None = None,
-    founders: Sequence[tuple[str, int]] = DEFAULT_FOUNDERS,
+    founders: Sequence[tuple[str, int]] = _DEFAULT_FOUNDERS,
     founders_file: Path | None = None,
     params_file: Path | None = None,
 ) -> ClusterConfig:
@@ -121,17 +121,17 @@ def create(
             )
             for i in range(n)
         ),
-        founders=directory / FOUNDERS_FILE,
-        path=directory / CONFIG_FILE,
-        params=None if params_text is None else directory / PARAMS_FILE,
+        founders=directory / _FOUNDERS_FILE,
+        path=directory / _CONFIG_FILE,
+        params=None if params_text is None else directory / _PARAMS_FILE,
     )
-    path = directory / CONFIG_FILE
+    path = directory / _CONFIG_FILE
     path.write_text(cfg.to_toml())
     generate(cfg.keys, [r.name for r in cfg.replicas] + cfg.client_names, seed=seed)
     if params_text is not None:
-        (directory / PARAMS_FILE).write_bytes(params_text)
+        (directory / _PARAMS_FILE).write_bytes(params_text)
     if founders_text is not None:
-        (directory / FOUNDERS_FILE).write_bytes(founders_text)
+        (directory / _FOUNDERS_FILE).write_bytes(founders_text)
         return C.load(path)
     lines: list[str] = []
     for fid, tier in founders:
@@ -139,10 +139,10 @@ def create(
         write_key(cfg.keys / f"{fid}.key", key)
         lines += ["[[founder]]", f'id = "{fid}"', f"tier = {tier}", "reputation = 0.9"]
         lines += ["evidence = 20", f'public_key = "{public_hex(key)}"', ""]
-    op = new_key() if seed is None else derive_key(seed, f"operator:{OPERATOR}")
-    write_key(cfg.keys / f"{OPERATOR}.key", op)
-    lines += ["[[operator]]", f'id = "{OPERATOR}"', f'public_key = "{public_hex(op)}"']
-    (directory / FOUNDERS_FILE).write_text("\n".join(lines) + "\n")
+    op = new_key() if seed is None else derive_key(seed, f"operator:{_OPERATOR}")
+    write_key(cfg.keys / f"{_OPERATOR}.key", op)
+    lines += ["[[operator]]", f'id = "{_OPERATOR}"', f'public_key = "{public_hex(op)}"']
+    (directory / _FOUNDERS_FILE).write_text("\n".join(lines) + "\n")
     return C.load(path)
 
 
@@ -168,8 +168,8 @@ def _check_community(
         paths: list[Path | None] = []
         renames: dict[str, str] = {}
         for name, original, data in (
-            (FOUNDERS_FILE, founders, founders_text),
-            (PARAMS_FILE, params, params_text),
+            (_FOUNDERS_FILE, founders, founders_text),
+            (_PARAMS_FILE, params, params_text),
         ):
             if original is None or data is None:
                 paths.append(None)
@@ -208,7 +208,7 @@ async def _ask(address: Address, timeout: float) -> dict[str, Any]:
         writer.close()
 
 
-def replica_status(address: Address, timeout: float = STATUS_TIMEOUT_S) -> dict[str, Any] | None:
+def replica_status(address: Address, timeout: float = _STATUS_TIMEOUT_S) -> dict[str, Any] | None:
     """The status a replica answers, or None if it does not answer in time."""
     try:
         return asyncio.run(_ask(address, timeout))
@@ -223,7 +223,7 @@ def cluster_status(cfg: ClusterConfig) -> dict[int, dict[str, Any] | None]:
     return {r.id: replica_status(r.listen) for r in cfg.replicas}
 
 
-def front_status(cfg: ClusterConfig, timeout: float = STATUS_TIMEOUT_S) -> dict[str, Any] | None:
+def front_status(cfg: ClusterConfig, timeout: float = _STATUS_TIMEOUT_S) -> dict[str, Any] | None:
     """The front's ``GET /status``, or None if it does not answer in time."""
     url = f"http://{cfg.http.host}:{cfg.http.port}/status"
     try:
@@ -242,7 +242,7 @@ class Cluster:
 
     def __init__(self, directory: Path, cfg: ClusterConfig | None = None) -> None:
         self.dir = directory
-        self.cfg = cfg if cfg is not None else C.load(directory / CONFIG_FILE)
+        self.cfg = cfg if cfg is not None else C.load(directory / _CONFIG_FILE)
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.byzantine: dict[int, str] = {}
         self._logs: list[IO[bytes]] = []
@@ -282,7 +282,7 @@ class Cluster:
         if byzantine is not None:
             # the fault tests' Byzantine replica: the test harness's process (by name; the
             # product imports no attack), the same replica process with a strategy
-            args[0] = BYZANTINE_NODE
+            args[0] = _BYZANTINE_NODE
             args += ["--byzantine", byzantine]
             self.byzantine[i] = byzantine
         self._spawn(f"r{i}", args, detach=detach)
@@ -303,7 +303,7 @@ class Cluster:
             self.start_replica(r.id, (byzantine or {}).get(r.id), detach=detach)
         self.start_front(detach=detach)
         self.wait_ready(timeout)
-        (self.dir / PIDS_FILE).write_text(
+        (self.dir / _PIDS_FILE).write_text(
             json.dumps({k: p.pid for k, p in self.procs.items()}, sort_keys=True)
         )
 
@@ -398,7 +398,7 @@ def start_cluster(
 
 def down(directory: Path, timeout: float = 10.0) -> list[str]:
     """Stop the processes ``cluster up`` started (their pids in ``pids.json``)."""
-    path = directory / PIDS_FILE
+    path = directory / _PIDS_FILE
     try:
         pids = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -434,4 +434,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
-__all__ = ["Cluster", "cluster_status", "create", "down", "start_cluster"]
+__all__ = [
+    "Cluster",
+    "cluster_status",
+    "create",
+    "down",
+    "free_ports",
+    "front_status",
+    "replica_status",
+    "start_cluster",
+]

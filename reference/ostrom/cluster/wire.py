@@ -24,11 +24,24 @@ from typing import Final
 
 from ostrom.consensus.messages import MAX_MESSAGE_BYTES
 
+__all__ = [
+    "HEADER",
+    "HELLO_TIMEOUT_S",
+    "MAX_FRAME",
+    "FrameDecoder",
+    "FrameError",
+    "frame",
+    "hello",
+    "parse_hello",
+    "read_frames",
+    "read_one",
+]
+
 HEADER: Final = 4
 #: The largest frame accepted: the largest message the decoder accepts.
 MAX_FRAME: Final = MAX_MESSAGE_BYTES
 #: The largest hello frame.
-MAX_HELLO: Final = 256
+_MAX_HELLO: Final = 256
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 #: How long a peer may take to send its hello before the connection is closed.
 HELLO_TIMEOUT_S: Final = 5.0
@@ -87,7 +100,7 @@ def hello(name: str) -> bytes:
 
 def parse_hello(payload: bytes) -> str:
     """The name in a hello frame's payload; ``FrameError`` for anything else."""
-    if len(payload) > MAX_HELLO:
+    if len(payload) > _MAX_HELLO:
         raise FrameError("hello too long")
     try:
         doc = json.loads(payload.decode("utf-8"))

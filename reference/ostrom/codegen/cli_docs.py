@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ostrom.cli.exits import EXIT_CODES
 
+__all__ = ["exit_code_table"]
+
 
 def exit_code_table() -> str:
     """docs/cli.md's exit codes, from ``exits.EXIT_CODES``."""

@@ -23,6 +23,8 @@ from ostrom.protocol.lifecycle import (
 )
 from ostrom.protocol.params import markdown_table
 
+__all__ = ["FORMATS", "to_dot", "to_guard_table", "to_mermaid", "to_svg", "to_tla_table"]
+
 _TRANSIENT_COLOUR = "#fff7d6"
 _STABLE_COLOUR = "#dff0d8"
 _TERMINAL_COLOUR = "#e0e0e0"

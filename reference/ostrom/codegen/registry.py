@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from ostrom import layout
-from ostrom.codegen import cli_docs, diagram, params_docs, service_docs
+from ostrom.codegen import api_docs, cli_docs, diagram, params_docs, service_docs
 from ostrom.conformance import killmatrix, runner
 from ostrom.conformance.mutants import registry as mutant_registry
 from ostrom.docblocks import replace_block
@@ -251,6 +251,13 @@ REGISTRY: Final[tuple[Generated, ...]] = (
         "ostrom.cli.exits.EXIT_CODES",
         lambda _root: cli_docs.exit_code_table(),
         block="exit-codes",
+    ),
+    Generated(
+        "api",
+        "docs/design.md",
+        "each package's __all__ (ostrom.PRODUCT, ostrom.TOOLS) and its names' docstrings",
+        lambda _root: api_docs.api_markdown(),
+        block="api",
     ),
     Generated(
         "counterexample-charts",

@@ -23,6 +23,8 @@ from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.protocol.reputation import ReputationBook
 from ostrom.protocol.voting import Tally, review_verdict
 
+__all__ = ["group_mean", "simulate"]
+
 ARCHETYPES = ("honest", "malicious", "build-then-exploit")
 COLOURS = {"honest": "#1b7837", "malicious": "#b2182b", "build-then-exploit": "#e08214"}
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.openapi import ENDPOINTS, openapi_path
 
+__all__ = ["errors_table", "markdown_table"]
+
 
 def markdown_table() -> str:
     """docs/service.md's API table."""

@@ -1,6 +1,10 @@
 """The conformance suite: vectors, the driver protocol, the runner, trace validation.
 
-docs/conformance.md is the normative description of every format here.
+docs/conformance.md is the normative description of every format here.  The package
+exports the formats' names and constants below; the entry points are ``ostrom conform``
+and ``ostrom vectors`` (``commands``), ``runner.run_suite`` and the reference driver
+(``python -m ostrom.conformance.driver``), each in its module: the runner and the drivers
+import every layer of the product, which this package's constants must not load.
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ from typing import Final
 
 # The trace-log format of ``ostrom validate-trace`` (defined where trace logs are read).
 from ostrom.protocol.version import TRACE_FORMAT as TRACE_FORMAT
+
+__all__ = ["DRIVER_PROTOCOL", "FLOAT_TOLERANCE", "LAYERS", "TRACE_FORMAT", "VECTOR_FORMAT"]
 
 #: The vector format this code reads and writes (``"format"`` of a vector file).
 VECTOR_FORMAT: Final = "ostrom-vector/1"

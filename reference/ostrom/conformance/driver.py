@@ -33,6 +33,8 @@ from ostrom import __version__
 from ostrom.conformance import DRIVER_PROTOCOL, LAYERS, TRACE_FORMAT
 from ostrom.conformance.layer import Layer, LayerFactory
 
+__all__ = ["Driver", "serve"]
+
 #: Layers whose steps ``--log`` writes: every layer with a trace spec (ostrom validate-trace
 #: dispatches on the log header's ``layer``).
 LOGGED_LAYERS: Final = frozenset({"lifecycle", "community", "sanctions", "pbft"})

@@ -41,6 +41,19 @@ from ostrom.conformance import DRIVER_PROTOCOL, LAYERS, runner
 from ostrom.conformance.mutants import MUTANTS
 from ostrom.conformance.vectors import Suite, Vector
 
+__all__ = [
+    "OUTSIDE_SPEC",
+    "TRACED_LAYERS",
+    "Row",
+    "build",
+    "driver_command",
+    "markdown",
+    "plain",
+    "to_json",
+    "trace_available",
+    "write_logs",
+]
+
 #: Layers whose driver steps are checked by a trace spec (the driver's ``--log``):
 #: spec/LifecycleTrace.tla, spec/CommunityTrace.tla, spec/SanctionsTrace.tla and
 #: spec/PBFTReplicaTrace.tla (``trace.LAYER_TRACES`` names the module of each).

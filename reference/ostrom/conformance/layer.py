@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 from ostrom.protocol import commands
 
+__all__ = ["Layer", "LayerFactory", "Observation"]
+
 
 class Observation(commands.Observation):
     """The normative reply to one command: the orchestrator's result code and events, and

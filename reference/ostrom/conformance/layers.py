@@ -31,13 +31,14 @@ from typing import Any, ClassVar, Final
 
 from ostrom.conformance.layer import Layer, LayerFactory, Observation
 from ostrom.protocol.agents import MAX_TIER, MICRO, Agent, Sanction
+from ostrom.protocol.commands import OPS as ORCHESTRATOR_OPS
 from ostrom.protocol.commands import is_finite, is_id, is_int, is_text
 from ostrom.protocol.community import Community, Member
+from ostrom.protocol.encoding import is_hex64
 from ostrom.protocol.errors import ErrorCode
 from ostrom.protocol.forgetting import RULE, ForgetRule, decay, forget_confidence_micro, keep_score
 from ostrom.protocol.forgetting import decide as forget_decide
 from ostrom.protocol.lifecycle import STATES
-from ostrom.protocol.orchestrator import OPS as ORCHESTRATOR_OPS
 from ostrom.protocol.orchestrator import Orchestrator
 from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.reputation import FEEDBACK_MODES, Beta, ReputationBook
@@ -47,10 +48,22 @@ from ostrom.protocol.voting import (
     Tally,
     commitment,
     dispute_verdict,
-    is_hex64,
     review_verdict,
     select_reviewers,
 )
+
+__all__ = [
+    "ADAPTERS",
+    "ADAPTER_CLASSES",
+    "CommunityLayer",
+    "ForgettingLayer",
+    "LifecycleLayer",
+    "ReputationLayer",
+    "SanctionsLayer",
+    "VotingLayer",
+    "clean",
+    "pbft_available",
+]
 
 INVALID: Final = ErrorCode.INVALID_INPUT.value
 

@@ -16,6 +16,16 @@ from typing import Any, Final, Literal
 from ostrom.conformance import DRIVER_PROTOCOL, FLOAT_TOLERANCE
 from ostrom.conformance.vectors import Difference, Suite, Vector
 
+__all__ = [
+    "FAILING",
+    "REPORT_FORMAT",
+    "Report",
+    "Status",
+    "VectorResult",
+    "display_path",
+    "files_read",
+]
+
 #: ``"format"`` of the ``--json`` report.
 REPORT_FORMAT: Final = "ostrom-conform-report/1"
 Status = Literal["passed", "failed", "crashed", "timeout", "malformed", "not_implemented"]

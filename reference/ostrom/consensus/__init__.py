@@ -10,6 +10,79 @@ replica core a cluster runs.
 * ``client`` — a client accepting a result on ``f+1`` matching replies;
 * ``application`` — the deterministic core each replica applies its committed log to.
 
+The API, re-exported here: ``Replica`` and ``DurableReplica`` (with its store's
+locations and errors), what a replica returns (``Output``, ``Send``, ``Executed``), the
+applications (``App``, ``OrchestratorApp``), the messages and their encoding, the keys
+(``KeyRing``, ``Signer``, ``make_keys``) and the ``Client``.  The names are imported
+eagerly: every module here is plain Python over the standard library and the signature
+library a replica needs anyway.
+
 The simulated network, the Byzantine strategies and Algorithm 1 that test it are the
 harness's (``ostrom.harness``), not the product's.
 """
+
+from __future__ import annotations
+
+from ostrom.consensus.application import OrchestratorApp
+from ostrom.consensus.client import Client
+from ostrom.consensus.crypto import KeyRing, Signer, make_keys
+from ostrom.consensus.messages import (
+    AnyMessage,
+    Checkpoint,
+    Commit,
+    FetchState,
+    Malformed,
+    NewView,
+    Prepare,
+    PrePrepare,
+    Reply,
+    Request,
+    Signed,
+    StateTransfer,
+    ViewChange,
+    decode,
+    encode,
+)
+from ostrom.consensus.replica import App, CounterApp, Executed, Output, Replica, Send, quorum
+from ostrom.consensus.storage import (
+    DurableReplica,
+    FileLocation,
+    MemoryLocation,
+    StoreError,
+    StoreMissing,
+)
+
+__all__ = [
+    "AnyMessage",
+    "App",
+    "Checkpoint",
+    "Client",
+    "Commit",
+    "CounterApp",
+    "DurableReplica",
+    "Executed",
+    "FetchState",
+    "FileLocation",
+    "KeyRing",
+    "Malformed",
+    "MemoryLocation",
+    "NewView",
+    "OrchestratorApp",
+    "Output",
+    "PrePrepare",
+    "Prepare",
+    "Replica",
+    "Reply",
+    "Request",
+    "Send",
+    "Signed",
+    "Signer",
+    "StateTransfer",
+    "StoreError",
+    "StoreMissing",
+    "ViewChange",
+    "decode",
+    "encode",
+    "make_keys",
+    "quorum",
+]

@@ -23,6 +23,8 @@ from ostrom.protocol.commands import Observation
 from ostrom.protocol.orchestrator import Orchestrator
 from ostrom.protocol.params import DEFAULTS, Params
 
+__all__ = ["Core", "CoreFactory", "OrchestratorApp", "committed_operations", "reference_state"]
+
 
 class Core(Protocol):
     """What a replica replicates: a deterministic ``apply`` and a public state

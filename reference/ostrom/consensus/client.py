@@ -23,6 +23,8 @@ from ostrom.consensus.messages import (
 )
 from ostrom.consensus.replica import BROADCAST, Output, Send
 
+__all__ = ["Client"]
+
 
 class Client:
     """Sans-IO client; ``request``/``on_reply``/``on_timeout`` return an ``Output``."""

@@ -24,6 +24,37 @@ from typing import Any, ClassVar, Final, Union
 from ostrom.protocol.encoding import canonical as canonical
 from ostrom.protocol.encoding import is_hex64
 
+__all__ = [
+    "MAX_INT",
+    "MAX_MESSAGE_BYTES",
+    "MESSAGE_TYPES",
+    "NULL_DIGEST",
+    "AnyMessage",
+    "Checkpoint",
+    "Commit",
+    "FetchState",
+    "Malformed",
+    "Message",
+    "NewView",
+    "PrePrepare",
+    "Prepare",
+    "PreparedCert",
+    "Reply",
+    "Request",
+    "Signed",
+    "StateTransfer",
+    "ViewChange",
+    "canonical",
+    "check_tree",
+    "decode",
+    "encode",
+    "message_from_tree",
+    "replica_name",
+    "request_digest",
+    "sha256_hex",
+    "signed_from_tree",
+]
+
 NULL_DIGEST: Final = hashlib.sha256(b"ostrom-pbft-null-request").hexdigest()
 
 
@@ -38,7 +69,7 @@ MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 #: The deepest JSON tree accepted.  An honest NEW-VIEW nests about 13 levels above its
 #: requests' operations (envelope, NEW-VIEW, VIEW-CHANGE, certificate, PRE-PREPARE,
 #: request); the rest is the operation's own depth.
-MAX_DEPTH: Final = 48
+_MAX_DEPTH: Final = 48
 #: Integers must fit a signed 64-bit word, so that every implementation reads the same.
 MAX_INT: Final = 2**63 - 1
 
@@ -239,6 +270,7 @@ class StateTransfer(Message):
     replica: int
 
 
+#: Any PBFT message a replica signs, sends or receives.
 AnyMessage = Union[  # noqa: UP007 - a runtime alias used before the classes exist
     Request,
     PrePrepare,
@@ -357,7 +389,7 @@ def _cert(v: Any) -> PreparedCert:
 def check_tree(tree: Any) -> None:
     """``Malformed`` unless ``tree`` is JSON every implementation reads alike.
 
-    Iterative (no recursion, whatever the depth): at most ``MAX_DEPTH`` levels; objects
+    Iterative (no recursion, whatever the depth): at most ``_MAX_DEPTH`` levels; objects
     with string keys, lists, strings without lone surrogates (they have no UTF-8
     encoding, so no canonical form and no signature), integers within 64 bits, finite
     floats, booleans and null.
@@ -365,8 +397,8 @@ def check_tree(tree: Any) -> None:
     stack: list[tuple[Any, int]] = [(tree, 1)]
     while stack:
         node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise Malformed(f"nested deeper than {MAX_DEPTH} levels")
+        if depth > _MAX_DEPTH:
+            raise Malformed(f"nested deeper than {_MAX_DEPTH} levels")
         # the exact types json.loads makes first (a decoded frame holds nothing else): the
         # same checks as below, without the chain of isinstance and encode calls
         kind = type(node)

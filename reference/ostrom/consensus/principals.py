@@ -12,6 +12,8 @@ from typing import Final
 
 from ostrom.consensus.messages import replica_name
 
+__all__ = ["DEFAULT_BASE_TIMEOUT", "DEFAULT_CLIENTS", "principals"]
+
 #: ``setup.base_timeout`` when absent (``Replica``'s default).
 DEFAULT_BASE_TIMEOUT: Final = 1000
 #: ``setup.clients`` when absent.

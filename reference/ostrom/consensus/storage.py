@@ -24,7 +24,7 @@ below it, exactly as the replica garbage-collects its log.
 **Integrity.**  ``PRAGMA user_version`` holds the schema version.  Each transaction adds
 a row to ``batch``: its number, the number of records, the *state hash* (the sum modulo
 2^256 of the SHA-256 of every record: a multiset hash, updated incrementally) and a
-running hash chain over the batches (at least the last ``BATCH_LOG`` rows are kept).  Opening the
+running hash chain over the batches (at least the last ``_BATCH_LOG`` rows are kept).  Opening the
 store recomputes the state hash from the records and checks the chain: the records are
 exactly those of the last committed transaction, or the store is refused.
 
@@ -73,13 +73,29 @@ from ostrom.consensus.replica import (
     Replica,
 )
 
-SCHEMA_VERSION: Final = 1
+__all__ = [
+    "DurableReplica",
+    "FileLocation",
+    "MemoryLocation",
+    "ReplicaStore",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreLocation",
+    "StoreMismatch",
+    "StoreMissing",
+    "StoreVersionError",
+    "chain_step",
+    "main",
+    "row_hash",
+]
+
+_SCHEMA_VERSION: Final = 1
 #: Rows of the ``batch`` table kept (the chain is checked over them on open).
-BATCH_LOG: Final = 64
-GENESIS: Final = hashlib.sha256(b"ostrom-pbft-store-genesis").hexdigest()
-MODULUS: Final = 1 << 256
-SYNCHRONOUS: Final = ("FULL", "NORMAL", "OFF")
-SCHEMA: Final = (
+_BATCH_LOG: Final = 64
+_GENESIS: Final = hashlib.sha256(b"ostrom-pbft-store-genesis").hexdigest()
+_MODULUS: Final = 1 << 256
+_SYNCHRONOUS: Final = ("FULL", "NORMAL", "OFF")
+_SCHEMA: Final = (
     "CREATE TABLE record (kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL,"
     " PRIMARY KEY (kind, key)) WITHOUT ROWID",
     "CREATE TABLE batch (n INTEGER PRIMARY KEY, rows INTEGER NOT NULL,"
@@ -87,22 +103,22 @@ SCHEMA: Final = (
 )
 
 #: Kinds whose value is one encoded ``Signed`` (``history``: or ``null``).
-SIGNED_KINDS: Final = frozenset(
+_SIGNED_KINDS: Final = frozenset(
     {"new_view", "stable_proof", "view_change", "pre_prepare", "prepare", "commit"}
     | {"checkpoint", "history"}
 )
 #: Kinds that are sets: the key is the entry, the value a constant.
-SET_KINDS: Final = frozenset({"assigned", "prepared_log", "committed", "committed_local"})
+_SET_KINDS: Final = frozenset({"assigned", "prepared_log", "committed", "committed_local"})
 #: Kinds compared with the in-memory mirror at every step (bounded by the window).
-BOUNDED_KINDS: Final = frozenset(
+_BOUNDED_KINDS: Final = frozenset(
     {"scalar", "new_view", "stable_proof", "view_change", "pre_prepare", "prepare", "commit"}
     | {"sent_commit", "cert", "own_checkpoint", "checkpoint", "reply_view"}
 )
-SCALARS: Final = ("view", "active", "next_seq", "stable_seq", "stable_digest", "stable_app_digest")
-META: Final = ("schema", "replica", "n", "f", "checkpoint_k", "window")
-PRESENT: Final = b"1"
+_SCALARS: Final = ("view", "active", "next_seq", "stable_seq", "stable_digest", "stable_app_digest")
+_META: Final = ("schema", "replica", "n", "f", "checkpoint_k", "window")
+_PRESENT: Final = b"1"
 
-Row = tuple[str, Hashable]  # (kind, key)
+_Row = tuple[str, Hashable]  # (kind, key)
 
 
 # --- errors ---------------------------------------------------------------------------------
@@ -158,8 +174,8 @@ class FileLocation:
     """
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
-        if synchronous not in SYNCHRONOUS:
-            raise ValueError(f"synchronous must be one of {SYNCHRONOUS}")
+        if synchronous not in _SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}")
         self.path = Path(path)
         self.synchronous = synchronous
         self.name = self.path.name
@@ -226,7 +242,7 @@ class MemoryLocation:
 # --- rows -----------------------------------------------------------------------------------
 
 
-def json_text(obj: object) -> str:
+def _json_text(obj: object) -> str:
     """``canonical(obj)`` as text; fast for what rows hold (ints, plain ASCII strings,
     tuples of them), the encoder for anything else."""
     t = type(obj)
@@ -235,16 +251,16 @@ def json_text(obj: object) -> str:
     if t is str and obj.isascii() and obj.replace("_", "").isalnum():  # type: ignore[attr-defined]
         return f'"{obj}"'
     if t is tuple:
-        return "[" + ",".join(json_text(x) for x in obj) + "]"  # type: ignore[attr-defined]
+        return "[" + ",".join(_json_text(x) for x in obj) + "]"  # type: ignore[attr-defined]
     return canonical(obj).decode()
 
 
-def key_text(key: Hashable) -> str:
+def _key_text(key: Hashable) -> str:
     """The canonical JSON text of a row key (tuples become lists)."""
-    return json_text(key)
+    return _json_text(key)
 
 
-def envelope_bytes(s: Signed) -> bytes:
+def _envelope_bytes(s: Signed) -> bytes:
     """``s.encoded`` (the wire encoding), built around the message's canonical encoding,
     which signing or verifying has already computed and cached: sorted keys ``message``,
     ``sender``, ``signature``, ``type``, compact separators, as ``canonical`` writes them."""
@@ -253,7 +269,7 @@ def envelope_bytes(s: Signed) -> bytes:
             b'{"message":',
             s.message.encoded,
             b',"sender":',
-            json_text(s.sender).encode(),
+            _json_text(s.sender).encode(),
             b',"signature":"',
             s.signature.hex().encode(),
             b'","type":"Signed"}',
@@ -261,20 +277,20 @@ def envelope_bytes(s: Signed) -> bytes:
     )
 
 
-def value_bytes(kind: str, obj: object) -> bytes:
+def _value_bytes(kind: str, obj: object) -> bytes:
     """The stored bytes of a row's value: a signed message's wire encoding, a certificate's
     canonical encoding, or canonical JSON."""
-    if kind in SIGNED_KINDS:
+    if kind in _SIGNED_KINDS:
         if obj is None:
             return b"null"
         assert isinstance(obj, Signed)
-        return envelope_bytes(obj)
+        return _envelope_bytes(obj)
     if kind == "cert":
         assert isinstance(obj, PreparedCert)
         return obj.encoded
-    if kind in SET_KINDS:
-        return PRESENT
-    return json_text(obj).encode()
+    if kind in _SET_KINDS:
+        return _PRESENT
+    return _json_text(obj).encode()
 
 
 def row_hash(kind: str, key: str, value: bytes) -> int:
@@ -292,9 +308,9 @@ def chain_step(chain: str, n: int, state_hash: str, rows: int) -> str:
     return hashlib.sha256(f"{chain}|{n}|{state_hash}|{rows}".encode()).hexdigest()
 
 
-def bounded_rows(r: Replica) -> dict[Row, object]:
+def _bounded_rows(r: Replica) -> dict[_Row, object]:
     """The window-bounded durable rows of ``r``, as objects (compared at every step)."""
-    rows: dict[Row, object] = {
+    rows: dict[_Row, object] = {
         ("scalar", "view"): r.view,
         ("scalar", "active"): r.active,
         ("scalar", "next_seq"): r.next_seq,
@@ -338,7 +354,7 @@ class ReplicaStore:
         self.name = location.name
         self.keyring = replica.keyring
         self.meta: dict[str, int] = {
-            "schema": SCHEMA_VERSION,
+            "schema": _SCHEMA_VERSION,
             "replica": replica.id,
             "n": replica.n,
             "f": replica.f,
@@ -348,12 +364,12 @@ class ReplicaStore:
         self._conn: sqlite3.Connection | None = location.connect(create=create)
         self.batch = -1  # the last committed transaction
         self.transactions = 0  # committed by this process (the benchmark reads it)
-        self._chain = GENESIS
+        self._chain = _GENESIS
         self._state_hash = 0
         self._rows = 0
         # mirrors of what the last transaction left in the database
-        self._mirror: dict[Row, object] = {}
-        self._hashes: dict[Row, int] = {}  # bounded rows: their term of the state hash
+        self._mirror: dict[_Row, object] = {}
+        self._hashes: dict[_Row, int] = {}  # bounded rows: their term of the state hash
         self._history = 0
         self._prepared_log: set[Key3] = set()
         self._committed_local: set[Key3] = set()
@@ -388,7 +404,7 @@ class ReplicaStore:
                 "it explicitly (an amnesiac restart, which is a fault)"
             )
         upserts: list[_Upsert] = [("meta", k, v) for k, v in self.meta.items()]
-        self._sync(replica, upserts, prelude=[*SCHEMA, f"PRAGMA user_version={SCHEMA_VERSION}"])
+        self._sync(replica, upserts, prelude=[*_SCHEMA, f"PRAGMA user_version={_SCHEMA_VERSION}"])
 
     # --- after every step -----------------------------------------------------------------
 
@@ -398,8 +414,8 @@ class ReplicaStore:
         return self._sync(replica, [], prelude=())
 
     def _sync(self, r: Replica, upserts: list[_Upsert], prelude: Sequence[str]) -> bool:
-        snap = bounded_rows(r)
-        deletes: list[Row] = []
+        snap = _bounded_rows(r)
+        deletes: list[_Row] = []
         if snap != self._mirror:
             mirror = self._mirror
             for row, obj in snap.items():
@@ -450,20 +466,20 @@ class ReplicaStore:
             self._assigned_obj, self._assigned_len = r.assigned, len(r.assigned)
         return bool(upserts or deletes)
 
-    def _commit(self, upserts: list[_Upsert], deletes: list[Row], prelude: Sequence[str]) -> None:
+    def _commit(self, upserts: list[_Upsert], deletes: list[_Row], prelude: Sequence[str]) -> None:
         state, rows = self._state_hash, self._rows
-        hashes: dict[Row, int | None] = {}
+        hashes: dict[_Row, int | None] = {}
         dels: list[tuple[str, str]] = []
         for kind, key in deletes:
-            text = key_text(key)
+            text = _key_text(key)
             old = self._hashes.get((kind, key))
-            state -= old if old is not None else row_hash(kind, text, value_bytes(kind, None))
+            state -= old if old is not None else row_hash(kind, text, _value_bytes(kind, None))
             rows -= 1
             hashes[(kind, key)] = None
             dels.append((kind, text))
         puts: list[tuple[str, str, bytes]] = []
         for kind, key, obj in upserts:
-            text, value = key_text(key), value_bytes(kind, obj)
+            text, value = _key_text(key), _value_bytes(kind, obj)
             term = row_hash(kind, text, value)
             old = self._hashes.get((kind, key))
             if old is None:
@@ -471,10 +487,10 @@ class ReplicaStore:
             else:
                 state -= old
             state += term
-            if kind in BOUNDED_KINDS:
+            if kind in _BOUNDED_KINDS:
                 hashes[(kind, key)] = term
             puts.append((kind, text, value))
-        state %= MODULUS
+        state %= _MODULUS
         n = self.batch + 1
         state_hex = f"{state:064x}"
         chain = chain_step(self._chain, n, state_hex, rows)
@@ -491,8 +507,8 @@ class ReplicaStore:
                 puts,
             )
             conn.execute("INSERT INTO batch VALUES (?, ?, ?, ?)", (n, rows, state_hex, chain))
-            if n % BATCH_LOG == 0:  # keep the last BATCH_LOG to 2 * BATCH_LOG batches
-                conn.execute("DELETE FROM batch WHERE n <= ?", (n - BATCH_LOG,))
+            if n % _BATCH_LOG == 0:  # keep the last BATCH_LOG to 2 * BATCH_LOG batches
+                conn.execute("DELETE FROM batch WHERE n <= ?", (n - _BATCH_LOG,))
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -523,9 +539,9 @@ class ReplicaStore:
                     f"{self.name}: no durable state; restarting from nothing is an amnesiac "
                     "restart (a fault): create a store only for a replica that never ran"
                 )
-            if version != SCHEMA_VERSION:
+            if version != _SCHEMA_VERSION:
                 raise StoreVersionError(
-                    f"{self.name}: schema version {version}; this code reads {SCHEMA_VERSION}"
+                    f"{self.name}: schema version {version}; this code reads {_SCHEMA_VERSION}"
                 )
             if tables != {"record", "batch"}:
                 raise StoreCorrupt(f"{self.name}: tables {sorted(tables)}, not the schema's")
@@ -547,7 +563,7 @@ class ReplicaStore:
             if not (_is_int(n) and _is_int(rows) and isinstance(state_hex, str)):
                 raise StoreCorrupt(f"{self.name}: a malformed batch row")
             if chain is None and n == 0:
-                chain = GENESIS
+                chain = _GENESIS
             if chain is not None and (
                 n != last + 1 or link != chain_step(chain, n, state_hex, rows)
             ):
@@ -559,12 +575,12 @@ class ReplicaStore:
             if not (isinstance(kind, str) and isinstance(key, str) and isinstance(value, bytes)):
                 raise StoreCorrupt(f"{self.name}: a malformed record")
             total += row_hash(kind, key, value)
-        if f"{total % MODULUS:064x}" != state_hex or len(records) != rows:
+        if f"{total % _MODULUS:064x}" != state_hex or len(records) != rows:
             raise StoreCorrupt(
                 f"{self.name}: the records are not those of the last committed transaction "
                 f"({n}): torn or altered"
             )
-        self.batch, self._chain, self._state_hash, self._rows = n, link, total % MODULUS, rows
+        self.batch, self._chain, self._state_hash, self._rows = n, link, total % _MODULUS, rows
 
     def _decode(self, records: list[Any]) -> DurableState:
         """Every record decoded and checked; the mirrors set to what was read."""
@@ -599,10 +615,10 @@ class _Decoder:
     def __init__(self, name: str, keyring: Any) -> None:
         self.name, self.keyring = name, keyring
         self.meta: dict[str, object] = {}
-        self.bounded: dict[Row, object] = {}
-        self.hashes: dict[Row, int] = {}
+        self.bounded: dict[_Row, object] = {}
+        self.hashes: dict[_Row, int] = {}
         self.history: dict[int, Signed | None] = {}
-        self.sets: dict[str, set[Any]] = {k: set() for k in SET_KINDS}
+        self.sets: dict[str, set[Any]] = {k: set() for k in _SET_KINDS}
 
     def fail(self, kind: str, key: str, why: str) -> StoreCorrupt:
         return StoreCorrupt(f"{self.name}: record {kind} {key}: {why}")
@@ -624,12 +640,12 @@ class _Decoder:
         except ValueError as exc:
             raise self.fail(kind, text, "key is not JSON") from exc
         key: Hashable = tuple(raw) if isinstance(raw, list) else raw
-        if key_text(key) != text:
+        if _key_text(key) != text:
             raise self.fail(kind, text, "key is not canonical")
         if not _key_ok(kind, key):
             raise self.fail(kind, text, "unexpected key")
-        if kind in SET_KINDS:
-            if value != PRESENT:
+        if kind in _SET_KINDS:
+            if value != _PRESENT:
                 raise self.fail(kind, text, "unexpected value")
             self.sets[kind].add(key)
             return
@@ -638,7 +654,7 @@ class _Decoder:
             self.history[key] = None if value == b"null" else self.signed(kind, text, value)
             return
         obj: object
-        if kind in SIGNED_KINDS:
+        if kind in _SIGNED_KINDS:
             obj = self.signed(kind, text, value)
         elif kind == "cert":
             try:
@@ -671,8 +687,8 @@ class _Decoder:
 
     def state(self) -> DurableState:
         scalars = self.of("scalar")
-        if set(scalars) != set(SCALARS):
-            raise StoreCorrupt(f"{self.name}: scalars {sorted(scalars)}, not {sorted(SCALARS)}")
+        if set(scalars) != set(_SCALARS):
+            raise StoreCorrupt(f"{self.name}: scalars {sorted(scalars)}, not {sorted(_SCALARS)}")
         if set(self.history) != set(range(1, len(self.history) + 1)):
             raise StoreCorrupt(f"{self.name}: the executed history has gaps")
         proof = self.of("stable_proof")
@@ -719,7 +735,7 @@ def _hex(x: object) -> bool:
 def _key_ok(kind: str, key: Hashable) -> bool:
     """The shape of each kind's key (types, not values: the replica checks those)."""
     if kind in ("meta", "scalar"):
-        return key in (META if kind == "meta" else SCALARS)
+        return key in (_META if kind == "meta" else _SCALARS)
     if kind in ("reply_view", "assigned"):
         return isinstance(key, str) and (kind == "reply_view" or _hex(key))
     if kind in ("new_view", "stable_proof", "view_change", "cert", "own_checkpoint"):

@@ -11,6 +11,8 @@ from ostrom.explore.page import write_page
 from ostrom.explore.sources import ExploreError, load
 from ostrom.verify.tlc.jar import TlcSetupError
 
+__all__ = ["explore"]
+
 
 def _default_out(file: Path) -> Path:
     name = file.name

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
+__all__ = ["VALUES", "Agent", "Config", "Kind", "Message", "Scenario", "Value", "run_alg1"]
+
 Value = Literal["forget", "keep"]
 VALUES: tuple[Value, Value] = ("forget", "keep")
 

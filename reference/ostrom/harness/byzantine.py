@@ -48,6 +48,25 @@ from ostrom.consensus.replica import BROADCAST, Output, Replica, Send, signer_ma
 if TYPE_CHECKING:
     from ostrom.harness.network import Envelope, Simulation
 
+__all__ = [
+    "FAKE_CERTIFICATES",
+    "NEW_VIEW_LIES",
+    "STRATEGIES",
+    "CheckpointLiar",
+    "ConflictingVoter",
+    "DoubleVoter",
+    "EquivocatingColluder",
+    "EquivocatingPrimary",
+    "FakeCertificates",
+    "Garbage",
+    "LeavesOneOut",
+    "NewViewLiar",
+    "RejectionLedger",
+    "Silent",
+    "Strategy",
+    "ViewChangeFlood",
+]
+
 
 class Strategy:
     """Honest behaviour; subclasses override ``transform`` (or the entry points)."""
@@ -1080,6 +1099,7 @@ def _digest(rng: random.Random) -> str:
     return hashlib.sha256(rng.randbytes(16)).hexdigest()
 
 
+#: Every Byzantine strategy, by the name a test or ``ostrom cluster up --byzantine`` uses.
 STRATEGIES: dict[str, type[Strategy]] = {
     s.name: s
     for s in (

@@ -125,6 +125,23 @@ from ostrom.protocol.lifecycle import ACTIVE, FORGOTTEN
 from ostrom.protocol.orchestrator import Orchestrator
 from ostrom.protocol.params import DEFAULTS, Params
 
+__all__ = [
+    "ALG1_SCENARIO",
+    "ALIASES",
+    "ATTACKS",
+    "PLACEMENT",
+    "SCENARIOS",
+    "AttackResult",
+    "DemoResult",
+    "DemoScenario",
+    "render_attack_table",
+    "render_table",
+    "run_attack",
+    "run_demo",
+    "scenario_name",
+    "to_json",
+]
+
 DemoScenario = Literal["silent-backup", "silent-primary", "conflicting-votes"]
 SCENARIOS: Final[tuple[DemoScenario, ...]] = (
     "silent-backup",

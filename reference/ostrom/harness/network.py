@@ -64,6 +64,16 @@ from ostrom.consensus.messages import (
 from ostrom.consensus.replica import BROADCAST, RETRY_LATER, App, Output, Replica
 from ostrom.consensus.storage import DurableReplica, StoreLocation
 
+__all__ = [
+    "RESEND_BACKOFF_DOUBLINGS",
+    "Envelope",
+    "Faults",
+    "Retransmission",
+    "Simulation",
+    "StoreFactory",
+    "holds",
+]
+
 
 class Node(Protocol):
     """What the driver calls on a replica (honest ``Replica`` or a Byzantine wrapper)."""

@@ -25,6 +25,8 @@ from ostrom.harness.network import Faults, Simulation
 from ostrom.protocol.agents import Agent
 from ostrom.protocol.params import DEFAULTS, Params
 
+__all__ = ["ReplicatedOrchestrator"]
+
 
 class ReplicatedOrchestrator:
     """``Simulation`` whose replicas each run an orchestrator (PBFT params from Params)."""

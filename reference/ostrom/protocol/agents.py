@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
+__all__ = ["BARRING", "MAX_TIER", "MICRO", "Agent", "Sanction", "micro"]
+
 
 class Sanction(StrEnum):
     """Sanction levels σ0..σ4 plus quarantine (docs/design.md §4)."""

@@ -25,6 +25,62 @@ from ostrom.protocol.agents import MAX_TIER, Sanction
 from ostrom.protocol.encoding import HEX64_PATTERN, is_hex64
 from ostrom.protocol.voting import ALL_VOTES
 
+__all__ = [
+    "ARBITER_OUTCOMES",
+    "COMMANDS",
+    "HEX64",
+    "ID",
+    "ID_LIST",
+    "JOIN",
+    "MAX_NUMBER",
+    "NUMBER",
+    "OPS",
+    "OUTCOME",
+    "SANCTION",
+    "SANCTIONS",
+    "SCHEMAS",
+    "SCHEMA_ID",
+    "SHORT_ID",
+    "SHORT_ID_LIST",
+    "TEXT",
+    "TIER",
+    "TYPED",
+    "UNIT",
+    "VOTE",
+    "ArbitrateCommand",
+    "Check",
+    "Command",
+    "CommandSpec",
+    "CommitVoteCommand",
+    "DisputeCommand",
+    "Event",
+    "FieldType",
+    "ForgetVoteCommand",
+    "JoinCommand",
+    "ObjectCommand",
+    "Observation",
+    "ProposeCommand",
+    "RecruitCommand",
+    "ResubmitCommand",
+    "RevealVoteCommand",
+    "SetAgentCommand",
+    "TickCommand",
+    "UrgentReportCommand",
+    "checked_fields",
+    "command_schema",
+    "is_finite",
+    "is_id",
+    "is_id_list",
+    "is_int",
+    "is_number",
+    "is_short_id",
+    "is_text",
+    "is_tier",
+    "is_unit",
+    "schema_text",
+    "well_formed",
+]
+
 Check: TypeAlias = Callable[[object], bool]
 
 # --- the field types ------------------------------------------------------------------------
@@ -84,7 +140,7 @@ def is_id_list(v: object) -> bool:
     return isinstance(v, list | tuple) and all(is_id(x) for x in v)
 
 
-def one_of(values: frozenset[str]) -> Check:
+def _one_of(values: frozenset[str]) -> Check:
     """A string among ``values`` (a list or dict is not hashable: never a member)."""
     return lambda v: isinstance(v, str) and v in values
 
@@ -131,15 +187,15 @@ SHORT_ID_LIST: Final = FieldType(
 )
 
 
-def enum(name: str, values: frozenset[str]) -> FieldType:
-    return FieldType(name, one_of(values), {"enum": sorted(values)})
+def _enum(name: str, values: frozenset[str]) -> FieldType:
+    return FieldType(name, _one_of(values), {"enum": sorted(values)})
 
 
 ARBITER_OUTCOMES: Final = frozenset({"accept", "reject", "revote"})
 SANCTIONS: Final = frozenset(s.value for s in Sanction)
-VOTE: Final = enum("vote", ALL_VOTES)
-OUTCOME: Final = enum("outcome", ARBITER_OUTCOMES)
-SANCTION: Final = enum("sanction", SANCTIONS)
+VOTE: Final = _enum("vote", ALL_VOTES)
+OUTCOME: Final = _enum("outcome", ARBITER_OUTCOMES)
+SANCTION: Final = _enum("sanction", SANCTIONS)
 
 # --- the commands ---------------------------------------------------------------------------
 

@@ -44,6 +44,8 @@ from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.protocol.reputation import Beta, ReputationBook
 from ostrom.protocol.sanctions import RepairCheck, SanctionBook
 
+__all__ = ["Community", "Member", "Truth"]
+
 #: A tick event's verdict -> the vote value it decided (None: not a decision on the merits).
 DECIDED_VOTE: Final[Mapping[str, str]] = {
     "accept": "accept",

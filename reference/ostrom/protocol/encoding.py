@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any, Final
 
+__all__ = ["HEX64_PATTERN", "canonical", "is_hex64"]
+
 #: 64 lowercase hex digits, as a JSON Schema / ECMA-262 pattern (with a length of 64).
 HEX64_PATTERN: Final = "^[0-9a-f]{64}$"
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")

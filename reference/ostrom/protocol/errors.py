@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
+__all__ = ["ErrorCode", "Refused"]
+
 
 class ErrorCode(StrEnum):
     """Why a command was refused, in the order the checks run (docs/rules.md)."""

@@ -46,6 +46,41 @@ from ostrom.protocol.agents import MICRO, Agent, micro
 from ostrom.protocol.lifecycle import DISPUTED, FORGETTABLE, RETRACTED
 from ostrom.protocol.params import Params
 
+__all__ = [
+    "BLOCK_DISPUTED",
+    "BLOCK_HIDDEN",
+    "BLOCK_POPULATION",
+    "BLOCK_STATE",
+    "LEXICAL",
+    "MICRO2",
+    "RULE",
+    "ArtifactStatus",
+    "Assessment",
+    "ForgetDecision",
+    "ForgetRule",
+    "ForgetView",
+    "LexicalScorer",
+    "RelevanceScorer",
+    "active_weights",
+    "assess",
+    "blocker",
+    "checked_relevance",
+    "decay",
+    "decay_bound",
+    "decide",
+    "fg1_holds",
+    "fg1_margin",
+    "fg1_min_active",
+    "forget_candidates",
+    "forget_confidence",
+    "forget_confidence_micro",
+    "forget_quorum",
+    "forget_score",
+    "keep_bound",
+    "keep_score",
+    "tokens",
+]
+
 #: micro² per weight unit: ``S`` and ``Q`` are weight × confidence in micro-units squared.
 MICRO2: Final = MICRO * MICRO
 

@@ -26,6 +26,46 @@ from typing import Any, Final
 
 from transitions import EventData, Machine
 
+__all__ = [
+    "ACTION_COMMANDS",
+    "ACTIVE",
+    "AGENT_COMMANDS",
+    "ARBITRATION",
+    "BALLOT_KINDS",
+    "COMMAND_ACTIONS",
+    "COMMIT",
+    "DELIBERATION",
+    "DISPUTED",
+    "EVENTS",
+    "EXPIRED",
+    "FAST_TRACK",
+    "FORGETTABLE",
+    "FORGET_VOTABLE",
+    "FORGOTTEN",
+    "GLOBAL_ACTIONS",
+    "GLOBAL_OPS",
+    "NEW",
+    "PROPOSED",
+    "REJECTED",
+    "RESUBMITTABLE",
+    "RETRACTED",
+    "REVEAL",
+    "SINGLE_ACTIONS",
+    "STABLE",
+    "STATES",
+    "SUPERSEDED",
+    "TIMED",
+    "TRANSIENT",
+    "TRANSITIONS",
+    "EventSpec",
+    "LifecycleMachine",
+    "Row",
+    "build_machine",
+    "rows_for",
+    "slug",
+    "triples",
+]
+
 # --- states ---------------------------------------------------------------------------
 
 PROPOSED: Final = "proposed"
@@ -42,6 +82,7 @@ EXPIRED: Final = "expired"
 RETRACTED: Final = "retracted"
 FORGOTTEN: Final = "forgotten"
 
+#: Every state an artifact can be in, in the spec's order (spec/Lifecycle.tla).
 STATES: Final[tuple[str, ...]] = (
     PROPOSED,
     FAST_TRACK,
@@ -96,6 +137,8 @@ class Row:
     why: str
 
 
+#: The transition table: every event's source, destination, verdict and why; the one
+#: source of spec/LifecycleTable.tla, the diagrams and the guards table.
 TRANSITIONS: Final[tuple[Row, ...]] = (
     # creation and resubmission
     Row("propose", NEW, PROPOSED, None, "submitter not sanctioned, within its rate limit"),

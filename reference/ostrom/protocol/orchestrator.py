@@ -68,6 +68,8 @@ from ostrom.protocol.voting import (
     select_reviewers,
 )
 
+__all__ = ["LEGIT_ACTIVE_PATHS", "Artifact", "Orchestrator"]
+
 #: Decision paths by which an artifact may become (or return to) `active` (LC-SAFE-1).
 LEGIT_ACTIVE_PATHS: Final = frozenset({"fast_track", "tally", "arbiter", "dispute_kept"})
 

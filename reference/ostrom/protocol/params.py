@@ -17,6 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "DEFAULTS",
+    "MARKDOWN_COLUMNS",
+    "ParamError",
+    "ParamInfo",
+    "Params",
+    "markdown_cells",
+    "markdown_table",
+    "param_range",
+    "range_problems",
+    "table",
+]
+
 
 class ParamError(ValueError):
     """A parameter file or mapping is invalid; the message names every problem."""
@@ -306,7 +319,7 @@ class Params:
     )
 
     def __post_init__(self) -> None:
-        problems = list(_range_problems(self))
+        problems = list(range_problems(self))
         problems += _relation_problems(self)
         if problems:
             raise ParamError("; ".join(problems))
@@ -458,13 +471,13 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
 
 #: The parameters the protocol computes with in integer micro-units (``agents.micro``): a
 #: value below 0.5e-6 would silently become 0 there, so it is refused.
-MICRO_PARAMS = frozenset(
+_MICRO_PARAMS = frozenset(
     {"alpha", "farm_gain", "r_resubmit", "tau_accept", "tau_reject", "tau_retract",
      "urgent_penalty", "w_max", "w_min"}
 )  # fmt: skip
 
 
-def _range_problems(p: Params) -> list[str]:
+def range_problems(p: Params) -> list[str]:
     out = []
     for f in dataclasses.fields(p):
         lo, hi = f.metadata["lo"], f.metadata["hi"]
@@ -476,7 +489,7 @@ def _range_problems(p: Params) -> list[str]:
             if (lo is not None and v < lo) or (hi is not None and v > hi):
                 out.append(f"{f.name}={value!r} outside [{lo}, {hi if hi is not None else '∞'}]")
                 break
-            if f.name in MICRO_PARAMS and isinstance(v, float) and v != 0 and abs(v) < 0.5e-6:
+            if f.name in _MICRO_PARAMS and isinstance(v, float) and v != 0 and abs(v) < 0.5e-6:
                 # the protocol computes these in micro-units (agents.micro): it would be 0
                 out.append(f"{f.name}={value!r} is below the protocol's resolution 1e-06")
                 break
@@ -519,4 +532,5 @@ def _relation_problems(p: Params) -> list[str]:
     return out
 
 
+#: The default parameters: every row of the table at its default (docs/lifecycle.md).
 DEFAULTS = Params()

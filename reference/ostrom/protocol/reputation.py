@@ -41,6 +41,32 @@ import numpy.typing as npt
 from ostrom.protocol.agents import MAX_TIER, micro
 from ostrom.protocol.params import DEFAULTS, Params
 
+__all__ = [
+    "EIGENTRUST_MAX_ITER",
+    "EIGENTRUST_TOL",
+    "FEEDBACK_MODES",
+    "PRIOR_WEIGHT",
+    "STATE_CLASSES",
+    "Beta",
+    "EigenTrustResult",
+    "Evidence",
+    "Feedback",
+    "ReputationBook",
+    "TierState",
+    "decay",
+    "eigentrust",
+    "eigentrust_iteration_bound",
+    "farm_capped",
+    "global_score",
+    "local_score",
+    "plain_decay",
+    "raw_weight_micro",
+    "settled_tier",
+    "step_tier",
+    "tier_thresholds",
+    "vote_feedback",
+]
+
 FloatArray = npt.NDArray[np.float64]
 
 #: α + β of the uniform prior Beta(1, 1): the floor of the decay rule (REP-1).
@@ -408,6 +434,11 @@ class _Record:
 class _Pair:
     agree: float = 0.0
     disagree: float = 0.0
+
+
+#: The classes a ``ReputationBook``'s state is made of besides the public ones: the
+#: service's snapshot codec allow-lists them by name (ostrom/service/snapshot.py).
+STATE_CLASSES: Final[tuple[type, ...]] = (_Record, _Pair)
 
 
 class ReputationBook:

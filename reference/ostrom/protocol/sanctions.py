@@ -59,6 +59,21 @@ from ostrom.protocol.commands import Event
 from ostrom.protocol.lifecycle import EVENTS
 from ostrom.protocol.params import DEFAULTS, Params
 
+__all__ = [
+    "AFTER_SUSPENSION",
+    "AGENT_ACTIONS",
+    "BANNED",
+    "LADDER",
+    "MALFUNCTION",
+    "ORCHESTRATOR_KINDS",
+    "SUSPENDED",
+    "TIER_CAP",
+    "AgentRecord",
+    "RepairCheck",
+    "SanctionBook",
+    "Violation",
+]
+
 
 class Violation(StrEnum):
     """The violations the sanctions layer counts (docs/design.md §4)."""

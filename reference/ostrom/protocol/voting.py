@@ -29,7 +29,26 @@ from ostrom.protocol.encoding import canonical as canonical_json
 from ostrom.protocol.encoding import is_hex64 as is_hex64
 from ostrom.protocol.errors import ErrorCode
 
+__all__ = [
+    "ALL_VOTES",
+    "BALLOT_VOTES",
+    "SORTITION_DRAWS_PER_SEAT",
+    "Ballot",
+    "BallotKind",
+    "Phase",
+    "Reveal",
+    "Tally",
+    "canonical",
+    "commitment",
+    "dispute_verdict",
+    "draw_index",
+    "make_salt",
+    "review_verdict",
+    "select_reviewers",
+]
 
+
+#: The kind of a ballot: a review, a dispute or a forget vote.
 class BallotKind(StrEnum):
     REVIEW = "review"
     DISPUTE = "dispute"

@@ -34,10 +34,12 @@ from ostrom.service.node import Node, Reply, error
 from ostrom.service.openapi import BODY_LIMIT, ENDPOINTS, MAX_LIMIT, MAX_WAIT, openapi
 from ostrom.service.store import StoreError
 
-Handler = Callable[[Request], Awaitable[Response]]
+__all__ = ["create_app"]
+
+_Handler = Callable[[Request], Awaitable[Response]]
 
 
-class BadRequest(Exception):
+class _BadRequest(Exception):
     """A request the node refuses before it reaches the node: code and detail."""
 
     def __init__(self, code: str, detail: str) -> None:
@@ -58,29 +60,29 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_json(raw: bytes) -> Any:
+def _parse_json(raw: bytes) -> Any:
     """Strict JSON from untrusted bytes (``BadRequest("malformed")`` otherwise)."""
     try:
         doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise BadRequest("malformed", f"not JSON: {str(exc)[:200]}") from None
+        raise _BadRequest("malformed", f"not JSON: {str(exc)[:200]}") from None
     return doc
 
 
-async def read_body(request: Request, limit: int = BODY_LIMIT) -> bytes:
+async def _read_body(request: Request, limit: int = BODY_LIMIT) -> bytes:
     """The body, refused as ``too_large`` as soon as it passes ``limit`` bytes (the
     declared Content-Length first, then the bytes actually read)."""
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
-            raise BadRequest("malformed", "Content-Length is not a number")
+            raise _BadRequest("malformed", "Content-Length is not a number")
         if int(declared) > limit:
-            raise BadRequest("too_large", f"the body is over {limit} bytes")
+            raise _BadRequest("too_large", f"the body is over {limit} bytes")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise BadRequest("too_large", f"the body is over {limit} bytes")
+            raise _BadRequest("too_large", f"the body is over {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -90,7 +92,7 @@ def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
     if raw is None:
         return default
     if not raw.isascii() or not raw.isdigit() or len(raw) > 19 or not lo <= int(raw) <= hi:
-        raise BadRequest("bad_query", f"{name} must be an integer in {lo}..{hi}")
+        raise _BadRequest("bad_query", f"{name} must be an integer in {lo}..{hi}")
     return int(raw)
 
 
@@ -103,7 +105,7 @@ def _float(request: Request, name: str, default: float, lo: float, hi: float) ->
     except ValueError:
         v = math.nan
     if not math.isfinite(v) or not lo <= v <= hi:
-        raise BadRequest("bad_query", f"{name} must be a number in [{lo}, {hi}]")
+        raise _BadRequest("bad_query", f"{name} must be a number in [{lo}, {hi}]")
     return v
 
 
@@ -123,8 +125,8 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
     writer = GroupCommit(node, threaded=node.store.fsync)
 
     async def commands(request: Request) -> Response:
-        raw = await read_body(request)
-        envelope = parse_json(raw)
+        raw = await _read_body(request)
+        envelope = _parse_json(raw)
         return _reply(await writer.submit(envelope))
 
     async def state() -> dict[str, Any]:
@@ -173,7 +175,7 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
             last = request.headers.get("last-event-id", "")
             if last:  # a reconnecting EventSource resumes after the last entry it saw
                 if not last.isascii() or not last.isdigit() or len(last) > 19:
-                    raise BadRequest("bad_query", "Last-Event-ID must be a log position")
+                    raise _BadRequest("bad_query", "Last-Event-ID must be a log position")
                 after = max(after, int(last))
             return StreamingResponse(
                 _sse(node, after, limit, timeout), media_type="text/event-stream"
@@ -192,7 +194,7 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
     async def openapi_doc(request: Request) -> Response:
         return JSONResponse(doc)
 
-    handlers: dict[str, Handler] = {
+    handlers: dict[str, _Handler] = {
         "commands": commands,
         "artifacts": artifacts,
         "artifact": artifact,
@@ -207,11 +209,11 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
     if set(handlers) != {e.name for e in ENDPOINTS}:
         raise RuntimeError("app.py's handlers are not openapi.ENDPOINTS")
 
-    def guarded(h: Handler) -> Handler:
+    def guarded(h: _Handler) -> _Handler:
         async def run(request: Request) -> Response:
             try:
                 return await h(request)
-            except BadRequest as exc:
+            except _BadRequest as exc:
                 return _err(exc.code, exc.detail)
             except (sqlite3.Error, StoreError) as exc:
                 return _err("db_unavailable", f"the database cannot be read: {exc}")

@@ -24,12 +24,14 @@ from ostrom.service.gate import Setup, member_json
 from ostrom.service.identity import canonical
 from ostrom.service.store import Store, StoreError
 
+__all__ = ["ExportError", "export"]
+
 
 class ExportError(Exception):
     """The log cannot be exported (unreadable, or it does not replay)."""
 
 
-def trace_lines(store: Store) -> Iterator[dict[str, Any]]:
+def _trace_lines(store: Store) -> Iterator[dict[str, Any]]:
     """The header, then one step per logged command."""
     try:
         params = Params.from_mapping(store.params)
@@ -70,7 +72,7 @@ def export(db: str | Path, out: Path) -> int:
     tmp = out.with_name(out.name + ".part")
     try:
         with tmp.open("w", encoding="utf-8") as fh:
-            for line in trace_lines(store):
+            for line in _trace_lines(store):
                 fh.write(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n")
                 steps += 1
         tmp.replace(out)

@@ -30,6 +30,8 @@ from typing import Any
 from ostrom.service.gate import Founder, Setup, member_from_json
 from ostrom.service.identity import is_public_key
 
+__all__ = ["FoundersError", "load_founders", "parse_founders"]
+
 
 class FoundersError(ValueError):
     """A founders file that cannot be used; the message names the file and the problem."""

@@ -45,6 +45,18 @@ from ostrom.service.identity import (
     verify_envelope,
 )
 
+__all__ = [
+    "GATE_ERRORS",
+    "OPERATOR_OPS",
+    "Admission",
+    "Founder",
+    "Gate",
+    "GateError",
+    "Setup",
+    "member_from_json",
+    "member_json",
+]
+
 
 @dataclass(frozen=True)
 class GateError:
@@ -200,7 +212,7 @@ def member_from_json(doc: Any) -> Member:
     return Member(mid, tier, float(rep), float(ev), pre, frozenset(subs))
 
 
-def refused(code: str) -> Observation:
+def _refused(code: str) -> Observation:
     """The observation ``Gate.apply`` returns for an envelope ``admit`` refuses."""
     return {"result": code, "events": []}
 
@@ -314,7 +326,7 @@ class Gate:
         observation, or ``{"result": gate code, "events": []}`` if ``admit`` refuses it."""
         adm = self.admit(command)
         if not adm.ok:
-            return refused(str(adm.code))
+            return _refused(str(adm.code))
         assert isinstance(command, dict)
         return self.apply_admitted(command, adm)
 

@@ -31,10 +31,12 @@ from starlette.concurrency import run_in_threadpool
 
 from ostrom.service.node import Node, Reply, error
 
+__all__ = ["GroupCommit"]
+
 _log = logging.getLogger(__name__)
 
 #: The most commands one transaction takes (bounds a group's latency and memory).
-MAX_GROUP: Final = 256
+_MAX_GROUP: Final = 256
 
 
 @dataclass
@@ -43,7 +45,7 @@ class GroupCommit:
 
     node: Node
     threaded: bool = True
-    max_group: int = MAX_GROUP
+    max_group: int = _MAX_GROUP
     _queue: list[tuple[object, asyncio.Future[Reply]]] = field(default_factory=list)
     _writing: bool = False
     #: group size -> groups of that size written (diagnostics; at most ``max_group`` keys)

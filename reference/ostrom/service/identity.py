@@ -36,6 +36,24 @@ from ostrom.consensus.crypto import ed25519_verify
 from ostrom.protocol.encoding import canonical as _canonical
 from ostrom.protocol.version import PROTOCOL_VERSION
 
+__all__ = [
+    "ENVELOPE_KEYS",
+    "MAX_SEQ",
+    "SIGNING_DOMAIN",
+    "KeyFileError",
+    "canonical",
+    "is_public_key",
+    "key_from_hex",
+    "load_key",
+    "new_key",
+    "private_hex",
+    "public_hex",
+    "save_key",
+    "sign_envelope",
+    "signed_bytes",
+    "verify_envelope",
+]
+
 #: Prefix of every signed command's bytes, ``b"ostrom-command/1\n"`` for protocol version 1:
 #: versioned by the protocol (protocol/version.py), so an envelope signed under one
 #: version is never valid under another.
@@ -107,7 +125,7 @@ def is_public_key(value: object) -> bool:
     return _public_key(value) is not None
 
 
-def is_signature(value: object) -> bool:
+def _is_signature(value: object) -> bool:
     """128 lowercase hex digits (64 bytes)."""
     return isinstance(value, str) and _HEX_SIG.fullmatch(value) is not None
 
@@ -118,7 +136,7 @@ def verify_envelope(envelope: Mapping[str, Any], public_key: str) -> bool:
     Never raises: a missing or malformed signature, a bad key or unencodable content
     are all simply not a valid signature."""
     sig = envelope.get("signature")
-    if not is_signature(sig) or not is_public_key(public_key):
+    if not _is_signature(sig) or not is_public_key(public_key):
         return False
     try:
         data = signed_bytes(envelope)

@@ -51,10 +51,12 @@ from ostrom.service.identity import canonical, sign_envelope
 from ostrom.service.snapshot import CodecError, restore, snapshot
 from ostrom.service.store import DbUnavailable, Entry, Row, Store, StoreError, digest
 
+__all__ = ["REDACTED", "Node", "Operator", "Reply", "error", "public_command", "replay"]
+
 _log = logging.getLogger(__name__)
 
 #: Fields of a reveal_vote that are the ballot's secret until its commit phase closes.
-SECRET_FIELDS: Final = ("vote", "reason", "salt")
+_SECRET_FIELDS: Final = ("vote", "reason", "salt")
 #: Marker that replaces a redacted field in every public view.
 REDACTED: Final = "(redacted)"
 
@@ -79,11 +81,11 @@ def public_command(command: Any, result: str) -> Any:
     early reveal would expose a vote while others are still committing.  An accepted
     reveal happens only in the reveal phase, after the commit phase closed: public."""
     if isinstance(command, dict) and command.get("op") == "reveal_vote" and result != "ok":  # CR-1
-        return {k: (REDACTED if k in SECRET_FIELDS else v) for k, v in command.items()}
+        return {k: (REDACTED if k in _SECRET_FIELDS else v) for k, v in command.items()}
     return command
 
 
-def public_entry(e: Entry) -> dict[str, Any]:
+def _public_entry(e: Entry) -> dict[str, Any]:
     """A log row as GET /log and GET /events show it (no signature, secrets redacted)."""
     return {
         "pos": e.pos,
@@ -275,7 +277,7 @@ class Node:
                     since_bytes >= self.snapshot_ratio * snap_bytes
                 ):
                     try:
-                        snap = snapshot_row(self.gate)
+                        snap = _snapshot_row(self.gate)
                     except CodecError:  # a bug of the codec: log the command, no snapshot
                         _log.exception("no snapshot after the command of %r", key)
                 try:
@@ -373,7 +375,7 @@ class Node:
 
     def log(self, after: int, limit: int) -> list[dict[str, Any]]:
         with self._lock:
-            return [public_entry(e) for e in self.store.entries(after, limit)]
+            return [_public_entry(e) for e in self.store.entries(after, limit)]
 
     def agent(self, agent: str) -> dict[str, Any] | None:
         """An agent's public registry entry, its key and seqs (an operator's too)."""
@@ -417,7 +419,7 @@ class Node:
         self._waiters.clear()
 
 
-def snapshot_row(gate: Gate) -> dict[str, Any]:
+def _snapshot_row(gate: Gate) -> dict[str, Any]:
     """What a snapshot row holds: the whole state and the public state."""
     return {"public": gate.public_state(), "full": snapshot(gate)}
 
@@ -464,7 +466,7 @@ def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[
         if verify and _json(obs) != e.observation:
             raise StoreError(f"log[{e.pos}]: the replayed observation differs from the logged one")
         if e.pos in snaps:  # only with verify: otherwise the replay starts after the last
-            state = _json(snapshot_row(gate))
+            state = _json(_snapshot_row(gate))
             if digest(state) != snaps[e.pos]:
                 raise StoreError(f"snapshot[{e.pos}]: the replayed state differs from it")
             base, envelopes = state["full"], []

@@ -20,6 +20,18 @@ from ostrom.protocol.commands import command_schema
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.identity import SIGNING_DOMAIN
 
+__all__ = [
+    "BODY_LIMIT",
+    "ENDPOINTS",
+    "MAX_LIMIT",
+    "MAX_WAIT",
+    "Endpoint",
+    "Query",
+    "openapi",
+    "openapi_path",
+    "openapi_text",
+]
+
 
 @dataclass(frozen=True)
 class Query:
@@ -65,6 +77,7 @@ _WRITE_ERRORS: Final = tuple(
     c for c in GATE_ERRORS if c not in ("not_found", "method_not_allowed", "bad_query")
 )
 
+#: The node's routes: the one table of the HTTP API, its OpenAPI document and its docs.
 ENDPOINTS: Final[tuple[Endpoint, ...]] = (
     Endpoint(
         "POST",
@@ -149,7 +162,7 @@ def _error_schema() -> dict[str, Any]:
     }
 
 
-ENVELOPE_SCHEMA: Final[dict[str, Any]] = {
+_ENVELOPE_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "required": ["agent", "seq", "command", "signature"],
     "additionalProperties": False,
@@ -183,7 +196,7 @@ _EVENTS: Final = {"type": "array", "items": {"type": "object"}}
 _IDS: Final = {"type": "array", "items": _STR}
 
 #: The 200 bodies, as component schemas (test_service_app validates real answers).
-RESPONSES: Final[dict[str, Any]] = {
+_RESPONSES: Final[dict[str, Any]] = {
     "CommandReply": _obj(
         {"pos": _POS, "result": _STR, "events": _EVENTS, "retry": {"type": "boolean"}}
     ),
@@ -323,10 +336,10 @@ def openapi() -> dict[str, Any]:
         "paths": paths,
         "components": {
             "schemas": {
-                "Envelope": ENVELOPE_SCHEMA,
+                "Envelope": _ENVELOPE_SCHEMA,
                 "Command": _rebase(command_schema(), "#/components/schemas/Command"),
                 "Error": _error_schema(),
-                **RESPONSES,
+                **_RESPONSES,
             }
         },
     }

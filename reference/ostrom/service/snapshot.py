@@ -12,7 +12,7 @@ attributes with a tagged JSON encoding:
   (insertion order kept: the core iterates some dicts in it), ``{"$deque": [...],
   "maxlen": n}``, ``{"$array": [...]}`` (a float64 NumPy vector);
 * ``{"$enum": name, "v": value}`` and ``{"$obj": name, "a": {attr: ...}}`` for the classes
-  of ``CLASSES`` only: a snapshot names classes from this allow-list or it does not load
+  of ``_CLASSES`` only: a snapshot names classes from this allow-list or it does not load
   (hostile file bytes can build nothing else, unlike pickle).
 
 What is not state is not written: the parameters and the founders (the database header
@@ -38,6 +38,8 @@ from ostrom.protocol.community import Community
 from ostrom.protocol.params import Params
 from ostrom.service.gate import Gate, Setup
 
+__all__ = ["CodecError", "decode", "encode", "restore", "snapshot"]
+
 
 class CodecError(ValueError):
     """A state that cannot be encoded, or a document that is not a snapshot."""
@@ -53,8 +55,7 @@ _CLASS_LIST: Final[tuple[type, ...]] = (
     reputation.EigenTrustResult,
     reputation.TierState,
     reputation.Evidence,
-    reputation._Record,
-    reputation._Pair,
+    *reputation.STATE_CLASSES,
     sanctions.AgentRecord,
 )
 _ENUM_LIST: Final[tuple[type[Enum], ...]] = (
@@ -64,11 +65,11 @@ _ENUM_LIST: Final[tuple[type[Enum], ...]] = (
     voting.Phase,
 )
 #: The only classes a snapshot may name.
-CLASSES: Final[dict[str, type]] = {c.__qualname__: c for c in _CLASS_LIST}
-ENUMS: Final[dict[str, type[Enum]]] = {c.__qualname__: c for c in _ENUM_LIST}
+_CLASSES: Final[dict[str, type]] = {c.__qualname__: c for c in _CLASS_LIST}
+_ENUMS: Final[dict[str, type[Enum]]] = {c.__qualname__: c for c in _ENUM_LIST}
 
 #: Attributes that are not state: rebuilt from the header (or the code) on restore.
-SKIP: Final[dict[type, frozenset[str]]] = {
+_SKIP: Final[dict[type, frozenset[str]]] = {
     Community: frozenset({"params", "_truth", "orchestrator", "reputation", "sanctions"}),
     orchestrator.Orchestrator: frozenset({"params", "_machine", "_dispatch"}),
     reputation.ReputationBook: frozenset({"params"}),
@@ -77,7 +78,7 @@ SKIP: Final[dict[type, frozenset[str]]] = {
     orchestrator.Artifact: frozenset({"trigger", "may_trigger"}),
 }
 
-FORMAT: Final = "ostrom-snapshot/1"
+_FORMAT: Final = "ostrom-snapshot/1"
 
 
 # --- encoding -------------------------------------------------------------------------------
@@ -129,8 +130,8 @@ _BY_TYPE: Final[dict[type, Any]] = {
     dict: lambda v: {"$dict": [[encode(k), encode(x)] for k, x in v.items()]},
     deque: lambda v: {"$deque": [encode(x) for x in v], "maxlen": v.maxlen},
     np.ndarray: _array,
-    **{cls: _enum for cls in ENUMS.values()},
-    **{cls: _obj for cls in CLASSES.values()},
+    **{cls: _enum for cls in _ENUMS.values()},
+    **{cls: _obj for cls in _CLASSES.values()},
 }
 
 
@@ -147,7 +148,7 @@ def _encode_other(value: Any) -> Any:
 
 
 def _attrs(obj: Any) -> dict[str, Any]:
-    skip = SKIP.get(type(obj), frozenset())
+    skip = _SKIP.get(type(obj), frozenset())
     out: dict[str, Any] = {}
     for k, v in vars(obj).items():
         if k in skip:
@@ -169,7 +170,7 @@ def snapshot(gate: Gate) -> dict[str, Any]:
     gc.disable()
     try:
         return {
-            "format": FORMAT,
+            "format": _FORMAT,
             "community": _attrs(c),
             "orchestrator": _attrs(c.orchestrator),
             "reputation": _attrs(c.reputation),
@@ -226,13 +227,13 @@ def decode(doc: Any, depth: int = 0) -> Any:
         if set(doc) == {"$array"}:
             return np.array([_float(x) for x in _seq(doc["$array"])], dtype=np.float64)
         if set(doc) == {"$enum", "v"}:
-            cls = ENUMS.get(doc["$enum"]) if isinstance(doc["$enum"], str) else None
+            cls = _ENUMS.get(doc["$enum"]) if isinstance(doc["$enum"], str) else None
             if cls is None:
                 raise CodecError(f"enum {str(doc['$enum'])[:40]} is not in the allow-list")
             return cls(doc["v"])
         if set(doc) == {"$obj", "a"}:
             name = doc["$obj"]
-            ocls = CLASSES.get(name) if isinstance(name, str) else None
+            ocls = _CLASSES.get(name) if isinstance(name, str) else None
             if ocls is None:
                 raise CodecError(f"class {str(name)[:40]} is not in the allow-list")
             obj: Any = object.__new__(ocls)
@@ -275,8 +276,8 @@ def _fields(cls: type) -> set[str] | None:
 def restore(params: Params, setup: Setup, doc: Any) -> Gate:
     """A gate built from the header, then given the snapshot's state (``CodecError`` if
     ``doc`` is not one, or names attributes the fresh objects do not have)."""
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise CodecError(f"not an {FORMAT} document")
+    if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
+        raise CodecError(f"not an {_FORMAT} document")
     want = {"format", "community", "orchestrator", "reputation", "sanctions", "gate"}
     if set(doc) != want:
         raise CodecError(f"a snapshot has exactly {sorted(want)}")
@@ -291,7 +292,7 @@ def restore(params: Params, setup: Setup, doc: Any) -> Gate:
         attrs = doc[key]
         if not isinstance(attrs, dict):
             raise CodecError(f"{key}: attributes are an object")
-        known = set(vars(obj)) - SKIP.get(type(obj), frozenset())
+        known = set(vars(obj)) - _SKIP.get(type(obj), frozenset())
         if set(attrs) != known:
             raise CodecError(f"{key}: attributes differ from this reference's")
         _fill(obj, attrs)

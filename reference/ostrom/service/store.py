@@ -8,7 +8,7 @@ refuses are never rows: they changed nothing.
 
 Tables:
 
-* ``meta``: ``format`` (``FORMAT``), ``version`` (``VERSION``), ``params`` and ``setup``
+* ``meta``: ``format`` (``FORMAT``), ``version`` (``_VERSION``), ``params`` and ``setup``
   (JSON): what every replay of the log starts from;
 * ``log``: ``pos`` (1, 2, ... contiguous), ``agent``, ``seq`` (UNIQUE together: an
   (agent, seq) is applied at most once), the ``envelope`` as received (canonical JSON,
@@ -38,10 +38,12 @@ from typing import Any, Final
 
 from ostrom.service.identity import canonical
 
+__all__ = ["FORMAT", "DbUnavailable", "Entry", "Row", "Store", "StoreError", "digest"]
+
 #: The file format the ``meta`` table names; a file of another format is refused.
 FORMAT: Final = "ostrom-node/1"
 #: The schema version; bumped with any change of the tables.
-VERSION: Final = 1
+_VERSION: Final = 1
 
 _SCHEMA: Final = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -79,7 +81,7 @@ class Entry:
     observation: dict[str, Any]
 
 
-def text(obj: Any) -> str:
+def _text(obj: Any) -> str:
     """The canonical JSON text stored in a column."""
     return canonical(obj).decode()
 
@@ -116,10 +118,10 @@ class Row:
         return cls(
             str(envelope["agent"]),
             int(envelope["seq"]),
-            text(envelope),
+            _text(envelope),
             str(observation["result"]),
-            text(observation),
-            None if snapshot is None else text(snapshot),
+            _text(observation),
+            None if snapshot is None else _text(snapshot),
         )
 
     @property
@@ -200,9 +202,9 @@ class Store:
                     db.execute(stmt)
             meta = {
                 "format": FORMAT,
-                "version": str(VERSION),
-                "params": text(params),
-                "setup": text(setup),
+                "version": str(_VERSION),
+                "params": _text(params),
+                "setup": _text(setup),
             }
             db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
             db.execute("COMMIT")
@@ -227,8 +229,8 @@ class Store:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("format") != FORMAT:
             raise StoreError(f"{p}: format {meta.get('format')!r}, expected {FORMAT!r}")
-        if meta.get("version") != str(VERSION):
-            raise StoreError(f"{p}: schema version {meta.get('version')!r}, expected {VERSION}")
+        if meta.get("version") != str(_VERSION):
+            raise StoreError(f"{p}: schema version {meta.get('version')!r}, expected {_VERSION}")
         params, setup = (
             _loads(meta.get("params"), "meta.params"),
             _loads(meta.get("setup"), "meta.setup"),

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
+__all__ = ["SERIES", "Progress", "RunConfig", "RunResult"]
+
 
 class RunConfig(Protocol):
     """What the engine needs of a run's configuration (``SimConfig``, ``ForgetConfig``,

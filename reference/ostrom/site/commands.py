@@ -10,6 +10,8 @@ from ostrom import layout
 from ostrom.cli.exits import BadInput, ToolError
 from ostrom.site.build import SiteError, build_site
 
+__all__ = ["site"]
+
 
 @click.command(name="site")
 @click.option(

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from ostrom import layout
 
+__all__ = ["Property", "RegistryError", "load"]
+
 LAYERS = ("tla", "hypothesis", "z3")
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+__all__ = ["compact", "dump"]
+
 #: Lines of a vector file stay within this many columns where they can.
 WIDTH: Final = 100
 

@@ -22,6 +22,8 @@ from ostrom.conformance.vectors import wire
 from ostrom.protocol.voting import commitment
 from ostrom.verify.trace.log import TraceLog, parse_log
 
+__all__ = ["random_lifecycle_log"]
+
 #: The parameters of the random logs (only what differs from the defaults).
 PARAMS: Final[dict[str, Any]] = {
     "reviewers": 3,

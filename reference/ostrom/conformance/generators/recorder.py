@@ -17,6 +17,8 @@ from ostrom.conformance.layer import Layer, Observation
 from ostrom.conformance.layers import ADAPTERS
 from ostrom.conformance.vectors import wire
 
+__all__ = ["GenerationError", "Recorder"]
+
 
 class GenerationError(Exception):
     """A scenario did not go as its script says (the reference changed, or the script is

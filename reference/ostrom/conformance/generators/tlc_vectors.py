@@ -68,6 +68,17 @@ from ostrom.verify.trace.lifecycle import (
 from ostrom.verify.trace.log import Names
 from ostrom.verify.trace.tlc import run_java_tlc
 
+__all__ = [
+    "COVER_CONSTANTS",
+    "DUO",
+    "SIM",
+    "SIM_VECTORS",
+    "SOLO",
+    "cover_table",
+    "generate_tlc_vectors",
+    "sim_cfg",
+]
+
 SOURCE_SIM: Final = "tlc:simulate"
 SOURCE_COVER: Final = "tlc:cover"
 SIM_MODULE: Final = "MCLifecycleSim"

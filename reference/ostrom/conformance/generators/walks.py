@@ -30,6 +30,8 @@ from ostrom.conformance.vectors import wire
 from ostrom.protocol.lifecycle import slug
 from ostrom.protocol.voting import commitment
 
+__all__ = ["build_walks"]
+
 SOURCE: Final = "reference:hypothesis"
 
 Command = Any

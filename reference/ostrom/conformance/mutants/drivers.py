@@ -48,6 +48,8 @@ from ostrom.protocol.reputation import Beta, ReputationBook, plain_decay
 from ostrom.protocol.sanctions import AgentRecord, SanctionBook
 from ostrom.protocol.voting import Ballot, commitment
 
+__all__ = ["MUTANTS", "Mutant", "mutant"]
+
 
 class Mutant(NamedTuple):
     """One mutant: the layer it replaces, a factory of its adapter, what its bug is."""

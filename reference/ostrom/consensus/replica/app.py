@@ -14,6 +14,8 @@ from typing import Any, Protocol
 from ostrom.consensus.messages import canonical, sha256_hex
 from ostrom.consensus.replica.helpers import GENESIS_CHAIN
 
+__all__ = ["App", "CounterApp"]
+
 
 class App(Protocol):
     """The deterministic service being replicated (here: the orchestrator)."""

@@ -39,6 +39,8 @@ from ostrom.consensus.replica.helpers import (
 )
 from ostrom.consensus.replica.outputs import Output, Send
 
+__all__ = ["ReplicaBase"]
+
 
 class ReplicaBase:
     """A replica's state and the helpers every section shares (see the module docstring)."""

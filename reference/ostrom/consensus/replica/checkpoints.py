@@ -28,6 +28,8 @@ from ostrom.consensus.replica.base import ReplicaBase
 from ostrom.consensus.replica.helpers import chain_step, state_digest
 from ostrom.consensus.replica.outputs import BROADCAST, Executed
 
+__all__ = ["Checkpoints"]
+
 
 class Checkpoints(ReplicaBase):
     """Checkpoints, stable checkpoints and state transfer (see the module docstring)."""

@@ -29,6 +29,8 @@ from ostrom.consensus.messages import (
 from ostrom.consensus.replica.base import ReplicaBase
 from ostrom.consensus.replica.helpers import Key3, state_digest
 
+__all__ = ["Durable", "DurableState", "InvalidDurableState", "ReplayMismatch"]
+
 
 class InvalidDurableState(ValueError):
     """A durable state this replica cannot have written (``Replica.restore_durable``)."""

@@ -33,6 +33,8 @@ from ostrom.consensus.replica.normal import NormalCase
 from ostrom.consensus.replica.outputs import BROADCAST, Output, Send
 from ostrom.consensus.replica.view_change import ViewChanges
 
+__all__ = ["Replica"]
+
 
 class Replica(NormalCase, Checkpoints, ViewChanges, Durable, ReplicaBase):
     """One PBFT replica; see the package docstring (``ostrom.consensus.replica``) for the

@@ -14,6 +14,8 @@ from typing import Final
 
 from ostrom.consensus.messages import PreparedCert, Request, Signed, replica_name, sha256_hex
 
+__all__ = ["GENESIS_CHAIN", "Key3", "chain_step", "quorum", "signer_matches", "state_digest"]
+
 GENESIS_CHAIN: Final = sha256_hex(b"ostrom-pbft-genesis")
 
 

@@ -30,6 +30,8 @@ from ostrom.consensus.replica.base import ReplicaBase
 from ostrom.consensus.replica.helpers import Key3, chain_step
 from ostrom.consensus.replica.outputs import BROADCAST, Executed, Send
 
+__all__ = ["NormalCase"]
+
 
 class NormalCase(ReplicaBase):
     """The normal-case handlers and execution (see the module docstring)."""

@@ -14,6 +14,8 @@ from typing import Any, Final
 
 from ostrom.consensus.messages import Signed
 
+__all__ = ["BROADCAST", "RETRY_LATER", "Executed", "Output", "Send"]
+
 BROADCAST: Final = "*"
 #: Refusals that mean "not yet": the receiver may take the message later (above its
 #: window, of a future view, over its rate), so a sender or an I/O layer offers it again.
@@ -40,6 +42,7 @@ class Executed:
     result: dict[str, Any] | None
 
 
+#: What a replica's step returns: the signed messages to send and the requests executed.
 @dataclasses.dataclass
 class Output:
     sends: list[Send] = dataclasses.field(default_factory=list)

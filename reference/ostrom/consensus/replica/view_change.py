@@ -29,6 +29,8 @@ from ostrom.consensus.messages import (
 from ostrom.consensus.replica.base import ReplicaBase
 from ostrom.consensus.replica.outputs import BROADCAST, Send
 
+__all__ = ["ViewChanges"]
+
 
 class ViewChanges(ReplicaBase):
     """The view-change handlers (see the module docstring; ``ViewChange`` is the message)."""

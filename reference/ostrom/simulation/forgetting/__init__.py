@@ -13,4 +13,37 @@ job each:
 * ``consensus``  — the same workload under PBFT with a faulty replica, and Algorithm 1;
 * ``metrics``    — footprint, reduction, accuracy, precision, recall against the labels;
 * ``run``        — one run; ``experiment`` and ``report`` — the experiment and its tables.
+
+The entry points, re-exported here, load on first use (PEP 562): ``ForgetConfig``,
+``run_forgetting`` and ``build_forgetting``.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ostrom.simulation.forgetting.config import ForgetConfig
+    from ostrom.simulation.forgetting.experiment import build_forgetting
+    from ostrom.simulation.forgetting.run import run_forgetting
+
+__all__ = [
+    "ForgetConfig",
+    "build_forgetting",
+    "run_forgetting",
+]
+
+#: Where each name of ``__all__`` is defined ("module:attribute"), imported on first use.
+_LAZY: dict[str, str] = {
+    "ForgetConfig": "ostrom.simulation.forgetting.config:ForgetConfig",
+    "run_forgetting": "ostrom.simulation.forgetting.run:run_forgetting",
+    "build_forgetting": "ostrom.simulation.forgetting.experiment:build_forgetting",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, _, attribute = _LAZY[name].partition(":")
+    return getattr(importlib.import_module(module), attribute)

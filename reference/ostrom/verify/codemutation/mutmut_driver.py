@@ -22,6 +22,8 @@ import os
 import sys
 from typing import Any
 
+__all__ = []
+
 
 def _generate() -> list[str]:
     from mutmut.__main__ import create_mutants

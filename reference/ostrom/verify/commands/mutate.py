@@ -27,6 +27,8 @@ from ostrom.verify.tlc.jar import TlcSetupError
 from ostrom.verify.tlc.manifest import Manifest, ManifestError, ModelEntry, cfg_text, load_manifest
 from ostrom.verify.tlc.runner import RunnerError, TlcRun
 
+__all__ = ["mutate"]
+
 
 def _operators(text: str | None) -> list[str] | None:
     if text is None:

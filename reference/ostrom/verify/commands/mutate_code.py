@@ -34,6 +34,8 @@ from ostrom.verify.codemutation.workspace import (
     check_resumable,
 )
 
+__all__ = ["mutate_code"]
+
 
 def _table(report: TargetReport) -> Table:
     t = report.target

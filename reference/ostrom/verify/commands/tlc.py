@@ -27,6 +27,8 @@ from ostrom.verify.tlc.jar import TlcSetupError
 from ostrom.verify.tlc.runner import RunnerError, run_tlc
 from ostrom.verify.tlc.values import parse_value
 
+__all__ = ["tlc"]
+
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INT = re.compile(r"\d{1,9}")
 

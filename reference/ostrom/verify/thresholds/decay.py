@@ -22,6 +22,8 @@ from ostrom.verify.thresholds.solver import (
 )
 from ostrom.verify.thresholds.words import _dec, _num
 
+__all__ = ["DecayRule", "beta_decay", "plain_decay", "plain_rule", "rep_1", "repaired_rule"]
+
 
 def beta_decay(alpha: Fraction, beta: Fraction, delta: Fraction) -> tuple[Fraction, Fraction]:
     """One round of the decay rule REP-1 is proved for, in exact arithmetic.

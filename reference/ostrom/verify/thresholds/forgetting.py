@@ -15,6 +15,8 @@ from ostrom.verify.thresholds.solver import _check, _Claim, _general, _int, _ran
 from ostrom.verify.thresholds.verdicts import _M, replay_forget
 from ostrom.verify.thresholds.words import _agents, _dec, _split
 
+__all__ = ["fg_1", "fg_min_population"]
+
 
 def fg_min_population(p: Params) -> tuple[int | None, int | None]:
     """The smallest populations for FG-1: (no lone forgetter, Q > w_max); None if none.

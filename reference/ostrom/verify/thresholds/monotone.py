@@ -13,6 +13,8 @@ from ostrom.verify.thresholds.result import TheoremResult
 from ostrom.verify.thresholds.solver import _check, _Claim, _general, _int, _range_words, _rng, _val
 from ostrom.verify.thresholds.words import _dec, _num
 
+__all__ = ["san_mono", "tier_mono"]
+
 _TIERS: Final = ("tier1_rep", "tier2_rep", "tier3_rep")
 _TIER_PRIVILEGE: Final = ("review and vote", "dispute", "arbitrate")
 _SIGMAS: Final = ("sigma1", "sigma2", "sigma3", "sigma4")

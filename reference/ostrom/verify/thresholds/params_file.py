@@ -6,7 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ostrom.protocol.params import DEFAULTS, ParamError, Params, _range_problems
+from ostrom.protocol.params import DEFAULTS, ParamError, Params, range_problems
+
+__all__ = ["UncheckedParams", "load_params"]
 
 
 class UncheckedParams(Params):
@@ -19,7 +21,7 @@ class UncheckedParams(Params):
     """
 
     def __post_init__(self) -> None:
-        problems = _range_problems(self)
+        problems = range_problems(self)
         if problems:
             raise ParamError("; ".join(problems))
 

@@ -11,6 +11,8 @@ from ostrom.protocol.params import Params
 from ostrom.verify.thresholds.result import Status, TheoremResult
 from ostrom.verify.thresholds.solver import Explain, Objective, _check, _Claim, _int
 
+__all__ = ["QuorumRule", "bft_quorum_1", "flat_rule", "implementation_rule"]
+
 QuorumRule = Callable[[Any, Any], Any]
 
 

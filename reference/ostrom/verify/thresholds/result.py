@@ -9,6 +9,8 @@ from typing import Any
 
 from ostrom.protocol.params import Params
 
+__all__ = ["Status", "Theorem", "TheoremResult"]
+
 
 class Status(StrEnum):
     PROVED = "proved"

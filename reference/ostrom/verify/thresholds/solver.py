@@ -15,6 +15,8 @@ from ostrom.protocol.params import table
 from ostrom.verify.thresholds.result import Status, TheoremResult
 from ostrom.verify.thresholds.words import _num
 
+__all__ = ["TIMEOUT_MS", "Explain", "Objective"]
+
 #: Per-query solver budget; a query that exceeds it is reported ``unknown`` (never proved).
 TIMEOUT_MS: Final = 30_000
 

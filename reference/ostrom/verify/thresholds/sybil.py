@@ -33,6 +33,8 @@ from ostrom.verify.thresholds.verdicts import (
 )
 from ostrom.verify.thresholds.words import _VERDICT_WORDS, _agents, _dec, _share, _split
 
+__all__ = ["SybilBounds", "rep_2", "sybil_bounds"]
+
 
 @dataclass(frozen=True)
 class SybilBounds:

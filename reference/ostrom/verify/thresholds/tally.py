@@ -23,6 +23,8 @@ from ostrom.verify.thresholds.verdicts import (
 )
 from ostrom.verify.thresholds.words import _agents, _dec, _share, _split
 
+__all__ = ["tally_1"]
+
 
 @dataclass(frozen=True)
 class _Lone:

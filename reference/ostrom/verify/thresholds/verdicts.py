@@ -13,6 +13,8 @@ from ostrom.protocol.agents import micro
 from ostrom.protocol.params import Params
 from ostrom.protocol.voting import Tally, dispute_verdict, review_verdict
 
+__all__ = ["replay_dispute", "replay_forget", "replay_review"]
+
 # ``scale`` is MICRO with integer micro-unit thresholds (concrete checks: exactly voting.py's
 # integer comparisons) or 1 with real shares (general checks).  ``ny``/``nn`` are the head
 # counts of the two sides and ``side`` is ``tally_min_side`` (the side rule of TALLY-1).  The

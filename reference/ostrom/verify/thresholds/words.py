@@ -9,6 +9,8 @@ from typing import Final
 
 from ostrom.protocol.agents import MICRO
 
+__all__ = []
+
 
 def _dec(x: int | Fraction, scale: int = MICRO) -> str:
     """A micro-unit integer (or exact fraction) as a short decimal: 100000 → ``0.1``."""

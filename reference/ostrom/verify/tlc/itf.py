@@ -23,7 +23,7 @@ from typing import Any
 from ostrom.verify.tlc.output import TlcOutcome
 from ostrom.verify.tlc.values import to_itf
 
-__all__ = ["ItfError", "outcome_to_itf", "read_itf", "write_itf"]
+__all__ = ["ITF_DESCRIPTION", "ItfError", "outcome_to_itf", "read_itf", "write_itf"]
 
 ITF_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 

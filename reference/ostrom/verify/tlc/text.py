@@ -41,7 +41,7 @@ def blank(text: str, *, strings: bool) -> str:
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
             for k in range(i + 1, min(j, n)):
-                if strings:
+                if strings and text[k] != "\n":  # an unterminated string keeps its lines
                     out[k] = "_"
             i = j + 1
         elif two == "(*":

@@ -78,6 +78,22 @@ from ostrom.verify.trace.log import (
 )
 from ostrom.verify.trace.regvar import REGVAR_MODULE, registry_variable_spec
 
+__all__ = [
+    "VIEW_FIELDS",
+    "VIEW_SHOWN",
+    "Batch",
+    "CompiledLog",
+    "Entry",
+    "declared_constants",
+    "lifecycle_constants",
+    "make_batches",
+    "pct_gap",
+    "project_artifact",
+    "spec_constants",
+    "spec_view",
+    "stage_trace_run",
+]
+
 TRACE_MODULE: Final = "LifecycleTrace"
 #: The trace spec of community logs (EXTENDS LifecycleTrace, INSTANCE Sanctions).
 COMMUNITY_MODULE: Final = "CommunityTrace"

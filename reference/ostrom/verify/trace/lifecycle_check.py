@@ -38,6 +38,8 @@ from ostrom.verify.trace.verdict import (
     validate_paths_with,
 )
 
+__all__ = ["validate_logs"]
+
 #: How a message names the spec steps of the commands that are not one action
 #: (lifecycle.COMMAND_ACTIONS: tick; set_agent has none; CommunityTrace.tla's Join).
 _OTHER_ACTIONS: Final = {

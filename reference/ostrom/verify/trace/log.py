@@ -19,6 +19,23 @@ from typing import Any, Final
 
 from ostrom.protocol.version import TRACE_FORMAT
 
+__all__ = [
+    "LOG_MODULE",
+    "NONE",
+    "TRACE_SPECS",
+    "Names",
+    "TraceLog",
+    "UnusableLog",
+    "header_layer",
+    "log_from_vector",
+    "log_lines",
+    "parse_log",
+    "read_jsonl",
+    "read_log",
+    "require_steps",
+    "vector_log",
+]
+
 #: The TLA+ module a compiled lifecycle or sanctions log becomes.
 LOG_MODULE: Final = "TraceLog"
 #: The layers whose logs ``TraceLog`` holds, and the spec each is checked against.

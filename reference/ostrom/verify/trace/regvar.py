@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+__all__ = ["REGISTRY_CONSTANTS", "REGVAR_MODULE", "registry_variable_spec"]
+
 #: The generated copy of Lifecycle.tla with the registry as variables.
 REGVAR_MODULE: Final = "LifecycleRegVar"
 #: Lifecycle.tla's registry constants that the trace spec turns into variables (Agents

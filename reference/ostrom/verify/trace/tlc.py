@@ -22,6 +22,8 @@ from ostrom.verify.tlc.output import TlcOutcome, ToolOutputParser
 from ostrom.verify.tlc.runner import stream_process, tlc_command
 from ostrom.verify.tlc.values import Value, ValueParseError, parse_value
 
+__all__ = ["TlcResult", "run_directory", "run_java_tlc"]
+
 
 @dataclass
 class TlcResult:

@@ -16,6 +16,8 @@ from typing import IO, Final
 from ostrom.verify.trace.log import header_layer
 from ostrom.verify.trace.verdict import Verdict, format_verdict
 
+__all__ = ["LAYER_TRACES", "main", "validate_file"]
+
 #: layer -> the module that validates its logs.  Each has ``validate_file(path, *, keep,
 #: timeout, progress) -> Verdict`` and ``validate_paths(paths, *, timeout) -> list[Verdict]``.
 LAYER_TRACES: Final[dict[str, str]] = {

@@ -19,6 +19,18 @@ from ostrom.verify.tlc.values import ModelValue, Opaque, TlaFunction, TlaRecord,
 from ostrom.verify.trace.log import TRACE_SPECS, Names, UnusableLog
 from ostrom.verify.trace.tlc import run_directory
 
+__all__ = [
+    "FIELD_NAMES",
+    "LIFECYCLE_SPEC",
+    "Failure",
+    "Verdict",
+    "format_verdict",
+    "plain_value",
+    "validate_batches",
+    "validate_file_with",
+    "validate_paths_with",
+]
+
 EXIT_ACCEPTED: Final = 0
 EXIT_REJECTED: Final = 1
 EXIT_UNUSABLE: Final = 2

@@ -20,6 +20,8 @@ from ostrom.conformance.generators.examples.steps import (
 from ostrom.conformance.generators.examples.worlds import LC_PARAMS
 from ostrom.conformance.generators.recorder import Recorder
 
+__all__ = []
+
 
 @example(
     "community",

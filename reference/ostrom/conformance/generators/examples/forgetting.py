@@ -5,6 +5,8 @@ from __future__ import annotations
 from ostrom.conformance.generators.examples.registry import example
 from ostrom.conformance.generators.recorder import Recorder
 
+__all__ = []
+
 _POP = [
     {"id": "ana", "tier": 3, "weight": 1.0},
     {"id": "ben", "tier": 2, "weight": 0.5},

@@ -25,6 +25,8 @@ from ostrom.conformance.generators.examples.steps import (
 from ostrom.conformance.generators.recorder import Recorder
 from ostrom.protocol.voting import commitment
 
+__all__ = []
+
 
 @example(
     "lifecycle",

@@ -10,6 +10,8 @@ from typing import Any, Final
 from ostrom.conformance.generators.examples.worlds import CM_PARAMS, LC_PARAMS, MEMBERS, WORLD
 from ostrom.conformance.generators.recorder import Recorder
 
+__all__ = ["EXAMPLES", "SOURCE", "Example", "build_examples", "example"]
+
 SOURCE: Final = "reference:examples"
 #: The order the layers' histories are built in (within a layer: the order of the scripts).
 LAYERS: Final = ("lifecycle", "voting", "reputation", "sanctions", "forgetting", "community")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ostrom.conformance.generators.examples.registry import example
 from ostrom.conformance.generators.recorder import Recorder
 
+__all__ = []
+
 
 @example(
     "reputation",

@@ -7,6 +7,8 @@ from typing import Any
 from ostrom.conformance.generators.examples.registry import example
 from ostrom.conformance.generators.recorder import Recorder
 
+__all__ = []
+
 
 def _rec(r: Recorder, agent: str, kind: str, n: int = 1, **kw: Any) -> None:
     for _ in range(n):

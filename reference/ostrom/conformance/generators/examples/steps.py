@@ -12,6 +12,24 @@ from ostrom.conformance.generators.recorder import Recorder
 from ostrom.conformance.layer import Observation
 from ostrom.protocol.voting import commitment
 
+__all__ = [
+    "arbiter",
+    "art",
+    "ballot",
+    "by_weight",
+    "commit",
+    "dispute",
+    "fast_active",
+    "formal_commit",
+    "propose",
+    "reveal",
+    "reviewers",
+    "salt",
+    "state_is",
+    "tick",
+    "to_arbitration",
+]
+
 
 def salt(agent: str, k: int = 0) -> str:
     """A fixed salt per agent (and variant k): 64 lowercase hex digits."""

@@ -8,6 +8,8 @@ from ostrom.conformance.generators.examples.registry import example
 from ostrom.conformance.generators.examples.steps import salt
 from ostrom.conformance.generators.recorder import Recorder
 
+__all__ = []
+
 _S1 = salt("v", 0)
 
 

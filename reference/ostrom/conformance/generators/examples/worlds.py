@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+__all__ = ["CM_PARAMS", "LC_PARAMS", "MEMBERS", "WEIGHT", "WORLD"]
+
 #: The lifecycle world: id, tier, weight, reputation (and a subscription, a sanction).
 WORLD: Final[list[dict[str, Any]]] = [
     {"id": "ana", "tier": 3, "weight": 1.0, "reputation": 0.9},
