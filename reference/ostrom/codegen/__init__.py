@@ -10,7 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ostrom.codegen.commands import diagram_cmd, docs
+    from ostrom.codegen.commands import docs
+    from ostrom.codegen.diagram_command import diagram_cmd
     from ostrom.codegen.registry import REGISTRY, render, stale, write
 
 __all__ = [
@@ -25,7 +26,7 @@ __all__ = [
 #: Where each name of ``__all__`` is defined ("module:attribute"), imported on first use.
 _LAZY: dict[str, str] = {
     "docs": "ostrom.codegen.commands:docs",
-    "diagram_cmd": "ostrom.codegen.commands:diagram_cmd",
+    "diagram_cmd": "ostrom.codegen.diagram_command:diagram_cmd",
     "REGISTRY": "ostrom.codegen.registry:REGISTRY",
     "render": "ostrom.codegen.registry:render",
     "stale": "ostrom.codegen.registry:stale",
