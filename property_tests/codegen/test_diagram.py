@@ -64,3 +64,20 @@ def test_one_slug_for_every_spelling_of_an_event() -> None:
     for op, actions in COMMAND_ACTIONS.items():
         if len(actions) == 1:
             assert slug(op) == slug(actions[0]), op
+
+
+def test_the_diagram_command_writes_each_view_and_refuses_a_bad_format(tmp_path: Path) -> None:
+    # `ostrom diagram` is a core-install command: it renders from the table alone.
+    from click.testing import CliRunner
+
+    from ostrom.codegen.diagram_command import diagram_cmd
+
+    runner = CliRunner()
+    shown = runner.invoke(diagram_cmd, ["--format", "mermaid"])
+    assert shown.exit_code == 0 and shown.output == diagram.FORMATS["mermaid"]()
+    out = tmp_path / "deep" / "table.tla"
+    written = runner.invoke(diagram_cmd, ["--format", "tla", "--output", str(out)])
+    assert written.exit_code == 0
+    assert out.read_text(encoding="utf-8") == diagram.FORMATS["tla"]()
+    refused = runner.invoke(diagram_cmd, ["--format", "png"])
+    assert refused.exit_code == 2 and "Invalid value" in refused.output

@@ -5,8 +5,9 @@
   shared helper modules sit at its top and ``fixtures/`` holds data, and nothing else
   holds tests;
 * every module of ``reference/ostrom`` is reached by a test of its own package's folder —
-  a test module imports it, or takes a name from it (``from ostrom.x.m import name``, an
-  attribute of an imported module, a name a package re-exports from it) — or is listed in
+  a test module imports it, or takes a name from it (``from ostrom.<package>.<module> import
+  name``, an attribute of an imported module, a name a package re-exports from it) — or is
+  listed in
   ``COVERED_ELSEWHERE`` with where it is tested and why not from its own folder.  A
   package is reached when any module of it is imported (that runs its ``__init__``); the
   top package ``ostrom`` belongs to ``project/``.  A test that runs a tool's command
