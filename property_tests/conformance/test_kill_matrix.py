@@ -82,6 +82,7 @@ def test_every_mutant_is_selectable_by_the_driver() -> None:
     assert [line.split("\t")[0] for line in listed] == list(MUTANTS)
 
 
+@pytest.mark.mutation  # the suite's mutation gate, two minutes of drivers and TLC: make mutate
 def test_kill_matrix(matrix: list[killmatrix.Row], capsys: pytest.CaptureFixture[str]) -> None:
     with capsys.disabled():
         print("\n" + killmatrix.plain(matrix))
@@ -104,6 +105,7 @@ def test_kill_matrix(matrix: list[killmatrix.Row], capsys: pytest.CaptureFixture
         assert r.trace.status in ("rejected", "refused", "outside"), (r.name, r.trace)
 
 
+@pytest.mark.mutation  # the suite's mutation gate, two minutes of drivers and TLC: make mutate
 def test_docs_hold_the_current_matrix(matrix: list[killmatrix.Row]) -> None:
     # The registry's kill-matrix entry, checked with this module's one run of the matrix
     # (the registry's drift test leaves its slow entries to the tests that already run them).
@@ -114,6 +116,7 @@ def test_docs_hold_the_current_matrix(matrix: list[killmatrix.Row]) -> None:
     assert current == text, f"{entry.path} holds an old kill matrix: ostrom docs --only kill-matrix"
 
 
+@pytest.mark.mutation  # the suite's mutation gate, two minutes of drivers and TLC: make mutate
 def test_markdown_names_every_mutant(matrix: list[killmatrix.Row]) -> None:
     table = killmatrix.markdown(matrix)
     for name in MUTANTS:

@@ -16,7 +16,8 @@ from ostrom.consensus.replica import Replica
 
 
 @pytest.mark.parametrize(("mutant", "prop"), list(MUTANTS.values()), ids=list(MUTANTS))
-@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
+@pytest.mark.budget  # holds at the ci profile's budget
+@pytest.mark.mutation  # a mutant the machine must catch: make mutate, make test-slow
 def test_consensus_mutant_is_caught(mutant: type[Replica], prop: str) -> None:
     machine = type(f"{mutant.__name__}Machine", (PBFTMachine,), {"REPLICA": mutant})
     assert_mutant_caught(machine, mutant.__name__, prop)

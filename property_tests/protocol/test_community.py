@@ -421,7 +421,8 @@ def test_community_reaches() -> None:
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
-@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
+@pytest.mark.budget  # holds at the ci profile's budget
+@pytest.mark.mutation  # a mutant the machine must catch: make mutate, make test-slow
 def test_community_mutant_is_caught(mutant: str) -> None:
     cls, prop = MUTANTS[mutant]
     machine = type(f"{mutant}Machine", (CommunityMachine,), {"COMMUNITY": cls})

@@ -573,7 +573,8 @@ CHECKS: Mapping[str, Callable[[ForgetRule], Callable[[], None]]] = {
 
 
 @pytest.mark.parametrize(("mutant", "prop"), list(MUTANTS.values()), ids=list(MUTANTS))
-@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
+@pytest.mark.budget  # holds at the ci profile's budget
+@pytest.mark.mutation  # a mutant the machine must catch: make mutate, make test-slow
 def test_forgetting_mutant_is_caught(mutant: type[ForgetRule], prop: str) -> None:
     check = settings(
         phases=[Phase.explicit, Phase.generate],

@@ -571,7 +571,8 @@ def test_reputation_stateful() -> None:
 
 
 @pytest.mark.parametrize(("mutant", "prop"), list(MUTANTS.values()), ids=list(MUTANTS))
-@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
+@pytest.mark.budget  # holds at the ci profile's budget
+@pytest.mark.mutation  # a mutant the machine must catch: make mutate, make test-slow
 def test_reputation_mutant_is_caught(mutant: type[ReputationBook], prop: str) -> None:
     machine = type(f"{mutant.__name__}Machine", (ReputationMachine,), {"BOOK": mutant})
     assert_mutant_caught(machine, mutant.__name__, prop)

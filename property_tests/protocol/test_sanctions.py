@@ -404,7 +404,8 @@ def test_sanctions_reaches() -> None:
 
 
 @pytest.mark.parametrize(("mutant", "prop"), list(MUTANTS.values()), ids=list(MUTANTS))
-@pytest.mark.budget  # holds at the ci profile's budget: make test-fast skips it
+@pytest.mark.budget  # holds at the ci profile's budget
+@pytest.mark.mutation  # a mutant the machine must catch: make mutate, make test-slow
 def test_sanctions_mutant_is_caught(mutant: type[SanctionBook], prop: str) -> None:
     """Each mutant of ``sanctions_mutants.py`` fails the check of its own property first."""
     machine = type(f"{mutant.__name__}Machine", (SanctionsMachine,), {"BOOK": mutant})

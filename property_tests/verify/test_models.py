@@ -4,8 +4,9 @@ are violated, state counts are unchanged — and the spec explores exactly the P
 This is ``make check``'s TLC part inside the test suite, so CI fails when a mutant stops
 being caught or a model becomes vacuous. The selected rows run once per session (two TLC JVMs
 at a time), and each row is its own test so a failure names the model. A model the manifest
-marks ``slow`` (with its witnesses) is a ``slow`` test: ``make test-slow`` runs it, ``make
-test`` does not, and ``make check`` always does.
+marks ``slow`` (with its witnesses) is a ``slow`` test, a mutant model a ``mutation`` test:
+``make test-slow`` runs them, ``make mutate`` the mutants, ``make test`` neither, and ``make
+check`` always does.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ostrom.protocol.lifecycle import triples
-from ostrom.verify.tlc.manifest import load_manifest
+from ostrom.verify.tlc.manifest import ModelEntry, load_manifest
 from ostrom.verify.tlc.runner import RowResult, check_models, select_models
 
 pytestmark = pytest.mark.tlc  # one worker holds the module's fixture
@@ -30,8 +31,20 @@ ENTRIES = select_models(MANIFEST, [], deep=False)
 # takes all rows but `resubmit retracted -> proposed`, which the one-artifact lifecycle-ci-solo
 # adds (two artifacts that both resubmit do not fit the CI time budget).
 CROSS_CHECK_MODELS = ("lifecycle-ci", "lifecycle-ci-solo")
+
+
+def _marks(entry: ModelEntry) -> list[pytest.MarkDecorator]:
+    """A slow model is ``slow``; a mutant model (the spec with a registered bug, which the
+    model must catch) is a mutation gate, ``mutation``: ``make mutate`` and ``make check``
+    run it, ``make test`` does not re-prove it at every run."""
+    return [
+        *([pytest.mark.slow] if entry.slow else []),
+        *([pytest.mark.mutation] if entry.raw.get("mutant") else []),
+    ]
+
+
 ROWS = [
-    pytest.param(n, marks=[pytest.mark.slow] if e.slow else [], id=n)
+    pytest.param(n, marks=_marks(e), id=n)
     for e in ENTRIES
     for n in [e.name, *(f"{e.name}/{w}" for w in e.witnesses)]
 ]

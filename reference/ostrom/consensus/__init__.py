@@ -14,14 +14,19 @@ The API, re-exported here: ``Replica`` and ``DurableReplica`` (with its store's
 locations and errors), what a replica returns (``Output``, ``Send``, ``Executed``), the
 applications (``App``, ``OrchestratorApp``), the messages and their encoding, the keys
 (``KeyRing``, ``Signer``, ``make_keys``) and the ``Client``.  The names are imported
-eagerly: every module here is plain Python over the standard library and the signature
-library a replica needs anyway.
+eagerly — every module here is plain Python over the standard library and the signature
+library a replica needs anyway — but for the store's, which load on first use (PEP 562):
+``python -m ostrom.consensus.storage`` (the store check) would otherwise find its module
+already imported by this package and run it twice (runpy's RuntimeWarning).
 
 The simulated network, the Byzantine strategies and Algorithm 1 that test it are the
 harness's (``ostrom.harness``), not the product's.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ostrom.consensus.application import OrchestratorApp
 from ostrom.consensus.client import Client
@@ -44,12 +49,19 @@ from ostrom.consensus.messages import (
     encode,
 )
 from ostrom.consensus.replica import App, CounterApp, Executed, Output, Replica, Send, quorum
-from ostrom.consensus.storage import (
-    DurableReplica,
-    FileLocation,
-    MemoryLocation,
-    StoreError,
-    StoreMissing,
+
+if TYPE_CHECKING:
+    from ostrom.consensus.storage import (
+        DurableReplica,
+        FileLocation,
+        MemoryLocation,
+        StoreError,
+        StoreMissing,
+    )
+
+#: The store's names, imported on first use (see above).
+_STORAGE = frozenset(
+    {"DurableReplica", "FileLocation", "MemoryLocation", "StoreError", "StoreMissing"}
 )
 
 __all__ = [
@@ -86,3 +98,9 @@ __all__ = [
     "make_keys",
     "quorum",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _STORAGE:
+        return getattr(importlib.import_module("ostrom.consensus.storage"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
