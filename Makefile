@@ -39,7 +39,7 @@ check-deep: $(STAMP) ## model-check every model of the manifest, the large ones 
 # recorded scores models/mutation/scores.json.  make mutate fails if a sample scores
 # below the recorded figure; make mutate-record measures and records them anew.
 MUTATED_SPECS ?= Lifecycle Sanctions PBFTReplica PBFT
-mutate: $(STAMP) ## the mutation gates (spec and code), then each spec's seeded sample on its CI models; fails if a score drops below the recorded one
+mutate: $(STAMP) ## the mutation gates (the Hypothesis machines' mutants, the kill matrix, the manifest's mutant models, the spec and code gates), then each spec's seeded sample on its CI models; fails if a score drops below the recorded one
 	$(PYTEST) -m mutation
 	@for s in $(MUTATED_SPECS); do \
 		$(OSTROM) mutate --suite $$s --check --jobs $(JOBS) --out build/mutate/$$s.json || exit 1; \
