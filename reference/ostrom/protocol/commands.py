@@ -252,7 +252,7 @@ class CommandSpec:
 _AA: Final = {"agent": ID, "artifact": ID}
 
 #: An artifact's *payload*: its content and metadata, carried by propose and resubmit.
-#: Payload, not protocol state (docs/design.md §10): the orchestrator checks that it hashes
+#: Payload, not protocol state (docs/design.md §11): the orchestrator checks that it hashes
 #: to the command's ``digest`` and then drops it; only the digest enters the state, the
 #: TLA+ specs and the log.
 PAYLOAD: Final = {"content": CONTENT, "title": TITLE, "tags": TAGS, "source": SOURCE}
@@ -269,7 +269,7 @@ def payload_digest(payload: Mapping[str, Any]) -> str:
     canonical JSON of the payload object (protocol/encoding.py: sorted keys, compact,
     UTF-8), e.g. ``{"content":"...","tags":["a"],"title":"..."}``.  Hashing the object,
     not the text alone, binds the metadata too: the signature covers the digest, the
-    digest covers all four fields (docs/design.md §10).  Raises ``UnicodeEncodeError``
+    digest covers all four fields (docs/design.md §11).  Raises ``UnicodeEncodeError``
     for text UTF-8 cannot encode (``is_text`` refuses it first)."""
     return hashlib.sha256(canonical(dict(payload))).hexdigest()
 

@@ -214,7 +214,7 @@ class Orchestrator:
             raise Refused(ErrorCode.INVALID_INPUT, f"{op}: missing {', '.join(missing)}")
         if not payload_matches(command):
             raise Refused(ErrorCode.INVALID_INPUT, f"{op}: the payload does not hash to digest")
-        for key in PAYLOAD_FIELDS:  # payload, not state (docs/design.md §10): only the digest
+        for key in PAYLOAD_FIELDS:  # payload, not state (docs/design.md §11): only the digest
             kwargs.pop(key, None)
         return op, kwargs
 
