@@ -275,6 +275,10 @@ def test_bad_payloads_are_4xx_and_change_nothing(tmp_path_factory: pytest.TempPa
     )
     big = _propose("f1", "x", "s", content="é" * 513)  # 1026 bytes > content_limit 1024
     assert _bad(t(), big) == (413, "content_too_large")
+    node, s = _node(t()), Signer()
+    r = node.submit(s.env("f1", _propose("f1", "x", "s", content="é" * 512)))  # 1024: at it
+    assert r.status == 200 and r.body["result"] == "ok"
+    node.close()
     for field, value in [
         ("content", 5),
         ("content", ["text"]),
