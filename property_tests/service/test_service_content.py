@@ -321,3 +321,58 @@ def test_validate_trace_accepts_the_export_of_a_log_with_purged_content(tmp_path
         timeout=600,
     )
     assert r.returncode == 0 and "ACCEPTED" in r.stdout, r.stdout + r.stderr
+
+
+def test_forget_purge_shared_content_stays_a_pin_by_digest_does_not(tmp_path: Path) -> None:
+    """The choice of docs/design.md §11: content another standing artifact *carried* stays
+    when one artifact carrying it is forgotten (it is that artifact's content too); a
+    digest-only proposal of the same digest carries nothing and pins nothing."""
+    node, s = _node(tmp_path), Signer()
+    shared, pinned = "SHARED-5d2e-carried-by-two", "PINNED-9a0c-by-digest-only"
+
+    async def body(c: httpx.AsyncClient) -> None:
+        await _post_all(c, _to_active(s, "x1", "s1", content=shared))
+        await _post_all(c, [s.env("f3", _propose("f3", "x2", "s2", content=shared))])
+        await _post_all(c, _to_active(s, "y1", "s3", content=pinned))
+        pin = {"op": "propose", "agent": "f4", "artifact": "y2", "slot": "s4"}
+        await _post_all(c, [s.env("f4", {**pin, "digest": payload_digest({"content": pinned})})])
+        assert (await c.get("/artifacts/y2/content")).json()["error"] == "no_content"
+        await _post_all(c, _forget(s, "x1"))
+        await _post_all(c, _forget(s, "y1"))
+        states = (await c.get("/artifacts")).json()["artifacts"]
+        assert states["x1"]["state"] == states["y1"]["state"] == "forgotten"
+        assert (await c.get("/artifacts/x2/content")).json()["content"] == shared
+
+    _run(node, body)
+    assert _found(tmp_path, shared) != []
+    assert _found(tmp_path, pinned) == []  # FORGET-PURGE: the digest-only y2 kept nothing
+    node.close()
+
+
+def test_a_version_1_file_is_upgraded_and_a_version_2_file_needs_its_tables(
+    tmp_path: Path,
+) -> None:
+    """A database of schema version 1 (before the content tables) opens, gains them and
+    keeps its log; a file that says version 2 without them is refused."""
+    import sqlite3
+
+    from ostrom.service.store import StoreError
+
+    node, s = _node(tmp_path), Signer()
+    node.submit(s.env("f1", _propose("f1", "a", "s", content="kept")))
+    node.close()
+    db = sqlite3.connect(tmp_path / "n.db")
+    db.executescript(
+        "DROP TABLE artifact_content; DROP TABLE content; "
+        "UPDATE meta SET value = '1' WHERE key = 'version';"
+    )
+    db.close()
+    node = Node.open(tmp_path / "n.db", fsync=False, verify=True)
+    assert node.last_pos == 1 and node.content("a").body["error"] == "no_content"
+    node.close()
+    db = sqlite3.connect(tmp_path / "n.db")
+    assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("2",)
+    db.executescript("DROP TABLE artifact_content;")
+    db.close()
+    with pytest.raises(StoreError, match="not a node database"):
+        Node.open(tmp_path / "n.db", fsync=False)
