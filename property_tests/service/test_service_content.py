@@ -217,6 +217,9 @@ def test_content_round_trip_retry_and_digest_only(tmp_path: Path) -> None:
         return out
 
     r1, r2, _r3, retry, a, b, c, nobody, log = _run(node, body)
+    other = {**e1["command"], "content": "not what was hashed"}
+    forged = node.submit({**e1, "command": other})  # the same seq, another payload
+    assert forged.status == 422 and forged.body["error"] == "digest_mismatch"
     assert r1["result"] == r2["result"] == "ok" and retry["retry"] is True
     digest = payload_digest(payload)
     assert a == (200, {"artifact": "a", "digest": digest, **payload})

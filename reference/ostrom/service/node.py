@@ -47,7 +47,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ostrom.protocol.commands import Observation, is_text, payload_of
 from ostrom.protocol.lifecycle import FORGOTTEN
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
-from ostrom.service.gate import GATE_ERRORS, Admission, Gate, Setup
+from ostrom.service.gate import GATE_ERRORS, Admission, Gate, Setup, payload_refusal
 from ostrom.service.identity import canonical, sign_envelope, without_payload
 from ostrom.service.snapshot import CodecError, restore, snapshot
 from ostrom.service.store import DbUnavailable, Entry, Row, Store, StoreError, digest
@@ -336,6 +336,13 @@ class Node:
         except (StoreError, DbUnavailable, OSError) as exc:
             return error("db_unavailable", f"cannot read the log: {exc}")
         if retry is not None:
+            # the logged row has no payload to compare: a retry's payload must still be
+            # one the gate admits (it then is the logged digest's, by its hash)
+            command = envelope.get("command") if isinstance(envelope, dict) else None
+            if isinstance(command, dict):
+                refusal = payload_refusal(command, self.gate.params.content_limit)
+                if refusal is not None:
+                    return error(*refusal)
             return retry
         adm = self.gate.admit(envelope)
         return adm if adm.ok else error(str(adm.code), adm.detail)
