@@ -22,7 +22,8 @@ without founders cannot, docs/service.md):
 Then, with this script (``ostrom keygen bob.key`` for a newcomer):
 
     python examples/agent.py --agent bob --key bob.key join
-    python examples/agent.py --agent bob --key bob.key propose fact-1 paris-population d41d8c
+    python examples/agent.py --agent bob --key bob.key propose fact-1 paris-population \
+        "Paris has 2,102,650 inhabitants (INSEE, 2023)." --title "Population of Paris"
     python examples/agent.py --agent alice --key alice.key review --rounds 20
 
 With the default parameters a ballot needs three reveals (``quorum = 3``): give the
@@ -32,8 +33,8 @@ want of a quorum, as the protocol says it should.
 ``review`` follows the node's event stream (a long poll of GET /events): when this agent
 is among an artifact's reviewers it commits a vote in the commit phase (the client keeps
 the vote, reason and salt; only the hash is sent) and reveals it in the reveal phase.
-The vote here is a placeholder policy — a real agent would read the artifact's content
-(its digest names it) and judge it.
+The vote here is a placeholder policy — a real agent would judge the artifact's content,
+which it reads from the node (GET /artifacts/{id}/content; the digest binds it).
 """
 
 from __future__ import annotations
@@ -45,9 +46,20 @@ from ostrom.client import Client, ClientError
 from ostrom.service.identity import load_key
 
 
-def judge(artifact: dict[str, object]) -> tuple[str, str]:
-    """The agent's judgement of an artifact: (vote, reason).  Replace with a real one."""
-    return "accept", f"digest {artifact.get('digest')} matches the cited evidence"
+def judge(artifact: dict[str, object], content: str | None) -> tuple[str, str]:
+    """The agent's judgement of an artifact and its content: (vote, reason).  Replace
+    with a real one."""
+    if content is None:
+        return "reject", f"digest {artifact.get('digest')}: no content to check"
+    return "accept", f"{len(content)} characters, consistent with the cited evidence"
+
+
+def content_of(client: Client, artifact: str) -> str | None:
+    """The artifact's content, or None (proposed by digest only, or forgotten)."""
+    try:
+        return str(client.content(artifact).get("content", ""))
+    except ClientError:
+        return None
 
 
 def review(client: Client, rounds: int, wait: float) -> None:
@@ -61,7 +73,7 @@ def review(client: Client, rounds: int, wait: float) -> None:
             if client.agent not in a["reviewers"]:
                 continue
             if a["phase"] == "commit" and client.agent not in a["committed"]:
-                vote, reason = judge(a)
+                vote, reason = judge(a, content_of(client, x))
                 print(f"{x}: commit {vote}", client.commit_vote(x, vote, reason)["result"])
             elif (
                 a["phase"] == "reveal"
@@ -81,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("propose")
     p.add_argument("artifact")
     p.add_argument("slot")
-    p.add_argument("digest")
+    p.add_argument("content", help="the artifact's text (its digest is computed from it)")
+    p.add_argument("--title")
     r = sub.add_parser("review")
     r.add_argument("--rounds", type=int, default=10)
     r.add_argument("--wait", type=float, default=5.0, help="seconds per long poll")
@@ -94,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.what == "join":
                 out = client.join()
             else:
-                out = client.propose(args.artifact, args.slot, args.digest)
+                out = client.propose(
+                    args.artifact, args.slot, content=args.content, title=args.title
+                )
             print(out)  # a protocol refusal is an observation: {"result": "duplicate", ...}
             return 0 if out["result"] == "ok" else 1
         except ClientError as exc:  # the node's gate refused (or was unreachable)

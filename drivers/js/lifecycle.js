@@ -154,24 +154,43 @@ const isTier = (v) => typeof v === 'bigint' && v >= 0n && v <= 3n;
 const isHex64 = (v) => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
 const oneOf = (set) => (v) => typeof v === 'string' && set.has(v);
 
-const ID = { agent: isId, artifact: isId };
-const SCHEMAS = {
-  propose: [{ ...ID, slot: isId, digest: isId }, { evidence: isIdList }],
-  resubmit: [{ ...ID, digest: isId }, { evidence: isIdList }],
-  recruit: [{ artifact: isId }, {}],
-  object: [{ ...ID }, {}],
-  commit_vote: [{ ...ID, commitment: isHex64 }, {}],
-  reveal_vote: [{ ...ID, vote: oneOf(ALL_VOTES), reason: isText, salt: isHex64 }, {}],
-  arbitrate: [{ ...ID, outcome: oneOf(OUTCOMES) }, {}],
-  dispute: [{ ...ID, reason: isText }, {}],
-  urgent_report: [{ ...ID, reason: isText }, {}],
-  forget_vote: [{ ...ID }, { confidence: isUnit }],
-  tick: [{}, {}],
-  set_agent: [
-    { agent: isId, tier: isTier },
-    { weight: isNumber, reputation: isUnit, sanction: oneOf(SANCTIONS), subscriptions: isIdList },
-  ],
+const isBoundedText = (lo, hi) => (v) => isText(v) && lo <= [...v].length && [...v].length <= hi;
+// One check per field type of reference/ostrom/protocol/commands.py (FieldType.name); the
+// generated SCHEMAS below name them.  Lengths count code points, as Python's len does.
+const T = {
+  text: isText,
+  id: isId,
+  hex64: isHex64,
+  number: isNumber,
+  unit: isUnit,
+  tier: isTier,
+  id_list: isIdList,
+  vote: oneOf(ALL_VOTES),
+  outcome: oneOf(OUTCOMES),
+  sanction: oneOf(SANCTIONS),
+  content: isText,
+  title: (v) => isBoundedText(0, BOUNDS.title)(v),
+  tags: (v) => Array.isArray(v) && v.length <= BOUNDS.tags && v.every(isBoundedText(1, BOUNDS.tag)),
+  source: (v) => isBoundedText(0, BOUNDS.source)(v),
 };
+// BEGIN generated: commands
+const PAYLOAD_FIELDS = ['content', 'title', 'tags', 'source'];
+const BOUNDS = { title: 256, tag: 64, tags: 32, source: 2048 };
+const SCHEMAS = {
+  propose: [{ agent: T.id, artifact: T.id, slot: T.id, digest: T.id }, { evidence: T.id_list, content: T.content, title: T.title, tags: T.tags, source: T.source }],
+  resubmit: [{ agent: T.id, artifact: T.id, digest: T.id }, { evidence: T.id_list, content: T.content, title: T.title, tags: T.tags, source: T.source }],
+  recruit: [{ artifact: T.id }, {}],
+  object: [{ agent: T.id, artifact: T.id }, {}],
+  commit_vote: [{ agent: T.id, artifact: T.id, commitment: T.hex64 }, {}],
+  reveal_vote: [{ agent: T.id, artifact: T.id, vote: T.vote, reason: T.text, salt: T.hex64 }, {}],
+  arbitrate: [{ agent: T.id, artifact: T.id, outcome: T.outcome }, {}],
+  dispute: [{ agent: T.id, artifact: T.id, reason: T.text }, {}],
+  urgent_report: [{ agent: T.id, artifact: T.id, reason: T.text }, {}],
+  forget_vote: [{ agent: T.id, artifact: T.id }, { confidence: T.unit }],
+  tick: [{}, {}],
+  set_agent: [{ agent: T.id, tier: T.tier }, { weight: T.number, reputation: T.unit, sanction: T.sanction, subscriptions: T.id_list }],
+};
+// END generated: commands
 
 class Refused extends Error {
   constructor(code, events = []) {
@@ -185,6 +204,15 @@ const refuse = (code, events) => {
 };
 const violation = (agent, kind) => ({ event: 'violation', agent, kind });
 
+/**
+ * commands.payload_digest: sha256 of the payload's canonical JSON (sorted keys, compact,
+ * UTF-8; JSON.stringify escapes strings as Python's json.dumps(ensure_ascii=False) does).
+ */
+function payloadDigest(cmd, fields) {
+  const body = [...fields].sort(cmpStr).map((k) => `${JSON.stringify(k)}:${JSON.stringify(cmd[k])}`);
+  return sha256(`{${body.join(',')}}`);
+}
+
 /** Check 1 of rules.md: a known op, exactly its fields, each of the right type. */
 function parseCommand(cmd) {
   if (!isDict(cmd)) refuse('invalid_input');
@@ -197,6 +225,8 @@ function parseCommand(cmd) {
     if (check === null || !check(v)) refuse('invalid_input');
   }
   for (const k of Object.keys(required)) if (!Object.hasOwn(cmd, k)) refuse('invalid_input');
+  const payload = PAYLOAD_FIELDS.filter((k) => Object.hasOwn(cmd, k));
+  if (payload.length > 0 && cmd.digest !== payloadDigest(cmd, payload)) refuse('invalid_input');
   return op;
 }
 

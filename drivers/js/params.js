@@ -57,6 +57,7 @@ const TABLE = {
   min_active_agents: ['int', 12, 1, 1000000],
   checkpoint_k: ['int', 16, 1, 1000000],
   watermark_window: ['int', 32, 1, 1000000],
+  content_limit: ['int', 65536, 0, 16777216],
   seed: ['int', 0, 0, INF],
 // END generated: params
 };

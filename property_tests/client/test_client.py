@@ -256,3 +256,57 @@ def test_two_clients_of_one_agent_resync_instead_of_failing(node_url: tuple[str,
     assert node.gate.last_seq("f1") == 2 and set(node.public_state()["artifacts"]) == {"a", "b"}
     a.close()
     b.close()
+
+
+def test_content_through_the_client(node_url: tuple[str, Node]) -> None:
+    """propose(content=...) computes the digest; content() reads the payload back; a
+    resubmission's payload replaces it once accepted; a retry with a payload after a
+    lost reply is answered from the log (which holds no payload); a wrong digest and a
+    digest-only artifact are the node's codes."""
+    url, _ = node_url
+    newcomer = Client(url, "n", key("n"))
+    op = Client(url, OPERATOR, key(OPERATOR))
+    founders = {f: Client(url, f, key(f)) for f in FOUNDERS}
+    assert newcomer.join()["result"] == "ok"
+    author, reviewers = founders["f2"], [c for f, c in founders.items() if f != "f2"]
+    assert founders["f1"].propose("base", "s", content="the slot's value")["result"] == "ok"
+    for _ in range(4):  # fast track: active after T_fast; the slot is taken
+        op.tick()
+    assert author.propose("x", "s", content="v1: first draft", tags=["draft"])["result"] == "ok"
+    got = newcomer.content("x")
+    assert (got["content"], got["tags"]) == ("v1: first draft", ["draft"])
+    for _ in range(5):
+        op.tick()
+    for c in reviewers:
+        assert c.commit_vote("x", "reject", "not yet")["result"] == "ok"
+    for _ in range(2):
+        op.tick()
+    for c in reviewers:
+        assert c.reveal_vote("x")["result"] == "ok"
+    for _ in range(3):
+        op.tick()
+    assert newcomer.artifact("x")["state"] == "rejected"
+    for _ in range(20):  # the resubmission cooldown
+        op.tick()
+    out = author.resubmit("x", content="v2: revised", title="Revised")
+    assert out["result"] == "ok", out
+    assert newcomer.content("x") == {
+        "artifact": "x",
+        "digest": newcomer.artifact("x")["digest"],
+        "content": "v2: revised",
+        "title": "Revised",
+    }
+    with pytest.raises(ClientError) as exc:
+        newcomer.propose("y", "t", "not-the-digest", content="text")
+    assert exc.value.code == "digest_mismatch"
+    assert founders["f3"].propose("z", "u", "d")["result"] == "ok"
+    with pytest.raises(ClientError) as exc:
+        newcomer.content("z")
+    assert exc.value.code == "no_content"
+    transport = _LoseFirstReply()
+    f4 = Client(url, "f4", key("f4"), transport=transport, backoff=0.01)
+    out = f4.propose("w", "v", content="sent twice, applied once")
+    assert transport.dropped == 1 and out["retry"] is True and out["result"] == "ok"
+    assert f4.content("w")["content"] == "sent twice, applied once"
+    for c in (newcomer, op, f4, *founders.values()):
+        c.close()

@@ -41,7 +41,10 @@ def test_typed_commands_have_the_tables_keys() -> None:
 
 def _refused_beyond_shape(layer: str, command: Any, params: dict[str, Any]) -> bool:
     """An invalid_input the schema cannot see: a set_agent weight outside [w_min, w_max]
-    (the parameters decide), or set_agent in the community layer (its registry is derived)."""
+    (the parameters decide), set_agent in the community layer (its registry is derived), or
+    a well-typed payload that does not hash to the digest (a hash is no JSON Schema)."""
+    if isinstance(command, dict) and commands.payload_of(command) and VALIDATOR.is_valid(command):
+        return not commands.payload_matches(command)
     if not isinstance(command, dict) or command.get("op") != "set_agent":
         return False
     if layer == "community":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -177,7 +178,7 @@ def test_the_errors_of_the_write_path(tmp_path: Path) -> None:
         out.append((r.status_code, r.json()["error"]))
 
         async def chunks() -> AsyncIterator[bytes]:
-            for _ in range(100):
+            for _ in range(openapi.BODY_LIMIT // 1024 + 2):
                 yield b" " * 1024
 
         r = await c.post("/commands", content=chunks())  # no Content-Length: counted as read
@@ -259,6 +260,116 @@ def test_fuzz_every_endpoint_no_500_stable_errors_nothing_changed(
     assert node.public_state() == before and node.last_pos == 1
 
 
+#: Values a payload field may be sent with: text (with lone surrogates, which JSON can
+#: spell and UTF-8 cannot encode), text around every bound, and every other JSON type.
+TEXTISH = st.one_of(
+    st.text(max_size=6),
+    st.text(st.characters(categories=["Cs", "Ll"]), min_size=1, max_size=3),  # surrogates
+    st.sampled_from(["", "é" * 32, "é" * 33, "t" * 64, "t" * 65, "t" * 256, "t" * 257, "s" * 2049]),
+)
+PAYLOAD_VALUE = st.one_of(
+    TEXTISH,
+    st.lists(TEXTISH, max_size=3),
+    st.lists(st.just("tag"), min_size=32, max_size=33),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+PAYLOAD = st.dictionaries(
+    st.sampled_from(["content", "title", "tags", "source"]), PAYLOAD_VALUE, min_size=1
+)
+CONTENT_LIMIT = 64  # "é" * 32 and "t" * 64 are exactly at it, "é" * 33 and "t" * 65 over
+
+
+def _utf8(v: object) -> bool:
+    if not isinstance(v, str):
+        return False
+    try:
+        v.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _expected(payload: dict[str, Any], digest: str) -> str:
+    """What the node must answer, from the rules as docs/service.md states them (written
+    here independently of gate.payload_refusal)."""
+
+    def text(v: object, lo: int, hi: int) -> bool:
+        return _utf8(v) and lo <= len(v) <= hi  # type: ignore[arg-type]
+
+    checks = {
+        "content": lambda v: _utf8(v),
+        "title": lambda v: text(v, 0, 256),
+        "tags": lambda v: isinstance(v, list) and len(v) <= 32 and all(text(t, 1, 64) for t in v),
+        "source": lambda v: text(v, 0, 2048),
+    }
+    if not all(checks[k](v) for k, v in payload.items()):
+        return "bad_content"
+    if len(payload.get("content", "").encode()) > CONTENT_LIMIT:
+        return "content_too_large"
+    canon = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if digest != hashlib.sha256(canon.encode()).hexdigest():
+        return "digest_mismatch"
+    return "ok"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["propose", "resubmit"]), PAYLOAD, st.booleans()),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_fuzz_payload_fields_stable_codes_nothing_changed(
+    tmp_path_factory: pytest.TempPathFactory, sends: list[Any]
+) -> None:
+    """The payload fields, fuzzed in signed envelopes (authentic, in sequence: they reach
+    the payload checks): never a 500; each refusal the code the rules give, with nothing
+    changed (log, state, stored payloads); each acceptance served back as sent."""
+    from ostrom.protocol.commands import payload_digest
+    from ostrom.protocol.params import Params
+
+    tmp = tmp_path_factory.mktemp("pl")
+    node = Node.open(
+        tmp / "n.db", params=Params(content_limit=CONTENT_LIMIT), setup=setup(), fsync=False
+    )
+    s = Signer()
+
+    async def body(c: httpx.AsyncClient) -> None:
+        for i, (op, payload, honest) in enumerate(sends):
+            try:
+                digest = payload_digest(payload) if honest else "d"
+            except (TypeError, ValueError):  # lone surrogates: no digest to compute
+                digest = "0" * 64
+            who = FOUNDERS[i % len(FOUNDERS)]  # one proposal each: no rate limit
+            cmd = {"op": op, "agent": who, "artifact": f"a{i}", "digest": digest, **payload}
+            if op == "propose":
+                cmd["slot"] = f"s{i}"
+            env = s.env(who, cmd)
+            before = (copy.deepcopy(node.public_state()), node.last_pos)
+            stored = node.store.payload_count()
+            r = await c.post("/commands", content=json.dumps(env).encode())  # ASCII JSON
+            doc = r.json()
+            want = _expected(payload, digest)
+            if want != "ok":
+                assert (r.status_code, doc["error"]) == (GATE_ERRORS[want].status, want), doc
+                assert (node.public_state(), node.last_pos) == before
+                assert node.store.payload_count() == stored
+                s.seq[who] -= 1  # refused: the seq is free again
+                continue
+            assert r.status_code == 200, doc
+            if op == "propose":  # a resubmit of an unknown artifact: refused by the protocol
+                assert doc["result"] == "ok"
+                served = (await c.get(f"/artifacts/a{i}/content")).json()
+                assert served == {"artifact": f"a{i}", "digest": digest, **payload}
+
+    _run(node, body)
+    node.close()
+
+
 def test_every_answer_matches_its_openapi_schema(tmp_path: Path) -> None:
     """The document does not lie: real answers of a ballot, a dispute and the reads
     validate against the response schemas the document declares."""
@@ -285,10 +396,23 @@ def test_every_answer_matches_its_openapi_schema(tmp_path: Path) -> None:
         check("/commands", "post", r.status_code, r.json())
         r = await c.post("/commands", json={**e, "seq": 99})
         check("/commands", "post", r.status_code, r.json())
+        from ostrom.protocol.commands import payload_digest
+
+        payload = {"content": "c", "title": "t", "tags": ["a"], "source": "s"}
+        cmd = {"op": "propose", "agent": "f3", "artifact": "c", "slot": "c"}
+        r = await c.post(
+            "/commands", json=s.env("f3", {**cmd, "digest": payload_digest(payload), **payload})
+        )
+        check("/commands", "post", r.status_code, r.json())
+        r = await c.post("/commands", json=s.env("f3", {**cmd, "digest": "d", **payload}))
+        check("/commands", "post", r.status_code, r.json())
         for url, path in [
             ("/artifacts", "/artifacts"),
             ("/artifacts/x", "/artifacts/{artifact}"),
             ("/artifacts/nope", "/artifacts/{artifact}"),
+            ("/artifacts/c/content", "/artifacts/{artifact}/content"),
+            ("/artifacts/x/content", "/artifacts/{artifact}/content"),
+            ("/artifacts/nope/content", "/artifacts/{artifact}/content"),
             ("/agents", "/agents"),
             ("/agents/f1", "/agents/{agent}"),
             (f"/agents/{OPERATOR}", "/agents/{agent}"),

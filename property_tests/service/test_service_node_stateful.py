@@ -1,7 +1,9 @@
 """The node as a state machine (Hypothesis stateful): commands, hostile envelopes,
 retries, restarts, a full disk and a locked database in any order.  Invariants: the
 node's state is always a fresh gate's after the log's envelopes in order (nothing
-half-applied, nothing lost), every 200 is in the log, and a restart changes nothing."""
+half-applied, nothing lost), every 200 is in the log, a restart changes nothing, and the
+content served is exactly what the accepted proposals carried (kept or rolled back with
+their rows)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from ostrom.protocol.commands import payload_digest
 from ostrom.service.gate import Gate
-from ostrom.service.node import Node
+from ostrom.service.node import Node, Reply
 from service_world import FOUNDERS, OPERATOR, PARAMS, Signer, setup
 
 #: The 503s the runs met (a check that the failure rules do make writes fail).
@@ -43,8 +46,11 @@ class NodeMachine(RuleBasedStateMachine):
         self.answered: list[dict[str, Any]] = []  # envelopes that got a 200 (not retries)
         self.last: dict[str, Any] | None = None
         self.blocker: sqlite3.Connection | None = None
+        #: (artifact, digest) -> the payload an accepted propose carried (none was forgotten:
+        #: the default population floor blocks every forget decision)
+        self.carried: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def _submit(self, env: Any) -> None:
+    def _submit(self, env: Any) -> Reply:
         r = self.node.submit(env)
         if r.status == 200 and not r.body["retry"]:
             self.answered.append(env)
@@ -54,11 +60,17 @@ class NodeMachine(RuleBasedStateMachine):
             UNAVAILABLE.append(r.body["error"])
         else:
             assert r.status < 500 or r.status == 503, r
+        return r
 
-    @rule(f=st.sampled_from(FOUNDERS), i=st.integers(0, 4))
-    def propose(self, f: str, i: int) -> None:
+    @rule(f=st.sampled_from(FOUNDERS), i=st.integers(0, 4), content=st.booleans())
+    def propose(self, f: str, i: int, content: bool = False) -> None:
         cmd = {"op": "propose", "agent": f, "artifact": f"a{i}", "slot": f"s{i}", "digest": "d"}
-        self._submit(self.signer.env(f, cmd))
+        payload = {"content": f"a{i} as {f} wrote it"} if content else {}
+        if payload:
+            cmd = {**cmd, "digest": payload_digest(payload), **payload}
+        r = self._submit(self.signer.env(f, cmd))
+        if payload and r.status == 200 and r.body["result"] == "ok":
+            self.carried[(f"a{i}", cmd["digest"])] = payload
 
     @rule(f=st.sampled_from(FOUNDERS), i=st.integers(0, 4))
     def object(self, f: str, i: int) -> None:
@@ -131,6 +143,20 @@ class NodeMachine(RuleBasedStateMachine):
         assert self.node.public_state() == ref.public_state()
         assert self.node.last_pos == len(self.answered)
 
+    @invariant()
+    def content_is_what_accepted_commands_carried(self) -> None:
+        """GET /artifacts/{id}/content serves the payload an accepted command carried under
+        the artifact's digest, and nothing for a digest-only one — across restarts, full
+        disks and locks (a payload is kept in the transaction of its command's row)."""
+        for x, a in self.node.public_state()["artifacts"].items():
+            r = self.node.content(x)
+            payload = self.carried.get((x, a["digest"]))
+            if payload is None:
+                assert (r.status, r.body["error"]) == (404, "no_content"), (x, r)
+            else:
+                assert r.body == {"artifact": x, "digest": a["digest"], **payload}, (x, r)
+        assert self.node.store.payload_count() == len(set(map(str, self.carried.values())))
+
     def teardown(self) -> None:
         self.node.close()
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -146,14 +172,16 @@ def test_the_failure_rules_do_fail_writes() -> None:
     UNAVAILABLE.clear()
     m = NodeMachine()
     try:
-        m.propose("f1", 0)
+        m.propose("f1", 0, content=True)
         m.disk_full_for_one_command()
         m.state_is_the_logs()
+        m.content_is_what_accepted_commands_carried()
         full = len(UNAVAILABLE)
         m.locked_for_one_command()
         m.state_is_the_logs()
         m.restart(verify=True)
         m.state_is_the_logs()
+        m.content_is_what_accepted_commands_carried()
     finally:
         m.teardown()
     assert full >= 1 and len(UNAVAILABLE) == full + 1
@@ -170,5 +198,19 @@ def test_a_node_without_its_rollback_is_caught(monkeypatch: pytest.MonkeyPatch) 
         m.disk_full_for_one_command()
         with pytest.raises(AssertionError):
             m.state_is_the_logs()
+    finally:
+        m.teardown()
+
+
+def test_a_node_that_loses_payloads_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutation: the store never keeps a payload.  The content invariant sees it."""
+    from ostrom.service.store import Store
+
+    monkeypatch.setattr(Store, "_keep", lambda self, artifact, digest, payload: None)
+    m = NodeMachine()
+    try:
+        m.propose("f1", 0, content=True)
+        with pytest.raises(AssertionError):
+            m.content_is_what_accepted_commands_carried()
     finally:
         m.teardown()

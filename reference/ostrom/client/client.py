@@ -25,6 +25,7 @@ from urllib.parse import quote
 import httpx
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from ostrom.protocol.commands import payload_digest
 from ostrom.protocol.voting import commitment
 from ostrom.service.identity import public_hex, sign_envelope
 
@@ -169,17 +170,38 @@ class Client:
         return self.send(cmd, public_key=public_hex(self.key))
 
     def propose(
-        self, artifact: str, slot: str, digest: str, evidence: Iterable[str] | None = None
+        self,
+        artifact: str,
+        slot: str,
+        digest: str | None = None,
+        evidence: Iterable[str] | None = None,
+        *,
+        content: str | None = None,
+        title: str | None = None,
+        tags: Iterable[str] | None = None,
+        source: str | None = None,
     ) -> dict[str, Any]:
-        cmd = {"op": "propose", "agent": self.agent, "artifact": artifact, "slot": slot}
-        cmd["digest"] = digest
-        return self.send({**cmd, **({"evidence": list(evidence)} if evidence else {})})
+        """Propose ``artifact`` for ``slot``: with ``content`` (and metadata) the digest is
+        computed here (``payload_digest``; a ``digest`` passed too is sent as given, and
+        the node refuses it ``digest_mismatch`` if it differs); without, by digest only."""
+        cmd: dict[str, Any] = {"op": "propose", "agent": self.agent, "artifact": artifact}
+        cmd["slot"] = slot
+        return self.send(_with_payload(cmd, digest, evidence, content, title, tags, source))
 
     def resubmit(
-        self, artifact: str, digest: str, evidence: Iterable[str] | None = None
+        self,
+        artifact: str,
+        digest: str | None = None,
+        evidence: Iterable[str] | None = None,
+        *,
+        content: str | None = None,
+        title: str | None = None,
+        tags: Iterable[str] | None = None,
+        source: str | None = None,
     ) -> dict[str, Any]:
-        cmd = {"op": "resubmit", "agent": self.agent, "artifact": artifact, "digest": digest}
-        return self.send({**cmd, **({"evidence": list(evidence)} if evidence else {})})
+        """Resubmit a revised ``artifact`` (the digest as ``propose`` computes it)."""
+        cmd: dict[str, Any] = {"op": "resubmit", "agent": self.agent, "artifact": artifact}
+        return self.send(_with_payload(cmd, digest, evidence, content, title, tags, source))
 
     def object(self, artifact: str) -> dict[str, Any]:
         return self.send({"op": "object", "agent": self.agent, "artifact": artifact})
@@ -246,6 +268,12 @@ class Client:
     def artifact(self, artifact: str) -> dict[str, Any]:
         return self._json(self._get(f"/artifacts/{quote(artifact, safe='')}"))
 
+    def content(self, artifact: str) -> dict[str, Any]:
+        """GET /artifacts/{id}/content: ``{artifact, digest, content?, title?, tags?,
+        source?}``; ``ClientError`` ``not_found``, ``no_content`` or
+        ``content_forgotten`` (the artifact was forgotten: its content is purged)."""
+        return self._json(self._get(f"/artifacts/{quote(artifact, safe='')}/content"))
+
     def agent_info(self, agent: str | None = None) -> dict[str, Any]:
         return self._json(self._get(f"/agents/{quote(agent or self.agent, safe='')}"))
 
@@ -261,3 +289,28 @@ class Client:
             timeout=timeout + self._http.timeout.read if self._http.timeout.read else None,
         )
         return list(self._json(r)["entries"])
+
+
+def _with_payload(
+    cmd: dict[str, Any],
+    digest: str | None,
+    evidence: Iterable[str] | None,
+    content: str | None,
+    title: str | None,
+    tags: Iterable[str] | None,
+    source: str | None,
+) -> dict[str, Any]:
+    """``cmd`` with its digest, evidence and payload (the digest computed from the payload
+    when none is given)."""
+    payload: dict[str, Any] = {}
+    for key, value in (("content", content), ("title", title), ("source", source)):
+        if value is not None:
+            payload[key] = value
+    if tags is not None:
+        payload["tags"] = list(tags)
+    if digest is None:
+        if not payload:
+            raise ValueError("a proposal needs a digest or a content")
+        digest = payload_digest(payload)
+    extra = {"evidence": list(evidence)} if evidence else {}
+    return {**cmd, "digest": digest, **extra, **payload}

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from ostrom import layout
-from ostrom.codegen import api_docs, cli_docs, diagram, params_docs, service_docs
+from ostrom.codegen import api_docs, cli_docs, diagram, js_commands, params_docs, service_docs
 from ostrom.conformance import killmatrix, runner
 from ostrom.conformance.mutants import registry as mutant_registry
 from ostrom.docblocks import replace_block
@@ -223,6 +223,14 @@ REGISTRY: Final[tuple[Generated, ...]] = (
         "ostrom.protocol.params.Params (kind, default, range)",
         lambda _root: params_docs.js_params(),
         block="params",
+        comment=JAVASCRIPT,
+    ),
+    Generated(
+        "js-commands",
+        "drivers/js/lifecycle.js",
+        "ostrom.protocol.commands.COMMANDS (every op's fields and their types)",
+        lambda _root: js_commands.js_commands(),
+        block="commands",
         comment=JAVASCRIPT,
     ),
     Generated(

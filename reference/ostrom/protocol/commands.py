@@ -15,6 +15,7 @@ a test checks that their keys are the table's.
 
 # No ``from __future__ import annotations`` here: TypedDict reads NotRequired[...] from
 # evaluated annotations (Python 3.11).
+import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, NotRequired, TypeAlias, TypedDict
 
 from ostrom.protocol.agents import MAX_TIER, Sanction
-from ostrom.protocol.encoding import HEX64_PATTERN, is_hex64
+from ostrom.protocol.encoding import HEX64_PATTERN, canonical, is_hex64
 from ostrom.protocol.voting import ALL_VOTES
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "NUMBER",
     "OPS",
     "OUTCOME",
+    "PAYLOAD",
+    "PAYLOAD_FIELDS",
     "SANCTION",
     "SANCTIONS",
     "SCHEMAS",
@@ -77,6 +80,9 @@ __all__ = [
     "is_text",
     "is_tier",
     "is_unit",
+    "payload_digest",
+    "payload_matches",
+    "payload_of",
     "schema_text",
     "well_formed",
 ]
@@ -187,6 +193,39 @@ SHORT_ID_LIST: Final = FieldType(
 )
 
 
+def _bounded_text(lo: int, hi: int) -> Check:
+    """Text (UTF-8 encodable) of ``lo`` to ``hi`` characters (code points, as JSON Schema's
+    ``minLength``/``maxLength`` count them)."""
+    return lambda v: is_text(v) and lo <= len(v) <= hi  # type: ignore[arg-type]
+
+
+#: Most characters of a title, a tag, a source; most tags on one artifact.
+MAX_TITLE: Final = 256
+MAX_TAG: Final = 64
+MAX_TAGS: Final = 32
+MAX_SOURCE: Final = 2048
+
+# The payload's field types.  Their byte bound is the node's (``content_limit`` in
+# protocol/params.py): the command language bounds only what has a fixed size.
+CONTENT: Final = FieldType("content", is_text, {"type": "string"})
+TITLE: Final = FieldType(
+    "title", _bounded_text(0, MAX_TITLE), {"type": "string", "maxLength": MAX_TITLE}
+)
+_is_tag: Final = _bounded_text(1, MAX_TAG)
+TAGS: Final = FieldType(
+    "tags",
+    lambda v: isinstance(v, list) and len(v) <= MAX_TAGS and all(_is_tag(t) for t in v),
+    {
+        "type": "array",
+        "maxItems": MAX_TAGS,
+        "items": {"type": "string", "minLength": 1, "maxLength": MAX_TAG},
+    },
+)
+SOURCE: Final = FieldType(
+    "source", _bounded_text(0, MAX_SOURCE), {"type": "string", "maxLength": MAX_SOURCE}
+)
+
+
 def _enum(name: str, values: frozenset[str]) -> FieldType:
     return FieldType(name, _one_of(values), {"enum": sorted(values)})
 
@@ -212,6 +251,29 @@ class CommandSpec:
 
 _AA: Final = {"agent": ID, "artifact": ID}
 
+#: An artifact's *payload*: its content and metadata, carried by propose and resubmit.
+#: Payload, not protocol state (docs/design.md §11): the orchestrator checks that it hashes
+#: to the command's ``digest`` and then drops it; only the digest enters the state, the
+#: TLA+ specs and the log.
+PAYLOAD: Final = {"content": CONTENT, "title": TITLE, "tags": TAGS, "source": SOURCE}
+PAYLOAD_FIELDS: Final = tuple(PAYLOAD)
+
+
+def payload_of(command: Mapping[str, Any]) -> dict[str, Any]:
+    """The payload fields ``command`` carries (empty: a digest-only command)."""
+    return {k: command[k] for k in PAYLOAD_FIELDS if k in command}
+
+
+def payload_digest(payload: Mapping[str, Any]) -> str:
+    """The digest a payload must be proposed under: SHA-256, in lowercase hex, of the
+    canonical JSON of the payload object (protocol/encoding.py: sorted keys, compact,
+    UTF-8), e.g. ``{"content":"...","tags":["a"],"title":"..."}``.  Hashing the object,
+    not the text alone, binds the metadata too: the signature covers the digest, the
+    digest covers all four fields (docs/design.md §11).  Raises ``UnicodeEncodeError``
+    for text UTF-8 cannot encode (``is_text`` refuses it first)."""
+    return hashlib.sha256(canonical(dict(payload))).hexdigest()
+
+
 #: The orchestrator's commands (lifecycle.EVENTS' commands, ``tick`` and ``set_agent``).
 COMMANDS: Final[dict[str, CommandSpec]] = {
     c.op: c
@@ -219,11 +281,14 @@ COMMANDS: Final[dict[str, CommandSpec]] = {
         CommandSpec(
             "propose",
             {**_AA, "slot": ID, "digest": ID},
-            {"evidence": ID_LIST},
-            "submit a new artifact for a slot",
+            {"evidence": ID_LIST, **PAYLOAD},
+            "submit a new artifact for a slot (with a payload: digest = payload_digest)",
         ),
         CommandSpec(
-            "resubmit", {**_AA, "digest": ID}, {"evidence": ID_LIST}, "a revised resubmission"
+            "resubmit",
+            {**_AA, "digest": ID},
+            {"evidence": ID_LIST, **PAYLOAD},
+            "a revised resubmission (with a payload: digest = payload_digest)",
         ),
         CommandSpec("recruit", {"artifact": ID}, {}, "recruit the reviewers of a proposal"),
         CommandSpec("object", dict(_AA), {}, "object to a fast-tracked artifact"),
@@ -294,7 +359,17 @@ def well_formed(command: Any) -> tuple[str, dict[str, Any]] | None:
         return None
     required, optional = SCHEMAS[op]
     fields = checked_fields(command, required, optional)
-    return None if fields is None else (op, fields)
+    if fields is None or not payload_matches(fields):
+        return None
+    return op, fields
+
+
+def payload_matches(fields: Mapping[str, Any]) -> bool:
+    """True unless the fields carry a payload whose ``payload_digest`` is not their
+    ``digest`` (part of check 1: a payload that does not hash to its digest is malformed).
+    The fields must have passed their type checks."""
+    payload = payload_of(fields)
+    return not payload or fields.get("digest") == payload_digest(payload)
 
 
 # --- the JSON Schema ------------------------------------------------------------------------
@@ -329,8 +404,10 @@ def command_schema() -> dict[str, Any]:
             "invalid_input). Generated from reference/ostrom/protocol/commands.py. Beyond "
             "this shape the reference refuses as invalid_input text that UTF-8 cannot "
             "encode (lone surrogates), a number with a fraction (1.0) for an integer field, "
-            "what depends on the parameters (a set_agent weight outside [w_min, w_max]) and, "
-            "in the community layer, set_agent (the community derives its registry)."
+            "what depends on the parameters (a set_agent weight outside [w_min, w_max]), a "
+            "propose or resubmit with a payload (content, title, tags, source) whose digest "
+            "is not the SHA-256 of the payload's canonical JSON and, in the community "
+            "layer, set_agent (the community derives its registry)."
         ),
         "oneOf": [{"$ref": f"#/$defs/{c.op}"} for c in specs],
         "$defs": {
@@ -355,6 +432,10 @@ class ProposeCommand(TypedDict):
     slot: str
     digest: str
     evidence: NotRequired[list[str]]
+    content: NotRequired[str]
+    title: NotRequired[str]
+    tags: NotRequired[list[str]]
+    source: NotRequired[str]
 
 
 class ResubmitCommand(TypedDict):
@@ -363,6 +444,10 @@ class ResubmitCommand(TypedDict):
     artifact: str
     digest: str
     evidence: NotRequired[list[str]]
+    content: NotRequired[str]
+    title: NotRequired[str]
+    tags: NotRequired[list[str]]
+    source: NotRequired[str]
 
 
 class RecruitCommand(TypedDict):

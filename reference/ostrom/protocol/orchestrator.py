@@ -37,8 +37,8 @@ from transitions import Machine
 
 from ostrom.protocol.agents import Agent, Sanction, micro
 from ostrom.protocol.commands import OPS as OPS
+from ostrom.protocol.commands import PAYLOAD_FIELDS, Event, Observation, payload_matches
 from ostrom.protocol.commands import SCHEMAS as SCHEMAS
-from ostrom.protocol.commands import Event, Observation
 from ostrom.protocol.errors import ErrorCode, Refused
 from ostrom.protocol.forgetting import BLOCK_POPULATION, RULE, ForgetRule
 from ostrom.protocol.forgetting import decide as forget_decide
@@ -212,6 +212,10 @@ class Orchestrator:
         missing = [k for k in required if k not in kwargs]
         if missing:
             raise Refused(ErrorCode.INVALID_INPUT, f"{op}: missing {', '.join(missing)}")
+        if not payload_matches(command):
+            raise Refused(ErrorCode.INVALID_INPUT, f"{op}: the payload does not hash to digest")
+        for key in PAYLOAD_FIELDS:  # payload, not state (docs/design.md §11): only the digest
+            kwargs.pop(key, None)
         return op, kwargs
 
     def _call(self, op: str, **fields: Any) -> list[Event]:

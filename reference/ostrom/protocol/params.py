@@ -313,6 +313,15 @@ class Params:
     # consensus
     checkpoint_k: int = _p(16, "requests", 1, 1_000_000, "PBFT checkpoint interval K")
     watermark_window: int = _p(32, "requests", 1, 1_000_000, "PBFT high-low watermark window")
+    # the node
+    content_limit: int = _p(
+        64 * 1024,
+        "bytes",
+        0,
+        16 * 1024 * 1024,
+        "most UTF-8 bytes of an artifact's content a node accepts (a propose or resubmit "
+        "over it: 413 content_too_large, nothing changed); the protocol never reads it",
+    )
     # determinism
     seed: int = _p(
         0, "", 0, None, "seed of reviewer selection (sha256-based, portable)", lifecycle=True

@@ -3,7 +3,8 @@
 Thin on purpose: each handler parses what the request carries, calls the node, and
 answers JSON.  The routes are ``openapi.ENDPOINTS`` (one table; ``create_app`` refuses to
 build if a handler is missing or extra).  Every byte of a request is hostile: the body is
-read up to ``BODY_LIMIT`` and no further (413 before any parsing), JSON is parsed strictly
+read up to ``body_limit`` (of the node's ``content_limit``) and no further (413 before any
+parsing), JSON is parsed strictly
 (no NaN/Infinity, no lone surrogates, bounded depth), every error is ``{"error": code,
 "detail": ...}`` with a code of ``GATE_ERRORS``, and no input produces a 500.
 
@@ -31,7 +32,7 @@ from starlette.routing import Route
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.group_commit import GroupCommit
 from ostrom.service.node import Node, Reply, error
-from ostrom.service.openapi import BODY_LIMIT, ENDPOINTS, MAX_LIMIT, MAX_WAIT, openapi
+from ostrom.service.openapi import BODY_LIMIT, ENDPOINTS, MAX_LIMIT, MAX_WAIT, body_limit, openapi
 from ostrom.service.store import StoreError
 
 __all__ = ["create_app"]
@@ -124,8 +125,10 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
 
     writer = GroupCommit(node, threaded=node.store.fsync)
 
+    limit = body_limit(node.gate.params.content_limit)
+
     async def commands(request: Request) -> Response:
-        raw = await _read_body(request)
+        raw = await _read_body(request, limit)
         envelope = _parse_json(raw)
         return _reply(await writer.submit(envelope))
 
@@ -143,6 +146,9 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
         if a is None:
             return _err("not_found", f"no artifact {x[:200]!r}")
         return JSONResponse({"artifact": x, **a})
+
+    async def content(request: Request) -> Response:
+        return _reply(await run_in_threadpool(node.content, request.path_params["artifact"]))
 
     async def agents(request: Request) -> Response:
         st = await state()
@@ -198,6 +204,7 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
         "commands": commands,
         "artifacts": artifacts,
         "artifact": artifact,
+        "content": content,
         "agents": agents,
         "agent": agent,
         "slots": slots,

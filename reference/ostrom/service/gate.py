@@ -22,7 +22,9 @@ Who may send what (docs/service.md "Identity"):
 * ``join`` carries the new agent's ``public_key``; the signature is checked against it
   and it is registered when the Community accepts the join;
 * ``tick`` and ``recruit`` (no ``agent`` field) are *operator* commands: the sender must
-  be an operator of the setup (``not_operator`` otherwise).
+  be an operator of the setup (``not_operator`` otherwise);
+* a propose's or resubmit's payload (content and metadata) is checked last
+  (``payload_refusal``): the log keeps no payload, so a bad one must never reach it.
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ from typing import Any, Final
 
 from ostrom.protocol.commands import (
     COMMANDS,
+    PAYLOAD,
     Observation,
     is_text,
+    payload_digest,
+    payload_of,
 )
 from ostrom.protocol.community import Community, Member
 from ostrom.protocol.params import DEFAULTS, Params
@@ -48,6 +53,7 @@ from ostrom.service.identity import (
 __all__ = [
     "GATE_ERRORS",
     "OPERATOR_OPS",
+    "PAYLOAD_OPS",
     "Admission",
     "Founder",
     "Gate",
@@ -55,6 +61,7 @@ __all__ = [
     "Setup",
     "member_from_json",
     "member_json",
+    "payload_refusal",
 ]
 
 
@@ -80,10 +87,32 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
         GateError("impersonation", 403, "the command's agent is not the envelope's sender"),
         GateError("not_operator", 403, "an operator command (tick, recruit) from a non-operator"),
         GateError("not_found", 404, "no such resource"),
+        GateError("no_content", 404, "the artifact was proposed by digest only: no content"),
+        GateError(
+            "content_forgotten",
+            404,
+            "the artifact was forgotten: its content was purged (FORGET-PURGE)",
+        ),
         GateError("method_not_allowed", 405, "the path exists but not with this method"),
         GateError("replayed", 409, "seq is not above the sender's last seq (already used)"),
         GateError("out_of_order", 409, "seq skips ahead of the sender's last seq + 1"),
         GateError("too_large", 413, "the request body exceeds the node's limit"),
+        GateError(
+            "content_too_large",
+            413,
+            "a propose or resubmit's content is over the content_limit parameter (UTF-8 bytes)",
+        ),
+        GateError(
+            "bad_content",
+            422,
+            "a payload field is not its type: content text UTF-8 can encode; title, tags or "
+            "source too long, empty or not strings (protocol/commands.py: PAYLOAD)",
+        ),
+        GateError(
+            "digest_mismatch",
+            422,
+            "the command's digest is not the SHA-256 of its payload's canonical JSON",
+        ),
         GateError("bad_query", 422, "a query parameter is not what the endpoint takes"),
         GateError(
             "internal_error", 500, "the core raised (a bug, never input's fault); nothing applied"
@@ -92,6 +121,8 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
     )
 }
 
+#: The ops that may carry a payload (content and metadata).
+PAYLOAD_OPS: Final = frozenset(op for op, c in COMMANDS.items() if "content" in c.optional)
 #: Ops without an ``agent`` field: sent by an operator of the node.
 OPERATOR_OPS: Final = frozenset(op for op, c in COMMANDS.items() if "agent" not in c.required)
 
@@ -212,6 +243,30 @@ def member_from_json(doc: Any) -> Member:
     return Member(mid, tier, float(rep), float(ev), pre, frozenset(subs))
 
 
+def payload_refusal(command: Mapping[str, Any], limit: int) -> tuple[str, str] | None:
+    """Why the node refuses a propose or resubmit's payload — ``(code, detail)`` — or None.
+
+    Checked by the gate, before the log, and not left to the Community's check 1 like
+    the rest of the command's shape: the log keeps the command *without* its payload
+    (identity.without_payload), so a payload refused by the Community would replay as a
+    digest-only command that the Community accepts — the replay would not be the log.
+    So a bad payload is a 4xx that changes nothing (docs/design.md §11)."""
+    if command.get("op") not in PAYLOAD_OPS:
+        return None  # a payload field elsewhere is an unexpected field: invalid_input
+    payload = payload_of(command)
+    if not payload:
+        return None  # a digest-only command: nothing to check
+    for key, value in payload.items():
+        if not PAYLOAD[key].check(value):
+            return "bad_content", f"{key} is not a valid {PAYLOAD[key].name}"
+    size = len(str(payload.get("content", "")).encode())
+    if size > limit:
+        return "content_too_large", f"content is {size} bytes, over content_limit = {limit}"
+    if command.get("digest") != payload_digest(payload):
+        return "digest_mismatch", "digest is not the SHA-256 of the payload's canonical JSON"
+    return None
+
+
 def _refused(code: str) -> Observation:
     """The observation ``Gate.apply`` returns for an envelope ``admit`` refuses."""
     return {"result": code, "events": []}
@@ -319,6 +374,9 @@ class Gate:
             return Admission("replayed", f"seq {seq} <= last seq {last}", agent, seq)
         if seq > last + 1:
             return Admission("out_of_order", f"seq {seq} > last seq {last} + 1", agent, seq)
+        refusal = payload_refusal(command, self.params.content_limit)
+        if refusal is not None:
+            return Admission(refusal[0], refusal[1], agent, seq)
         return Admission(None, "", agent, seq)
 
     def apply(self, command: object) -> Observation:

@@ -6,7 +6,8 @@ An agent's command reaches the node wrapped in an *envelope*::
      "public_key": "<64 hex>"}            # public_key: on join only
 
 The signature covers ``SIGNING_DOMAIN + canonical(envelope without "signature")``: the
-agent, its sequence number and the command (and the key being registered, on join).
+agent, its sequence number and the command (and the key being registered, on join); of a
+propose or resubmit, the command without its payload, which its signed ``digest`` covers.
 Binding ``agent`` stops one agent acting as another; binding ``seq`` makes every signed
 envelope usable exactly once (the gate refuses a replayed or reordered seq); the domain
 prefix keeps a command signature from ever being valid as any other ostrom signature
@@ -33,6 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from ostrom.consensus.crypto import ed25519_verify
+from ostrom.protocol.commands import PAYLOAD_FIELDS
 from ostrom.protocol.encoding import canonical as _canonical
 from ostrom.protocol.version import PROTOCOL_VERSION
 
@@ -52,6 +54,7 @@ __all__ = [
     "sign_envelope",
     "signed_bytes",
     "verify_envelope",
+    "without_payload",
 ]
 
 #: Prefix of every signed command's bytes, ``b"ostrom-command/1\n"`` for protocol version 1:
@@ -76,10 +79,24 @@ def canonical(obj: Any) -> bytes:
     return _canonical(obj)
 
 
+def without_payload(command: Any) -> Any:
+    """``command`` without its payload fields (content, title, tags, source): what the
+    signature covers and the log keeps.  Anything else is returned as it is."""
+    if not isinstance(command, Mapping) or not any(k in command for k in PAYLOAD_FIELDS):
+        return command
+    return {k: v for k, v in command.items() if k not in PAYLOAD_FIELDS}
+
+
 def signed_bytes(envelope: Mapping[str, Any]) -> bytes:
     """The bytes the signature covers: the domain, then the canonical envelope minus its
-    signature.  Raises ``ValueError`` for what JSON cannot encode (callers check first)."""
+    signature, its command minus the payload (``without_payload``).  The payload is
+    covered all the same, through the command's ``digest``, which the node checks
+    against it (``payload_digest``): so a forgotten artifact's content can be purged
+    while every logged envelope still verifies (docs/design.md §11).  Raises
+    ``ValueError`` for what JSON cannot encode (callers check first)."""
     body = {k: envelope[k] for k in ("agent", "seq", "command", "public_key") if k in envelope}
+    if "command" in body:
+        body["command"] = without_payload(body["command"])
     try:
         return SIGNING_DOMAIN + canonical(body)
     except (TypeError, UnicodeEncodeError, RecursionError) as exc:

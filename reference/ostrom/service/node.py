@@ -44,10 +44,11 @@ from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ostrom.protocol.commands import Observation, is_text
+from ostrom.protocol.commands import Observation, is_text, payload_of
+from ostrom.protocol.lifecycle import FORGOTTEN
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
-from ostrom.service.gate import GATE_ERRORS, Admission, Gate, Setup
-from ostrom.service.identity import canonical, sign_envelope
+from ostrom.service.gate import GATE_ERRORS, Admission, Gate, Setup, payload_refusal
+from ostrom.service.identity import canonical, sign_envelope, without_payload
 from ostrom.service.snapshot import CodecError, restore, snapshot
 from ostrom.service.store import DbUnavailable, Entry, Row, Store, StoreError, digest
 
@@ -97,7 +98,20 @@ def _public_entry(e: Entry) -> dict[str, Any]:
     }
 
 
+def _stripped(envelope: dict[str, Any]) -> dict[str, Any]:
+    """The envelope as the log keeps it: its command without the payload."""
+    command = envelope.get("command")
+    stripped = without_payload(command)
+    return envelope if stripped is command else {**envelope, "command": stripped}
+
+
 def _same(a: Any, b: Any) -> bool:
+    """The same envelope, but for a payload (a retry with its content is a retry of the
+    logged row, which has none; the payload is bound by the digest all the same)."""
+    if isinstance(a, dict):
+        a = _stripped(a)
+    if isinstance(b, dict):
+        b = _stripped(b)
     try:
         return canonical(a) == canonical(b)
     except (TypeError, ValueError, RecursionError):
@@ -265,6 +279,10 @@ class Node:
                     out.append(adm)
                     continue
                 assert isinstance(envelope, dict)
+                # the payload (checked by the gate) goes to its own table; the log, the
+                # state and every replay see the command without it (docs/design.md §11)
+                payload = payload_of(envelope["command"])
+                envelope = _stripped(envelope)
                 try:
                     obs = self.gate.apply_admitted(envelope, adm)
                 except Exception as exc:  # the core promises never to raise: a bug
@@ -281,7 +299,7 @@ class Node:
                     except CodecError:  # a bug of the codec: log the command, no snapshot
                         _log.exception("no snapshot after the command of %r", key)
                 try:
-                    row = Row.of(envelope, obs, snap)
+                    row = Row.of(envelope, obs, snap, payload)
                 except (ValueError, TypeError) as exc:  # not canonically encodable
                     self._rebuild([s.envelope for s in staged])
                     out.append(error("db_unavailable", f"the command was not applied: {exc}"))
@@ -318,6 +336,13 @@ class Node:
         except (StoreError, DbUnavailable, OSError) as exc:
             return error("db_unavailable", f"cannot read the log: {exc}")
         if retry is not None:
+            # the logged row has no payload to compare: a retry's payload must still be
+            # one the gate admits (it then is the logged digest's, by its hash)
+            command = envelope.get("command") if isinstance(envelope, dict) else None
+            if isinstance(command, dict):
+                refusal = payload_refusal(command, self.gate.params.content_limit)
+                if refusal is not None:
+                    return error(*refusal)
             return retry
         adm = self.gate.admit(envelope)
         return adm if adm.ok else error(str(adm.code), adm.detail)
@@ -392,6 +417,22 @@ class Node:
                 "last_seq": last,
                 "next_seq": last + 1,
             }
+
+    def content(self, artifact: str) -> Reply:
+        """GET /artifacts/{id}/content: the payload the artifact carries under its current
+        digest.  404 ``not_found`` (no such artifact), ``content_forgotten`` (forgotten:
+        its payload was purged, FORGET-PURGE) or ``no_content`` (proposed by digest only)."""
+        with self._lock:
+            art = self.gate.community.orchestrator.public_artifact(artifact)
+            if art is None:
+                return error("not_found", f"no artifact {artifact[:200]!r}")
+            if art["state"] == FORGOTTEN:
+                return error("content_forgotten", "the artifact was forgotten: its content too")
+            digest = art.get("digest")
+            payload = None if digest is None else self.store.payload(artifact, digest)
+            if payload is None:
+                return error("no_content", "the artifact was proposed by digest only")
+            return Reply(200, {"artifact": artifact, "digest": digest, **payload})
 
     # --- the event stream (long poll) -------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from ostrom import __version__
 from ostrom.protocol.commands import command_schema
+from ostrom.protocol.params import DEFAULTS
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.identity import SIGNING_DOMAIN
 
@@ -27,6 +28,7 @@ __all__ = [
     "MAX_WAIT",
     "Endpoint",
     "Query",
+    "body_limit",
     "openapi",
     "openapi_path",
     "openapi_text",
@@ -55,8 +57,15 @@ class Endpoint:
     response: str = ""  # the component schema of its 200 body (RESPONSES)
 
 
-#: Largest request body the node reads (bytes); larger: 413 too_large, before parsing.
-BODY_LIMIT: Final = 64 * 1024
+def body_limit(content_limit: int) -> int:
+    """Largest request body a node reads (bytes; larger: 413 too_large, before parsing):
+    64 KiB for the envelope, plus six times the content limit, the most bytes JSON may
+    spell a content of ``content_limit`` UTF-8 bytes with (``\u0001`` for one byte)."""
+    return 64 * 1024 + 6 * content_limit
+
+
+#: The body limit at the default ``content_limit``.
+BODY_LIMIT: Final = body_limit(DEFAULTS.content_limit)
 #: Most log entries one GET /log or /events returns.
 MAX_LIMIT: Final = 1000
 #: Longest wait of GET /events (seconds).
@@ -74,7 +83,9 @@ _TIMEOUT = Query(
     "seconds to wait for an entry after N",
 )
 _WRITE_ERRORS: Final = tuple(
-    c for c in GATE_ERRORS if c not in ("not_found", "method_not_allowed", "bad_query")
+    c
+    for c in GATE_ERRORS
+    if c not in ("not_found", "no_content", "content_forgotten", "method_not_allowed", "bad_query")
 )
 
 #: The node's routes: the one table of the HTTP API, its OpenAPI document and its docs.
@@ -94,6 +105,17 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "artifacts",
         "The public state: round and every artifact.",
         response="Artifacts",
+    ),
+    Endpoint(
+        "GET",
+        "/artifacts/{artifact:path}/content",
+        "content",
+        "The content and metadata the artifact was proposed (or last resubmitted) with, "
+        "and its digest. 404 `no_content`: proposed by digest only; `content_forgotten`: "
+        "the artifact was forgotten and its content purged (FORGET-PURGE). Before the "
+        "artifact route: an artifact id ending in `/content` is read through this one.",
+        errors=("not_found", "no_content", "content_forgotten", "db_unavailable"),
+        response="Content",
     ),
     Endpoint(
         "GET",
@@ -175,7 +197,9 @@ _ENVELOPE_SCHEMA: Final[dict[str, Any]] = {
     },
     "description": (
         f"Ed25519 signature by `agent` over {SIGNING_DOMAIN!r} + canonical JSON of "
-        "{agent, seq, command[, public_key]} (docs/service.md). public_key: join only."
+        "{agent, seq, command[, public_key]}, the command without its payload (content, "
+        "title, tags, source: its digest covers them) (docs/service.md). public_key: "
+        "join only."
     ),
 }
 
@@ -257,6 +281,10 @@ _RESPONSES: Final[dict[str, Any]] = {
         }
     ),
     "Health": _obj({"status": {"const": "ok"}, "last_pos": _POS, "now": _INT}),
+    "Content": _obj(
+        {"artifact": _STR, "digest": _STR},
+        {"content": _STR, "title": _STR, "tags": _IDS, "source": _STR},
+    ),
 }
 
 

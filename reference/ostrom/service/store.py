@@ -11,9 +11,19 @@ Tables:
 * ``meta``: ``format`` (``FORMAT``), ``version`` (``_VERSION``), ``params`` and ``setup``
   (JSON): what every replay of the log starts from;
 * ``log``: ``pos`` (1, 2, ... contiguous), ``agent``, ``seq`` (UNIQUE together: an
-  (agent, seq) is applied at most once), the ``envelope`` as received (canonical JSON,
-  signature included: the log proves who sent what), ``result``, ``refused``, the
+  (agent, seq) is applied at most once), the ``envelope`` as received but for a
+  propose's or resubmit's payload (canonical JSON, signature included: the log proves who
+  sent what; the signature covers the payload through the digest, service/identity.py),
+  ``result``, ``refused``, the
   ``observation`` (canonical JSON);
+* ``content``: the payload of each digest (content, title, tags, source: docs/design.md
+  §10), stored once however often it is proposed, with a stable integer ``id`` (room for
+  an FTS5 external-content index on it, whose rowid must not move);
+* ``artifact_content``: which artifact carried which digest's payload in an accepted
+  propose or resubmit (the log rows name the digest; this is their index).  When the log
+  forgets an artifact its rows go, and so does every payload no other artifact carried
+  (FORGET-PURGE): deleted with ``secure_delete`` on, then the WAL checkpointed and
+  truncated, so that the bytes are in no file of the database any more;
 * ``snapshot``: every K commands, the state after ``pos`` (``{"public", "full"}``: the
   public state and the gate's whole state, service/snapshot.py) and its SHA-256.  The
   node starts from the latest one and replays the log after it; ``--verify`` replays
@@ -36,16 +46,37 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ostrom.protocol.commands import payload_digest
+from ostrom.protocol.lifecycle import FORGOTTEN
 from ostrom.service.identity import canonical
 
 __all__ = ["FORMAT", "DbUnavailable", "Entry", "Row", "Store", "StoreError", "digest"]
 
 #: The file format the ``meta`` table names; a file of another format is refused.
 FORMAT: Final = "ostrom-node/1"
-#: The schema version; bumped with any change of the tables.
-_VERSION: Final = 1
+#: The schema version; bumped with any change of the tables (a file of version 1, from
+#: before the content tables, is upgraded on open: its log carries no payload).
+_VERSION: Final = 2
 
-_SCHEMA: Final = """
+_CONTENT_SCHEMA: Final = """
+CREATE TABLE content (
+    id INTEGER PRIMARY KEY,
+    digest TEXT NOT NULL UNIQUE,
+    content TEXT,
+    title TEXT,
+    tags TEXT,
+    source TEXT
+);
+CREATE TABLE artifact_content (
+    artifact TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    PRIMARY KEY (artifact, digest)
+);
+CREATE INDEX artifact_content_digest ON artifact_content (digest);
+"""
+
+_SCHEMA: Final = (
+    """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE log (
     pos INTEGER PRIMARY KEY,
@@ -59,6 +90,8 @@ CREATE TABLE log (
 );
 CREATE TABLE snapshot (pos INTEGER PRIMARY KEY, state TEXT NOT NULL, sha256 TEXT NOT NULL);
 """
+    + _CONTENT_SCHEMA
+)
 
 
 class StoreError(Exception):
@@ -110,11 +143,32 @@ class Row:
     result: str
     observation: str
     state: str | None = None
+    #: the accepted command's artifact, digest and payload (None: none to keep)
+    payload: tuple[str, str, dict[str, Any]] | None = None
+    #: the artifacts the command forgot (their payloads are purged, FORGET-PURGE)
+    forgotten: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, envelope: Mapping[str, Any], observation: Mapping[str, Any], snapshot: Any) -> Row:
-        """The row of an envelope and its observation (``ValueError``/``TypeError`` for
-        what canonical JSON cannot hold)."""
+    def of(
+        cls,
+        envelope: Mapping[str, Any],
+        observation: Mapping[str, Any],
+        snapshot: Any,
+        payload: Mapping[str, Any] | None = None,
+    ) -> Row:
+        """The row of an envelope (without its payload) and its observation
+        (``ValueError``/``TypeError`` for what canonical JSON cannot hold); ``payload``:
+        the payload the command carried, kept if the command was accepted."""
+        command = envelope.get("command")
+        ok = observation.get("result") == "ok"
+        kept = None
+        if payload and ok and isinstance(command, dict):
+            kept = (str(command["artifact"]), str(command["digest"]), dict(payload))
+        forgotten = tuple(
+            str(ev["artifact"])
+            for ev in observation.get("events", ())
+            if isinstance(ev, dict) and ev.get("to") == FORGOTTEN and "artifact" in ev
+        )
         return cls(
             str(envelope["agent"]),
             int(envelope["seq"]),
@@ -122,6 +176,8 @@ class Row:
             str(observation["result"]),
             _text(observation),
             None if snapshot is None else _text(snapshot),
+            kept,
+            forgotten,
         )
 
     @property
@@ -183,6 +239,10 @@ class Store:
                 assert create is not None
                 store = cls._create(db, p, dict(create[0]), dict(create[1]))
             db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'OFF'}")
+            # FORGET-PURGE: a deleted payload's bytes are overwritten, not left in free pages
+            db.execute("PRAGMA secure_delete=ON")
+            # a crash between a purge and its checkpoint left the old frames in the WAL
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             store.fsync = fsync
             return store
         except (sqlite3.Error, UnicodeDecodeError) as exc:  # text that is not UTF-8 any more
@@ -229,8 +289,12 @@ class Store:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("format") != FORMAT:
             raise StoreError(f"{p}: format {meta.get('format')!r}, expected {FORMAT!r}")
-        if meta.get("version") != str(_VERSION):
+        if meta.get("version") == "1" and "content" not in tables:
+            cls._upgrade_v1(db)
+        elif meta.get("version") != str(_VERSION):
             raise StoreError(f"{p}: schema version {meta.get('version')!r}, expected {_VERSION}")
+        elif not {"content", "artifact_content"} <= tables:
+            raise StoreError(f"{p}: not a node database (tables: {sorted(tables)})")
         params, setup = (
             _loads(meta.get("params"), "meta.params"),
             _loads(meta.get("setup"), "meta.setup"),
@@ -242,6 +306,20 @@ class Store:
             raise StoreError(f"{p}: log positions are not 1..{n} (torn or edited log)")
         db.execute("PRAGMA journal_mode=WAL")
         return cls(db, p, params, setup)
+
+    @staticmethod
+    def _upgrade_v1(db: sqlite3.Connection) -> None:
+        """Version 1 -> 2: add the (empty) content tables; a version-1 log has no payload."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for stmt in _CONTENT_SCHEMA.strip().split(";"):
+                if stmt.strip():
+                    db.execute(stmt)
+            db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(_VERSION),))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def _rollback(self) -> None:
         """Roll back the open transaction, if any (a failing rollback leaves SQLite to
@@ -323,13 +401,85 @@ class Store:
             raise StoreError(f"snapshot[{pos}]: its hash does not match its state")
         return _loads(state, f"snapshot[{pos}]")
 
+    def payload(self, artifact: str, digest: str) -> dict[str, Any] | None:
+        """The payload ``artifact`` carried under ``digest`` (None: it carried none, or it
+        was purged).  ``StoreError`` if the stored payload no longer hashes to its digest
+        (the file is hostile input)."""
+        row = self._db.execute(
+            "SELECT c.content, c.title, c.tags, c.source FROM artifact_content a "
+            "JOIN content c ON c.digest = a.digest WHERE a.artifact = ? AND a.digest = ?",
+            (artifact, digest),
+        ).fetchone()
+        if row is None:
+            return None
+        content, title, tags, source = row
+        out: dict[str, Any] = {}
+        for key, value in (("content", content), ("title", title), ("source", source)):
+            if value is not None:
+                out[key] = value
+        if tags is not None:
+            out["tags"] = _loads(tags, f"content[{digest}].tags")
+        try:
+            ok = payload_digest(out) == digest
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise StoreError(f"content[{digest}]: the payload does not hash to its digest")
+        return out
+
+    def payload_count(self) -> int:
+        """How many payloads the file holds (each digest once)."""
+        return int(self._db.execute("SELECT count(*) FROM content").fetchone()[0])
+
     # --- writing ----------------------------------------------------------------------------
+
+    def _keep(self, artifact: str, digest: str, payload: Mapping[str, Any]) -> None:
+        """Store ``payload`` under ``digest`` (once), and that ``artifact`` carried it."""
+        tags = payload.get("tags")
+        self._db.execute(
+            "INSERT OR IGNORE INTO content (digest, content, title, tags, source) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (
+                digest,
+                payload.get("content"),
+                payload.get("title"),
+                None if tags is None else _text(tags),
+                payload.get("source"),
+            ),
+        )
+        self._db.execute("INSERT OR IGNORE INTO artifact_content VALUES (?, ?)", (artifact, digest))
+
+    def _purge(self, artifact: str) -> int:
+        """FORGET-PURGE: ``artifact`` is forgotten; delete the payloads no artifact still
+        standing carried (a forgotten one no longer counts).  How many were deleted."""
+        digests = [
+            r[0]
+            for r in self._db.execute(
+                "SELECT digest FROM artifact_content WHERE artifact = ?", (artifact,)
+            )
+        ]
+        self._db.execute("DELETE FROM artifact_content WHERE artifact = ?", (artifact,))
+        purged = 0
+        for d in digests:
+            cur = self._db.execute(
+                "DELETE FROM content WHERE digest = ? AND NOT EXISTS "
+                "(SELECT 1 FROM artifact_content WHERE digest = ?)",
+                (d, d),
+            )
+            purged += cur.rowcount
+        return purged
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database file and truncate it to zero bytes: the frames
+        that held a purged payload are gone from the -wal file (FORGET-PURGE)."""
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def append_rows(self, rows: Sequence[Row]) -> list[int]:
         """Append ``rows`` in order in *one* transaction (a group commit: one fsync for
         all); their positions.  ``DbUnavailable`` if SQLite refuses: the transaction is
         rolled back and none of them was kept."""
         first = self.last_pos + 1
+        purged = 0
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -351,12 +501,20 @@ class Store:
                             "INSERT INTO snapshot VALUES (?, ?, ?)",
                             (pos, row.state, hashlib.sha256(row.state.encode()).hexdigest()),
                         )
+                    if row.payload is not None:
+                        self._keep(*row.payload)
+                    for artifact in row.forgotten:
+                        purged += self._purge(artifact)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._rollback()
                 raise
         except sqlite3.Error as exc:
             raise DbUnavailable(str(exc)) from None
+        if purged:
+            # FORGET-PURGE: committed; a failing checkpoint is retried on the next open
+            with suppress(sqlite3.Error):
+                self.checkpoint()
         for row in rows:
             self.snapshot_bytes, self.bytes_since_snapshot = row.sizes_after(
                 self.snapshot_bytes, self.bytes_since_snapshot

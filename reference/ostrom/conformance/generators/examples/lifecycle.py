@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ostrom.conformance.generators.examples.registry import example
 from ostrom.conformance.generators.examples.steps import (
@@ -23,6 +24,7 @@ from ostrom.conformance.generators.examples.steps import (
     to_arbitration,
 )
 from ostrom.conformance.generators.recorder import Recorder
+from ostrom.protocol.commands import payload_digest
 from ostrom.protocol.voting import commitment
 
 __all__ = []
@@ -150,6 +152,54 @@ def _(r: Recorder) -> None:
     r.do(["propose", "fay"], "invalid_input", "not an object")
     r.do({"op": "promote", "agent": "fay"}, "invalid_input", "an unknown op")
     r.do(base, "ok", "the well-formed command")
+
+
+#: A payload whose canonical JSON exercises the encoding rules an implementation must
+#: follow to compute payload_digest: sorted keys, non-ASCII as UTF-8, escaped quotes,
+#: backslashes and control characters.
+_PAYLOAD: dict[str, Any] = {
+    "content": 'Water boils at 100 °C at sea level.\n"Quoted", back\\slash, tab\t, 水.',
+    "title": "Boiling point",
+    "tags": ["physics", "water"],
+    "source": "https://example.org/boiling",
+}
+
+
+@example(
+    "lifecycle",
+    "propose",
+    "payload-digest",
+    ["LC-SAFE-4"],
+    "A proposal may carry its payload (content, title, tags, source): accepted when digest is "
+    "the SHA-256 of the payload's canonical JSON (commands.payload_digest). The payload is "
+    "not protocol state: the public state holds the digest only.",
+)
+def _(r: Recorder) -> None:
+    propose(r, "fay", "x", digest=payload_digest(_PAYLOAD), **_PAYLOAD)
+    only = {"content": "just the text"}
+    propose(r, "gus", "y", slot="t", digest=payload_digest(only), **only)
+
+
+@example(
+    "lifecycle",
+    "propose",
+    "payload-digest-mismatch",
+    ["LC-SAFE-4"],
+    "A payload that does not hash to the command's digest is malformed: `invalid_input`, the "
+    "sender's `malformed` violation, nothing else changed. Every field of the payload is "
+    "covered, and a digest-only proposal is still accepted.",
+)
+def _(r: Recorder) -> None:
+    good = payload_digest(_PAYLOAD)
+    base = {"op": "propose", "agent": "fay", "artifact": "x", "slot": "s", "digest": good}
+    r.do({**base, **_PAYLOAD, "digest": "x-v1"}, "invalid_input", "a digest that is no hash")
+    r.do({**base, **_PAYLOAD, "content": "Water boils at 90 °C."}, "invalid_input", "content")
+    r.do({**base, **_PAYLOAD, "title": "Freezing point"}, "invalid_input", "another title")
+    r.do({**base, **_PAYLOAD, "tags": ["water", "physics"]}, "invalid_input", "tags reordered")
+    r.do({**base, **{k: v for k, v in _PAYLOAD.items() if k != "source"}}, "invalid_input",
+         "a field left out")  # fmt: skip
+    r.do({**base, **_PAYLOAD, "tags": "physics"}, "invalid_input", "tags must be a list")
+    r.do({**base, **_PAYLOAD}, "ok", "the payload as hashed")
 
 
 @example(
