@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.installed
 WORKERS ?= 2
 JOBS    ?= 2
 
-.PHONY: help setup check check-deep test test-slow test-fast lint bench generate docs site clean mutate mutate-record mutate-code mutate-code-record
+.PHONY: help setup check check-deep test test-slow test-fast lint bench generate docs site clean mutate mutate-record mutate-code mutate-code-record test-durations
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -108,3 +108,8 @@ site: $(STAMP) ## the documentation site in build/site (MkDocs, --strict, every 
 
 clean: ## remove the venv and TLC scratch directories
 	rm -rf $(VENV) .tlc build *.egg-info reference/*.egg-info .coverage
+
+test-durations: $(STAMP) ## make test's suite with a JUnit report, then property_tests/durations.json from it: the order in which the workers take the modules, longest first
+	@mkdir -p build
+	$(PYTEST) -m "not slow and not mutation" --cov --cov-report= --junitxml=build/junit.xml
+	$(VENV)/bin/python property_tests/durations.py build/junit.xml

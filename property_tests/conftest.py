@@ -25,6 +25,7 @@ from hypothesis.internal.constants_ast import Constants, _constants_from_source
 from hypothesis.internal.floats import float_to_int
 from sortedcontainers import SortedSet  # type: ignore[import-untyped]
 
+import durations
 from ostrom.verify.tlc import jar
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
@@ -65,7 +66,9 @@ BUDGET_PROFILES = ("ci", "deep")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip the ``budget`` tests under a profile smaller than ``ci`` (``make test-fast``)."""
+    """Order the modules longest first (durations.py), then skip the ``budget`` tests under
+    a profile smaller than ``ci`` (``make test-fast``)."""
+    _longest_modules_first(items)
     profile = config.getoption("hypothesis_profile", None) or "ci"
     if profile in BUDGET_PROFILES:
         return
@@ -73,6 +76,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("budget") is not None:
             item.add_marker(skip)
+
+
+def _longest_modules_first(items: list[pytest.Item]) -> None:
+    """Whole modules, longest measured first, each in its own order (the LPT rule: the
+    workers of ``--dist loadfile`` take modules in this order, so the last to finish is a
+    short one).  Deterministic, as xdist requires: every worker must collect one order."""
+    seconds = durations.load()
+    first: dict[str, int] = {}
+    for i, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::")[0], i)
+
+    def key(item: pytest.Item) -> tuple[float, int]:
+        module = item.nodeid.split("::")[0]
+        return (-seconds.get(module, durations.UNKNOWN), first[module])
+
+    items.sort(key=key)  # stable: a module's tests keep their order
 
 
 # --- one pool of "local constants" in every process ---------------------------------------
@@ -180,6 +199,10 @@ def pytest_configure(config: pytest.Config) -> None:
             f"run the suite with --dist loadfile, not --dist {dist}: each module must run "
             "whole on one worker (property_tests/conftest.py)"
         )
+    # xdist would reorder the modules by their number of tests; keep the collection's
+    # order, longest measured first (_longest_modules_first)
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 # --- the browser of the tests marked ``browser`` -----------------------------------------------

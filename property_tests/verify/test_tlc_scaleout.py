@@ -12,6 +12,11 @@ is stopped), and no JVM it started may be left afterwards, also after Ctrl-C or 
 worker cannot start.  A simulation gives a ``simulated`` row, catches a mutant with a
 counterexample, and repeats itself for a seed.  Bad option combinations are one line and
 exit 2 without Java (those tests are not marked ``tlc``: conftest fails them if TLC starts).
+
+The four tests of the loopback run share about 40 seconds of TLC that re-prove TLC's own
+distributed mode on models ``make test`` checks anyway, and only the deep runs use the mode:
+they are ``slow`` (``make test-slow``); the worker's command line, Ctrl-C and a worker that
+does not start stay in ``make test``.
 """
 
 from __future__ import annotations
@@ -134,6 +139,7 @@ def loopback(
 
 
 @pytest.mark.tlc
+@pytest.mark.slow  # the loopback run: make test-slow
 def test_two_workers_give_the_single_machine_counts(
     loopback: tuple[Path, subprocess.CompletedProcess[str], float],
 ) -> None:
@@ -152,6 +158,7 @@ def test_two_workers_give_the_single_machine_counts(
 
 
 @pytest.mark.tlc
+@pytest.mark.slow  # the loopback run: make test-slow
 def test_witnesses_get_distributed_runs_of_their_own(
     loopback: tuple[Path, subprocess.CompletedProcess[str], float],
 ) -> None:
@@ -162,6 +169,7 @@ def test_witnesses_get_distributed_runs_of_their_own(
 
 
 @pytest.mark.tlc
+@pytest.mark.slow  # the loopback run: make test-slow
 def test_a_mutant_is_reported_as_in_the_normal_mode(
     loopback: tuple[Path, subprocess.CompletedProcess[str], float],
 ) -> None:
@@ -183,6 +191,7 @@ def test_a_mutant_is_reported_as_in_the_normal_mode(
 
 
 @pytest.mark.tlc
+@pytest.mark.slow  # the loopback run: make test-slow
 def test_a_deadlock_is_named_from_the_state_the_server_printed(
     loopback: tuple[Path, subprocess.CompletedProcess[str], float],
 ) -> None:
