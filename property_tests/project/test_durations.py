@@ -9,9 +9,9 @@ import durations
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest">
-<testcase classname="property_tests.protocol.test_a" name="test_x" time="1.25"/>
-<testcase classname="property_tests.protocol.test_a" name="test_y" time="0.5"/>
-<testcase classname="property_tests.service.test_b.TestNode" name="runTest" time="3"/>
+<testcase classname="suite.protocol.test_a" name="test_x" time="1.25"/>
+<testcase classname="suite.protocol.test_a" name="test_y" time="0.5"/>
+<testcase classname="suite.service.test_b.TestNode" name="runTest" time="3"/>
 </testsuite></testsuites>
 """
 
@@ -20,8 +20,8 @@ def test_seconds_are_summed_per_module_file(tmp_path: Path) -> None:
     junit = tmp_path / "junit.xml"
     junit.write_text(JUNIT, encoding="utf-8")
     assert durations.module_seconds(junit) == {
-        "property_tests/protocol/test_a.py": 1.8,
-        "property_tests/service/test_b.py": 3.0,
+        "suite/protocol/test_a.py": 1.8,
+        "suite/service/test_b.py": 3.0,
     }
 
 
