@@ -310,3 +310,31 @@ def test_content_through_the_client(node_url: tuple[str, Node]) -> None:
     assert f4.content("w")["content"] == "sent twice, applied once"
     for c in (newcomer, op, f4, *founders.values()):
         c.close()
+
+
+def test_search_and_slot_through_the_client(node_url: tuple[str, Node]) -> None:
+    """Client.search (GET; POST for a query over 1 KiB) and Client.slot against a real
+    node: a founder's fast-tracked value is found with its provenance; errors are
+    ClientErrors with the node's code, by either form."""
+    url, _ = node_url
+    f1, op = Client(url, "f1", key("f1")), Client(url, OPERATOR, key(OPERATOR))
+    assert f1.propose("x", "paris/population", content="Paris has 2.1 million")["result"] == "ok"
+    assert f1.search("paris")["hits"] == []  # fast track: not active yet (READ-1)
+    for _ in range(4):
+        op.tick()
+    found = f1.search("Paris million", k=5)
+    assert [h["artifact"] for h in found["hits"]] == ["x"]
+    assert found["hits"][0]["decision"]["path"] == "fast_track"
+    long = "paris " + "word " * 300  # over 1 KiB: sent as POST /search
+    assert [h["artifact"] for h in f1.search(long, include_history=True)["hits"]] == ["x"]
+    assert f1.search("paris", slot="other")["hits"] == []
+    slot = f1.slot("paris/population")
+    assert [h["artifact"] for h in slot["current"]] == ["x"] and slot["history"] == []
+    assert f1.artifact("x")["reads"]["returned"] == 2
+    for q, k in (("*", 10), ("paris", 0), ("(" * 2000, 10)):
+        with pytest.raises(ClientError) as err:
+            f1.search(q, k=k)
+        assert err.value.code == "bad_query", (q[:10], k)
+    with pytest.raises(ClientError) as err:
+        f1.search("x" * 5000)
+    assert err.value.code == "query_too_large"
