@@ -1,12 +1,14 @@
 """An artifact's content at the node (docs/design.md §11): a propose or resubmit carries its
 payload, the node keeps it once per digest beside the log and serves it at
 GET /artifacts/{id}/content; a bad payload is a 4xx that changes nothing; and FORGET-PURGE:
-once the artifact is forgotten its content is in no file of the database — while a merely
-superseded artifact's content stays, retrievable.
+once the artifact is forgotten its content is in no file of the database, its terms in
+no table of the FTS5 search index (the shadow tables are grepped with the rest) — while a
+merely superseded artifact's content stays, retrievable.
 
 Every test drives the real node through its HTTP app (httpx's ASGI transport, no network).
-The purge check is shown to fail: each of three broken purges (no delete, no secure_delete,
-no WAL checkpoint) leaves the forgotten content in some file, and the same grep finds it.
+The purge check is shown to fail: each of four broken purges (no delete, no secure_delete,
+no WAL checkpoint, no merge of the search index after its delete) leaves the forgotten
+content or its terms in some file, and the same grep finds it.
 """
 
 from __future__ import annotations
@@ -115,6 +117,9 @@ def _forget(s: Signer, x: str) -> list[dict[str, Any]]:
 
 
 SECRET = "FORGET-ME-7c1e9a2b-the-only-copy"
+#: A term of SECRET as FTS5 indexes it (case-folded, split on '-'): the bytes the search
+#: index's shadow tables (content_fts_data, _idx) hold of it, which must go too.
+TOKEN = "7c1e9a2b"
 KEPT = "SUPERSEDED-4b8d0f13-still-history"
 
 
@@ -127,6 +132,7 @@ def _forgotten_and_superseded(tmp: Path) -> tuple[Node, dict[str, Any]]:
         before = (await c.get("/artifacts/x/content")).json()
         assert before["content"] == SECRET
         assert _found(tmp, SECRET), "the grep must see the content before it is forgotten"
+        assert _index_holds(node, TOKEN), "the search index holds its terms"
         await _post_all(c, _to_active(s, "old", "t", content=KEPT, tags=["v1"]))
         await _update(c, s, "new", "t", content="the update", tags=["v2"])
         await _post_all(c, _forget(s, "x"))
@@ -152,9 +158,11 @@ def test_forget_purge_the_forgotten_content_is_in_no_database_file(tmp_path: Pat
     assert superseded["content"] == KEPT and superseded["tags"] == ["v1"]
     assert node.store.snapshots(), "the file has snapshots: they are grepped too"
     assert _found(tmp_path, SECRET) == []  # FORGET-PURGE
+    assert _found(tmp_path, TOKEN) == []  # FORGET-PURGE: the FTS5 shadow tables too
+    assert not _index_holds(node, TOKEN)
     assert _found(tmp_path, KEPT) != []
     node.close()
-    assert _found(tmp_path, SECRET) == []
+    assert _found(tmp_path, SECRET) == [] and _found(tmp_path, TOKEN) == []
     again = Node.open(tmp_path / "n.db", fsync=False, verify=True)  # the whole log replays
     assert again.content("x").body["error"] == "content_forgotten"
     assert again.content("old").body["content"] == KEPT
@@ -167,13 +175,18 @@ def test_forget_purge_the_forgotten_content_is_in_no_database_file(tmp_path: Pat
     assert SECRET not in text and KEPT not in text  # a trace of digests
 
 
+def _index_holds(node: Node, term: str) -> bool:
+    """Whether the FTS5 index matches ``term`` (any payload, whatever its artifact)."""
+    return any(True for _ in node.store.matches(f'"{term}"'))
+
+
 def _no_delete(store: Store, artifact: str) -> int:
     return 0
 
 
 @pytest.mark.parametrize(
     "mutant",
-    ["no_delete", "no_secure_delete", "no_checkpoint"],
+    ["no_delete", "no_secure_delete", "no_checkpoint", "no_index_merge"],
 )
 def test_forget_purge_check_catches_a_purge_that_leaves_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mutant: str
@@ -183,6 +196,8 @@ def test_forget_purge_check_catches_a_purge_that_leaves_bytes(
         monkeypatch.setattr(Store, "_purge", _no_delete)
     elif mutant == "no_checkpoint":
         monkeypatch.setattr(Store, "checkpoint", lambda self: None)
+    elif mutant == "no_index_merge":  # FTS5's delete marker beside the old segment
+        monkeypatch.setattr(Store, "merge_index", lambda self: None)
     else:
         real_open = Store.open.__func__  # type: ignore[attr-defined]
 
@@ -193,7 +208,7 @@ def test_forget_purge_check_catches_a_purge_that_leaves_bytes(
 
         monkeypatch.setattr(Store, "open", classmethod(insecure))
     node, _ = _forgotten_and_superseded(tmp_path)
-    assert _found(tmp_path, SECRET) != [], mutant
+    assert _found(tmp_path, SECRET) + _found(tmp_path, TOKEN) != [], mutant
     node.close()
 
 
@@ -352,30 +367,46 @@ def test_forget_purge_shared_content_stays_a_pin_by_digest_does_not(tmp_path: Pa
     node.close()
 
 
-def test_a_version_1_file_is_upgraded_and_a_version_2_file_needs_its_tables(
-    tmp_path: Path,
-) -> None:
+_SEARCH_TABLES = (
+    "DROP TRIGGER content_fts_insert; DROP TRIGGER content_fts_delete; DROP TABLE content_fts; "
+    "DROP TABLE provenance; DROP TABLE reads; DROP TABLE read_queries; "
+)
+
+
+def test_old_files_are_upgraded_and_a_current_file_needs_its_tables(tmp_path: Path) -> None:
     """A database of schema version 1 (before the content tables) opens, gains them and
-    keeps its log; a file that says version 2 without them is refused."""
+    keeps its log; one of version 2 (before the search tables) gains them and its
+    payloads are indexed (found by a search); a file that says version 3 without its
+    tables is refused."""
     import sqlite3
 
+    from ostrom.service.search import SearchQuery
     from ostrom.service.store import StoreError
 
     node, s = _node(tmp_path), Signer()
-    node.submit(s.env("f1", _propose("f1", "a", "s", content="kept")))
+    for e in _to_active(s, "a", "s", content="kept words"):
+        node.submit(e)
+    node.close()
+    db = sqlite3.connect(tmp_path / "n.db")
+    db.executescript(_SEARCH_TABLES + "UPDATE meta SET value = '2' WHERE key = 'version';")
+    db.close()
+    node = Node.open(tmp_path / "n.db", fsync=False, verify=True)
+    hits = node.search(SearchQuery.parse("words"))["hits"]
+    assert [h["artifact"] for h in hits] == ["a"] and hits[0]["submitter_tier"] is None
     node.close()
     db = sqlite3.connect(tmp_path / "n.db")
     db.executescript(
-        "DROP TABLE artifact_content; DROP TABLE content; "
+        _SEARCH_TABLES + "DROP TABLE artifact_content; DROP TABLE content; "
         "UPDATE meta SET value = '1' WHERE key = 'version';"
     )
     db.close()
     node = Node.open(tmp_path / "n.db", fsync=False, verify=True)
-    assert node.last_pos == 1 and node.content("a").body["error"] == "no_content"
+    assert node.last_pos == 5 and node.content("a").body["error"] == "no_content"
+    assert node.search(SearchQuery.parse("words"))["hits"] == []
     node.close()
     db = sqlite3.connect(tmp_path / "n.db")
-    assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("2",)
-    db.executescript("DROP TABLE artifact_content;")
+    assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("3",)
+    db.executescript("DROP TABLE reads;")
     db.close()
     with pytest.raises(StoreError, match="not a node database"):
         Node.open(tmp_path / "n.db", fsync=False)

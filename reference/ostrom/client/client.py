@@ -287,6 +287,34 @@ class Client:
         ``content_forgotten`` (the artifact was forgotten: its content is purged)."""
         return self._json(self._get(f"/artifacts/{quote(artifact, safe='')}/content"))
 
+    def search(
+        self, q: str, k: int = 10, include_history: bool = False, slot: str | None = None
+    ) -> dict[str, Any]:
+        """GET /search (POST /search for a query over ``_LONG_QUERY`` bytes): ``{"hits":
+        [...], "position": n}``, the ``k`` best matches by BM25 among current knowledge
+        (READ-1), superseded versions too with ``include_history``; each hit carries its
+        content and provenance.  ``ClientError`` ``bad_query``, ``query_too_large``."""
+        params: dict[str, Any] = {"q": q, "k": k}
+        if include_history:
+            params["include"] = "history"
+        if slot is not None:
+            params["slot"] = slot
+        if len(q.encode("utf-8", "surrogatepass")) <= _LONG_QUERY:
+            return self._json(self._get("/search", params=params))
+        try:
+            r = self._http.post("/search", json=params)
+        except httpx.TransportError as exc:
+            raise ClientError("unreachable", f"POST /search: {type(exc).__name__}: {exc}") from None
+        body = self._json(r)
+        if r.status_code != 200:
+            raise ClientError(str(body.get("error")), str(body.get("detail")), r.status_code)
+        return body
+
+    def slot(self, slot: str) -> dict[str, Any]:
+        """GET /slots/{slot}: ``{"slot", "current": [hit, ...], "history": [hit, ...],
+        "position"}``: the slot's current value(s) and its superseded versions in order."""
+        return self._json(self._get(f"/slots/{quote(slot, safe='')}"))
+
     def agent_info(self, agent: str | None = None) -> dict[str, Any]:
         return self._json(self._get(f"/agents/{quote(agent or self.agent, safe='')}"))
 
@@ -302,6 +330,10 @@ class Client:
             timeout=timeout + self._http.timeout.read if self._http.timeout.read else None,
         )
         return list(self._json(r)["entries"])
+
+
+#: Longest query (UTF-8 bytes) ``Client.search`` sends in a URL; a longer one is POSTed.
+_LONG_QUERY = 1024
 
 
 def _with_payload(

@@ -33,6 +33,7 @@ from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.group_commit import GroupCommit
 from ostrom.service.node import Node, Reply, error
 from ostrom.service.openapi import BODY_LIMIT, ENDPOINTS, MAX_LIMIT, MAX_WAIT, body_limit, openapi
+from ostrom.service.search import MAX_QUERY_BYTES, SearchError, SearchQuery
 from ostrom.service.store import StoreError
 
 __all__ = ["create_app"]
@@ -142,10 +143,31 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
 
     async def artifact(request: Request) -> Response:
         x = request.path_params["artifact"]
-        a = (await state())["artifacts"].get(x)
+        a = await run_in_threadpool(node.artifact, x)
         if a is None:
             return _err("not_found", f"no artifact {x[:200]!r}")
-        return JSONResponse({"artifact": x, **a})
+        return JSONResponse(a)
+
+    async def search(request: Request) -> Response:
+        p = request.query_params
+        extra = set(p) - {"q", "k", "include", "slot"}
+        if extra or any(len(p.getlist(n)) > 1 for n in p):
+            raise _BadRequest("bad_query", "search takes q, k, include and slot, each once")
+        query = SearchQuery.parse(p.get("q"), p.get("k"), p.get("include"), p.get("slot"))
+        return JSONResponse(await run_in_threadpool(node.search, query))
+
+    async def search_post(request: Request) -> Response:
+        doc = _parse_json(await _read_body(request, 6 * MAX_QUERY_BYTES + 4096))
+        if not isinstance(doc, dict) or set(doc) - {"q", "k", "include", "slot"}:
+            raise _BadRequest("bad_query", "the body is an object {q, k?, include?, slot?}")
+        k = doc.get("k")
+        if isinstance(k, str):  # JSON's k is a number, not its text
+            k = -1
+        query = SearchQuery.parse(doc.get("q"), k, doc.get("include"), doc.get("slot"))
+        return JSONResponse(await run_in_threadpool(node.search, query))
+
+    async def slot(request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(node.slot, request.path_params["slot"]))
 
     async def content(request: Request) -> Response:
         return _reply(await run_in_threadpool(node.content, request.path_params["artifact"]))
@@ -208,6 +230,9 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
         "agents": agents,
         "agent": agent,
         "slots": slots,
+        "slot": slot,
+        "search": search,
+        "search_post": search_post,
         "log": log,
         "events": events,
         "health": health,
@@ -220,7 +245,7 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
         async def run(request: Request) -> Response:
             try:
                 return await h(request)
-            except _BadRequest as exc:
+            except (_BadRequest, SearchError) as exc:
                 return _err(exc.code, exc.detail)
             except (sqlite3.Error, StoreError) as exc:
                 return _err("db_unavailable", f"the database cannot be read: {exc}")

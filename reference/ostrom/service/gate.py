@@ -113,6 +113,12 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
             422,
             "the command's digest is not the SHA-256 of its payload's canonical JSON",
         ),
+        GateError(
+            "query_too_large",
+            413,
+            "a search query over its bounds: q over MAX_QUERY_BYTES bytes or more than "
+            "MAX_TERMS distinct terms (service/search.py)",
+        ),
         GateError("bad_query", 422, "a query parameter is not what the endpoint takes"),
         GateError(
             "internal_error", 500, "the core raised (a bug, never input's fault); nothing applied"

@@ -44,15 +44,26 @@ from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from ostrom.protocol.agents import micro
 from ostrom.protocol.commands import Observation, is_text, payload_of
-from ostrom.protocol.lifecycle import FORGOTTEN
+from ostrom.protocol.lifecycle import ACTIVE, FORGOTTEN, SUPERSEDED
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.gate import GATE_ERRORS, Admission, Gate, Setup, payload_refusal
 from ostrom.service.identity import canonical, sign_envelope, without_payload
+from ostrom.service.search import SearchQuery, eligible
 from ostrom.service.snapshot import CodecError, restore, snapshot
 from ostrom.service.store import DbUnavailable, Entry, Row, Store, StoreError, digest
 
-__all__ = ["REDACTED", "Node", "Operator", "Reply", "error", "public_command", "replay"]
+__all__ = [
+    "REDACTED",
+    "Node",
+    "Operator",
+    "Reply",
+    "error",
+    "provenance",
+    "public_command",
+    "replay",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -299,7 +310,7 @@ class Node:
                     except CodecError:  # a bug of the codec: log the command, no snapshot
                         _log.exception("no snapshot after the command of %r", key)
                 try:
-                    row = Row.of(envelope, obs, snap, payload)
+                    row = Row.of(envelope, obs, snap, payload, provenance(self.gate, obs))
                 except (ValueError, TypeError) as exc:  # not canonically encodable
                     self._rebuild([s.envelope for s in staged])
                     out.append(error("db_unavailable", f"the command was not applied: {exc}"))
@@ -434,6 +445,89 @@ class Node:
                 return error("no_content", "the artifact was proposed by digest only")
             return Reply(200, {"artifact": artifact, "digest": digest, **payload})
 
+    def artifact(self, artifact: str) -> dict[str, Any] | None:
+        """GET /artifacts/{id}: the public entry and the advisory read record (``reads``)."""
+        with self._lock:
+            art = self.gate.community.orchestrator.public_artifact(artifact)
+            if art is None:
+                return None
+            return {"artifact": artifact, **art, "reads": self.store.reads(artifact)}
+
+    def _hit(self, x: str, art: dict[str, Any], score: float | None) -> dict[str, Any]:
+        """One hit: the artifact, its payload and its provenance (service/search.py)."""
+        payload = None if art["digest"] is None else self.store.payload(x, art["digest"])
+        prov = self.store.provenance(x)
+        return {
+            "artifact": x,
+            "slot": art["slot"],
+            "state": art["state"],
+            "score": score,
+            "digest": art["digest"],
+            "content": None if payload is None else payload.get("content"),
+            "title": None if payload is None else payload.get("title"),
+            "tags": None if payload is None else payload.get("tags"),
+            "source": None if payload is None else payload.get("source"),
+            "submitter": art["submitter"],
+            "decision": art["decision"],
+            "reviewers": art["reviewers"],
+            "submitter_tier": prov["submitter_tier"],
+            "submitter_reputation": prov["submitter_reputation"],
+            "activated_round": prov["activated_round"],
+            "supersedes": prov["supersedes"],
+            "superseded_by": prov["superseded_by"] if art["state"] == SUPERSEDED else None,
+            "superseded_round": prov["superseded_round"] if art["state"] == SUPERSEDED else None,
+        }
+
+    def search(self, query: SearchQuery) -> dict[str, Any]:
+        """GET/POST /search: the ``k`` best hits by BM25 among the artifacts READ-1 lets
+        through, decided from the Community's public state at the answer's position."""
+        with self._lock:
+            orch = self.gate.community.orchestrator
+            hits: list[dict[str, Any]] = []
+            for cid, score in self.store.matches(query.match):
+                digest, carriers = self.store.carriers(cid)
+                for x in carriers:
+                    art = orch.public_artifact(x)
+                    if (
+                        art is None
+                        or not eligible(art, query.history)  # READ-1
+                        or art["digest"] != digest  # resubmitted since: not its content now
+                        or (query.slot is not None and art["slot"] != query.slot)
+                    ):
+                        continue
+                    hits.append(self._hit(x, art, score))
+                if len(hits) >= query.k:
+                    break
+            hits = hits[: query.k]
+            self.store.record_reads([h["artifact"] for h in hits], query.q, orch.now)
+            return {"hits": hits, "position": self.store.last_pos}
+
+    def slot(self, slot: str) -> dict[str, Any]:
+        """GET /slots/{slot}: the slot's current value(s) (what READ-1 returns) and its
+        history (its superseded artifacts, in the order they were superseded)."""
+        with self._lock:
+            arts = self.gate.community.orchestrator.public_state()["artifacts"]
+            mine = [(i, x, a) for i, (x, a) in enumerate(arts.items()) if a["slot"] == slot]
+            current = [self._hit(x, a, None) for _, x, a in mine if eligible(a, False)]
+            history = [
+                (i, self._hit(x, a, None))
+                for i, x, a in mine
+                if eligible(a, True) and a["state"] == SUPERSEDED
+            ]
+            history.sort(
+                key=lambda h: (
+                    h[1]["superseded_round"] is None,
+                    h[1]["superseded_round"] or 0,
+                    h[0],
+                )
+            )
+            return {
+                "slot": slot,
+                "current": current,
+                "history": [h for _, h in history],
+                "position": self.store.last_pos,
+            }
+
     # --- the event stream (long poll) -------------------------------------------------------
 
     async def wait(self, after: int, timeout: float) -> None:
@@ -458,6 +552,45 @@ class Node:
             with contextlib.suppress(RuntimeError):
                 w.loop.call_soon_threadsafe(w.event.set)
         self._waiters.clear()
+
+
+def provenance(gate: Gate, obs: Observation) -> list[tuple[str, dict[str, Any]]]:
+    """What the command of ``obs`` (just applied to ``gate``) tells the ``provenance``
+    table: for each artifact it activated, the round and its submitter's tier and
+    reputation at that moment; for each artifact it superseded, the artifact that
+    superseded it (the one activated in the same step, or for a dispute kept on an
+    occupied slot the slot's active one) and the round."""
+    orch = gate.community.orchestrator
+    out: list[tuple[str, dict[str, Any]]] = []
+    activated: str | None = None
+    for ev in obs.get("events", ()):
+        if not isinstance(ev, dict) or "artifact" not in ev or "to" not in ev:
+            continue
+        x = str(ev["artifact"])
+        if ev["to"] == ACTIVE and ev.get("from") != ACTIVE:
+            art = orch.public_artifact(x)
+            a = None if art is None else orch.agent(art["submitter"])
+            out.append(
+                (
+                    x,
+                    {
+                        "activated_round": orch.now,
+                        "submitter_tier": None if a is None else a.tier,
+                        "submitter_reputation": None if a is None else micro(a.reputation) / 1e6,
+                    },
+                )
+            )
+            activated = x
+        elif ev["to"] == SUPERSEDED and ev.get("from") != SUPERSEDED:
+            by = activated if ev.get("event") == "supersede" else None
+            if by is None:  # a dispute kept while another became the slot's value
+                art = orch.public_artifact(x)
+                served = None if art is None else orch.serve(art["slot"])
+                by = None if served is None else str(served["artifact"])
+            out.append((x, {"superseded_by": by, "superseded_round": orch.now}))
+            if by is not None and ev.get("event") == "supersede":
+                out.append((by, {"supersedes": x}))
+    return out
 
 
 def _snapshot_row(gate: Gate) -> dict[str, Any]:

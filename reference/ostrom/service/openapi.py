@@ -20,6 +20,7 @@ from ostrom.protocol.commands import command_schema
 from ostrom.protocol.params import DEFAULTS
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.identity import SIGNING_DOMAIN
+from ostrom.service.search import DEFAULT_K, HISTORY, MAX_K, MAX_QUERY_BYTES, MAX_TERMS
 
 __all__ = [
     "BODY_LIMIT",
@@ -55,6 +56,7 @@ class Endpoint:
     query: tuple[Query, ...] = ()
     errors: tuple[str, ...] = ()
     response: str = ""  # the component schema of its 200 body (RESPONSES)
+    body: str = "Envelope"  # a POST's request body: its component schema
 
 
 def body_limit(content_limit: int) -> int:
@@ -85,8 +87,32 @@ _TIMEOUT = Query(
 _WRITE_ERRORS: Final = tuple(
     c
     for c in GATE_ERRORS
-    if c not in ("not_found", "no_content", "content_forgotten", "method_not_allowed", "bad_query")
+    if c
+    not in (
+        "not_found",
+        "no_content",
+        "content_forgotten",
+        "method_not_allowed",
+        "bad_query",
+        "query_too_large",
+    )
 )
+_Q = Query(
+    "q",
+    {"type": "string", "maxLength": MAX_QUERY_BYTES},
+    f"the query: its terms (runs of letters and digits; at most {MAX_TERMS} distinct, "
+    f"at most {MAX_QUERY_BYTES} UTF-8 bytes) are searched for, any of them (no FTS5 "
+    "syntax: quotes, operators and parentheses separate terms)",
+)
+_K = Query(
+    "k", {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": DEFAULT_K}, "most hits"
+)
+_INCLUDE = Query(
+    "include", {"enum": [HISTORY]}, "`history`: superseded versions too, each with its successor"
+)
+_SLOT = Query("slot", {"type": "string", "minLength": 1, "maxLength": 256}, "only this slot")
+_SEARCH_ERRORS: Final = ("bad_query", "query_too_large", "db_unavailable")
+
 
 #: The node's routes: the one table of the HTTP API, its OpenAPI document and its docs.
 ENDPOINTS: Final[tuple[Endpoint, ...]] = (
@@ -142,6 +168,37 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
     ),
     Endpoint(
         "GET", "/slots", "slots", "Each slot's artifacts and its active one(s).", response="Slots"
+    ),
+    Endpoint(
+        "GET",
+        "/slots/{slot:path}",
+        "slot",
+        "The slot's current value(s) — its active artifact unless hidden (READ-1) — and its "
+        "history: its superseded artifacts in the order they were superseded, each a Hit "
+        "with its content and provenance (score null).",
+        response="SlotValues",
+    ),
+    Endpoint(
+        "GET",
+        "/search",
+        "search",
+        "Governed retrieval (READ-1): the k best artifacts by BM25 over their content, "
+        "title, tags and source, among current knowledge only (active, not hidden); with "
+        "`include=history` superseded versions too. Never a proposed, rejected, expired, "
+        "retracted, disputed, hidden or forgotten one. Each hit carries its content and "
+        "provenance; `position` is the log position the answer reflects.",
+        (_Q, _K, _INCLUDE, _SLOT),
+        _SEARCH_ERRORS,
+        "SearchResult",
+    ),
+    Endpoint(
+        "POST",
+        "/search",
+        "search_post",
+        "GET /search with the parameters in a JSON body, for long queries.",
+        errors=("malformed", "too_large", *_SEARCH_ERRORS),
+        response="SearchResult",
+        body="SearchRequest",
     ),
     Endpoint(
         "GET",
@@ -250,7 +307,15 @@ _RESPONSES: Final[dict[str, Any]] = {
             "committed": _IDS,
             "revealed": {"type": ["object", "null"], "additionalProperties": _STR},
         },
-        {},
+        {
+            "reads": _obj(
+                {
+                    "returned": _POS,
+                    "last_round": {"type": ["integer", "null"]},
+                    "recent_queries": _IDS,
+                }
+            )
+        },
     ),
     "Artifacts": _obj(
         {
@@ -284,6 +349,50 @@ _RESPONSES: Final[dict[str, Any]] = {
     "Content": _obj(
         {"artifact": _STR, "digest": _STR},
         {"content": _STR, "title": _STR, "tags": _IDS, "source": _STR},
+    ),
+    "Hit": _obj(
+        {
+            "artifact": _STR,
+            "slot": _STR,
+            "state": {"enum": ["active", "superseded"]},
+            "score": {"type": ["number", "null"]},
+            "digest": {"type": ["string", "null"]},
+            "content": {"type": ["string", "null"]},
+            "title": {"type": ["string", "null"]},
+            "tags": {"type": ["array", "null"], "items": _STR},
+            "source": {"type": ["string", "null"]},
+            "submitter": _STR,
+            "decision": {"type": ["object", "null"]},
+            "reviewers": _IDS,
+            "submitter_tier": {"type": ["integer", "null"]},
+            "submitter_reputation": {"type": ["number", "null"]},
+            "activated_round": {"type": ["integer", "null"]},
+            "supersedes": {"type": ["string", "null"]},
+            "superseded_by": {"type": ["string", "null"]},
+            "superseded_round": {"type": ["integer", "null"]},
+        }
+    ),
+    "SearchResult": _obj(
+        {
+            "hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
+            "position": _POS,
+        }
+    ),
+    "SlotValues": _obj(
+        {
+            "slot": _STR,
+            "current": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
+            "history": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
+            "position": _POS,
+        }
+    ),
+    "SearchRequest": _obj(
+        {"q": {"type": "string", "maxLength": MAX_QUERY_BYTES}},
+        {
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K},
+            "include": {"enum": [HISTORY, None]},
+            "slot": {"type": ["string", "null"], "minLength": 1, "maxLength": 256},
+        },
     ),
 }
 
@@ -337,7 +446,7 @@ def openapi() -> dict[str, Any]:
             op["requestBody"] = {
                 "required": True,
                 "content": {
-                    "application/json": {"schema": {"$ref": "#/components/schemas/Envelope"}}
+                    "application/json": {"schema": {"$ref": f"#/components/schemas/{e.body}"}}
                 },
             }
         ok = {"$ref": f"#/components/schemas/{e.response}"} if e.response else {"type": "object"}

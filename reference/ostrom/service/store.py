@@ -24,6 +24,19 @@ Tables:
   forgets an artifact its rows go, and so does every payload no other artifact carried
   (FORGET-PURGE): deleted with ``secure_delete`` on, then the WAL checkpointed and
   truncated, so that the bytes are in no file of the database any more;
+* ``content_fts``: an FTS5 index of the ``content`` table (external content, rowid =
+  ``content.id``; columns content, title, tags, source), kept in step by triggers on the
+  table's inserts and deletes in the same transaction; GET /search ranks it by BM25
+  (service/search.py).  A purge deletes through it and then merges it (``optimize``): FTS5
+  deletes by writing a delete marker beside the old segment, which still holds the
+  forgotten terms until a merge drops both (FORGET-PURGE);
+* ``provenance``: per artifact, what the log knows of its last activation and its
+  supersession (the round, the submitter's tier and reputation at that moment, the
+  artifact it superseded, the one that superseded it), written with the row that caused
+  it;
+* ``reads`` and ``read_queries``: advisory read counts of GET /search (per artifact: times
+  returned, last round read, the recent query texts, bounded) — not protocol state, not
+  replicated, purged with a forgotten artifact;
 * ``snapshot``: every K commands, the state after ``pos`` (``{"public", "full"}``: the
   public state and the gate's whole state, service/snapshot.py) and its SHA-256.  The
   node starts from the latest one and replays the log after it; ``--verify`` replays
@@ -50,13 +63,39 @@ from ostrom.protocol.commands import payload_digest
 from ostrom.protocol.lifecycle import FORGOTTEN
 from ostrom.service.identity import canonical
 
-__all__ = ["FORMAT", "DbUnavailable", "Entry", "Row", "Store", "StoreError", "digest"]
+__all__ = [
+    "FORMAT",
+    "PROVENANCE",
+    "RECENT_QUERIES",
+    "DbUnavailable",
+    "Entry",
+    "Row",
+    "Store",
+    "StoreError",
+    "digest",
+]
 
 #: The file format the ``meta`` table names; a file of another format is refused.
 FORMAT: Final = "ostrom-node/1"
 #: The schema version; bumped with any change of the tables (a file of version 1, from
-#: before the content tables, is upgraded on open: its log carries no payload).
-_VERSION: Final = 2
+#: before the content tables, or 2, from before the search tables, is upgraded on open).
+_VERSION: Final = 3
+#: Most recent query texts kept per artifact in ``read_queries`` (advisory).
+RECENT_QUERIES: Final = 8
+#: Reads kept in memory before they are written without waiting for a log append.
+_READ_BUFFER: Final = 256
+#: The BM25 weights of the FTS5 columns content, title, tags, source: a title and tags are
+#: the submitter's own summary of the text, a source is a reference, rarely searched.
+_WEIGHTS: Final = "1.0, 2.0, 2.0, 0.5"
+#: The columns of the ``provenance`` table (but its key).
+PROVENANCE: Final = (
+    "activated_round",
+    "submitter_tier",
+    "submitter_reputation",
+    "supersedes",
+    "superseded_by",
+    "superseded_round",
+)
 
 _CONTENT_SCHEMA: Final = """
 CREATE TABLE content (
@@ -75,6 +114,41 @@ CREATE TABLE artifact_content (
 CREATE INDEX artifact_content_digest ON artifact_content (digest);
 """
 
+_SEARCH_SCHEMA: Final = """
+CREATE VIRTUAL TABLE content_fts USING fts5(
+    content, title, tags, source, content='content', content_rowid='id'
+);
+CREATE TRIGGER content_fts_insert AFTER INSERT ON content BEGIN
+    INSERT INTO content_fts (rowid, content, title, tags, source)
+    VALUES (new.id, new.content, new.title, new.tags, new.source);
+END;
+CREATE TRIGGER content_fts_delete AFTER DELETE ON content BEGIN
+    INSERT INTO content_fts (content_fts, rowid, content, title, tags, source)
+    VALUES ('delete', old.id, old.content, old.title, old.tags, old.source);
+END;
+CREATE TABLE provenance (
+    artifact TEXT PRIMARY KEY,
+    activated_round INTEGER,
+    submitter_tier INTEGER,
+    submitter_reputation REAL,
+    supersedes TEXT,
+    superseded_by TEXT,
+    superseded_round INTEGER
+);
+CREATE TABLE reads (
+    artifact TEXT PRIMARY KEY,
+    returned INTEGER NOT NULL,
+    last_round INTEGER NOT NULL
+);
+CREATE TABLE read_queries (
+    id INTEGER PRIMARY KEY,
+    artifact TEXT NOT NULL,
+    q TEXT NOT NULL,
+    round INTEGER NOT NULL
+);
+CREATE INDEX read_queries_artifact ON read_queries (artifact, id);
+"""
+
 _SCHEMA: Final = (
     """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -91,7 +165,28 @@ CREATE TABLE log (
 CREATE TABLE snapshot (pos INTEGER PRIMARY KEY, state TEXT NOT NULL, sha256 TEXT NOT NULL);
 """
     + _CONTENT_SCHEMA
+    + _SEARCH_SCHEMA
 )
+
+#: Every table of a current file (besides FTS5's own shadow tables).
+_TABLES: Final = frozenset(
+    {"meta", "log", "snapshot", "content", "artifact_content", "content_fts"}
+    | {"provenance", "reads", "read_queries"}
+)
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of a schema script (a trigger's body keeps its own semicolons)."""
+    out, buf = [], ""
+    for part in script.strip().split(";"):
+        buf += part + ";"
+        body = buf.strip()
+        if body.upper().startswith("CREATE TRIGGER") and not body.upper().endswith("END;"):
+            continue
+        if body.strip(";").strip():
+            out.append(body)
+        buf = ""
+    return out
 
 
 class StoreError(Exception):
@@ -147,6 +242,8 @@ class Row:
     payload: tuple[str, str, dict[str, Any]] | None = None
     #: the artifacts the command forgot (their payloads are purged, FORGET-PURGE)
     forgotten: tuple[str, ...] = ()
+    #: what the command changed of the ``provenance`` table: (artifact, {column: value})
+    provenance: tuple[tuple[str, dict[str, Any]], ...] = ()
 
     @classmethod
     def of(
@@ -155,6 +252,7 @@ class Row:
         observation: Mapping[str, Any],
         snapshot: Any,
         payload: Mapping[str, Any] | None = None,
+        provenance: Sequence[tuple[str, dict[str, Any]]] = (),
     ) -> Row:
         """The row of an envelope (without its payload) and its observation
         (``ValueError``/``TypeError`` for what canonical JSON cannot hold); ``payload``:
@@ -178,6 +276,7 @@ class Row:
             None if snapshot is None else _text(snapshot),
             kept,
             forgotten,
+            tuple(provenance),
         )
 
     @property
@@ -206,6 +305,10 @@ class Store:
         #: the size of the latest snapshot's state text, and of the log rows after it
         #: (envelope and observation texts): the node's snapshot policy compares them
         self.snapshot_bytes, self.bytes_since_snapshot = self._sizes()
+        #: advisory reads not yet written: artifact -> (times returned, last round), and
+        #: the (artifact, query, round) of each
+        self._pending_reads: dict[str, tuple[int, int]] = {}
+        self._pending_queries: list[tuple[str, str, int]] = []
 
     # --- opening ----------------------------------------------------------------------------
 
@@ -257,9 +360,8 @@ class Store:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("BEGIN IMMEDIATE")
         try:
-            for stmt in _SCHEMA.strip().split(";"):
-                if stmt.strip():
-                    db.execute(stmt)
+            for stmt in _statements(_SCHEMA):
+                db.execute(stmt)
             meta = {
                 "format": FORMAT,
                 "version": str(_VERSION),
@@ -290,10 +392,14 @@ class Store:
         if meta.get("format") != FORMAT:
             raise StoreError(f"{p}: format {meta.get('format')!r}, expected {FORMAT!r}")
         if meta.get("version") == "1" and "content" not in tables:
-            cls._upgrade_v1(db)
-        elif meta.get("version") != str(_VERSION):
+            cls._upgrade(db, _CONTENT_SCHEMA + _SEARCH_SCHEMA)
+        elif meta.get("version") == "2" and {"content", "artifact_content"} <= tables:
+            if "content_fts" in tables:
+                raise StoreError(f"{p}: schema version 2 with the search tables (edited file)")
+            cls._upgrade(db, _SEARCH_SCHEMA)
+        elif meta.get("version") not in ("2", str(_VERSION)):
             raise StoreError(f"{p}: schema version {meta.get('version')!r}, expected {_VERSION}")
-        elif not {"content", "artifact_content"} <= tables:
+        elif not tables >= _TABLES:
             raise StoreError(f"{p}: not a node database (tables: {sorted(tables)})")
         params, setup = (
             _loads(meta.get("params"), "meta.params"),
@@ -308,13 +414,15 @@ class Store:
         return cls(db, p, params, setup)
 
     @staticmethod
-    def _upgrade_v1(db: sqlite3.Connection) -> None:
-        """Version 1 -> 2: add the (empty) content tables; a version-1 log has no payload."""
+    def _upgrade(db: sqlite3.Connection, script: str) -> None:
+        """Version 1 or 2 -> 3: add the tables ``script`` creates (a version-1 log has no
+        payload), index the payloads a version-2 file holds; the provenance of decisions
+        made before the upgrade is not known (its columns read null)."""
         db.execute("BEGIN IMMEDIATE")
         try:
-            for stmt in _CONTENT_SCHEMA.strip().split(";"):
-                if stmt.strip():
-                    db.execute(stmt)
+            for stmt in _statements(script):
+                db.execute(stmt)
+            db.execute("INSERT INTO content_fts (content_fts) VALUES ('rebuild')")
             db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(_VERSION),))
             db.execute("COMMIT")
         except BaseException:
@@ -329,6 +437,15 @@ class Store:
                 self._db.execute("ROLLBACK")
 
     def close(self) -> None:
+        if self._pending_queries:
+            with suppress(sqlite3.Error):  # advisory: written if the file takes it
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._flush_reads()
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._rollback()
+                    raise
         self._db.close()
 
     # --- reading ----------------------------------------------------------------------------
@@ -431,6 +548,120 @@ class Store:
         """How many payloads the file holds (each digest once)."""
         return int(self._db.execute("SELECT count(*) FROM content").fetchone()[0])
 
+    def matches(
+        self, match: str, within: Sequence[int] | None = None
+    ) -> Iterator[tuple[int, float]]:
+        """(content id, BM25 score) of every payload that ``match`` (an FTS5 query the
+        caller built from quoted terms only: service/search.py) matches, best first; the
+        score is FTS5's ``bm25`` negated (higher is better), with title and tags weighing
+        twice the text, source half.  ``within``: only these content ids."""
+        sql = (
+            f"SELECT rowid, -bm25(content_fts, {_WEIGHTS}) FROM content_fts "
+            "WHERE content_fts MATCH ?"
+        )
+        args: list[Any] = [match]
+        if within is not None:
+            sql += f" AND rowid IN ({','.join('?' * len(within))})"
+            args += list(within)
+        sql += f" ORDER BY bm25(content_fts, {_WEIGHTS}), rowid"
+        with closing(self._db.execute(sql, args)) as cur:
+            for rowid, score in cur:
+                yield int(rowid), float(score)
+
+    def carriers(self, content_id: int) -> tuple[str, list[str]]:
+        """The digest of content row ``content_id`` and the artifacts that carried it."""
+        row = self._db.execute("SELECT digest FROM content WHERE id = ?", (content_id,)).fetchone()
+        if row is None:
+            return "", []
+        d = str(row[0])
+        arts = self._db.execute(
+            "SELECT artifact FROM artifact_content WHERE digest = ? ORDER BY artifact", (d,)
+        )
+        return d, [str(r[0]) for r in arts]
+
+    def content_ids(self, pairs: Sequence[tuple[str, str]]) -> list[int]:
+        """The content ids of the payloads these (artifact, digest) pairs carried."""
+        out: list[int] = []
+        for artifact, d in pairs:
+            row = self._db.execute(
+                "SELECT c.id FROM artifact_content a JOIN content c ON c.digest = a.digest "
+                "WHERE a.artifact = ? AND a.digest = ?",
+                (artifact, d),
+            ).fetchone()
+            if row is not None:
+                out.append(int(row[0]))
+        return out
+
+    def provenance(self, artifact: str) -> dict[str, Any]:
+        """The ``provenance`` row of ``artifact`` (every column null if none)."""
+        row = self._db.execute(
+            f"SELECT {', '.join(PROVENANCE)} FROM provenance WHERE artifact = ?", (artifact,)
+        ).fetchone()
+        return dict(zip(PROVENANCE, row or (None,) * len(PROVENANCE), strict=True))
+
+    def reads(self, artifact: str) -> dict[str, Any]:
+        """The advisory read record of ``artifact``: times returned by a search, the last
+        round it was, and the recent query texts that returned it (newest first, at most
+        ``RECENT_QUERIES``); the reads not yet written included."""
+        row = self._db.execute(
+            "SELECT returned, last_round FROM reads WHERE artifact = ?", (artifact,)
+        ).fetchone()
+        returned, last = (0, None) if row is None else (int(row[0]), int(row[1]))
+        pending = self._pending_reads.get(artifact)
+        if pending is not None:
+            returned, last = returned + pending[0], pending[1]
+        queries = [q for x, q, _ in reversed(self._pending_queries) if x == artifact]
+        queries += [
+            str(r[0])
+            for r in self._db.execute(
+                "SELECT q FROM read_queries WHERE artifact = ? ORDER BY id DESC LIMIT ?",
+                (artifact, RECENT_QUERIES),
+            )
+        ]
+        return {
+            "returned": returned,
+            "last_round": last,
+            "recent_queries": queries[:RECENT_QUERIES],
+        }
+
+    def record_reads(self, artifacts: Sequence[str], q: str, round: int) -> None:
+        """Count a search that returned ``artifacts`` (advisory, not protocol state): kept
+        in memory and written with the next log append (no fsync of its own), or once
+        ``_READ_BUFFER`` reads wait; a crash loses at most those."""
+        for x in artifacts:
+            n, _ = self._pending_reads.get(x, (0, round))
+            self._pending_reads[x] = (n + 1, round)
+            self._pending_queries.append((x, q, round))
+        if len(self._pending_queries) >= _READ_BUFFER:
+            with suppress(sqlite3.Error):  # advisory: a failed write loses counts only
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._flush_reads()
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._rollback()
+                    raise
+
+    def _flush_reads(self) -> None:
+        """Write the pending reads (inside the caller's transaction)."""
+        for x, (n, last) in sorted(self._pending_reads.items()):
+            self._db.execute(
+                "INSERT INTO reads VALUES (?, ?, ?) ON CONFLICT (artifact) DO UPDATE SET "
+                "returned = returned + excluded.returned, last_round = excluded.last_round",
+                (x, n, last),
+            )
+        touched = {x for x, _, _ in self._pending_queries}
+        self._db.executemany(
+            "INSERT INTO read_queries (artifact, q, round) VALUES (?, ?, ?)", self._pending_queries
+        )
+        for x in sorted(touched):  # keep the newest RECENT_QUERIES per artifact
+            self._db.execute(
+                "DELETE FROM read_queries WHERE artifact = ? AND id NOT IN (SELECT id FROM "
+                "read_queries WHERE artifact = ? ORDER BY id DESC LIMIT ?)",
+                (x, x, RECENT_QUERIES),
+            )
+        self._pending_reads, self._pending_queries = {}, []
+
     # --- writing ----------------------------------------------------------------------------
 
     def _keep(self, artifact: str, digest: str, payload: Mapping[str, Any]) -> None:
@@ -459,6 +690,11 @@ class Store:
             )
         ]
         self._db.execute("DELETE FROM artifact_content WHERE artifact = ?", (artifact,))
+        # the advisory read record goes too: the query texts that found it may quote it
+        self._db.execute("DELETE FROM reads WHERE artifact = ?", (artifact,))
+        self._db.execute("DELETE FROM read_queries WHERE artifact = ?", (artifact,))
+        self._pending_reads.pop(artifact, None)
+        self._pending_queries = [r for r in self._pending_queries if r[0] != artifact]
         purged = 0
         for d in digests:
             cur = self._db.execute(
@@ -468,6 +704,23 @@ class Store:
             )
             purged += cur.rowcount
         return purged
+
+    def _provenance(self, artifact: str, cols: Mapping[str, Any]) -> None:
+        """Set ``cols`` of ``artifact``'s provenance row (created if none)."""
+        names = sorted(c for c in cols if c in PROVENANCE)
+        self._db.execute("INSERT OR IGNORE INTO provenance (artifact) VALUES (?)", (artifact,))
+        if names:
+            self._db.execute(
+                f"UPDATE provenance SET {', '.join(f'{c} = ?' for c in names)} WHERE artifact = ?",
+                (*(cols[c] for c in names), artifact),
+            )
+
+    def merge_index(self) -> None:
+        """Merge the FTS5 index into one segment (FORGET-PURGE): a delete only adds a
+        marker beside the segment that still holds the forgotten terms; the merge drops
+        both, and ``secure_delete`` overwrites the pages they were on.  Its cost grows
+        with the index (docs/design.md §11)."""
+        self._db.execute("INSERT INTO content_fts (content_fts) VALUES ('optimize')")
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database file and truncate it to zero bytes: the frames
@@ -503,8 +756,13 @@ class Store:
                         )
                     if row.payload is not None:
                         self._keep(*row.payload)
+                    for artifact, cols in row.provenance:
+                        self._provenance(artifact, cols)
                     for artifact in row.forgotten:
                         purged += self._purge(artifact)
+                if purged:
+                    self.merge_index()
+                self._flush_reads()
                 self._db.execute("COMMIT")
             except BaseException:
                 self._rollback()
