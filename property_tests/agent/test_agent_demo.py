@@ -108,6 +108,15 @@ def test_the_demo_community_reviews_through_the_printed_mcp_config(
                     await anyio.sleep(0.2)
             assert voted == {"alice", "carol"}
             assert (await _call(bob, "read_memory", id=first))["state"] == "superseded"
+            hits = (await _call(bob, "search_memory", query="lunch"))["hits"]
+            assert [h["artifact"] for h in hits] == [second]
+            # two of the three forget it (the demo's min_active_agents and alpha)
+            for name in ("alice", "carol"):
+                await _call(agents[name], "forget_vote", artifact=second)
+            with anyio.fail_after(30):
+                while (await _call(bob, "read_memory", id=second))["state"] != "forgotten":
+                    await anyio.sleep(0.2)
+            assert (await _call(bob, "search_memory", query="lunch"))["hits"] == []
 
     anyio.run(main)
 

@@ -31,6 +31,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from ostrom import layout
 from ostrom.client import Client
 from ostrom.service.identity import public_hex, save_key
+from ostrom.service.search import MAX_K
 from service_world import key
 
 FOUNDERS = ("f1", "f2", "f3")
@@ -159,7 +160,10 @@ def test_remember_review_supersede_forget_through_mcp(node: tuple[str, Path]) ->
         async with agents(url, keys, (NEWCOMER, *FOUNDERS)) as a:
             n = a[NEWCOMER]
             founders = {f: a[f] for f in FOUNDERS}
-            tools = {t.name for t in (await n.list_tools()).tools}
+            listed = {t.name: t for t in (await n.list_tools()).tools}
+            tools = set(listed)
+            # the bound the agent reads is the node's (service/search.py: MAX_K)
+            assert f"1 to {MAX_K})" in (listed["search_memory"].description or "")
             assert tools >= {
                 "join",
                 "search_memory",
@@ -187,6 +191,12 @@ def test_remember_review_supersede_forget_through_mcp(node: tuple[str, Path]) ->
             assert got["state"] == "active", got
             assert sorted(got["reviewers"]) == sorted(FOUNDERS)
             assert got["content"]["content"].startswith("Paris has 2,102,650")
+            # search finds it, with its provenance
+            (hit,) = (await call(n, "search_memory", query="Paris inhabitants"))["hits"]
+            assert hit["artifact"] == first and hit["state"] == "active"
+            assert hit["submitter"] == NEWCOMER and sorted(hit["reviewers"]) == sorted(FOUNDERS)
+            assert hit["decision"]["path"] == "tally" and hit["title"] == "Population of Paris"
+            assert hit["content"].startswith("Paris has 2,102,650")
 
             v2 = await call(
                 n,
@@ -197,9 +207,25 @@ def test_remember_review_supersede_forget_through_mcp(node: tuple[str, Path]) ->
             second = v2["artifact"]
             # proposed, not yet knowledge: the old value is still the slot's (LC-SAFE-2)
             assert (await call(n, "read_memory", id=first))["state"] == "active"
+            hits = (await call(n, "search_memory", query="Paris inhabitants"))["hits"]
+            assert [h["artifact"] for h in hits] == [first]
             await review_to_decision(url, founders, second)
             assert (await call(n, "read_memory", id=second))["state"] == "active"
             assert (await call(n, "read_memory", id=first))["state"] == "superseded"
+            # search returns the new value; include_history marks the old one
+            hits = (await call(n, "search_memory", query="Paris inhabitants"))["hits"]
+            assert [(h["artifact"], h["supersedes"]) for h in hits] == [(second, first)]
+            hits = (
+                await call(n, "search_memory", query="Paris inhabitants", include_history=True)
+            )["hits"]
+            old = {h["artifact"]: h for h in hits}[first]
+            assert old["state"] == "superseded" and old["superseded_by"] == second
+            assert old["superseded_round"] is not None
+            # the slot as a resource: its current value and its history
+            r = await n.read_resource("ostrom://slots/paris-population")
+            slot = json.loads(r.contents[0].text)  # type: ignore[union-attr]
+            assert [h["artifact"] for h in slot["current"]] == [second]
+            assert [h["artifact"] for h in slot["history"]] == [first]
 
             for c in (n, *founders.values()):
                 await call(c, "forget_vote", artifact=second)
@@ -208,6 +234,12 @@ def test_remember_review_supersede_forget_through_mcp(node: tuple[str, Path]) ->
             gone = await call(n, "read_memory", id=second)
             assert gone["state"] == "forgotten", gone
             assert gone["content"] is None and "content_forgotten" in gone["content_missing"]
+            hits = (
+                await call(n, "search_memory", query="Paris inhabitants", include_history=True)
+            )["hits"]
+            assert second not in {h["artifact"] for h in hits}
+            assert (await call(n, "search_memory", query="2,113,705"))["hits"] == []
+            assert "bad_query" in await refused(n, "search_memory", query="()")
             # the node's refusals are tool errors with its code
             assert "not_found" in await refused(n, "read_memory", id="no-such-artifact")
             assert "bad_argument" in await refused(

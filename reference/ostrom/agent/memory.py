@@ -21,14 +21,12 @@ from typing import Any, TypeVar
 
 from ostrom.agent.ballots import BallotBook, plan
 from ostrom.client import Ballot, Client, ClientError
+from ostrom.service.search import MAX_K
 
-__all__ = ["VOTES", "Memory", "MemoryRefused"]
+__all__ = ["MAX_K", "VOTES", "Memory", "MemoryRefused"]
 
 #: The values of ``vote`` an agent may give (a review ballot's two sides).
 VOTES = ("accept", "reject")
-
-#: The upper bound of ``k`` in a search (search_memory's docstring says it to the agent).
-MAX_K = 100
 
 _T = TypeVar("_T")
 
@@ -76,11 +74,8 @@ class Memory:
         """The node's governed search (current knowledge unless history is asked for)."""
         if not 1 <= k <= MAX_K:
             raise MemoryRefused(f"bad_argument: k must be in [1, {MAX_K}]")
-        search = getattr(self.client, "search", None)
-        if search is None:
-            raise MemoryRefused("unsupported: this client has no search")
         return self._call(
-            lambda: dict(search(query, k=k, include_history=include_history, slot=slot))
+            lambda: self.client.search(query, k=k, include_history=include_history, slot=slot)
         )
 
     def read(self, artifact: str) -> dict[str, Any]:
@@ -102,10 +97,7 @@ class Memory:
 
     def slot(self, slot: str) -> dict[str, Any]:
         """A slot's current value and history (GET /slots/{slot})."""
-        get = getattr(self.client, "slot", None)
-        if get is None:
-            raise MemoryRefused("unsupported: this client has no slot read")
-        return self._call(lambda: dict(get(slot)))
+        return self._call(lambda: self.client.slot(slot))
 
     def remember(
         self,
