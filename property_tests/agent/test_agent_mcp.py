@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -366,3 +367,38 @@ def test_a_lone_surrogate_is_a_tool_error(node: tuple[str, Path], tmp_path: Path
                     assert "lone surrogate" in await refused(c, tool, **args)
 
     anyio.run(main)
+
+
+def test_the_streamable_http_transport(node: tuple[str, Path]) -> None:
+    """``--transport streamable-http``: the same tools at http://HOST:PORT/mcp."""
+    url, keys = node
+    with socket.socket() as s:  # a free port (the server binds it right after)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [*_params(url, NEWCOMER, keys).args, "--transport", "streamable-http"]
+    proc = subprocess.Popen(
+        [sys.executable, *cmd, "--port", str(port)], env=ENV, stderr=subprocess.DEVNULL
+    )
+
+    async def main() -> None:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    await anyio.sleep(0.1)
+            async with McpClient(f"http://127.0.0.1:{port}/mcp") as c:
+                assert (await call(c, "join"))["result"] == "ok"
+                out = await call(c, "remember", slot="s", content="over HTTP")
+                assert (await call(c, "read_memory", id=out["artifact"]))["state"] == "proposed"
+
+    try:
+        anyio.run(main)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
