@@ -302,11 +302,13 @@ _scalar = st.one_of(
     st.text(max_size=40),
     st.sampled_from(["accept", "reject", "x", "", "\x00", "NEAR(a b)", '"', "a" * 70_000]),
 )
-_value = st.recursive(
-    _scalar,
-    lambda v: st.lists(v, max_size=3) | st.dictionaries(st.text(max_size=5), v, max_size=3),
-    max_leaves=6,
-)
+
+
+def _nested(v: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(v, max_size=3) | st.dictionaries(st.text(max_size=5), v, max_size=3)
+
+
+_value = st.recursive(_scalar, _nested, max_leaves=6)
 
 
 @st.composite
