@@ -51,7 +51,8 @@ def _fail(message: str) -> NoReturn:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Founders and operators (TOML: [[founder]] id, tier, public_key, ...; [[operator]] "
-    "id, public_key).  Without it: no founders, so nobody can review (docs/service.md).",
+    "id, public_key).  Without it: no founders, so nobody can review (docs/service.md); "
+    "--demo DIR writes three.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
