@@ -22,7 +22,16 @@ __all__ = ["PRODUCT", "TOOLS", "__version__"]
 __version__ = "0.1.0"
 
 #: The product's packages and modules (below ``ostrom``), from the core up.
-PRODUCT: Final = ("protocol", "consensus", "service", "cluster", "client", "cli", "children")
+PRODUCT: Final = (
+    "protocol",
+    "consensus",
+    "service",
+    "cluster",
+    "client",
+    "agent",
+    "cli",
+    "children",
+)
 
 #: The tools' packages and modules, each with the one job it does.
 TOOLS: Final = (

@@ -1,7 +1,7 @@
 """The ``ostrom`` command line: one subcommand per job, each with ``--help``.
 
 The group lists two kinds of command.  The product's — ``serve``, ``log``, ``keygen``,
-``cluster``, ``node``, ``params`` — are defined in this package and need nothing but
+``cluster``, ``node``, ``params``, ``mcp`` — are defined in this package and need nothing but
 ``pip install ostrom``.  The tools' (cli/tools.py: ``check``, ``conform``, ``mutate``,
 ``simulate``, ...) are named here and imported on first use, so the product never imports
 a tool and ``ostrom serve`` never pays for one; a tool whose extra is missing stops with
@@ -22,6 +22,7 @@ from rich.text import Text
 
 from ostrom import __version__
 from ostrom.cli import exits
+from ostrom.cli.agent import mcp
 from ostrom.cli.cluster import cluster, node
 from ostrom.cli.exits import BadInput, ToolError
 from ostrom.cli.extras import install_hint, missing_extra
@@ -180,7 +181,7 @@ def _params_table(p: Params, file: Path | None) -> Table:
 
 
 #: The product's commands (the tools' are named in cli/tools.py).
-PRODUCT_COMMANDS: tuple[click.Command, ...] = (serve, log, keygen, cluster, node, params)
+PRODUCT_COMMANDS: tuple[click.Command, ...] = (serve, log, keygen, cluster, node, params, mcp)
 for _command in PRODUCT_COMMANDS:
     main.add_command(_command)
 

@@ -51,7 +51,8 @@ def _fail(message: str) -> NoReturn:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Founders and operators (TOML: [[founder]] id, tier, public_key, ...; [[operator]] "
-    "id, public_key).  Without it: no founders, so nobody can review (docs/service.md).",
+    "id, public_key).  Without it: no founders, so nobody can review (docs/service.md); "
+    "--demo DIR writes three.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
@@ -98,6 +99,16 @@ def _fail(message: str) -> NoReturn:
     default=None,
     help="The node's operator key file (default: DB.operator.key, created with the DB).",
 )
+@click.option(
+    "--demo",
+    "demo_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="A community that works at once: write three founders (alice, bob, carol) with "
+    "their keys, a founders file and parameters into DIR (kept: the same DIR serves the "
+    "same community again), tick every 2 s, and print how to connect three MCP agents "
+    "(docs/agents.md).  Sets --db, --founders and --params itself.",
+)
 def serve(
     db: Path,
     params_file: Path | None,
@@ -110,6 +121,7 @@ def serve(
     verify: bool,
     tick_interval: float | None,
     operator_key: Path | None,
+    demo_dir: Path | None,
 ) -> None:
     """Run one node: signed commands in over HTTP, the Community applies them, the log out.
 
@@ -124,11 +136,30 @@ def serve(
       ostrom keygen alice.key                    # prints alice's public key
       ostrom serve --founders founders.toml --port 8000
       ostrom serve --db run.db --fsync off --tick-interval 1
+      ostrom serve --demo demo                   # three founders; prints the MCP setup
     """
     import uvicorn  # here, not at the top: the other commands do not pay for loading it
 
+    from ostrom.cli.demo import DEMO_TICK, DemoError, connect_text, prepare
     from ostrom.service.app import create_app
     from ostrom.service.node import Node, Operator
+
+    demo = None
+    if demo_dir is not None:
+        ctx = click.get_current_context()
+        given = [
+            f"--{name.replace('_file', '')}"
+            for name in ("db", "params_file", "founders")
+            if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
+        ]
+        if given:
+            _fail(f"--demo sets {', '.join(given)} itself (give only DIR)")
+        try:
+            demo = prepare(demo_dir)
+        except DemoError as exc:
+            _fail(str(exc))
+        db, params_file, founders = demo.db, demo.params, demo.founders
+        tick_interval = tick_interval or DEMO_TICK
 
     params = None
     if params_file is not None:
@@ -210,6 +241,8 @@ def serve(
                 click.echo(
                     f"ostrom node: DB at log position {node.last_pos}; http://{h}:{p}", err=True
                 )
+                if demo is not None:
+                    click.echo(connect_text(demo, f"http://{h}:{p}"))
 
     server.startup = startup  # type: ignore[method-assign]
     try:

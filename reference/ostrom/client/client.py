@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -206,10 +206,23 @@ class Client:
     def object(self, artifact: str) -> dict[str, Any]:
         return self.send({"op": "object", "agent": self.agent, "artifact": artifact})
 
-    def commit_vote(self, artifact: str, vote: str, reason: str) -> dict[str, Any]:
-        """Commit to ``vote`` (with a fresh salt, kept here for the reveal)."""
+    def commit_vote(
+        self,
+        artifact: str,
+        vote: str,
+        reason: str,
+        *,
+        keep: Callable[[str, Ballot], None] | None = None,
+    ) -> dict[str, Any]:
+        """Commit to ``vote`` (with a fresh salt, kept here for the reveal).
+
+        ``keep(artifact, ballot)`` is called before the commit is sent: a caller that
+        must reveal after a restart stores the ballot there (ostrom/agent/ballots.py), so
+        no commit is ever on the node whose salt is lost."""
         rnd = int(self.artifact(artifact)["round"])
         ballot = Ballot(vote, reason, secrets.token_hex(32), rnd)
+        if keep is not None:
+            keep(artifact, ballot)
         digest = commitment(self.agent, artifact, rnd, vote, reason, ballot.salt)
         out = self.send(
             {"op": "commit_vote", "agent": self.agent, "artifact": artifact, "commitment": digest}
