@@ -53,7 +53,7 @@ mutate-record: $(STAMP) ## spec mutation: run each spec's sample and record its 
 # Code mutation (docs/checking.md, "Code mutation"): mutmut over each module of
 # models/mutation/code/<target>.toml with the tests that file names; a JSON report per
 # module in build/mutate-code/<target>.json.  make mutate-code fails if a full score is
-# below the recorded one; make test runs each target's seeded sample (the gate).
+# below the recorded one; make mutate runs each target's seeded sample first (the gate).
 mutate-code: $(STAMP) ## code mutation: every mutant of every target module with its tests (hours on 2 cores); fails if a score drops below the recorded one
 	$(OSTROM) mutate-code --check --jobs $(JOBS)
 
