@@ -103,6 +103,7 @@ def test_perturbed_logs_are_rejected_at_the_perturbed_step() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(PBFT_MUTANTS))
+@pytest.mark.mutation  # the kill matrix's rows of this layer, in small: make mutate
 def test_mutant_logs_are_rejected(name: str, tmp_path: Path) -> None:
     vector = load_vector(VECTORS / f"{CATCHING_VECTOR}.json", VECTORS)
     (ref,) = killmatrix.write_logs(None, [vector], tmp_path)

@@ -177,6 +177,7 @@ def test_random_reference_logs_are_accepted() -> None:
 # --- mutants -----------------------------------------------------------------------------------
 
 
+@pytest.mark.mutation  # the kill matrix's rows of this layer, in small: make mutate
 def test_mutant_logs_are_rejected_where_their_vectors_fail(tmp_path: Path) -> None:
     """Each sanctions mutant's log of every vector it fails is rejected at the vector's
     failing step; the reference's logs of the same vectors are accepted (control)."""
