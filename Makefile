@@ -81,9 +81,9 @@ test: $(STAMP) lint ## lint, then the test suite (Hypothesis profile ci) but the
 test-slow: $(STAMP) ## the whole test suite, the manifest's slow TLC models and the mutation gates included (no coverage)
 	$(PYTEST)
 
-test-fast: $(STAMP) ## the inner loop: Hypothesis profile fast, without the tests marked tlc, venv, slow, browser, mutation or budget (no java, no lint, no coverage)
+test-fast: $(STAMP) ## the inner loop: Hypothesis profile fast, without the tests marked tlc, venv, system, slow, browser, mutation or budget (no java, no lint, no coverage)
 	$(PYTEST_RUN) --hypothesis-profile=$${HYPOTHESIS_PROFILE:-fast} \
-		-m "not tlc and not venv and not slow and not browser and not mutation"
+		-m "not tlc and not venv and not system and not slow and not browser and not mutation"
 
 bench: $(STAMP) ## benchmarks: TLC, orchestrator, reviewer sortition, Hypothesis, PBFT, EigenTrust, check-params, conformance, the simulation's full paper, forgetting and plasticity experiments (JSON in bench/results/)
 	$(PY) bench/run.py

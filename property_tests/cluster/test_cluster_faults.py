@@ -34,6 +34,9 @@ from ostrom.consensus.crypto import derive_key
 from ostrom.harness.byzantine import STRATEGIES
 from ostrom.service.identity import public_hex, sign_envelope
 
+#: a whole experiment or real OS processes: make test runs these, make test-fast does not
+pytestmark = pytest.mark.system
+
 TIMEOUT_MS = 800  # the view-change timeout: short, for quick recovery on loopback
 LOAD_S = 90.0
 

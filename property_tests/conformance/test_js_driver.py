@@ -48,6 +48,7 @@ JS_DRIVER = Path(os.environ.get("OSTROM_JS_DRIVER", ROOT / "drivers" / "js" / "o
 NODE = shutil.which("node")
 
 pytestmark = [
+    pytest.mark.system,  # real processes: make test, not make test-fast
     pytest.mark.skipif(NODE is None, reason="node (Node.js) is not installed"),
 ]  # one worker holds the module's fixture
 

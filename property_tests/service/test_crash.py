@@ -35,6 +35,9 @@ from ostrom.service.identity import public_hex, sign_envelope
 from ostrom.service.node import _json
 from ostrom.service.store import Entry, Store
 
+#: a whole experiment or real OS processes: make test runs these, make test-fast does not
+pytestmark = pytest.mark.system
+
 # One worker runs the module: the CI-sized crash run (a module fixture) is shared by its
 # tests, and two workers would each run it.
 

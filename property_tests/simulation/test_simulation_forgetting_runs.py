@@ -20,6 +20,9 @@ from ostrom.simulation.forgetting.mechanisms import ProtocolKB
 from ostrom.simulation.forgetting.run import _play
 from ostrom.simulation.forgetting.world import make_world
 
+#: a whole experiment or real OS processes: make test runs these, make test-fast does not
+pytestmark = pytest.mark.system
+
 #: A consensus-sized run short enough to replay three times under PBFT in a test.
 SHORT = ForgetConfig(
     scenario="consensus",

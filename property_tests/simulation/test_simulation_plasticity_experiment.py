@@ -15,6 +15,9 @@ from ostrom.simulation.config import ConfigError
 from ostrom.simulation.experiments import build_family, run_experiment
 from ostrom.simulation.plasticity.config import MECHANISMS
 
+#: a whole experiment or real OS processes: make test runs these, make test-fast does not
+pytestmark = pytest.mark.system
+
 
 def test_cells_and_scenarios() -> None:
     exp = build_family("plasticity", seeds=2)
