@@ -44,6 +44,8 @@ ALG1_ITF = CEX / "alg1" / "forged-votes.itf.json.gz"
 LIFECYCLE_VECTOR = ROOT / "vectors" / "lifecycle" / "dispute" / "retracted-by-two-of-three.json"
 PBFT_VECTOR = ROOT / "vectors" / "pbft" / "commit" / "committed-local-executes.json"
 LOG = Path(__file__).parents[1] / "fixtures" / "logs" / "lifecycle-tally.jsonl"
+#: lab 07's counterexample (spec/PBFT.tla, model pbft-mutant-commit-2f: Mode "safety")
+PBFT_SPEC_ITF = Path(__file__).parents[1] / "fixtures" / "tla" / "pbft-mutant-commit-2f.itf.json.gz"
 
 
 def page_of(path: Path, tmp: Path, *extra: str) -> tuple[str, dict[str, Any]]:
@@ -103,6 +105,52 @@ def test_the_sequence_chart_has_one_arrow_per_pbft_message(tmp_path: Path) -> No
     assert broadcasts, "a broadcast is one arrow with several heads"
     chart = chart_from_pbft(_itf(PBFT_ITF))
     assert sum(len(m.receivers) > 1 for m in chart.messages) == len(broadcasts)
+
+
+def _vnr(m: dict[str, Any]) -> tuple[int, int, str]:
+    return m["v"], m["n"], json.dumps(m["r"])
+
+
+def test_a_pbft_spec_trace_is_charted_with_its_implicit_commits(tmp_path: Path) -> None:
+    """spec/PBFT.tla keeps messages as sets: one arrow per element a step adds, plus the
+    two requests and the view-0 pre-prepares at step 0, plus one *derived* COMMIT per
+    Byzantine replica (r0) for each certificate that appears (2f = 2 PREPAREs from
+    backups, counted here from the trace); honest COMMITs are marked *eager*."""
+    html, data = page_of(PBFT_SPEC_ITF, tmp_path)
+    states = _itf(PBFT_SPEC_ITF)["states"]
+
+    def certs(state: dict[str, Any]) -> set[tuple[int, int, str]]:
+        out = set()
+        for pp in state["pp"]["#set"]:
+            key = _vnr(pp)
+            backups = {
+                p["src"] for p in state["prep"]["#set"] if _vnr(p) == key and p["src"] != key[0] % 4
+            }
+            if len(backups) >= 2:
+                out.add(key)
+        return out
+
+    sent = derived = 0
+    for old, new in itertools.pairwise(states):
+        for var in ("pp", "prep", "com", "vc", "byzvc", "nv"):
+            before = {json.dumps(m) for m in old[var]["#set"]}
+            sent += sum(json.dumps(m) not in before for m in new[var]["#set"])
+        derived += len(certs(new) - certs(old))
+    initial = 1 + len(states[0]["pp"]["#set"])  # the requests, the view-0 pre-prepares
+    assert derived == 2 and sent > 0
+    assert html.count('<g class="arrow') == sent + derived + initial == data["messages"]
+    assert html.count('<g class="arrow derived"') == derived
+    assert html.count('<g class="arrow eager"') == sum(
+        len(s["com"]["#set"]) for s in states[-1:]
+    )  # every honest COMMIT of this trace is eager
+    assert "COMMIT v0 n1 r1 (derived)" in html and "(Byzantine)" in html
+
+
+def test_explain_sequence_draws_a_pbft_spec_trace() -> None:
+    r = CliRunner().invoke(main, ["explain", "--sequence", str(PBFT_SPEC_ITF)])
+    assert r.exit_code == 0, r.output
+    assert "NEW-VIEW v1" in r.output and "derived" in r.output and "eager" in r.output
+    assert "r0 Byzantine" in r.output
 
 
 def test_lifecycle_steps_highlight_the_artifacts_states(tmp_path: Path) -> None:

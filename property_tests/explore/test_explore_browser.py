@@ -32,6 +32,7 @@ PAGES = {
     "vector": ROOT / "vectors" / "lifecycle" / "dispute" / "retracted-by-two-of-three.json",
     "pbft-vector": ROOT / "vectors" / "pbft" / "commit" / "committed-local-executes.json",
     "alg1-params": ROOT / "docs" / "counterexamples" / "alg1" / "forged-votes.itf.json.gz",
+    "pbft-spec": ROOT / "property_tests" / "fixtures" / "tla" / "pbft-mutant-commit-2f.itf.json.gz",
 }
 #: pages written with ``--params`` (each step names the values its action was taken with)
 WITH_PARAMS = {"alg1-params"}
@@ -71,6 +72,8 @@ def _state(browser: Any) -> dict[str, Any]:
             "const i = window.ostromExplore.current();"
             "return {i: i, step: d.steps[i], n: d.steps.length, messages: d.messages,"
             " action: document.getElementById('action-name').textContent,"
+            " position: document.getElementById('position').textContent,"
+            " sidebar: document.querySelector('#steps li.current .n').textContent,"
             " changed: [...document.querySelectorAll('#vars tr.changed')].map(r => r.dataset.var),"
             " nodes: [...document.querySelectorAll('#diagram g.node.current title')]"
             "   .map(t => t.textContent.trim()),"
@@ -95,6 +98,16 @@ def test_page_steps_highlights_and_links(browser: Any, pages: dict[str, Path], n
     assert now["i"] == 2
     step = now["step"]
     assert now["action"].startswith(step["action"])
+    # one numbering: the header says what the sidebar says (for a trace, as `ostrom
+    # explain` does: step 0 is the initial state; a vector numbers its commands from 1)
+    last = _state(browser) and browser.execute_script(
+        "const d = JSON.parse(document.getElementById('trace-data').textContent);"
+        "return d.steps[d.steps.length - 1].index;"
+    )
+    assert now["position"].startswith(f"step {step['index']} of {last}"), now["position"]
+    assert now["sidebar"] == str(step["index"])
+    if name not in ("vector", "pbft-vector"):
+        assert step["index"] == 2 and first["position"].startswith(f"step 0 of {last}")
     if name in WITH_PARAMS:  # the heading is the call with its values (Prepare("a1", ...))
         assert step["args"] and now["action"] == f"{step['action']}({step['args']})", now
     assert set(now["changed"]) == set(step["changed"]) & set(step["state"])
@@ -107,7 +120,8 @@ def test_page_steps_highlights_and_links(browser: Any, pages: dict[str, Path], n
     _key(browser, Keys.ARROW_LEFT)
     assert _state(browser)["i"] == 1
     _key(browser, Keys.END)
-    assert _state(browser)["i"] == now["n"] - 1
+    end = _state(browser)
+    assert end["i"] == now["n"] - 1 and end["position"].startswith(f"step {last} of {last}")
     for href in now["links"]:
         url = urlparse(href)
         assert url.scheme == "file", href

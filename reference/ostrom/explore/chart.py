@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from ostrom.verify.tlc import sequence
+from ostrom.verify.tlc import pbft_chart, sequence
 from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, Value, format_value, from_itf
 
 __all__ = [
@@ -43,6 +43,10 @@ class Message:
     label: str
     lost: bool = False
     note: str = ""
+    #: "" for a message the trace sends, or what the spec leaves implicit: "derived" (a
+    #: COMMIT that ComSenders counts but no state holds) or "eager" (an honest COMMIT sent
+    #: inside the step that prepared it); drawn dotted and named on the arrow
+    implicit: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,9 +74,14 @@ class Chart:
 # --- PBFTReplicaSystem counterexamples (verify/tlc/sequence.py) ------------------------------
 
 
-def chart_from_pbft(data: Mapping[str, Any]) -> Chart:
-    """The chart of a PBFTReplicaSystem ITF trace (``SequenceError`` if it is not one)."""
-    src = sequence.chart_from_itf(data)
+def chart_from_pbft(data: Mapping[str, Any], constants: Mapping[str, Value] | None = None) -> Chart:
+    """The chart of a PBFT ITF trace (``SequenceError`` if it is not one): of
+    spec/PBFTReplicaSystem.tla, or of spec/PBFT.tla with its model's ``constants``
+    (verify/tlc/pbft_chart.py: its implicit COMMITs drawn and marked)."""
+    if pbft_chart.is_pbft_spec(data):
+        src = pbft_chart.chart_from_pbft_spec(data, constants or {})
+    else:
+        src = sequence.chart_from_itf(data)
     order = list(src.participants)  # the client first, then r0 ...
     lane = {p: i for i, p in enumerate(order)}
     out = Chart(
@@ -82,6 +91,7 @@ def chart_from_pbft(data: Mapping[str, Any]) -> Chart:
     for step in src.steps:
         for e in step.events:
             if isinstance(e, sequence.Arrow):
+                implicit = {pbft_chart.DERIVED: "derived", pbft_chart.EAGER: "eager"}
                 out.events.append(
                     Message(
                         step.index,
@@ -90,6 +100,7 @@ def chart_from_pbft(data: Mapping[str, Any]) -> Chart:
                         ", ".join(e.labels),
                         e.lost,
                         e.note,
+                        implicit.get(e.note, ""),
                     )
                 )
             else:
@@ -311,12 +322,12 @@ def _arrow(m: Message, y: int, x: Any) -> str:
     """One message: a line from the sender to the farthest receiver on each side, a head
     at every receiver (a broadcast is one arrow), the label above it."""
     x0 = x(m.sender)
-    cls = "arrow lost" if m.lost else "arrow"
+    cls = "arrow lost" if m.lost else f"arrow {m.implicit}" if m.implicit else "arrow"
     parts = [
         f'<g class="{cls}" data-step="{m.step}" data-from="{m.sender}" '
         f'data-to="{" ".join(map(str, m.receivers))}">'
     ]
-    dash = ' stroke-dasharray="5,4"' if m.lost else ""
+    dash = ' stroke-dasharray="5,4"' if m.lost else ' stroke-dasharray="2,3"' if m.implicit else ""
     parts.append(f'<circle class="sender" cx="{x0}" cy="{y}" r="3"/>')  # where it leaves
     for r in m.receivers:
         x1 = x(r)
@@ -331,6 +342,7 @@ def _arrow(m: Message, y: int, x: Any) -> str:
     xs = [x(r) for r in m.receivers] + [x0]
     mid = (min(xs) + max(xs)) // 2
     text = m.label + (f" ({m.note})" if m.note else "")
-    parts.append(f'<text x="{mid}" y="{y - 5}" text-anchor="middle">{escape(text[:70])}</text>')
+    shown = m.label + f" ({m.implicit})" if m.implicit else text
+    parts.append(f'<text x="{mid}" y="{y - 5}" text-anchor="middle">{escape(shown[:70])}</text>')
     parts.append(f"<title>{escape(text)}</title></g>")
     return "".join(parts)

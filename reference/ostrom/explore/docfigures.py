@@ -29,7 +29,7 @@ from ostrom.explore.chart import (
     chart_from_pbft,
     render_svg,
 )
-from ostrom.explore.sources import model_constants
+from ostrom.verify.tlc.constants import model_constants
 
 __all__ = ["counterexample_figures", "normal_case", "protocol_figures", "view_change"]
 

@@ -67,7 +67,9 @@ def render_page(page: Page, out_dir: Path) -> str:
         figures.append(
             '<section class="figure" id="chart"><h3>Message-sequence chart: one lane per '
             f"process, one arrow per message ({len(page.chart.messages)} messages; a "
-            "broadcast has a head at each receiver; dashed and crossed: lost)</h3>"
+            "broadcast has a head at each receiver; dashed and crossed: lost; dotted: "
+            "implicit in the spec — <em>derived</em> COMMITs that ComSenders counts but no "
+            "state holds, <em>eager</em> COMMITs sent inside the step that prepared them)</h3>"
             f"{render_svg(page.chart)}</section>"
         )
     return f"""<!DOCTYPE html>

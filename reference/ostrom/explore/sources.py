@@ -20,22 +20,20 @@ property registry (spec/properties.toml).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ostrom import layout
 from ostrom.explore import chart as msc
 from ostrom.verify import registry
 from ostrom.verify.tlc import sequence
 from ostrom.verify.tlc.bindings import bind_trace
-from ostrom.verify.tlc.cfg import CfgError, parse_cfg
+from ostrom.verify.tlc.constants import model_constants
 from ostrom.verify.tlc.definitions import definitions
 from ostrom.verify.tlc.explain import describe_changes
 from ostrom.verify.tlc.itf import ItfError, read_itf
-from ostrom.verify.tlc.manifest import ManifestError, cfg_text, load_manifest
+from ostrom.verify.tlc.pbft_chart import is_pbft_spec
 from ostrom.verify.tlc.probe import ProbeError
 from ostrom.verify.tlc.values import (
     TlaFunction,
@@ -43,7 +41,6 @@ from ostrom.verify.tlc.values import (
     Value,
     format_value,
     from_itf,
-    parse_value,
 )
 
 __all__ = ["ExploreError", "Page", "Step", "load"]
@@ -208,8 +205,8 @@ def _from_itf(path: Path, params: bool = False) -> Page:
     try:
         if msc.is_alg1(data):
             page.chart = msc.chart_from_alg1(data, model_constants(model))
-        elif "rs" in data["states"][0] and "chan" in data["states"][0]:
-            page.chart = msc.chart_from_pbft(data)
+        elif ("rs" in data["states"][0] and "chan" in data["states"][0]) or is_pbft_spec(data):
+            page.chart = msc.chart_from_pbft(data, model_constants(model))
     except (sequence.SequenceError, KeyError, TypeError, ValueError) as exc:
         page.subtitle += f" · no sequence chart: {str(exc)[:120]}"
     return page
@@ -232,38 +229,6 @@ def _artifact_states(values: Mapping[str, Value]) -> dict[str, str]:
             st = str(rec.get("st"))
             if st != "none":
                 out[format_value(key).strip('"')] = st
-    return out
-
-
-def model_constants(model: str) -> dict[str, Value]:
-    """The constants of manifest model ``model`` (from its cfg), or {}."""
-    if not model:
-        return {}
-    try:
-        manifest = load_manifest(layout.MODELS_DIR / "manifest.json")
-        entry = manifest.get(model)
-        if entry is None:
-            return {}
-        cfg = parse_cfg(cfg_text(manifest, entry, layout.ROOT))
-    except (ManifestError, CfgError, OSError):
-        return {}
-    # ``Name <- Def``: the value of a one-line definition of the model module
-    defs: dict[str, str] = {}
-    module = layout.MODELS_DIR / f"{entry.module}.tla"
-    if module.is_file():
-        for line in module.read_text(encoding="utf-8").splitlines():
-            m = re.match(r"^([A-Za-z_]\w*)\s*==\s*(.+?)\s*$", line)
-            if m:
-                defs[m.group(1)] = m.group(2)
-    out: dict[str, Value] = {}
-    for name, (op, text) in cfg.constants.items():
-        value = text if op == "=" else defs.get(text.strip())
-        if value is None:
-            continue
-        try:
-            out[name] = parse_value(value)
-        except ValueError:
-            continue
     return out
 
 

@@ -36,8 +36,12 @@
     const s = steps[i];
     for (const li of list.children) li.classList.toggle("current", Number(li.dataset.index) === i);
     list.children[i].scrollIntoView({block: "nearest"});
+    // one numbering everywhere (the sidebar, `ostrom explain`, the labs): step 0 is the
+    // initial state, step k the state after the k-th action, so the last is length - 1
     document.getElementById("position").textContent =
-      "step " + (i + 1) + " of " + steps.length + (data.loop === i ? " (the loop returns here)" : "");
+      "step " + s.index + " of " + steps[steps.length - 1].index +
+      (i === 0 ? " (the initial state)" : "") +
+      (data.loop === i ? " (the loop returns here)" : "");
     const head = document.getElementById("action");
     head.replaceChildren();
     const def = data.definitions[s.action];

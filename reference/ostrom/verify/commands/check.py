@@ -25,6 +25,7 @@ from ostrom.cli.options import SECONDS
 from ostrom.verify import registry
 from ostrom.verify.commands import scaleout
 from ostrom.verify.tlc.bindings import bind_trace
+from ostrom.verify.tlc.constants import model_constants
 from ostrom.verify.tlc.definitions import definitions
 from ostrom.verify.tlc.distcheck import check_distributed
 from ostrom.verify.tlc.distributed import DistributedSetup, DistributedStartError
@@ -32,6 +33,7 @@ from ostrom.verify.tlc.explain import ExplainError, explain_itf
 from ostrom.verify.tlc.itf import ItfError, read_itf
 from ostrom.verify.tlc.jar import TlcSetupError, find_jar, find_java
 from ostrom.verify.tlc.manifest import ManifestError, cfg_text, load_manifest
+from ostrom.verify.tlc.pbft_chart import chart_from_pbft_spec, is_pbft_spec
 from ostrom.verify.tlc.probe import ProbeError
 from ostrom.verify.tlc.runner import (
     DEFAULT_WORKERS,
@@ -41,11 +43,21 @@ from ostrom.verify.tlc.runner import (
     record_counts,
     select_models,
 )
-from ostrom.verify.tlc.sequence import FORMATS, SequenceError, chart_from_itf, render
+from ostrom.verify.tlc.sequence import FORMATS, Chart, SequenceError, chart_from_itf, render
 from ostrom.verify.tlc.simulate import check_simulated
 from ostrom.verify.tlc.why import WhyError, why
 
 __all__ = ["check", "explain"]
+
+
+def _chart(data: dict[str, Any]) -> Chart:
+    """The sequence chart of a PBFT.tla trace (with its model's constants) or of a
+    PBFTReplicaSystem trace (SequenceError for anything else)."""
+    if is_pbft_spec(data):
+        meta = data.get("#meta")
+        model = meta.get("model") if isinstance(meta, dict) else None
+        return chart_from_pbft_spec(data, model_constants(model if isinstance(model, str) else ""))
+    return chart_from_itf(data)
 
 
 def _fail(message: str) -> NoReturn:
@@ -338,7 +350,8 @@ def _tool_failed(row: RowResult) -> bool:
 @click.option(
     "--sequence",
     is_flag=True,
-    help="Draw a PBFTReplicaSystem trace as a message-sequence chart instead.",
+    help="Draw a PBFT trace (spec/PBFT.tla or spec/PBFTReplicaSystem.tla) as a "
+    "message-sequence chart instead.",
 )
 @click.option(
     "--format",
@@ -391,13 +404,17 @@ def explain(
     FILE is an ITF trace written by `ostrom check` (.itf.json, or gzip-compressed
     .itf.json.gz).
 
-    With --sequence (for traces of spec/PBFTReplicaSystem.tla, e.g. the pbft-replica-* models)
-    it is drawn as a message-sequence chart instead: a lifeline for the client (c) and for each
+    With --sequence (for traces of spec/PBFT.tla, the pbft-* models, and of
+    spec/PBFTReplicaSystem.tla, the pbft-replica-* models) it is drawn as a
+    message-sequence chart instead: a lifeline for the client (c) and for each
     replica (r0, r1, ...; a Byzantine one dotted), and per step the messages sent (an arrow
     with a head at each receiver), delivered (what the receiver did: view entered, prepared,
     executed, votes collected), lost (dropped, a send omission, a partition: inferred from the
     sender's state, since they never reach a link), timer expiries, restarts, the heal and
     client retries; then why the final state is stuck. docs/counterexamples/ has examples.
+    A spec/PBFT.tla trace has no links (its messages are sets every replica reads): its
+    chart shows the sends, and marks the COMMITs the spec leaves implicit (derived
+    Byzantine ones, eager honest ones).
     """
     if fmt is not None:
         sequence = True
@@ -406,7 +423,7 @@ def explain(
     try:
         data = read_itf(file)
         if sequence:
-            text = render(chart_from_itf(data), fmt or "text")
+            text = render(_chart(data), fmt or "text")
             lines = text.rstrip("\n").split("\n")
         else:
             lines = explain_itf(
