@@ -117,6 +117,21 @@ def test_page_steps_highlights_and_links(browser: Any, pages: dict[str, Path], n
     if now["messages"]:  # the chart: one arrow per message, this step's rows lit
         assert now["arrows"] == now["messages"]
         assert set(now["lit"]) <= {step["index"]}
+    if now["messages"]:  # scrolled past its top, the chart keeps its lane names in view
+        names, top = browser.execute_script(
+            "const svg = document.querySelector('svg.msc');"
+            "const pane = document.getElementById('detail');"
+            "pane.scrollTop = pane.scrollTop + svg.getBoundingClientRect().top"
+            "  - pane.getBoundingClientRect().top + 200;"
+            "pane.dispatchEvent(new Event('scroll'));"
+            "const p = pane.getBoundingClientRect().top;"
+            "return [svg.querySelector('g.lane-names').getBoundingClientRect().top - p,"
+            "        svg.getBoundingClientRect().top - p];"
+        )
+        # at the pane's top once the chart's top has scrolled above it, else at the chart's
+        assert abs(names - max(0.0, top)) <= 2, f"{name}: lane names at {names}, chart {top}"
+        if name == "pbft":  # a chart long enough to scroll: the pinning is exercised
+            assert top < -100
     _key(browser, Keys.ARROW_LEFT)
     assert _state(browser)["i"] == 1
     _key(browser, Keys.END)

@@ -62,6 +62,19 @@ def test_no_mermaid_and_the_explorer_is_embedded(site: Path) -> None:
     assert len(list((site / "explore").glob("*.html"))) == len(traces)
 
 
+def test_the_labs_answers_are_folded(site: Path) -> None:
+    """Each lab's Answer is inside a closed <details> and still rendered as Markdown
+    (md_in_html): a strong "Answer." and no raw ``**`` left."""
+    labs = sorted((ROOT / "docs" / "labs").glob("[0-9][0-9]-*.md"))
+    assert labs
+    for md in labs:
+        html = (site / _page(str(md.relative_to(ROOT)))).read_text(encoding="utf-8")
+        m = re.search(r"<details>(.*?)</details>", html, re.S)
+        assert m is not None, f"{md.name}: no folded answer"
+        assert "<strong>Answer.</strong>" in m.group(1) and "**" not in m.group(1), md.name
+        assert "<strong>Answer.</strong>" not in html.replace(m.group(0), ""), md.name
+
+
 def test_the_site_loads_nothing_from_the_network(site: Path) -> None:
     """Scripts, styles, images and frames are the site's own (a link may point out)."""
     loads = re.compile(r"<(script|img|iframe)[^>]+src=[\"']https?:|<link[^>]+href=[\"']https?:")

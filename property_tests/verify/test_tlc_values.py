@@ -20,6 +20,7 @@ from ostrom.verify.tlc.values import (
     TlaSet,
     Value,
     ValueParseError,
+    format_pretty,
     format_value,
     from_itf,
     parse_value,
@@ -148,6 +149,18 @@ VALUES: st.SearchStrategy[Value] = st.recursive(_LEAVES, _extend, max_leaves=25)
 @given(VALUES)
 def test_print_parse_round_trip(value: Value) -> None:
     assert parse_value(format_value(value)) == value
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(VALUES, st.integers(min_value=8, max_value=100))
+def test_the_pretty_layout_changes_only_whitespace(value: Value, width: int) -> None:
+    """The explorer's table shows ``format_pretty``: the same value, laid out (a line per
+    element when one line would pass ``width``; never cut)."""
+    text = format_pretty(value, width)
+    assert parse_value(text) == value
+    assert "".join(text.split()) == "".join(format_value(value).split())
+    if len(format_value(value)) <= width:
+        assert text == format_value(value)
 
 
 @settings(max_examples=200, derandomize=True, database=None, deadline=None)

@@ -290,13 +290,18 @@ def render_svg(chart: Chart) -> str:
         return _LEFT + _LANE_W * lane + _LANE_W // 2
 
     bottom = height - 8
+    # the lane names, in a group the explorer keeps in view while the chart scrolls
+    head = [f'<g class="lane-names"><rect x="0" y="0" width="{width}" height="28" fill="#fff"/>']
     for i, name in enumerate(chart.lanes):
         byz = i in chart.byzantine
         label = escape(name) + (" (Byzantine)" if byz else "")
-        out.append(
+        head.append(
             f'<text class="lane-name{" byz" if byz else ""}" x="{x(i)}" y="20" '
             f'text-anchor="middle">{label}</text>'
         )
+    head.append("</g>")
+    for i in range(len(chart.lanes)):
+        byz = i in chart.byzantine
         dash = ' stroke-dasharray="2,4"' if byz else ""
         out.append(
             f'<line class="lane{" byz" if byz else ""}" x1="{x(i)}" y1="{_TOP - 16}" '
@@ -314,6 +319,7 @@ def render_svg(chart: Chart) -> str:
                 f'<g class="remark" data-step="{e.step}"><text x="{cx}" y="{y + 4}" '
                 f'text-anchor="{anchor}">{escape(e.text[:60])}</text></g>'
             )
+    out += head  # last: drawn over the rows it scrolls over
     out.append("</svg>")
     return "\n".join(out)
 

@@ -39,6 +39,7 @@ from ostrom.verify.tlc.values import (
     TlaFunction,
     TlaRecord,
     Value,
+    format_pretty,
     format_value,
     from_itf,
 )
@@ -171,14 +172,14 @@ def _from_itf(path: Path, params: bool = False) -> Page:
         changes: list[str] = []
         for name in list(previous) + [k for k in values if k not in previous]:
             if i > 0:
-                changes += describe_changes(name, previous.get(name), values.get(name))
+                changes += describe_changes(name, previous.get(name), values.get(name), None)
         changed = [k for k in values if i > 0 and previous.get(k) != values.get(k)]
         steps.append(
             Step(
                 index=i,
                 action=action,
                 detail="; ".join(changes)[:300],
-                state={k: format_value(v) for k, v in values.items()},
+                state={k: format_pretty(v) for k, v in values.items()},
                 changed=changed,
                 changes=changes,
                 states=_artifact_states(values),

@@ -93,6 +93,27 @@
     if (history.replaceState) history.replaceState(null, "", "#step-" + i);
   }
 
+  // the chart's lane names stay in view while its rows scroll past (the figure and the
+  // detail pane both scroll): move their group down by what has scrolled above the top
+  function pinLaneNames() {
+    document.querySelectorAll("svg.msc").forEach(function (svg) {
+      const head = svg.querySelector("g.lane-names");
+      if (!head) return;
+      const box = svg.getBoundingClientRect();
+      const pane = svg.closest("section.figure") || document.getElementById("detail");
+      const top = Math.max(pane.getBoundingClientRect().top,
+                           document.getElementById("detail").getBoundingClientRect().top);
+      const scale = box.height / (svg.viewBox.baseVal.height || box.height || 1);
+      const shift = Math.max(0, Math.min(top - box.top, box.height - 40)) / (scale || 1);
+      head.setAttribute("transform", "translate(0," + shift + ")");
+    });
+  }
+  document.getElementById("detail").addEventListener("scroll", pinLaneNames, {passive: true});
+  document.querySelectorAll("section.figure").forEach(function (f) {
+    f.addEventListener("scroll", pinLaneNames, {passive: true});
+  });
+  window.addEventListener("resize", pinLaneNames);
+
   document.addEventListener("keydown", function (e) {
     if (e.target && /input|textarea/i.test(e.target.tagName)) return;
     if (e.key === "ArrowRight" || e.key === "j" || e.key === "n") { show(current + 1); e.preventDefault(); }

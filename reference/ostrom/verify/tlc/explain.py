@@ -28,15 +28,18 @@ def _short(value: Value | None, limit: int | None = _MAX_VALUE) -> str:
     return text
 
 
-def describe_changes(path: str, old: Value | None, new: Value | None) -> list[str]:
-    """Compact descriptions of how ``old`` became ``new``, descending into records/functions."""
+def describe_changes(
+    path: str, old: Value | None, new: Value | None, limit: int | None = _MAX_VALUE
+) -> list[str]:
+    """Compact descriptions of how ``old`` became ``new``, descending into records/functions
+    (each value cut at ``limit`` characters; None: whole, as the explorer shows them)."""
     if old == new:
         return []
     if isinstance(old, TlaRecord) and isinstance(new, TlaRecord):
         out: list[str] = []
         keys = [k for k, _ in old.fields] + [k for k, _ in new.fields if old.get(k) is None]
         for field in keys:
-            out += describe_changes(f"{path}.{field}", old.get(field), new.get(field))
+            out += describe_changes(f"{path}.{field}", old.get(field), new.get(field), limit)
         return out
     if isinstance(old, TlaFunction) and isinstance(new, TlaFunction):
         old_map = dict(old.pairs)
@@ -45,7 +48,7 @@ def describe_changes(path: str, old: Value | None, new: Value | None) -> list[st
         out = []
         for fkey in fkeys:
             out += describe_changes(
-                f"{path}[{format_value(fkey)}]", old_map.get(fkey), new_map.get(fkey)
+                f"{path}[{format_value(fkey)}]", old_map.get(fkey), new_map.get(fkey), limit
             )
         return out
     if isinstance(old, TlaSet) and isinstance(new, TlaSet):
@@ -53,11 +56,11 @@ def describe_changes(path: str, old: Value | None, new: Value | None) -> list[st
         removed = [e for e in old.elems if e not in new.elems]
         parts = []
         if added:
-            parts.append("+" + _short(TlaSet(tuple(added))))
+            parts.append("+" + _short(TlaSet(tuple(added)), limit))
         if removed:
-            parts.append("-" + _short(TlaSet(tuple(removed))))
+            parts.append("-" + _short(TlaSet(tuple(removed)), limit))
         return [f"{path}: {' '.join(parts)}"]
-    return [f"{path}: {_short(old)} -> {_short(new)}"]
+    return [f"{path}: {_short(old, limit)} -> {_short(new, limit)}"]
 
 
 class ExplainError(ValueError):

@@ -36,6 +36,7 @@ __all__ = [
     "TlaSet",
     "Value",
     "ValueParseError",
+    "format_pretty",
     "format_value",
     "from_itf",
     "function",
@@ -336,6 +337,39 @@ def format_value(value: Value) -> str:
         return "<<>>"  # TLC prints the empty function as the empty sequence
     body = " @@ ".join(f"{format_value(k)} :> {format_value(v)}" for k, v in value.pairs)
     return "(" + body + ")"
+
+
+def format_pretty(value: Value, width: int = 72, indent: int = 0) -> str:
+    """``format_value`` laid out for reading: a record, function, set or sequence whose one
+    line would pass ``width`` gets one element per line, indented by nesting.  Only the
+    layout differs: ``parse_value`` of the result is ``value``."""
+    flat = format_value(value)
+    if len(flat) + indent <= width:
+        return flat
+    pad = " " * (indent + 2)
+
+    def block(open_: str, items: list[str], sep: str, close: str) -> str:
+        if not items:
+            return flat
+        return (
+            open_ + "\n" + (sep + "\n").join(pad + i for i in items) + "\n" + " " * indent + close
+        )
+
+    inner = indent + 2
+    if isinstance(value, TlaRecord):
+        items = [f"{k} |-> {format_pretty(v, width, inner + len(k) + 5)}" for k, v in value.fields]
+        return block("[", items, ",", "]")
+    if isinstance(value, TlaFunction) and value.pairs:
+        items = []
+        for k, v in value.pairs:
+            key = format_value(k)
+            items.append(f"{key} :> {format_pretty(v, width, inner + len(key) + 4)}")
+        return block("(", items, " @@", ")")
+    if isinstance(value, TlaSet):
+        return block("{", [format_pretty(v, width, inner) for v in value.elems], ",", "}")
+    if isinstance(value, tuple):
+        return block("<<", [format_pretty(v, width, inner) for v in value], ",", ">>")
+    return flat
 
 
 # ----------------------------------------------------------------------------------------------
