@@ -146,6 +146,17 @@ def test_a_pbft_spec_trace_is_charted_with_its_implicit_commits(tmp_path: Path) 
     assert "COMMIT v0 n1 r1 (derived)" in html and "(Byzantine)" in html
 
 
+@pytest.mark.tlc
+def test_a_pbft_spec_step_names_its_replica_as_tlc_does(tmp_path: Path) -> None:
+    """Without --params each one-parameter step of a PBFT.tla page names the replica that
+    acts, read off the chart; TLC's own bindings (--params) must say the same."""
+    _, inferred = page_of(PBFT_SPEC_ITF, tmp_path)
+    _, bound = page_of(PBFT_SPEC_ITF, tmp_path / "p", "--params")
+    got = [(s["action"], s["args"]) for s in inferred["steps"][1:]]
+    assert all(args for _, args in got)
+    assert got == [(s["action"], s["args"]) for s in bound["steps"][1:]]
+
+
 def test_explain_sequence_draws_a_pbft_spec_trace() -> None:
     r = CliRunner().invoke(main, ["explain", "--sequence", str(PBFT_SPEC_ITF)])
     assert r.exit_code == 0, r.output

@@ -114,6 +114,17 @@ def test_page_steps_highlights_and_links(browser: Any, pages: dict[str, Path], n
     assert now["changed"] or not step["changed"]
     if step["states"]:  # lifecycle: the diagram lights the artifacts' states, no others
         assert set(now["nodes"]) == set(step["states"].values())
+        sizes = browser.execute_script(
+            "return [...document.querySelectorAll('#diagram g.edge text')]"
+            ".map(t => t.getBoundingClientRect().height);"
+        )
+        assert sizes and min(sizes) >= 10, f"{name}: edge labels {min(sizes):.1f}px high"
+        seen = browser.execute_script(
+            "const b = document.querySelector('#diagram g.node.current').getBoundingClientRect();"
+            "const v = document.getElementById('diagram').getBoundingClientRect();"
+            "return b.left >= v.left - 1 && b.right <= v.right + 1;"
+        )
+        assert seen, f"{name}: the current state is scrolled out of the diagram's view"
     if now["messages"]:  # the chart: one arrow per message, this step's rows lit
         assert now["arrows"] == now["messages"]
         assert set(now["lit"]) <= {step["index"]}

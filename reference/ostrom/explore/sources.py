@@ -208,9 +208,32 @@ def _from_itf(path: Path, params: bool = False) -> Page:
             page.chart = msc.chart_from_alg1(data, model_constants(model))
         elif ("rs" in data["states"][0] and "chan" in data["states"][0]) or is_pbft_spec(data):
             page.chart = msc.chart_from_pbft(data, model_constants(model))
+            if is_pbft_spec(data) and not params:
+                _actors_as_arguments(page)
     except (sequence.SequenceError, KeyError, TypeError, ValueError) as exc:
         page.subtitle += f" · no sequence chart: {str(exc)[:120]}"
     return page
+
+
+def _actors_as_arguments(page: Page) -> None:
+    """A spec/PBFT.tla action of one parameter (``Prepare(i)``, ``ByzPrepare(b)``) takes it
+    from the replica that acts, which the chart knows without running TLC (``--params``
+    does): the sender of the step's first message, or the replica its first remark is
+    about (``AcceptNewView`` sends nothing)."""
+    assert page.chart is not None
+    first: dict[int, int] = {}
+    for e in page.chart.events:
+        lane = e.sender if isinstance(e, msc.Message) else e.lane
+        if lane is not None:
+            first.setdefault(e.step, lane)
+    for step in page.steps:
+        tla = page.definitions.get(step.action, {}).get("tla") or {}
+        formals = str(tla.get("params", ""))
+        if step.args or not formals or "," in formals or step.index not in first:
+            continue
+        name = page.chart.lanes[first[step.index]]
+        if name.startswith("r") and name[1:].isdigit():
+            step.args = name[1:]
 
 
 def _artifact_states(values: Mapping[str, Value]) -> dict[str, str]:

@@ -81,6 +81,13 @@
       const t = g.querySelector("title");
       g.classList.toggle("current", !!t && names.has(t.textContent.trim()));
     });
+    const lit = document.querySelector("#diagram g.node.current");
+    const figure = document.getElementById("diagram");
+    if (lit && figure) {  // bring the current state into the figure's view, sideways only
+      const box = lit.getBoundingClientRect(), view = figure.getBoundingClientRect();
+      if (box.left < view.left || box.right > view.right)
+        figure.scrollLeft += box.left - view.left - (view.width - box.width) / 2;
+    }
     const legend = document.getElementById("diagram-states");
     if (legend) legend.textContent = Object.entries(s.states || {}).map(function (e) {
       return e[0] + ": " + e[1]; }).join(" · ") || "no artifact yet";
