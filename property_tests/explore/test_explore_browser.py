@@ -12,6 +12,7 @@ build/test-artifacts/explore/. (The ``browser`` fixture is conftest.py's.)
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -111,6 +112,20 @@ def test_page_steps_highlights_and_links(browser: Any, pages: dict[str, Path], n
     if name in WITH_PARAMS:  # the heading is the call with its values (Prepare("a1", ...))
         assert step["args"] and now["action"] == f"{step['action']}({step['args']})", now
     assert set(now["changed"]) == set(step["changed"]) & set(step["state"])
+    marks = browser.execute_script(
+        "return [...document.querySelectorAll('#vars tr')].map(r =>"
+        " [r.dataset.var, [...r.querySelectorAll('mark')].map(m => m.textContent)]);"
+    )
+    previous = browser.execute_script(
+        "const d = JSON.parse(document.getElementById('trace-data').textContent);"
+        "return d.steps[window.ostromExplore.current() - 1].state;"
+    )
+    for var, marked in marks:  # field-level: only new lines of changed variables
+        assert not marked or var in step["changed"], (name, var)
+        now_lines = Counter(step["state"][var].split("\n")) if marked else Counter()
+        extra = now_lines - Counter(previous.get(var, "").split("\n"))
+        assert not Counter(marked) - extra, (name, var, marked)  # as a multiset
+    assert any(m for _, m in marks) or not now["changed"], f"{name}: no field marked"
     assert now["changed"] or not step["changed"]
     if step["states"]:  # lifecycle: the diagram lights the artifacts' states, no others
         assert set(now["nodes"]) == set(step["states"].values())

@@ -71,7 +71,22 @@
       if (s.changed.includes(name)) tr.classList.add("changed");
       tr.appendChild(el("td", {class: "name"}, name));
       const td = el("td");
-      td.appendChild(el("pre", {}, text));
+      const pre = el("pre");
+      // field-level: in a changed variable, the lines of its laid-out value that the
+      // previous step did not have are marked (a record's field, a set's element)
+      const before = i > 0 ? (steps[i - 1].state[name] || "").split("\n") : null;
+      const left = before ? new Map() : null;
+      if (left) before.forEach(function (l) { left.set(l, (left.get(l) || 0) + 1); });
+      text.split("\n").forEach(function (line, k) {
+        if (k > 0) pre.appendChild(document.createTextNode("\n"));
+        if (left && s.changed.includes(name) && !(left.get(line) > 0)) {
+          pre.appendChild(el("mark", {}, line));
+        } else {
+          if (left && left.get(line) > 0) left.set(line, left.get(line) - 1);
+          pre.appendChild(document.createTextNode(line));
+        }
+      });
+      td.appendChild(pre);
       tr.appendChild(td);
       body.appendChild(tr);
     }
