@@ -30,8 +30,9 @@ Activate(i) == /\ st[i] = "proposed"
                /\ st' = [st EXCEPT ![i] = "active"]
                /\ UNCHANGED slot
 
-\* Every item is settled: a step that changes nothing, so that TLC takes the end for no deadlock.
-Done == \A i \in Items : st[i] \in {"active", "superseded"} /\ UNCHANGED vars
+\* All is settled: a step that changes nothing, so TLC does not call the end a deadlock.
+Done == /\ \A i \in Items : st[i] \in {"active", "superseded"}
+        /\ UNCHANGED vars
 
 Next == Done \/ \E i \in Items : Activate(i) \/ \E s \in Slots : Propose(i, s)
 Spec == Init /\ [][Next]_vars

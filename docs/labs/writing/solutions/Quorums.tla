@@ -29,8 +29,9 @@ Vote(r, x) == /\ r \notin faulty
 Equivocate(r, x) == /\ r \in faulty
                     /\ votes' = [votes EXCEPT ![r] = @ \cup {x}] /\ UNCHANGED faulty
 
-\* Voting is over: a step that changes nothing, so that TLC takes the end for no deadlock.
-Done == \A r \in Replicas \ faulty : votes[r] # {} /\ UNCHANGED vars
+\* Voting is over: a step that changes nothing, so TLC does not call the end a deadlock.
+Done == /\ \A r \in Replicas \ faulty : votes[r] # {}
+        /\ UNCHANGED vars
 
 Next == Done \/ \E r \in Replicas, x \in Values : Vote(r, x) \/ Equivocate(r, x)
 Spec == Init /\ [][Next]_vars

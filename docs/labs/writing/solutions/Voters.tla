@@ -37,7 +37,7 @@ Reveal(v, x) == /\ phase = "reveal" /\ commit[v] # None /\ reveal[v] = None
                 /\ reveal' = [reveal EXCEPT ![v] = x]
                 /\ UNCHANGED <<phase, commit, seen>>
 
-\* Voting is over: a step that changes nothing, so that TLC takes the end for no deadlock.
+\* Voting is over: a step that changes nothing, so TLC does not call the end a deadlock.
 Done == /\ phase = "reveal" /\ UNCHANGED vars
         /\ \A v \in Voters : commit[v] # None => reveal[v] # None
 Next == Close \/ Done \/ \E v \in Voters, x \in Values : Commit(v, x) \/ Reveal(v, x)
