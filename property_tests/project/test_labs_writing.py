@@ -34,8 +34,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.tlc
-
 ROOT = Path(__file__).resolve().parents[2]
 WRITING = ROOT / "docs" / "labs" / "writing"
 LABS = sorted(WRITING.glob("w[0-9]-*.md"))
@@ -179,6 +177,7 @@ def _claims(lab: Path, runs: list[Run]) -> tuple[Run, Run]:
     return small, smaller
 
 
+@pytest.mark.tlc
 @pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
 def test_writing_lab_runs_as_printed(tmp_path: Path, lab: Path) -> None:
     runs = _play(lab, tmp_path)
