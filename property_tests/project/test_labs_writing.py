@@ -18,7 +18,8 @@ is shown by ``ostrom explain``.  The smallest constants are checked to be smalle
 less of any of them passes, or is refused by the spec's ASSUME.  The files are what the
 lab says they are: the mutant is the solution with one change, the start is the solution
 with one change per numbered gap, each module 20-50 lines; every line of the folded
-answer is a line of the solution.
+answer is a line of the solution, and every verdict or trace length the prose quotes is
+one a ``text`` block shows.
 """
 
 from __future__ import annotations
@@ -252,3 +253,16 @@ def test_the_folded_answer_is_the_solution(lab: Path) -> None:
     assert code, f"{lab.name}: the folded answer shows no TLA+"
     for line in (ln.strip() for b in code for ln in b.splitlines() if ln.strip()):
         assert line in solution, f"{lab.name}: {line!r} is not in solutions/{module}.tla"
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
+def test_the_prose_quotes_only_what_is_shown(lab: Path) -> None:
+    """A verdict or a trace length the prose quotes (the "Before you start" box) is one
+    that a ``text`` block shows, which the run above checks against the tools."""
+    text = lab.read_text(encoding="utf-8")
+    shown = "\n".join(t for _, _, t in _lab_parts(text) if t)
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    quotes = re.findall(r"\w+ \(\d+ distinct states|· \d+ states", prose)
+    assert quotes, f"{lab.name}: the box quotes no verdict"
+    for quote in quotes:
+        assert quote in shown, f"{lab.name}: the prose quotes {quote!r}, no output shows it"
