@@ -3,11 +3,11 @@
 A writing lab gives the student a small spec with gaps (``start/``), a mutant of the
 finished spec (``mutants/``) and keeps the finished spec folded (``solutions/``).  Its
 commands are ``sh`` blocks, each followed by a ``text`` block of what the student sees.
-Here they run word for word, each line in ``bash`` from a directory laid out like a
-clone after ``make setup`` (``docs/`` and ``.venv/bin/ostrom``, with the venv's ``bin``
-not on PATH, so a bare ``ostrom`` fails as it would for a reader), and every line of each
-``text`` block must appear, in order, in what the commands print (``…`` stands for what
-varies: seconds, and how many states TLC had seen when it stopped).  What the student
+Here they run word for word, each line by ``/bin/sh`` after the setup line of the lab's
+"Before you start" box (``. .venv/bin/activate``, here the venv running the tests), with a
+bare PATH and no PYTHONPATH — the shell a student has — from a directory with ``docs/`` of
+this checkout, and every line of each ``text`` block must appear, in order, in what the
+commands print (``…`` stands for what varies: the seconds).  What the student
 writes is played by the ``<!-- student: COMMAND -->`` comments: copying the solution
 over the student's copy.
 
@@ -38,6 +38,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 WRITING = ROOT / "docs" / "labs" / "writing"
 LABS = sorted(WRITING.glob("w[0-9]-*.md"))
+#: The setup line of every lab's "Before you start" box (docs/labs/README.md).
+ACTIVATE = "`. .venv/bin/activate`"
+#: A student's shell: the system's PATH, nothing of this checkout until the venv is activated.
+SHELL_ENV = {
+    **{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+    "PATH": "/usr/bin:/bin",
+}
 _TOKEN = re.compile(
     r"<!-- student: (?P<student>.*?) -->"
     r"|```sh\n(?P<sh>.*?)```(?:\s*```text\n(?P<text>.*?)```)?",
@@ -68,17 +75,23 @@ def _lab_parts(text: str) -> list[tuple[str, str, str | None]]:
     return out
 
 
-def _clone(tmp: Path) -> dict[str, str]:
-    """``tmp`` laid out as a clone after ``make setup``; the environment to run in."""
+def _clone(tmp: Path) -> None:
+    """``tmp`` as the root of a clone, for what the labs' commands read (``docs/``)."""
     tmp.mkdir(exist_ok=True)
     (tmp / "docs").symlink_to(ROOT / "docs")
-    venv = tmp / ".venv" / "bin"
-    venv.mkdir(parents=True)
-    (venv / "ostrom").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m ostrom "$@"\n')
-    (venv / "ostrom").chmod(0o755)
-    own_bin = str(Path(sys.executable).parent)
-    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != own_bin]
-    return {**os.environ, "PATH": os.pathsep.join(path), "PYTHONPATH": str(ROOT / "reference")}
+
+
+def _sh(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``line`` in a student's shell, after the box's setup line."""
+    activate = shlex.quote(str(Path(sys.prefix) / "bin" / "activate"))
+    return subprocess.run(
+        ["/bin/sh", "-c", f". {activate} && {line}"],
+        cwd=cwd,
+        env=SHELL_ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _matches(expected: str, printed: str) -> str | None:
@@ -105,7 +118,7 @@ def _defines(argv: list[str]) -> dict[str, int]:
 
 def _play(lab: Path, tmp: Path) -> list[Run]:
     """Every command of ``lab``, run as printed in ``tmp``; its ``ostrom tlc`` runs."""
-    env = _clone(tmp)
+    _clone(tmp)
     runs: list[Run] = []
     edited: set[str] = set()
     for kind, body, expected in _lab_parts(lab.read_text(encoding="utf-8")):
@@ -113,19 +126,15 @@ def _play(lab: Path, tmp: Path) -> list[Run]:
             argv = shlex.split(body)
             assert argv[0] == "cp" and "docs/labs/writing/solutions/" in body, body
             edited.add(argv[-1].rstrip("/"))
-            p = subprocess.run(
-                ["bash", "-c", body], cwd=tmp, env=env, capture_output=True, text=True
-            )
+            p = _sh(body, tmp)
             assert p.returncode == 0, f"{lab.name}: {body}: {p.stderr!r}"
             continue
         printed = ""
         for line in (ln for ln in body.splitlines() if ln.strip()):
             argv = shlex.split(line)
-            p = subprocess.run(
-                ["bash", "-c", line], cwd=tmp, env=env, capture_output=True, text=True, timeout=300
-            )
+            p = _sh(line, tmp)
             assert "Traceback" not in p.stderr, p.stderr
-            if argv[:2] == [".venv/bin/ostrom", "tlc"]:
+            if argv[:2] == ["ostrom", "tlc"]:
                 verdict = p.stdout.split(" ", 1)[0] if p.stdout else ""
                 assert p.returncode == (0 if verdict == "pass" else 1), (
                     f"{lab.name}: {line}: exit {p.returncode}\n{p.stdout}{p.stderr}"
@@ -135,7 +144,7 @@ def _play(lab: Path, tmp: Path) -> list[Run]:
             else:
                 assert p.returncode == 0, f"{lab.name}: {line}: exit {p.returncode}\n{p.stderr}"
                 m = _EXPLAINED.search(p.stdout)
-                if argv[:2] == [".venv/bin/ostrom", "explain"] and m and runs:
+                if argv[:2] == ["ostrom", "explain"] and m and runs:
                     assert m.group(2) == runs[-1].verdict, (
                         f"{lab.name}: {line} explains another run"
                     )
@@ -188,7 +197,7 @@ def test_writing_lab_runs_as_printed(tmp_path: Path, lab: Path) -> None:
     # repaired by now)
     assert "mutant" in small.argv[2], f"{lab.name}: the smallest constants are the mutant's"
     given = WRITING.relative_to(ROOT) / "mutants"
-    env = _clone(tmp_path / "again")
+    _clone(tmp_path / "again")
     for name, value in small.defines.items():
         if value == 0 or smaller.defines == {**small.defines, name: value - 1}:
             continue
@@ -196,7 +205,7 @@ def test_writing_lab_runs_as_printed(tmp_path: Path, lab: Path) -> None:
         argv[2:4] = [str(given / Path(argv[2]).name), str(given / Path(argv[3]).name)]
         argv[argv.index(f"{name}={value}")] = f"{name}={value - 1}"
         argv[argv.index("--out") + 1] = "smaller"
-        p = subprocess.run(argv, cwd=tmp_path / "again", env=env, capture_output=True, text=True)
+        p = _sh(shlex.join(argv), tmp_path / "again")
         refused = p.returncode == 3 and "Assumption" in p.stdout + p.stderr
         assert p.stdout.startswith("pass") or refused, f"{shlex.join(argv)}: {p.stdout}"
 
@@ -210,8 +219,25 @@ def test_there_are_three_writing_labs_in_the_index() -> None:
     for lab in LABS:
         assert f"(writing/{lab.name})" in head, f"{lab.name} is not in docs/labs/README.md"
         text = lab.read_text(encoding="utf-8")
-        for part in ("**Before you start**", "**Predict.**", "<details"):
+        for part in ("**Predict.**", '<details markdown="1">'):
             assert part in text, f"{lab.name} lacks {part}"
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
+def test_a_writing_lab_opens_with_the_box_of_every_lab(lab: Path) -> None:
+    """The box of docs/labs/README.md, first: the setup line, what to read, the model,
+    what the output means; a word in italics is a glossary word (the labs' convention)."""
+    text = lab.read_text(encoding="utf-8")
+    before, box = text.split("> **Before you start.**", 1)
+    assert before.count("\n") <= 2, f"{lab.name}: the box must open the lab"
+    body = box.split("\n\n", 1)[0]
+    for part in (ACTIVATE, "Read first:", "The model:", "The output:", "exit status"):
+        assert part in body, f"{lab.name}: the box lacks {part}"
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    terms = {w.lower() for w in re.findall(r"^\*\*([^*]+)\*\* —", glossary, re.M)}
+    prose = re.sub(r"\*\*[^*]+\*\*", "", re.sub(r"```.*?```", "", text, flags=re.S))
+    italic = re.findall(r"(?<![*\w])\*([^*\n]+)\*(?!\*)", prose)
+    assert italic and {w.lower() for w in italic} <= terms, f"{lab.name}: {italic}"
 
 
 def _modules(lab: Path) -> list[str]:
