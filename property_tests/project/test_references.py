@@ -99,7 +99,8 @@ PACKAGE_DIRS = (
 )
 #: Prefixes of what the commands write themselves (not in the repository until run), and
 #: the wheel's copy of the data folders (setup.py writes ostrom/_data/ when it is built).
-WRITTEN = (".tlc/", "results/", "bench/results/", "ostrom/_data/")
+#: (my/: the writing labs' work folder, docs/labs/writing/, filled by their commands)
+WRITTEN = (".tlc/", "results/", "bench/results/", "ostrom/_data/", "my/")
 #: Miniature repositories of the tests: a path in a test may point into one of them.
 FIXTURE_ROOTS = tuple(p for p in (ROOT / "property_tests" / "fixtures").glob("*") if p.is_dir())
 #: Files of the project's history that are not in the repository.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import html
 import http.server
 import json
 import re
@@ -96,6 +97,28 @@ def test_the_search_index_holds_every_page(site: Path) -> None:
     index = json.loads((site / "search" / "search_index.json").read_text())
     locations = {d["location"].split("#")[0] for d in index["docs"]}
     assert _page("docs/labs/01-supersede.md") in locations and _page("docs/primer.md") in locations
+
+
+def test_the_writing_labs_answers_are_folded(site: Path) -> None:
+    """A writing lab's answer is a closed ``<details>`` with its markdown rendered inside
+    (``md_in_html`` in mkdocs.yml: without it the code would show as raw text), and no
+    line of its code is on the page outside it."""
+    labs = sorted((ROOT / "docs" / "labs" / "writing").glob("w[0-9]-*.md"))
+    assert len(labs) >= 3
+    for lab in labs:
+        page = (site / _page(lab.relative_to(ROOT).as_posix())).read_text(encoding="utf-8")
+        folds = re.findall(r"<details([^>]*)>(.*?)</details>", page, re.S)
+        assert folds, f"{lab.name}: no folded answer"
+        outside = html.unescape(re.sub(r"<details.*?</details>", "", page, flags=re.S))
+        for attrs, body in folds:
+            assert "open" not in attrs and "<summary>" in body, lab.name
+            prose = re.sub(r"<pre>.*?</pre>", "", body, flags=re.S)
+            rendered = "<pre>" in body and "<p>" in prose and "`" not in prose
+            assert rendered and "markdown=" not in attrs, f"{lab.name}: the fold is raw markdown"
+            for code in re.findall(r"<pre><code[^>]*>(.*?)</code></pre>", body, re.S):
+                for line in html.unescape(code).splitlines():
+                    if " " in line.strip() and len(line.strip()) > 12:  # a formula, not a name
+                        assert line.strip() not in outside, f"{lab.name}: {line!r} unfolded"
 
 
 @contextlib.contextmanager

@@ -90,3 +90,22 @@ def test_a_spec_that_does_not_parse_is_exit_3(tmp_path: Path) -> None:
     assert r.exit_code == 3 and "Parse Error" in r.output, r.output
     missing = _tlc(str(tmp_path / "No.tla"), str(cfg))
     assert missing.exit_code == 2 and "not a .tla file" in missing.output
+
+
+def test_a_spec_of_ones_own_is_explained_by_itself(tmp_path: Path) -> None:
+    """Its actions may share names with the tree's specs (spec/Lifecycle.tla defines
+    `Activate(x, ev, src, d)`): ``ostrom explain`` names the trace's steps as they are,
+    never with the parameters of a same-named action of spec/ or models/ (the writing
+    labs' specs, docs/labs/writing/, are such specs)."""
+    d = tmp_path / "own"
+    d.mkdir()
+    (d / "Own.tla").write_text(
+        "---- MODULE Own ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n"
+        "Activate == x < 2 /\\ x' = x + 1\nNext == Activate\nOwnInv == x < 2\n====\n"
+    )
+    (d / "Own.cfg").write_text("INIT Init\nNEXT Next\nINVARIANT OwnInv\n")
+    r = _tlc(str(d / "Own.tla"), str(d / "Own.cfg"), "--out", str(tmp_path / "cex"))
+    assert r.exit_code == 1, r.output
+    explained = CliRunner().invoke(main, ["explain", str(tmp_path / "cex" / "tlc-Own.itf.json")])
+    assert explained.exit_code == 0, explained.output
+    assert "Activate " in explained.stdout and "Activate(" not in explained.stdout

@@ -21,7 +21,13 @@ def _files() -> dict[str, Path]:
 
 def search_order(module: str) -> list[Path]:
     """The .tla files of ``module`` and of the modules it uses, nearest first; every other
-    module of spec/ and models/ after them (for a trace that names no module)."""
+    module of spec/ and models/ after them (for a trace that names no module).  A module
+    that is neither in spec/ nor in models/ (``ostrom tlc`` of a spec of one's own, such as
+    the writing labs' docs/labs/writing/solutions/Slots.tla) gets nothing: the tree's specs
+    define names it uses too (``Activate``, ``BindingInv``), with other parameters and
+    other bodies, and would be shown as its own."""
+    if module and module not in _files():
+        return []
     order = used_modules(module)
     return order + [f for _, f in sorted(_files().items()) if f not in order]
 
