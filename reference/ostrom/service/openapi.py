@@ -291,6 +291,11 @@ def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> di
     }
 
 
+def _closed(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    """``_obj`` with optional properties and no others."""
+    return {**_obj(required, optional), "additionalProperties": False}
+
+
 _INT: Final = {"type": "integer"}
 _POS: Final = {"type": "integer", "minimum": 0}
 _STR: Final = {"type": "string"}
@@ -377,7 +382,8 @@ _RESPONSES: Final[dict[str, Any]] = {
             "embedding": {"type": "array", "items": {"type": "number"}},
         },
     ),
-    "Hit": _obj(
+    # a search's hits carry ranks and similarity, a slot's do not; nothing else may appear
+    "Hit": _closed(
         {
             "artifact": _STR,
             "slot": _STR,
