@@ -365,3 +365,24 @@ def test_the_world_is_reached_over_http_too(tmp_path: Path) -> None:
     _run(node, body)
     assert _vectors(node) == 1
     node.close()
+
+
+def test_nearest_orders_every_vector_as_a_full_sort_would() -> None:
+    """dense.nearest orders its first vectors by a partial sort and the rest after: the
+    order is exactly the full sort's (similarity, then content id), ties at the cut too."""
+    import random
+
+    import numpy as np
+
+    from ostrom.service.dense import nearest, to_blob, unit
+
+    rng = random.Random(7)
+    vectors = [[float(rng.randint(-2, 2)) for _ in range(4)] for _ in range(3000)]
+    rows = [(i, to_blob(v)) for i, v in enumerate(vectors, 1) if any(v)]
+    query = [1.0, 0.5, 0.0, -1.0]
+    matrix = np.frombuffer(b"".join(b for _, b in rows), dtype="<f4").reshape(len(rows), 4)
+    sims = matrix.astype(np.float64) @ unit(query).astype(np.float64)
+    full = sorted(
+        zip((i for i, _ in rows), sims.tolist(), strict=True), key=lambda t: (-t[1], t[0])
+    )
+    assert list(nearest(rows, query, 4)) == full

@@ -72,6 +72,11 @@ def from_blob(blob: bytes, dim: int) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
 
 
+#: How many of the nearest vectors are ordered first; the rest only if a caller reads on
+#: (READ-1's filter may skip many): a partial sort instead of a full one.
+_FIRST: Final = 256
+
+
 def nearest(
     rows: Sequence[tuple[int, bytes]], query: Sequence[float], dim: int
 ) -> Iterator[tuple[int, float]]:
@@ -82,9 +87,17 @@ def nearest(
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
     sims = matrix.astype(np.float64) @ unit(query).astype(np.float64)
-    order = np.lexsort((ids, -sims))
-    for i in order:
-        yield int(ids[i]), float(sims[i])
+    if len(rows) > 2 * _FIRST:
+        # the _FIRST most similar (ties at the cut included), in order; then the rest
+        cut = np.partition(-sims, _FIRST - 1)[_FIRST - 1]
+        head = np.flatnonzero(-sims <= cut)
+        rest = np.flatnonzero(-sims > cut)
+        parts = [head, rest]
+    else:
+        parts = [np.arange(len(rows))]
+    for part in parts:
+        for i in part[np.lexsort((ids[part], -sims[part]))]:
+            yield int(ids[i]), float(sims[i])
 
 
 def rrf(*ranked: Sequence[str]) -> list[tuple[str, float, list[int | None]]]:

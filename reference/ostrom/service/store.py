@@ -601,10 +601,14 @@ class Store:
         most similar to ``vector`` first (an exact k-NN: service/dense.py).  ``StoreError``
         for a stored vector that is not of the community's dimension (hostile file)."""
         dim = len(vector)
-        rows = self._db.execute("SELECT id, vector FROM content_vec ORDER BY id").fetchall()
-        for cid, blob in rows:
-            if not isinstance(blob, bytes) or len(blob) != 4 * dim:
-                raise StoreError(f"content_vec[{cid}]: not a vector of {dim} float32")
+        bad = self._db.execute(
+            "SELECT id FROM content_vec WHERE typeof(vector) != 'blob' OR length(vector) != ? "
+            "LIMIT 1",
+            (4 * dim,),
+        ).fetchone()
+        if bad is not None:
+            raise StoreError(f"content_vec[{bad[0]}]: not a vector of {dim} float32")
+        rows = self._db.execute("SELECT id, vector FROM content_vec").fetchall()
         yield from dense.nearest(rows, vector, dim)
 
     def carriers(self, content_id: int) -> tuple[str, list[str]]:
