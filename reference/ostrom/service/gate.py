@@ -143,7 +143,7 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
         GateError(
             "query_syntax",
             422,
-            "search takes plain words: q holds FTS5 query syntax (a quote, *, ^, a "
+            "search takes plain words: q holds FTS5 query syntax (a double quote, *, ^, a "
             "parenthesis or brace, :, +, or AND, OR, NOT, NEAR in capitals: service/search.py)",
         ),
         GateError(

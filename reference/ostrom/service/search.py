@@ -11,7 +11,7 @@ comes from the Community at the moment of the answer.  A forgotten artifact's pa
 not in the index at all (FORGET-PURGE), and its state would exclude it anyway.
 
 Search takes plain words.  A query that holds FTS5's syntax — a character of
-``SYNTAX_CHARS`` (quotes, ``*``, ``^``, parentheses and braces, ``:`` of a column filter,
+``SYNTAX_CHARS`` (double quotes, ``*``, ``^``, parentheses and braces, ``:`` of a column filter,
 ``+``) or one of the operators ``AND``, ``OR``, ``NOT``, ``NEAR`` as a word in capitals,
 as FTS5 spells them — is refused (``query_syntax``, 422: "search takes plain words")
 rather than read as separators: the asker meant something the node would not do.  Other
