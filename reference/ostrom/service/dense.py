@@ -39,7 +39,6 @@ import numpy as np
 __all__ = [
     "FUSION_DEPTH",
     "RRF_K",
-    "from_blob",
     "nearest",
     "rrf",
     "to_blob",
@@ -63,13 +62,6 @@ def unit(vector: Sequence[float]) -> np.ndarray:
 def to_blob(vector: Sequence[float]) -> bytes:
     """The stored form of an embedding: its unit vector, little-endian float32."""
     return unit(vector).tobytes()
-
-
-def from_blob(blob: bytes, dim: int) -> np.ndarray:
-    """A stored vector (``ValueError`` if the bytes are not ``dim`` float32)."""
-    if len(blob) != 4 * dim:
-        raise ValueError(f"a stored vector of {len(blob)} bytes, expected {4 * dim}")
-    return np.frombuffer(blob, dtype="<f4")
 
 
 #: How many of the nearest vectors are ordered first; the rest only if a caller reads on

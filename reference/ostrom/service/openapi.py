@@ -28,6 +28,8 @@ __all__ = [
     "ENDPOINTS",
     "MAX_LIMIT",
     "MAX_WAIT",
+    "NUMBER_BYTES",
+    "SEARCH_BODY_LIMIT",
     "Endpoint",
     "Query",
     "body_limit",
