@@ -172,13 +172,18 @@ const T = {
   title: (v) => isBoundedText(0, BOUNDS.title)(v),
   tags: (v) => Array.isArray(v) && v.length <= BOUNDS.tags && v.every(isBoundedText(1, BOUNDS.tag)),
   source: (v) => isBoundedText(0, BOUNDS.source)(v),
+  embedding: (v) =>
+    Array.isArray(v) &&
+    v.length >= 1 &&
+    v.length <= BOUNDS.embedding &&
+    v.every((x) => isNumber(x) && (typeof x === 'bigint' ? x < 0n ? -x : x : Math.abs(x)) <= BOUNDS.number),
 };
 // BEGIN generated: commands
-const PAYLOAD_FIELDS = ['content', 'title', 'tags', 'source'];
-const BOUNDS = { title: 256, tag: 64, tags: 32, source: 2048 };
+const PAYLOAD_FIELDS = ['content', 'title', 'tags', 'source', 'embedding'];
+const BOUNDS = { title: 256, tag: 64, tags: 32, source: 2048, embedding: 4096, number: 1e+09 };
 const SCHEMAS = {
-  propose: [{ agent: T.id, artifact: T.id, slot: T.id, digest: T.id }, { evidence: T.id_list, content: T.content, title: T.title, tags: T.tags, source: T.source }],
-  resubmit: [{ agent: T.id, artifact: T.id, digest: T.id }, { evidence: T.id_list, content: T.content, title: T.title, tags: T.tags, source: T.source }],
+  propose: [{ agent: T.id, artifact: T.id, slot: T.id, digest: T.id }, { evidence: T.id_list, content: T.content, title: T.title, tags: T.tags, source: T.source, embedding: T.embedding }],
+  resubmit: [{ agent: T.id, artifact: T.id, digest: T.id }, { evidence: T.id_list, content: T.content, title: T.title, tags: T.tags, source: T.source, embedding: T.embedding }],
   recruit: [{ artifact: T.id }, {}],
   object: [{ agent: T.id, artifact: T.id }, {}],
   commit_vote: [{ agent: T.id, artifact: T.id, commitment: T.hex64 }, {}],
@@ -205,11 +210,40 @@ const refuse = (code, events) => {
 const violation = (agent, kind) => ({ event: 'violation', agent, kind });
 
 /**
+ * A float as Python's repr writes it (json.dumps does): the shortest digits that round-trip
+ * (toExponential gives them), in fixed notation with at least one decimal when the decimal
+ * point falls within -4 < decpt <= 16, else d.ddde±XX with at least two exponent digits.
+ */
+function pyFloat(x) {
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const [mant, exp] = x.toExponential().split('e');
+  const sign = mant.startsWith('-') ? '-' : '';
+  const digits = mant.replace('-', '').replace('.', '');
+  const decpt = Number(exp) + 1;
+  if (decpt > -4 && decpt <= 16) {
+    if (decpt <= 0) return `${sign}0.${'0'.repeat(-decpt)}${digits}`;
+    if (decpt >= digits.length) return `${sign}${digits}${'0'.repeat(decpt - digits.length)}.0`;
+    return `${sign}${digits.slice(0, decpt)}.${digits.slice(decpt)}`;
+  }
+  const e = decpt - 1;
+  const frac = digits.length > 1 ? `.${digits.slice(1)}` : '';
+  return `${sign}${digits[0]}${frac}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+}
+
+/** A payload value as Python's json.dumps(ensure_ascii=False) writes it. */
+function pyValue(v) {
+  if (typeof v === 'string') return JSON.stringify(v); // the same escapes as Python's
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number') return pyFloat(v);
+  return `[${v.map(pyValue).join(',')}]`;
+}
+
+/**
  * commands.payload_digest: sha256 of the payload's canonical JSON (sorted keys, compact,
- * UTF-8; JSON.stringify escapes strings as Python's json.dumps(ensure_ascii=False) does).
+ * UTF-8; strings, integers and floats spelled as Python's json.dumps(ensure_ascii=False)).
  */
 function payloadDigest(cmd, fields) {
-  const body = [...fields].sort(cmpStr).map((k) => `${JSON.stringify(k)}:${JSON.stringify(cmd[k])}`);
+  const body = [...fields].sort(cmpStr).map((k) => `${JSON.stringify(k)}:${pyValue(cmd[k])}`);
   return sha256(`{${body.join(',')}}`);
 }
 
@@ -682,4 +716,4 @@ class Lifecycle {
   }
 }
 
-module.exports = { Lifecycle, commitment, canonical, micro, cmpStr, selectReviewers, SORTITION_DRAWS_PER_SEAT };
+module.exports = { Lifecycle, commitment, canonical, micro, cmpStr, selectReviewers, SORTITION_DRAWS_PER_SEAT, pyFloat };

@@ -58,6 +58,7 @@ const TABLE = {
   checkpoint_k: ['int', 16, 1, 1000000],
   watermark_window: ['int', 32, 1, 1000000],
   content_limit: ['int', 65536, 0, 16777216],
+  embedding_dim: ['int', 0, 0, 4096],
   seed: ['int', 0, 0, INF],
 // END generated: params
 };

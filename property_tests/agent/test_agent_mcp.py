@@ -240,7 +240,13 @@ def test_remember_review_supersede_forget_through_mcp(node: tuple[str, Path]) ->
             )["hits"]
             assert second not in {h["artifact"] for h in hits}
             assert (await call(n, "search_memory", query="2,113,705"))["hits"] == []
-            assert "bad_query" in await refused(n, "search_memory", query="()")
+            assert "query_syntax" in await refused(n, "search_memory", query="()")
+            assert "bad_query" in await refused(n, "search_memory", query="...")
+            # this community declares no embedding_dim: a vector is refused with its code
+            assert "embeddings_off" in await refused(n, "search_memory", vector=[0.5, 0.5])
+            assert "embeddings_off" in await refused(
+                n, "remember", slot="s", content="c", embedding=[1.0]
+            )
             # the node's refusals are tool errors with its code
             assert "not_found" in await refused(n, "read_memory", id="no-such-artifact")
             assert "bad_argument" in await refused(
@@ -285,9 +291,9 @@ def test_a_vote_is_revealed_by_the_server_after_a_restart(node: tuple[str, Path]
 #: The tools and the names of their arguments (and a name no tool has).
 TOOLS = {
     "join": (),
-    "search_memory": ("query", "k", "include_history"),
+    "search_memory": ("query", "k", "include_history", "vector"),
     "read_memory": ("id",),
-    "remember": ("slot", "content", "title", "tags"),
+    "remember": ("slot", "content", "title", "tags", "embedding"),
     "review_queue": (),
     "vote": ("artifact", "vote", "reason"),
     "dispute": ("artifact", "reason"),

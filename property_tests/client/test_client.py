@@ -331,10 +331,15 @@ def test_search_and_slot_through_the_client(node_url: tuple[str, Node]) -> None:
     slot = f1.slot("paris/population")
     assert [h["artifact"] for h in slot["current"]] == ["x"] and slot["history"] == []
     assert f1.artifact("x")["reads"]["returned"] == 2
-    for q, k in (("*", 10), ("paris", 0), ("(" * 2000, 10)):
+    for q, k, code in (
+        ("*", 10, "query_syntax"),
+        ("paris", 0, "bad_query"),
+        ("...", 10, "bad_query"),
+        ("(" * 2000, 10, "query_syntax"),  # sent as POST /search
+    ):
         with pytest.raises(ClientError) as err:
             f1.search(q, k=k)
-        assert err.value.code == "bad_query", (q[:10], k)
+        assert err.value.code == code, (q[:10], k)
     with pytest.raises(ClientError) as err:
         f1.search("x" * 5000)
     assert err.value.code == "query_too_large"

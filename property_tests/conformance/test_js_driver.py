@@ -25,6 +25,7 @@ import math
 import os
 import random
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -1050,3 +1051,40 @@ def test_sortition_matches_python() -> None:
         dec, art, rnd, eligible, excluded, k = case
         want = voting.select_reviewers(int(dec), art, rnd, eligible, frozenset(excluded), k)
         assert tuple(js_out) == want, case
+
+
+_PYFLOAT_JS = """
+const { pyFloat } = require(process.argv[1]);
+let data = '';
+process.stdin.on('data', (c) => { data += c; });
+process.stdin.on('end', () => {
+  console.log(JSON.stringify(JSON.parse(data).map((s) => pyFloat(Number(s)))));
+});
+"""
+
+
+def test_py_float_matches_python_repr() -> None:
+    """lifecycle.js's ``pyFloat`` spells every double as Python's json does (the canonical
+    encoding of an embedding's numbers, docs/rules.md): random bit patterns, random
+    magnitudes, and the edges of fixed notation (1e-05 / 0.0001, 1e+16 / 1e15), -0.0,
+    subnormals and the largest double."""
+    rng = random.Random(20261207)
+    xs = [0.0, -0.0, 1.0, 0.5, 1e-4, 1e-5, 1e15, 1e16, 9999999999999998.0, 5e-324]
+    xs += [1.7976931348623157e308, -2.2250738585072014e-308, 0.1, 1 / 3, 123456.789]
+    while len(xs) < 3000:
+        x = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+        if math.isfinite(x):
+            xs.append(x)
+        xs.append(rng.uniform(-1, 1) * 10 ** rng.randint(-12, 20))
+    lib = JS_DRIVER.parent / "lifecycle.js"  # OSTROM_JS_DRIVER: a broken copy must fail
+    assert NODE is not None
+    proc = subprocess.run(
+        [NODE, "-e", _PYFLOAT_JS, str(lib)],
+        input=json.dumps([repr(x) for x in xs]),  # repr round-trips: Number() reads it back
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    for x, spelled in zip(xs, json.loads(proc.stdout), strict=True):
+        assert spelled == json.dumps(x), x

@@ -9,6 +9,7 @@ import asyncio
 import copy
 import hashlib
 import json
+import math
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -276,10 +277,26 @@ PAYLOAD_VALUE = st.one_of(
     st.integers(),
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
+#: Values an embedding may be sent with: numbers of the community's dimension (3) or not,
+#: integers and floats, NaN and infinities (which JSON cannot carry), huge ones, booleans.
+_COMPONENT = st.one_of(
+    st.floats(-1, 1),
+    st.integers(-5, 5),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([1e9, -1e9, 1.0000001e9, 2**70, True]),
+)
+EMBEDDING_VALUE = st.one_of(
+    st.lists(st.floats(-1, 1), min_size=3, max_size=3),
+    st.lists(_COMPONENT, max_size=5),
+    PAYLOAD_VALUE,
+)
 PAYLOAD = st.dictionaries(
     st.sampled_from(["content", "title", "tags", "source"]), PAYLOAD_VALUE, min_size=1
+) | st.fixed_dictionaries(
+    {"embedding": EMBEDDING_VALUE}, optional={"content": TEXTISH, "title": TEXTISH}
 )
 CONTENT_LIMIT = 64  # "é" * 32 and "t" * 64 are exactly at it, "é" * 33 and "t" * 65 over
+EMBEDDING_DIM = 3
 
 
 def _utf8(v: object) -> bool:
@@ -299,7 +316,19 @@ def _expected(payload: dict[str, Any], digest: str) -> str:
     def text(v: object, lo: int, hi: int) -> bool:
         return _utf8(v) and lo <= len(v) <= hi  # type: ignore[arg-type]
 
-    checks = {
+    def number(v: object) -> bool:
+        return type(v) in (int, float) and math.isfinite(v) and abs(v) <= 1e9  # type: ignore[arg-type]
+
+    if "embedding" in payload:
+        e = payload["embedding"]
+        if isinstance(e, list) and any(isinstance(x, float) and not math.isfinite(x) for x in e):
+            return "malformed"  # JSON has no NaN nor infinity: the body is not JSON
+        if not (isinstance(e, list) and 1 <= len(e) <= 4096 and all(number(x) for x in e)):
+            return "bad_embedding"
+        if len(e) != EMBEDDING_DIM:
+            return "embedding_dimension"
+    checks: dict[str, Callable[[Any], bool]] = {
+        "embedding": lambda v: True,  # checked above
         "content": lambda v: _utf8(v),
         "title": lambda v: text(v, 0, 256),
         "tags": lambda v: isinstance(v, list) and len(v) <= 32 and all(text(t, 1, 64) for t in v),
@@ -326,23 +355,23 @@ def _expected(payload: dict[str, Any], digest: str) -> str:
 def test_fuzz_payload_fields_stable_codes_nothing_changed(
     tmp_path_factory: pytest.TempPathFactory, sends: list[Any]
 ) -> None:
-    """The payload fields, fuzzed in signed envelopes (authentic, in sequence: they reach
-    the payload checks): never a 500; each refusal the code the rules give, with nothing
-    changed (log, state, stored payloads); each acceptance served back as sent."""
+    """The payload fields, the embedding among them, fuzzed in signed envelopes (authentic,
+    in sequence: they reach the payload checks): never a 500; each refusal the code the
+    rules give, with nothing changed (log, state, stored payloads); each acceptance served
+    back as sent."""
     from ostrom.protocol.commands import payload_digest
     from ostrom.protocol.params import Params
 
     tmp = tmp_path_factory.mktemp("pl")
-    node = Node.open(
-        tmp / "n.db", params=Params(content_limit=CONTENT_LIMIT), setup=setup(), fsync=False
-    )
+    params = Params(content_limit=CONTENT_LIMIT, embedding_dim=EMBEDDING_DIM)
+    node = Node.open(tmp / "n.db", params=params, setup=setup(), fsync=False)
     s = Signer()
 
     async def body(c: httpx.AsyncClient) -> None:
         for i, (op, payload, honest) in enumerate(sends):
             try:
                 digest = payload_digest(payload) if honest else "d"
-            except (TypeError, ValueError):  # lone surrogates: no digest to compute
+            except (TypeError, ValueError, OverflowError):  # lone surrogates: no digest
                 digest = "0" * 64
             who = FOUNDERS[i % len(FOUNDERS)]  # one proposal each: no rate limit
             cmd = {"op": op, "agent": who, "artifact": f"a{i}", "digest": digest, **payload}

@@ -26,12 +26,14 @@ import pytest
 from ostrom.protocol.commands import payload_digest
 from ostrom.protocol.params import Params
 from ostrom.service.app import create_app
+from ostrom.service.dense import to_blob
 from ostrom.service.node import Node
 from ostrom.service.store import Store
 from service_world import FOUNDERS, OPERATOR, Signer, commitment, reveal, setup
 
-#: Forgetting is reachable with the five founders (the default floor is 12 active agents).
-FORGET_PARAMS = Params(min_active_agents=3, content_limit=1024)
+#: Forgetting is reachable with the five founders (the default floor is 12 active agents);
+#: payloads may carry embeddings of 4 numbers (dense retrieval).
+FORGET_PARAMS = Params(min_active_agents=3, content_limit=1024, embedding_dim=4)
 
 
 def _node(tmp: Path, **kw: Any) -> Node:
@@ -64,9 +66,9 @@ def _files(tmp: Path) -> Iterator[Path]:
     yield from sorted(p for p in tmp.iterdir() if p.name.startswith("n.db"))
 
 
-def _found(tmp: Path, needle: str) -> list[str]:
-    """The database files whose bytes contain ``needle`` (UTF-8)."""
-    raw = needle.encode()
+def _found(tmp: Path, needle: str | bytes) -> list[str]:
+    """The database files whose bytes contain ``needle`` (a text: its UTF-8)."""
+    raw = needle.encode() if isinstance(needle, str) else needle
     return [p.name for p in _files(tmp) if raw in p.read_bytes()]
 
 
@@ -121,6 +123,11 @@ SECRET = "FORGET-ME-7c1e9a2b-the-only-copy"
 #: index's shadow tables (content_fts_data, _idx) hold of it, which must go too.
 TOKEN = "7c1e9a2b"
 KEPT = "SUPERSEDED-4b8d0f13-still-history"
+#: The forgotten artifact's embedding: its numbers as the payload's JSON spells them, and
+#: its stored vector (float32 of the unit vector, store.py: content_vec), must go too.
+SECRET_VECTOR = [0.7315, -0.2719, 0.5021, 0.3733]
+VECTOR_TEXT = "[0.7315,-0.2719,0.5021,0.3733]"
+VECTOR_BYTES = to_blob(SECRET_VECTOR)
 
 
 def _forgotten_and_superseded(tmp: Path) -> tuple[Node, dict[str, Any]]:
@@ -128,10 +135,13 @@ def _forgotten_and_superseded(tmp: Path) -> tuple[Node, dict[str, Any]]:
     node, s = _node(tmp), Signer()
 
     async def body(c: httpx.AsyncClient) -> dict[str, Any]:
-        await _post_all(c, _to_active(s, "x", "s", content=SECRET, title="secret"))
+        await _post_all(
+            c, _to_active(s, "x", "s", content=SECRET, title="secret", embedding=SECRET_VECTOR)
+        )
         before = (await c.get("/artifacts/x/content")).json()
-        assert before["content"] == SECRET
+        assert before["content"] == SECRET and before["embedding"] == SECRET_VECTOR
         assert _found(tmp, SECRET), "the grep must see the content before it is forgotten"
+        assert _found(tmp, VECTOR_TEXT) and _found(tmp, VECTOR_BYTES), "and its embedding"
         assert _index_holds(node, TOKEN), "the search index holds its terms"
         await _post_all(c, _to_active(s, "old", "t", content=KEPT, tags=["v1"]))
         await _update(c, s, "new", "t", content="the update", tags=["v2"])
@@ -159,10 +169,13 @@ def test_forget_purge_the_forgotten_content_is_in_no_database_file(tmp_path: Pat
     assert node.store.snapshots(), "the file has snapshots: they are grepped too"
     assert _found(tmp_path, SECRET) == []  # FORGET-PURGE
     assert _found(tmp_path, TOKEN) == []  # FORGET-PURGE: the FTS5 shadow tables too
+    assert _found(tmp_path, VECTOR_TEXT) == []  # FORGET-PURGE: the embedding's numbers
+    assert _found(tmp_path, VECTOR_BYTES) == []  # FORGET-PURGE: its stored vector
     assert not _index_holds(node, TOKEN)
     assert _found(tmp_path, KEPT) != []
     node.close()
     assert _found(tmp_path, SECRET) == [] and _found(tmp_path, TOKEN) == []
+    assert _found(tmp_path, VECTOR_TEXT) == [] and _found(tmp_path, VECTOR_BYTES) == []
     again = Node.open(tmp_path / "n.db", fsync=False, verify=True)  # the whole log replays
     assert again.content("x").body["error"] == "content_forgotten"
     assert again.content("old").body["content"] == KEPT
@@ -186,12 +199,22 @@ def _no_delete(store: Store, artifact: str) -> int:
 
 @pytest.mark.parametrize(
     "mutant",
-    ["no_delete", "no_secure_delete", "no_checkpoint", "no_index_merge"],
+    ["no_delete", "no_secure_delete", "no_checkpoint", "no_index_merge", "no_vector_delete"],
 )
 def test_forget_purge_check_catches_a_purge_that_leaves_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mutant: str
 ) -> None:
-    """The check above can fail: each broken purge leaves the content in some file."""
+    """The check above can fail: each broken purge leaves the content (or, without the
+    trigger that deletes an embedding with its payload, the embedding) in some file."""
+    if mutant == "no_vector_delete":
+        import ostrom.service.store as store_module
+
+        trigger = store_module._SCHEMA.index("CREATE TRIGGER content_vec_delete")
+        monkeypatch.setattr(store_module, "_SCHEMA", store_module._SCHEMA[:trigger])
+        node, _ = _forgotten_and_superseded(tmp_path)
+        assert _found(tmp_path, VECTOR_TEXT) + _found(tmp_path, VECTOR_BYTES) != [], mutant
+        node.close()
+        return
     if mutant == "no_delete":
         monkeypatch.setattr(Store, "_purge", _no_delete)
     elif mutant == "no_checkpoint":
@@ -367,7 +390,8 @@ def test_forget_purge_shared_content_stays_a_pin_by_digest_does_not(tmp_path: Pa
     node.close()
 
 
-_SEARCH_TABLES = (
+_DENSE_TABLES = "DROP TRIGGER content_vec_delete; DROP TABLE content_vec; "
+_SEARCH_TABLES = _DENSE_TABLES + (
     "DROP TRIGGER content_fts_insert; DROP TRIGGER content_fts_delete; DROP TABLE content_fts; "
     "DROP TABLE provenance; DROP TABLE reads; DROP TABLE read_queries; "
 )
@@ -376,8 +400,9 @@ _SEARCH_TABLES = (
 def test_old_files_are_upgraded_and_a_current_file_needs_its_tables(tmp_path: Path) -> None:
     """A database of schema version 1 (before the content tables) opens, gains them and
     keeps its log; one of version 2 (before the search tables) gains them and its
-    payloads are indexed (found by a search); a file that says version 3 without its
-    tables is refused."""
+    payloads are indexed (found by a search); one of version 3 (before the embeddings)
+    gains its table and keeps its index; a file that says version 4 without its tables is
+    refused, as is one of version 3 with the embeddings table."""
     import sqlite3
 
     from ostrom.service.search import SearchQuery
@@ -395,6 +420,20 @@ def test_old_files_are_upgraded_and_a_current_file_needs_its_tables(tmp_path: Pa
     assert [h["artifact"] for h in hits] == ["a"] and hits[0]["submitter_tier"] is None
     node.close()
     db = sqlite3.connect(tmp_path / "n.db")
+    db.executescript(_DENSE_TABLES + "UPDATE meta SET value = '3' WHERE key = 'version';")
+    db.close()
+    node = Node.open(tmp_path / "n.db", fsync=False, verify=True)
+    assert [h["artifact"] for h in node.search(SearchQuery.parse("words"))["hits"]] == ["a"]
+    node.close()
+    db = sqlite3.connect(tmp_path / "n.db")
+    db.executescript("UPDATE meta SET value = '3' WHERE key = 'version';")
+    db.close()
+    with pytest.raises(StoreError, match="version 3 with the embeddings table"):
+        Node.open(tmp_path / "n.db", fsync=False)
+    db = sqlite3.connect(tmp_path / "n.db")
+    db.executescript("UPDATE meta SET value = '4' WHERE key = 'version';")
+    db.close()
+    db = sqlite3.connect(tmp_path / "n.db")
     db.executescript(
         _SEARCH_TABLES + "DROP TABLE artifact_content; DROP TABLE content; "
         "UPDATE meta SET value = '1' WHERE key = 'version';"
@@ -405,7 +444,7 @@ def test_old_files_are_upgraded_and_a_current_file_needs_its_tables(tmp_path: Pa
     assert node.search(SearchQuery.parse("words"))["hits"] == []
     node.close()
     db = sqlite3.connect(tmp_path / "n.db")
-    assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("3",)
+    assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("4",)
     db.executescript("DROP TABLE reads;")
     db.close()
     with pytest.raises(StoreError, match="not a node database"):

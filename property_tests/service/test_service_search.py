@@ -25,7 +25,7 @@ from test_service_content import FORGET_PARAMS, _forget, _post_all, _to_active, 
 from ostrom.service.app import create_app
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.node import Node
-from ostrom.service.openapi import openapi
+from ostrom.service.openapi import ENDPOINTS, openapi
 from ostrom.service.search import MAX_K, MAX_QUERY_BYTES, MAX_TERMS, SearchQuery, terms
 from ostrom.service.store import RECENT_QUERIES
 from service_world import Signer
@@ -157,8 +157,9 @@ def test_terms_never_carry_fts5_syntax() -> None:
 BAD: list[tuple[dict[str, Any], str]] = [
     ({}, "bad_query"),
     ({"q": ""}, "bad_query"),
-    ({"q": "*"}, "bad_query"),
-    ({"q": '"()"'}, "bad_query"),
+    ({"q": "..."}, "bad_query"),
+    ({"q": "*"}, "query_syntax"),
+    ({"q": '"()"'}, "query_syntax"),
     ({"q": "a", "k": "0"}, "bad_query"),
     ({"q": "a", "k": str(MAX_K + 1)}, "bad_query"),
     ({"q": "a", "k": "-1"}, "bad_query"),
@@ -170,13 +171,32 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"q": " ".join(f"t{i}" for i in range(MAX_TERMS + 1))}, "query_too_large"),
 ]
 
-#: Queries in FTS5's syntax that SQLite would reject raw: here plain words, answered.
-FTS5_SYNTAX = ['"unbalanced', "a AND", "(a OR b", "NEAR(a b", "content:a", "a:b:c", "^", "a*b"]
+#: Queries in FTS5's syntax (most of which SQLite would reject raw): refused, query_syntax.
+FTS5_SYNTAX = [
+    '"unbalanced',
+    "a AND",
+    "(a OR b",
+    "NEAR(a b",
+    "a NEAR b",
+    "content:a",
+    "a:b:c",
+    "^",
+    "a*b",
+    "x NOT y",
+    "a + b",
+    "{content title}",
+    '"a b"',
+]
+#: Plain words with the punctuation of prose, and operators' words in lower case: answered.
+PLAIN = ["what's the content?", "a-b, c. d!", "a and b or not near", "Ándré b/c", "A Or B"]
 
 
-def test_bad_searches_are_4xx_with_a_stable_code_and_fts5_syntax_is_just_words(
+def test_bad_searches_are_4xx_with_a_stable_code_and_fts5_syntax_is_refused(
     tmp_path: Path,
 ) -> None:
+    """Each malformed search is its code, by GET and POST; FTS5's syntax is
+    ``query_syntax`` (422, search takes plain words) and changes nothing (no read is
+    recorded); prose punctuation and lower-case operator words are plain words."""
     node, s = _node(tmp_path), Signer()
     for e in _to_active(s, "x", "s", content="a b content"):
         assert node.submit(e).status == 200
@@ -191,9 +211,18 @@ def test_bad_searches_are_4xx_with_a_stable_code_and_fts5_syntax_is_just_words(
             }
             r = await c.post("/search", json=post)
             assert r.json()["error"] == code, post
+        before = node.store.reads("x")
         for q in FTS5_SYNTAX:
+            for r in (
+                await c.get("/search", params={"q": q}),
+                await c.post("/search", json={"q": q}),
+            ):
+                assert (r.status_code, r.json()["error"]) == (422, "query_syntax"), (q, r.text)
+        assert node.store.reads("x") == before  # a refused query is no read
+        for q in PLAIN:
             r = await c.get("/search", params={"q": q})
-            assert r.status_code == (422 if not terms(q) else 200), (q, r.text)
+            assert r.status_code == 200, (q, r.text)
+        assert node.store.reads("x")["returned"] == before["returned"] + len(PLAIN)
         r = await c.post("/search", content=b"{not json")
         assert r.json()["error"] == "malformed"
         r = await c.post("/search", json={"q": "a", "k": True})
@@ -206,9 +235,21 @@ def test_bad_searches_are_4xx_with_a_stable_code_and_fts5_syntax_is_just_words(
 
 
 _TEXT = st.text(st.characters(codec="utf-8"), max_size=40) | st.sampled_from(
-    ['"', "NEAR(", "*", "(", ")", "col:", "AND", "OR NOT", "\x00", "^", "-", "+"]
+    ['"', "NEAR(", "*", "(", ")", "col:", "AND", "OR NOT", "\x00", "^", "-", "+", "{", "}"]
 )
 _PARAM = st.one_of(_TEXT, st.integers(-5, 200).map(str), st.none())
+#: Query vectors: of the community's dimension (4) or not, finite or not, numbers or not.
+_NUMBER = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(2**70), 2**70)
+_VECTOR = st.one_of(
+    st.none(),
+    st.lists(st.floats(-1, 1), min_size=4, max_size=4),
+    st.lists(_NUMBER, max_size=6),
+    st.lists(st.booleans() | st.text(max_size=2) | st.none(), max_size=4),
+    _TEXT,
+)
+
+#: The codes each search route documents (the OpenAPI table): nothing else may answer.
+_DOCUMENTED = {e.name: set(e.errors) for e in ENDPOINTS if e.name in ("search", "search_post")}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
@@ -218,6 +259,7 @@ _PARAM = st.one_of(_TEXT, st.integers(-5, 200).map(str), st.none())
     include=st.sampled_from([None, "history", "History", ""]) | _TEXT,
     slot=_PARAM,
     post_k=st.one_of(st.integers(-3, 200), st.none(), st.booleans(), st.floats(), _TEXT),
+    vector=_VECTOR,
 )
 def test_fuzz_search_no_500_no_traceback(
     fuzz_node: Node,
@@ -226,9 +268,12 @@ def test_fuzz_search_no_500_no_traceback(
     include: str | None,
     slot: str | None,
     post_k: Any,
+    vector: Any,
 ) -> None:
-    """Any GET or POST /search is a 200 or a 4xx with a code of GATE_ERRORS: never a
-    500, never a traceback, and every 200 is the promised SearchResult."""
+    """Any GET or POST /search (words, k, include, slot, and a query vector by POST) is a
+    200 or a 4xx with a code the route documents: never a 500, never a traceback; every
+    200 is the promised SearchResult; a refused search changes nothing (no read is
+    recorded, the log does not move) and an answered one records its hits' reads."""
 
     async def body(c: httpx.AsyncClient) -> None:
         params = {
@@ -237,17 +282,31 @@ def test_fuzz_search_no_500_no_traceback(
             if v is not None
         }
         doc = {**params, "k": post_k} if post_k is not None else params
-        for r in (
-            await c.get("/search", params=params),
-            await c.post("/search", content=json.dumps(doc, allow_nan=True).encode()),
-        ):
+        if vector is not None:
+            doc = {**doc, "vector": vector}
+
+        async def get() -> httpx.Response:
+            return await c.get("/search", params=params)
+
+        async def post() -> httpx.Response:
+            return await c.post("/search", content=json.dumps(doc, allow_nan=True).encode())
+
+        for route, send in (("search", get), ("search_post", post)):
+            pos, before = fuzz_node.last_pos, fuzz_node.store.reads("x")
+            r = await send()
             assert r.status_code < 500, r.text
             b = r.json()
+            after = fuzz_node.store.reads("x")
+            assert fuzz_node.last_pos == pos
             if r.status_code == 200:
                 _validate(b, "SearchResult")
+                n = sum(h["artifact"] == "x" for h in b["hits"])
+                assert after["returned"] == before["returned"] + n
             else:
-                assert b["error"] in GATE_ERRORS and GATE_ERRORS[b["error"]].status == r.status_code
+                assert b["error"] in _DOCUMENTED[route], (route, b)
+                assert GATE_ERRORS[b["error"]].status == r.status_code
                 assert "Traceback" not in b["detail"]
+                assert after == before, "a refused search recorded a read"
 
     _run(fuzz_node, body)
 
@@ -256,7 +315,9 @@ def test_fuzz_search_no_500_no_traceback(
 def fuzz_node(tmp_path_factory: pytest.TempPathFactory) -> Any:
     tmp = tmp_path_factory.mktemp("fuzz")
     node, s = _node(tmp), Signer()
-    for e in _to_active(s, "x", "s", content="a b c NEAR content alpha"):
+    for e in _to_active(
+        s, "x", "s", content="a b c NEAR content alpha", embedding=[0.5, 0.5, 0.5, 0.5]
+    ):
         assert node.submit(e).status == 200
     yield node
     node.close()

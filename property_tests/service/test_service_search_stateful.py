@@ -9,6 +9,14 @@ term (all of them when k allows, else k of them), best first, never a proposed,
 rejected, expired, retracted, disputed, hidden or forgotten one, and superseded ones
 only with ``include=history``.
 
+Dense retrieval takes the same filter: every payload carries an embedding (one axis per
+word of ``WORDS``, so the model knows which payloads a query vector is near), and
+searches by a query vector alone and by words and a vector together (reciprocal rank
+fusion) are checked against the same model — only artifacts READ-1 lets through, and,
+for a vector alone, every one of them with an embedding (all are near something) up to
+k; fused, each hit ranked in at least one of the two rankings, the ranks those of the
+filtered lists (1, 2, ... without gaps a filtered artifact would leave).
+
 The check is shown to fail: three mutants of the filter (``search.eligible``) — one that
 returns superseded versions without history, one that serves artifacts under review
 (fast track, commit, reveal, disputed), one that serves rejected, expired and retracted
@@ -42,9 +50,10 @@ from ostrom.service.node import Node
 from ostrom.service.search import MAX_K, SearchQuery
 from service_world import FOUNDERS, OPERATOR, SALT, SECRET_REASON, Signer, commitment, setup
 
-#: Forgetting reachable with the five founders; resubmission without a cooldown.
-PARAMS = Params(min_active_agents=3, cooldown=0, content_limit=1024)
+#: Forgetting reachable with the five founders; resubmission without a cooldown;
+#: embeddings of one number per word of WORDS.
 WORDS = ("alpha", "beta", "gamma", "delta")
+PARAMS = Params(min_active_agents=3, cooldown=0, content_limit=1024, embedding_dim=len(WORDS))
 SLOTS = ("s1", "s2", "s3")
 _FORGETTABLE = ("active", "superseded", "rejected", "expired", "retracted")
 
@@ -89,6 +98,8 @@ class SearchMachine(RuleBasedStateMachine):
         payload: dict[str, Any] = {"content": f"{' '.join(words)} u{self.n}"}
         if self.n % 3 == 0:
             payload["title"] = f"title {words[0]}"
+        if self.n % 4 != 0:  # most payloads carry an embedding: its word counts, and noise
+            payload["embedding"] = [words.count(w) + self.n / 1000 for w in WORDS]
         self.sent.append(payload)
         return payload
 
@@ -249,6 +260,67 @@ class SearchMachine(RuleBasedStateMachine):
     def search(self, words: list[str], k: int, history: bool, slot: str | None) -> None:
         self._check(" ".join(words).upper(), k, history, slot)
 
+    def _dense_model(self, history: bool, slot: str | None) -> set[str]:
+        """READ-1 for a query vector: every artifact it lets through whose payload carries
+        an embedding (all the embeddings are non-zero: each is near something)."""
+        out = set()
+        for x, a in self._public().items():
+            shown = a["state"] == "active" or (history and a["state"] == "superseded")
+            if not shown or a["hidden"] or (slot is not None and a["slot"] != slot):
+                continue
+            payload = self.carried.get((x, a["digest"]))
+            if payload is not None and "embedding" in payload:
+                out.add(x)
+        return out
+
+    def _check_dense(
+        self, words: list[str] | None, vector: list[float], k: int, history: bool, slot: str | None
+    ) -> None:
+        q = None if words is None else " ".join(words)
+        query = SearchQuery.parse(
+            q, k, "history" if history else None, slot, vector=vector, dim=len(WORDS)
+        )
+        answer = self.node.search(query)
+        hits = answer["hits"]
+        got = [h["artifact"] for h in hits]
+        dense = self._dense_model(history, slot)
+        lexical = set() if words is None else self._model(set(query.terms), history, slot)
+        expected = dense | lexical
+        assert len(got) == len(set(got)), f"READ-1: an artifact twice in {got}"
+        assert set(got) <= expected, (
+            f"READ-1: dense returned {sorted(set(got) - expected)} for {vector}, "
+            f"history={history}, slot={slot}"
+        )
+        if words is None:
+            assert len(got) == min(k, len(dense)), f"READ-1: {len(got)} of {sorted(dense)}"
+        else:
+            assert len(got) == min(k, len(expected)), f"READ-1: {len(got)} of {expected}"
+        scores = [h["score"] for h in hits]
+        assert scores == sorted(scores, reverse=True), f"READ-1: not best first: {scores}"
+        for field, pool in (("dense", dense), ("lexical", lexical)):
+            ranks = sorted(h["ranks"][field] for h in hits if h["ranks"][field] is not None)
+            for h in hits:
+                assert h["ranks"][field] is None or h["artifact"] in pool, (
+                    f"READ-1: {h['artifact']} ranked {field} outside what READ-1 lets through"
+                )
+            if len(got) == len(expected):  # all returned: the filtered ranking, no gap
+                assert ranks == list(range(1, len(pool) + 1)), f"READ-1: {field} ranks {ranks}"
+        if words is None:
+            assert [h["ranks"]["dense"] for h in hits] == list(range(1, len(got) + 1))
+
+    @rule(
+        words=st.none() | st.lists(st.sampled_from(WORDS), min_size=1, max_size=2),
+        axis=st.sampled_from(WORDS),
+        k=st.integers(1, 5) | st.just(MAX_K),
+        history=st.booleans(),
+        slot=st.none() | st.sampled_from(SLOTS),
+    )
+    def search_dense(
+        self, words: list[str] | None, axis: str, k: int, history: bool, slot: str | None
+    ) -> None:
+        vector = [1.0 if w == axis else 0.1 for w in WORDS]
+        self._check_dense(words, vector, k, history, slot)
+
     @invariant()
     def forgotten_artifacts_carry_nothing(self) -> None:
         for (x, digest), _ in self.carried.items():
@@ -259,6 +331,8 @@ class SearchMachine(RuleBasedStateMachine):
     def every_word_both_ways(self) -> None:
         for history in (False, True):
             self._check(" ".join(WORDS), MAX_K, history, None)
+            # fused: every artifact READ-1 lets through, both rankings complete
+            self._check_dense(list(WORDS), [1.0] * len(WORDS), MAX_K, history, None)
 
 
 SearchMachine.TestCase.settings = settings(max_examples=100, stateful_step_count=30, deadline=None)
@@ -308,3 +382,24 @@ def test_the_machine_catches_a_purge_that_keeps_the_carrier(
 
     monkeypatch.setattr(Store, "_purge", lambda self, artifact: 0)
     assert_mutant_caught(SearchMachine, "purge_keeps_carrier", "READ-1")
+
+
+@pytest.mark.mutation
+def test_the_machine_catches_an_unfiltered_dense_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dense searches' check can fail too: a node that filters the lexical ranking by
+    READ-1 but not the dense one (``Store.neighbours``' candidates) is caught with a READ-1
+    failure."""
+    real = Node._readable
+
+    def unfiltered(self: Node, ranked: Any, query: Any, depth: int) -> Any:
+        if getattr(ranked, "__name__", "") != "neighbours":
+            return real(self, ranked, query, depth)
+        orch = self.gate.community.orchestrator
+        out = []
+        for cid, score in ranked:
+            _, carriers = self.store.carriers(cid)
+            out += [(x, orch.public_artifact(x), score) for x in carriers]
+        return out[:depth]
+
+    monkeypatch.setattr(Node, "_readable", unfiltered)
+    assert_mutant_caught(SearchMachine, "dense_unfiltered", "READ-1")

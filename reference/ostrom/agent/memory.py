@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ostrom.agent.ballots import BallotBook, plan
@@ -69,13 +69,23 @@ class Memory:
         return self._call(lambda: self._ok(self.client.join()))
 
     def search(
-        self, query: str, k: int = 10, include_history: bool = False, slot: str | None = None
+        self,
+        query: str | None,
+        k: int = 10,
+        include_history: bool = False,
+        slot: str | None = None,
+        vector: Sequence[float] | None = None,
     ) -> dict[str, Any]:
-        """The node's governed search (current knowledge unless history is asked for)."""
+        """The node's governed search (current knowledge unless history is asked for): by
+        words, by a query ``vector`` (dense retrieval), or both fused."""
         if not 1 <= k <= MAX_K:
             raise MemoryRefused(f"bad_argument: k must be in [1, {MAX_K}]")
+        if query is None and vector is None:
+            raise MemoryRefused("bad_argument: a search needs a query, a vector, or both")
         return self._call(
-            lambda: self.client.search(query, k=k, include_history=include_history, slot=slot)
+            lambda: self.client.search(
+                query, k=k, include_history=include_history, slot=slot, vector=vector
+            )
         )
 
     def read(self, artifact: str) -> dict[str, Any]:
@@ -106,17 +116,26 @@ class Memory:
         title: str | None = None,
         tags: Iterable[str] | None = None,
         source: str | None = None,
+        embedding: Sequence[float] | None = None,
     ) -> dict[str, Any]:
-        """Propose ``content`` for ``slot`` under a fresh artifact id.  On a slot with an
-        active value this is an update: it supersedes that value only if it is accepted
+        """Propose ``content`` for ``slot`` under a fresh artifact id (with an
+        ``embedding`` of the community's dimension, for dense retrieval).  On a slot with
+        an active value this is an update: it supersedes that value only if it is accepted
         (LC-SAFE-2), never by being proposed."""
         artifact = f"m-{secrets.token_hex(8)}"
         tag_list = None if tags is None else list(tags)
+        vector = None if embedding is None else list(embedding)
 
         def propose() -> dict[str, Any]:
             out = self._ok(
                 self.client.propose(
-                    artifact, slot, content=content, title=title, tags=tag_list, source=source
+                    artifact,
+                    slot,
+                    content=content,
+                    title=title,
+                    tags=tag_list,
+                    source=source,
+                    embedding=vector,
                 )
             )
             return {"artifact": artifact, "slot": slot, **out}

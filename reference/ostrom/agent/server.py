@@ -82,29 +82,40 @@ def build_server(memory: Memory, *, reveal_every: float = 2.0) -> MCPServer[None
         return run(memory.join)  # type: ignore[no-any-return]
 
     @server.tool()
-    def search_memory(query: str, k: int = 10, include_history: bool = False) -> dict[str, Any]:
+    def search_memory(
+        query: str | None = None,
+        k: int = 10,
+        include_history: bool = False,
+        vector: list[float] | None = None,
+    ) -> dict[str, Any]:
         """Search the community's current knowledge (accepted, not superseded, not
-        forgotten) for ``query``: at most ``k`` hits (1 to 100), each with its content and
-        provenance (who proposed it, who reviewed it, how it was decided, what it
-        superseded).  ``include_history``: superseded versions too, each marked with what
-        replaced it."""
-        return run(memory.search, query, k, include_history)  # type: ignore[no-any-return]
+        forgotten) for ``query`` (plain words): at most ``k`` hits (1 to 100), each with
+        its content and provenance (who proposed it, who reviewed it, how it was decided,
+        what it superseded).  ``include_history``: superseded versions too, each marked
+        with what replaced it.  ``vector``: a query embedding of the community's dimension
+        (dense retrieval; with a query too, both rankings are fused)."""
+        return run(memory.search, query, k, include_history, None, vector)  # type: ignore[no-any-return]
+
+    @server.tool()
+    def remember(
+        slot: str,
+        content: str,
+        title: str | None = None,
+        tags: list[str] | None = None,
+        embedding: list[float] | None = None,
+    ) -> dict[str, Any]:
+        """Propose ``content`` as a memory for ``slot`` (a topic key, e.g.
+        paris-population), with an optional title and tags, and an optional
+        ``embedding`` of the community's dimension (for dense retrieval).  It becomes
+        knowledge only once accepted in review; on a slot that has a value it is an update
+        that replaces it only then.  Returns the new artifact's id."""
+        return run(memory.remember, slot, content, title, tags, None, embedding)  # type: ignore[no-any-return]
 
     @server.tool()
     def read_memory(id: str) -> dict[str, Any]:
         """One artifact, by its id: its state (proposed, active, superseded, forgotten,
         ...), its slot, submitter, decision and reviewers, and its content."""
         return run(memory.read, id)  # type: ignore[no-any-return]
-
-    @server.tool()
-    def remember(
-        slot: str, content: str, title: str | None = None, tags: list[str] | None = None
-    ) -> dict[str, Any]:
-        """Propose ``content`` as a memory for ``slot`` (a topic key, e.g.
-        paris-population), with an optional title and tags.  It becomes knowledge only
-        once accepted in review; on a slot that has a value it is an update that replaces
-        it only then.  Returns the new artifact's id."""
-        return run(memory.remember, slot, content, title, tags)  # type: ignore[no-any-return]
 
     @server.tool()
     def review_queue() -> dict[str, Any]:

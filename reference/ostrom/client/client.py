@@ -15,9 +15,10 @@ the node's check is the same code); ``reveal_vote`` sends them in the reveal pha
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -180,13 +181,16 @@ class Client:
         title: str | None = None,
         tags: Iterable[str] | None = None,
         source: str | None = None,
+        embedding: Sequence[float] | None = None,
     ) -> dict[str, Any]:
-        """Propose ``artifact`` for ``slot``: with ``content`` (and metadata) the digest is
+        """Propose ``artifact`` for ``slot``: with ``content`` (and metadata, and an
+        ``embedding`` of the community's ``embedding_dim`` numbers) the digest is
         computed here (``payload_digest``; a ``digest`` passed too is sent as given, and
         the node refuses it ``digest_mismatch`` if it differs); without, by digest only."""
         cmd: dict[str, Any] = {"op": "propose", "agent": self.agent, "artifact": artifact}
         cmd["slot"] = slot
-        return self.send(_with_payload(cmd, digest, evidence, content, title, tags, source))
+        payload = _payload(content, title, tags, source, embedding)
+        return self.send(_with_payload(cmd, digest, evidence, payload))
 
     def resubmit(
         self,
@@ -198,10 +202,12 @@ class Client:
         title: str | None = None,
         tags: Iterable[str] | None = None,
         source: str | None = None,
+        embedding: Sequence[float] | None = None,
     ) -> dict[str, Any]:
         """Resubmit a revised ``artifact`` (the digest as ``propose`` computes it)."""
         cmd: dict[str, Any] = {"op": "resubmit", "agent": self.agent, "artifact": artifact}
-        return self.send(_with_payload(cmd, digest, evidence, content, title, tags, source))
+        payload = _payload(content, title, tags, source, embedding)
+        return self.send(_with_payload(cmd, digest, evidence, payload))
 
     def object(self, artifact: str) -> dict[str, Any]:
         return self.send({"op": "object", "agent": self.agent, "artifact": artifact})
@@ -288,18 +294,33 @@ class Client:
         return self._json(self._get(f"/artifacts/{quote(artifact, safe='')}/content"))
 
     def search(
-        self, q: str, k: int = 10, include_history: bool = False, slot: str | None = None
+        self,
+        q: str | None,
+        k: int = 10,
+        include_history: bool = False,
+        slot: str | None = None,
+        *,
+        vector: Sequence[float] | None = None,
     ) -> dict[str, Any]:
-        """GET /search (POST /search for a query over ``_LONG_QUERY`` bytes): ``{"hits":
-        [...], "position": n}``, the ``k`` best matches by BM25 among current knowledge
-        (READ-1), superseded versions too with ``include_history``; each hit carries its
-        content and provenance.  ``ClientError`` ``bad_query``, ``query_too_large``."""
-        params: dict[str, Any] = {"q": q, "k": k}
+        """GET /search (POST /search for a query over ``_LONG_QUERY`` bytes or with a
+        ``vector``): ``{"hits": [...], "position": n}``, the ``k`` best matches by BM25
+        among current knowledge (READ-1), superseded versions too with
+        ``include_history``; with a query ``vector`` (``q`` may then be None) by cosine
+        similarity, or both rankings fused; each hit carries its content, provenance and
+        ranks.  ``ClientError`` ``bad_query``, ``query_syntax``, ``query_too_large``,
+        ``bad_embedding``, ``embedding_dimension``, ``embeddings_off``."""
+        if q is None and vector is None:
+            raise ValueError("a search needs q, a vector, or both")
+        params: dict[str, Any] = {"k": k}
+        if q is not None:
+            params["q"] = q
         if include_history:
             params["include"] = "history"
         if slot is not None:
             params["slot"] = slot
-        if len(q.encode("utf-8", "surrogatepass")) <= _LONG_QUERY:
+        if vector is not None:
+            params["vector"] = _sendable(vector)
+        elif q is not None and len(q.encode("utf-8", "surrogatepass")) <= _LONG_QUERY:
             return self._json(self._get("/search", params=params))
         try:
             r = self._http.post("/search", json=params)
@@ -336,23 +357,43 @@ class Client:
 _LONG_QUERY = 1024
 
 
-def _with_payload(
-    cmd: dict[str, Any],
-    digest: str | None,
-    evidence: Iterable[str] | None,
+def _payload(
     content: str | None,
     title: str | None,
     tags: Iterable[str] | None,
     source: str | None,
+    embedding: Sequence[float] | None,
 ) -> dict[str, Any]:
-    """``cmd`` with its digest, evidence and payload (the digest computed from the payload
-    when none is given)."""
+    """The payload of these fields (those given)."""
     payload: dict[str, Any] = {}
     for key, value in (("content", content), ("title", title), ("source", source)):
         if value is not None:
             payload[key] = value
     if tags is not None:
         payload["tags"] = list(tags)
+    if embedding is not None:
+        payload["embedding"] = _sendable(embedding)
+    return payload
+
+
+def _sendable(vector: Sequence[float]) -> list[float]:
+    """``vector`` as a list JSON can carry: NaN and infinity cannot be sent, so they are
+    the node's ``bad_embedding`` refusal, raised here without a round trip."""
+    out = list(vector)
+    for x in out:
+        if isinstance(x, float) and not math.isfinite(x):
+            raise ClientError("bad_embedding", "NaN or an infinity (JSON carries neither)", 422)
+    return out
+
+
+def _with_payload(
+    cmd: dict[str, Any],
+    digest: str | None,
+    evidence: Iterable[str] | None,
+    payload: dict[str, Any],
+) -> dict[str, Any]:
+    """``cmd`` with its digest, evidence and payload (the digest computed from the payload
+    when none is given)."""
     if digest is None:
         if not payload:
             raise ValueError("a proposal needs a digest or a content")

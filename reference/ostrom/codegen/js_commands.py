@@ -9,7 +9,16 @@ driver's check 1 by ``ostrom docs`` (make generate), and a new *type* without a 
 
 from __future__ import annotations
 
-from ostrom.protocol.commands import COMMANDS, MAX_SOURCE, MAX_TAG, MAX_TAGS, MAX_TITLE, PAYLOAD
+from ostrom.protocol.commands import (
+    COMMANDS,
+    MAX_EMBEDDING,
+    MAX_NUMBER,
+    MAX_SOURCE,
+    MAX_TAG,
+    MAX_TAGS,
+    MAX_TITLE,
+    PAYLOAD,
+)
 
 __all__ = ["js_commands"]
 
@@ -25,7 +34,7 @@ def js_commands() -> str:
     lines = [
         f"const PAYLOAD_FIELDS = [{', '.join(repr(k) for k in PAYLOAD)}];",
         f"const BOUNDS = {{ title: {MAX_TITLE}, tag: {MAX_TAG}, tags: {MAX_TAGS}, "
-        f"source: {MAX_SOURCE} }};",
+        f"source: {MAX_SOURCE}, embedding: {MAX_EMBEDDING}, number: {MAX_NUMBER:g} }};",
         "const SCHEMAS = {",
     ]
     for op, c in COMMANDS.items():

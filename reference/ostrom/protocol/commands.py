@@ -30,10 +30,12 @@ __all__ = [
     "ARBITER_OUTCOMES",
     "COMMANDS",
     "CONTENT",
+    "EMBEDDING",
     "HEX64",
     "ID",
     "ID_LIST",
     "JOIN",
+    "MAX_EMBEDDING",
     "MAX_NUMBER",
     "MAX_SOURCE",
     "MAX_TAG",
@@ -79,6 +81,7 @@ __all__ = [
     "UrgentReportCommand",
     "checked_fields",
     "command_schema",
+    "is_embedding",
     "is_finite",
     "is_id",
     "is_id_list",
@@ -233,6 +236,29 @@ SOURCE: Final = FieldType(
     "source", _bounded_text(0, MAX_SOURCE), {"type": "string", "maxLength": MAX_SOURCE}
 )
 
+#: Most numbers of an embedding: the command language's fixed bound; the community's own
+#: dimension (the ``embedding_dim`` parameter, at most this) is the node's to check.
+MAX_EMBEDDING: Final = 4096
+
+
+def is_embedding(v: object) -> bool:
+    """A list of 1 to ``MAX_EMBEDDING`` numbers (``is_number``: finite, no boolean, at most
+    ``MAX_NUMBER`` in magnitude): an embedding of the payload (dense retrieval,
+    docs/design.md §11)."""
+    return isinstance(v, list) and 0 < len(v) <= MAX_EMBEDDING and all(is_number(x) for x in v)
+
+
+EMBEDDING: Final = FieldType(
+    "embedding",
+    is_embedding,
+    {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_EMBEDDING,
+        "items": {"type": "number", "minimum": -MAX_NUMBER, "maximum": MAX_NUMBER},
+    },
+)
+
 
 def _enum(name: str, values: frozenset[str]) -> FieldType:
     return FieldType(name, _one_of(values), {"enum": sorted(values)})
@@ -263,7 +289,14 @@ _AA: Final = {"agent": ID, "artifact": ID}
 #: Payload, not protocol state (docs/design.md §11): the orchestrator checks that it hashes
 #: to the command's ``digest`` and then drops it; only the digest enters the state, the
 #: TLA+ specs and the log.
-PAYLOAD: Final = {"content": CONTENT, "title": TITLE, "tags": TAGS, "source": SOURCE}
+#: The ``embedding`` (a vector for dense retrieval) is payload too: hashed with the rest.
+PAYLOAD: Final = {
+    "content": CONTENT,
+    "title": TITLE,
+    "tags": TAGS,
+    "source": SOURCE,
+    "embedding": EMBEDDING,
+}
 PAYLOAD_FIELDS: Final = tuple(PAYLOAD)
 
 
@@ -277,8 +310,8 @@ def payload_digest(payload: Mapping[str, Any]) -> str:
     canonical JSON of the payload object (protocol/encoding.py: sorted keys, compact,
     UTF-8), e.g. ``{"content":"...","tags":["a"],"title":"..."}``.  Hashing the object,
     not the text alone, binds the metadata too: the signature covers the digest, the
-    digest covers all four fields (docs/design.md §11).  Raises ``UnicodeEncodeError``
-    for text UTF-8 cannot encode (``is_text`` refuses it first)."""
+    digest covers every field, the embedding's numbers too (docs/design.md §11).  Raises
+    ``UnicodeEncodeError`` for text UTF-8 cannot encode (``is_text`` refuses it first)."""
     return hashlib.sha256(canonical(dict(payload))).hexdigest()
 
 
@@ -413,8 +446,8 @@ def command_schema() -> dict[str, Any]:
             "this shape the reference refuses as invalid_input text that UTF-8 cannot "
             "encode (lone surrogates), a number with a fraction (1.0) for an integer field, "
             "what depends on the parameters (a set_agent weight outside [w_min, w_max]), a "
-            "propose or resubmit with a payload (content, title, tags, source) whose digest "
-            "is not the SHA-256 of the payload's canonical JSON and, in the community "
+            "propose or resubmit with a payload (content, title, tags, source, embedding) "
+            "whose digest is not the SHA-256 of the payload's canonical JSON and, in the community "
             "layer, set_agent (the community derives its registry)."
         ),
         "oneOf": [{"$ref": f"#/$defs/{c.op}"} for c in specs],
@@ -444,6 +477,7 @@ class ProposeCommand(TypedDict):
     title: NotRequired[str]
     tags: NotRequired[list[str]]
     source: NotRequired[str]
+    embedding: NotRequired[list[float]]
 
 
 class ResubmitCommand(TypedDict):
@@ -456,6 +490,7 @@ class ResubmitCommand(TypedDict):
     title: NotRequired[str]
     tags: NotRequired[list[str]]
     source: NotRequired[str]
+    embedding: NotRequired[list[float]]
 
 
 class RecruitCommand(TypedDict):

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ostrom.protocol.commands import MAX_EMBEDDING
+
 __all__ = [
     "DEFAULTS",
     "MARKDOWN_COLUMNS",
@@ -321,6 +323,16 @@ class Params:
         16 * 1024 * 1024,
         "most UTF-8 bytes of an artifact's content a node accepts (a propose or resubmit "
         "over it: 413 content_too_large, nothing changed); the protocol never reads it",
+    )
+    embedding_dim: int = _p(
+        0,
+        "floats",
+        0,
+        MAX_EMBEDDING,
+        "the community's embedding dimension: a propose or resubmit may carry an embedding of "
+        "exactly this many finite numbers, and a search a query vector of as many (dense "
+        "retrieval, docs/design.md §11); 0: dense retrieval off, an embedding is refused "
+        "(422 embeddings_off); the protocol never reads it",
     )
     # determinism
     seed: int = _p(

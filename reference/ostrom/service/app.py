@@ -32,8 +32,16 @@ from starlette.routing import Route
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.group_commit import GroupCommit
 from ostrom.service.node import Node, Reply, error
-from ostrom.service.openapi import BODY_LIMIT, ENDPOINTS, MAX_LIMIT, MAX_WAIT, body_limit, openapi
-from ostrom.service.search import MAX_QUERY_BYTES, SearchError, SearchQuery
+from ostrom.service.openapi import (
+    BODY_LIMIT,
+    ENDPOINTS,
+    MAX_LIMIT,
+    MAX_WAIT,
+    SEARCH_BODY_LIMIT,
+    body_limit,
+    openapi,
+)
+from ostrom.service.search import SearchError, SearchQuery
 from ostrom.service.store import StoreError
 
 __all__ = ["create_app"]
@@ -126,7 +134,7 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
 
     writer = GroupCommit(node, threaded=node.store.fsync)
 
-    limit = body_limit(node.gate.params.content_limit)
+    limit = body_limit(node.gate.params.content_limit, node.gate.params.embedding_dim)
 
     async def commands(request: Request) -> Response:
         raw = await _read_body(request, limit)
@@ -157,13 +165,28 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
         return JSONResponse(await run_in_threadpool(node.search, query))
 
     async def search_post(request: Request) -> Response:
-        doc = _parse_json(await _read_body(request, 6 * MAX_QUERY_BYTES + 4096))
-        if not isinstance(doc, dict) or set(doc) - {"q", "k", "include", "slot"}:
-            raise _BadRequest("bad_query", "the body is an object {q, k?, include?, slot?}")
+        doc = _parse_json(await _read_body(request, SEARCH_BODY_LIMIT))
+        if not isinstance(doc, dict) or set(doc) - {"q", "k", "include", "slot", "vector"}:
+            raise _BadRequest(
+                "bad_query", "the body is an object {q?, k?, include?, slot?, vector?}"
+            )
         k = doc.get("k")
         if isinstance(k, str):  # JSON's k is a number, not its text
             k = -1
-        query = SearchQuery.parse(doc.get("q"), k, doc.get("include"), doc.get("slot"))
+        if "q" not in doc and "vector" not in doc:
+            raise _BadRequest("bad_query", "a search takes q, a vector, or both")
+        if "q" in doc and doc["q"] is None:  # left out is not null: q is a text
+            raise _BadRequest("bad_query", "q must be a text")
+        if "vector" in doc and doc["vector"] is None:
+            raise _BadRequest("bad_embedding", "vector must be a list of numbers")
+        query = SearchQuery.parse(
+            doc.get("q"),
+            k,
+            doc.get("include"),
+            doc.get("slot"),
+            vector=doc.get("vector"),
+            dim=node.gate.params.embedding_dim,
+        )
         return JSONResponse(await run_in_threadpool(node.search, query))
 
     async def slot(request: Request) -> Response:

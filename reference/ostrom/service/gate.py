@@ -23,7 +23,7 @@ Who may send what (docs/service.md "Identity"):
   and it is registered when the Community accepts the join;
 * ``tick`` and ``recruit`` (no ``agent`` field) are *operator* commands: the sender must
   be an operator of the setup (``not_operator`` otherwise);
-* a propose's or resubmit's payload (content and metadata) is checked last
+* a propose's or resubmit's payload (content, metadata, embedding) is checked last
   (``payload_refusal``): the log keeps no payload, so a bad one must never reach it.
 """
 
@@ -35,8 +35,10 @@ from typing import Any, Final
 
 from ostrom.protocol.commands import (
     COMMANDS,
+    MAX_EMBEDDING,
     PAYLOAD,
     Observation,
+    is_embedding,
     is_text,
     payload_digest,
     payload_of,
@@ -59,6 +61,7 @@ __all__ = [
     "Gate",
     "GateError",
     "Setup",
+    "embedding_refusal",
     "member_from_json",
     "member_json",
     "payload_refusal",
@@ -109,6 +112,23 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
             "source too long, empty or not strings (protocol/commands.py: PAYLOAD)",
         ),
         GateError(
+            "bad_embedding",
+            422,
+            "an embedding or a query vector is not a list of 1 to MAX_EMBEDDING finite numbers "
+            "(no NaN, no infinity, none over MAX_NUMBER in magnitude: protocol/commands.py)",
+        ),
+        GateError(
+            "embedding_dimension",
+            422,
+            "an embedding or a query vector whose length is not the embedding_dim parameter",
+        ),
+        GateError(
+            "embeddings_off",
+            422,
+            "an embedding or a query vector, and the community declares no embedding_dim "
+            "(0: dense retrieval off)",
+        ),
+        GateError(
             "digest_mismatch",
             422,
             "the command's digest is not the SHA-256 of its payload's canonical JSON",
@@ -120,6 +140,12 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
             "MAX_TERMS distinct terms (service/search.py)",
         ),
         GateError("bad_query", 422, "a query parameter is not what the endpoint takes"),
+        GateError(
+            "query_syntax",
+            422,
+            "search takes plain words: q holds FTS5 query syntax (a double quote, *, ^, a "
+            "parenthesis or brace, :, +, or AND, OR, NOT, NEAR in capitals: service/search.py)",
+        ),
         GateError(
             "internal_error", 500, "the core raised (a bug, never input's fault); nothing applied"
         ),
@@ -249,7 +275,22 @@ def member_from_json(doc: Any) -> Member:
     return Member(mid, tier, float(rep), float(ev), pre, frozenset(subs))
 
 
-def payload_refusal(command: Mapping[str, Any], limit: int) -> tuple[str, str] | None:
+def embedding_refusal(vector: object, dim: int) -> tuple[str, str] | None:
+    """Why the node refuses an embedding or a query vector for a community whose
+    ``embedding_dim`` is ``dim`` (0: none declared) — ``(code, detail)`` — or None."""
+    if dim == 0:
+        return "embeddings_off", "the community declares no embedding_dim: no embeddings"
+    if not is_embedding(vector):
+        return "bad_embedding", f"not a list of 1 to {MAX_EMBEDDING} finite numbers"
+    assert isinstance(vector, list)
+    if len(vector) != dim:
+        return "embedding_dimension", f"{len(vector)} numbers, embedding_dim = {dim}"
+    return None
+
+
+def payload_refusal(
+    command: Mapping[str, Any], limit: int, embedding_dim: int = 0
+) -> tuple[str, str] | None:
     """Why the node refuses a propose or resubmit's payload — ``(code, detail)`` — or None.
 
     Checked by the gate, before the log, and not left to the Community's check 1 like
@@ -262,6 +303,10 @@ def payload_refusal(command: Mapping[str, Any], limit: int) -> tuple[str, str] |
     payload = payload_of(command)
     if not payload:
         return None  # a digest-only command: nothing to check
+    if "embedding" in payload:
+        refusal = embedding_refusal(payload["embedding"], embedding_dim)
+        if refusal is not None:
+            return refusal
     for key, value in payload.items():
         if not PAYLOAD[key].check(value):
             return "bad_content", f"{key} is not a valid {PAYLOAD[key].name}"
@@ -380,7 +425,7 @@ class Gate:
             return Admission("replayed", f"seq {seq} <= last seq {last}", agent, seq)
         if seq > last + 1:
             return Admission("out_of_order", f"seq {seq} > last seq {last} + 1", agent, seq)
-        refusal = payload_refusal(command, self.params.content_limit)
+        refusal = payload_refusal(command, self.params.content_limit, self.params.embedding_dim)
         if refusal is not None:
             return Admission(refusal[0], refusal[1], agent, seq)
         return Admission(None, "", agent, seq)

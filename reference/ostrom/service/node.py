@@ -37,7 +37,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -48,6 +48,7 @@ from ostrom.protocol.agents import micro
 from ostrom.protocol.commands import Observation, is_text, payload_of
 from ostrom.protocol.lifecycle import ACTIVE, FORGOTTEN, SUPERSEDED
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
+from ostrom.service.dense import FUSION_DEPTH, rrf
 from ostrom.service.gate import GATE_ERRORS, Admission, Gate, Setup, payload_refusal
 from ostrom.service.identity import canonical, sign_envelope, without_payload
 from ostrom.service.search import SearchQuery, eligible
@@ -231,7 +232,7 @@ class Node:
         create = ((params or DEFAULTS).to_dict(), (setup or Setup()).to_json())
         store = Store.open(path, create=create, fsync=fsync, busy_timeout=busy_timeout)
         try:
-            if params is not None and store.params != _json(params.to_dict()):
+            if params is not None and _stored_params(store) != _json(params.to_dict()):
                 raise StoreError(f"{path}: the database was created with other parameters")
             if setup is not None and store.setup != _json(setup.to_json()):
                 raise StoreError(f"{path}: the database was created with other founders")
@@ -351,7 +352,8 @@ class Node:
             # one the gate admits (it then is the logged digest's, by its hash)
             command = envelope.get("command") if isinstance(envelope, dict) else None
             if isinstance(command, dict):
-                refusal = payload_refusal(command, self.gate.params.content_limit)
+                params = self.gate.params
+                refusal = payload_refusal(command, params.content_limit, params.embedding_dim)
                 if refusal is not None:
                     return error(*refusal)
             return retry
@@ -478,27 +480,64 @@ class Node:
             "superseded_round": prov["superseded_round"] if art["state"] == SUPERSEDED else None,
         }
 
+    def _readable(
+        self, ranked: Iterator[tuple[int, float]], query: SearchQuery, depth: int
+    ) -> list[tuple[str, dict[str, Any], float]]:
+        """The first ``depth`` (artifact, public entry, score) of the payloads ``ranked``
+        (content id, score; best first) that READ-1 lets ``query`` see: one filter for the
+        lexical and the dense ranking alike."""
+        orch = self.gate.community.orchestrator
+        out: list[tuple[str, dict[str, Any], float]] = []
+        for cid, score in ranked:
+            digest, carriers = self.store.carriers(cid)
+            for x in carriers:
+                art = orch.public_artifact(x)
+                if (
+                    art is None
+                    or not eligible(art, query.history)  # READ-1
+                    or art["digest"] != digest  # resubmitted since: not its content now
+                    or (query.slot is not None and art["slot"] != query.slot)
+                ):
+                    continue
+                out.append((x, art, score))
+            if len(out) >= depth:
+                break
+        return out[:depth]
+
     def search(self, query: SearchQuery) -> dict[str, Any]:
-        """GET/POST /search: the ``k`` best hits by BM25 among the artifacts READ-1 lets
-        through, decided from the Community's public state at the answer's position."""
+        """GET/POST /search: the ``k`` best hits among the artifacts READ-1 lets through,
+        decided from the Community's public state at the answer's position: by BM25 for
+        words, by cosine similarity for a query vector, by reciprocal rank fusion of the
+        two rankings for both (service/dense.py).  Each hit's ``ranks`` are its places in
+        the lexical and the dense ranking (after READ-1's filter)."""
         with self._lock:
             orch = self.gate.community.orchestrator
+            both = bool(query.terms) and query.vector is not None
+            depth = max(query.k, FUSION_DEPTH) if both else query.k
+            lexical = (
+                self._readable(self.store.matches(query.match), query, depth) if query.terms else []
+            )
+            near = (
+                self._readable(self.store.neighbours(query.vector), query, depth)
+                if query.vector is not None
+                else []
+            )
+            found = {x: (art, score) for x, art, score in near}
+            sims = {x: score for x, _, score in near}
+            found.update({x: (art, score) for x, art, score in lexical})
+            ranked: list[tuple[str, float, list[int | None]]]
+            if both:
+                ranked = rrf([x for x, _, _ in lexical], [x for x, _, _ in near])[: query.k]
+            elif query.terms:
+                ranked = [(x, sc, [i, None]) for i, (x, _, sc) in enumerate(lexical, 1)]
+            else:
+                ranked = [(x, sc, [None, i]) for i, (x, _, sc) in enumerate(near, 1)]
             hits: list[dict[str, Any]] = []
-            for cid, score in self.store.matches(query.match):
-                digest, carriers = self.store.carriers(cid)
-                for x in carriers:
-                    art = orch.public_artifact(x)
-                    if (
-                        art is None
-                        or not eligible(art, query.history)  # READ-1
-                        or art["digest"] != digest  # resubmitted since: not its content now
-                        or (query.slot is not None and art["slot"] != query.slot)
-                    ):
-                        continue
-                    hits.append(self._hit(x, art, score))
-                if len(hits) >= query.k:
-                    break
-            hits = hits[: query.k]
+            for x, score, (r_lex, r_dense) in ranked:
+                hit = self._hit(x, found[x][0], score)
+                hit["ranks"] = {"lexical": r_lex, "dense": r_dense}
+                hit["similarity"] = sims.get(x)
+                hits.append(hit)
             self.store.record_reads([h["artifact"] for h in hits], query.q, orch.now)
             return {"hits": hits, "position": self.store.last_pos}
 
@@ -591,6 +630,17 @@ def provenance(gate: Gate, obs: Observation) -> list[tuple[str, dict[str, Any]]]
             if by is not None and ev.get("event") == "supersede":
                 out.append((by, {"supersedes": x}))
     return out
+
+
+def _stored_params(store: Store) -> Any:
+    """The file's parameters as the table reads them: a parameter added to the table since
+    the file was made (``embedding_dim``) is at its default, as replay takes it, so the same
+    parameters given again are the same (a header that does not load: as stored, replay
+    names the problem)."""
+    try:
+        return _json(Params.from_mapping(store.params).to_dict())
+    except (ParamError, ValueError, TypeError):
+        return store.params
 
 
 def _snapshot_row(gate: Gate) -> dict[str, Any]:

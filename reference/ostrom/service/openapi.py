@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ostrom import __version__
-from ostrom.protocol.commands import command_schema
+from ostrom.protocol.commands import MAX_EMBEDDING, command_schema
 from ostrom.protocol.params import DEFAULTS
+from ostrom.service.dense import FUSION_DEPTH, RRF_K
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.identity import SIGNING_DOMAIN
 from ostrom.service.search import DEFAULT_K, HISTORY, MAX_K, MAX_QUERY_BYTES, MAX_TERMS
@@ -27,6 +28,8 @@ __all__ = [
     "ENDPOINTS",
     "MAX_LIMIT",
     "MAX_WAIT",
+    "NUMBER_BYTES",
+    "SEARCH_BODY_LIMIT",
     "Endpoint",
     "Query",
     "body_limit",
@@ -59,15 +62,24 @@ class Endpoint:
     body: str = "Envelope"  # a POST's request body: its component schema
 
 
-def body_limit(content_limit: int) -> int:
+#: Most bytes of one number of an embedding or a query vector, its comma included: a
+#: double's shortest spelling is at most 24 characters (``-2.2250738585072014e-308``).
+NUMBER_BYTES: Final = 32
+
+
+def body_limit(content_limit: int, embedding_dim: int = 0) -> int:
     """Largest request body a node reads (bytes; larger: 413 too_large, before parsing):
     64 KiB for the envelope, plus six times the content limit, the most bytes JSON may
-    spell a content of ``content_limit`` UTF-8 bytes with (``\u0001`` for one byte)."""
-    return 64 * 1024 + 6 * content_limit
+    spell a content of ``content_limit`` UTF-8 bytes with (``\u0001`` for one byte), plus
+    ``NUMBER_BYTES`` per number of an embedding of ``embedding_dim`` numbers."""
+    return 64 * 1024 + 6 * content_limit + NUMBER_BYTES * embedding_dim
 
 
-#: The body limit at the default ``content_limit``.
+#: The body limit at the default ``content_limit`` (and no embeddings).
 BODY_LIMIT: Final = body_limit(DEFAULTS.content_limit)
+#: Largest POST /search body: the query text spelled with escapes, a query vector of
+#: ``MAX_EMBEDDING`` numbers, and room for the other keys.
+SEARCH_BODY_LIMIT: Final = 6 * MAX_QUERY_BYTES + NUMBER_BYTES * MAX_EMBEDDING + 4096
 #: Most log entries one GET /log or /events returns.
 MAX_LIMIT: Final = 1000
 #: Longest wait of GET /events (seconds).
@@ -94,15 +106,18 @@ _WRITE_ERRORS: Final = tuple(
         "content_forgotten",
         "method_not_allowed",
         "bad_query",
+        "query_syntax",
         "query_too_large",
     )
 )
 _Q = Query(
     "q",
     {"type": "string", "maxLength": MAX_QUERY_BYTES},
-    f"the query: its terms (runs of letters and digits; at most {MAX_TERMS} distinct, "
-    f"at most {MAX_QUERY_BYTES} UTF-8 bytes) are searched for, any of them (no FTS5 "
-    "syntax: quotes, operators and parentheses separate terms)",
+    f"the query, plain words: its terms (runs of letters and digits; at most {MAX_TERMS} "
+    f"distinct, at most {MAX_QUERY_BYTES} UTF-8 bytes) are searched for, any of them. FTS5 "
+    "query syntax is refused (422 `query_syntax`): a quote, `*`, `^`, a parenthesis or "
+    "brace, `:`, `+`, or `AND`, `OR`, `NOT`, `NEAR` in capitals; other punctuation "
+    "separates words",
 )
 _K = Query(
     "k", {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": DEFAULT_K}, "most hits"
@@ -111,7 +126,8 @@ _INCLUDE = Query(
     "include", {"enum": [HISTORY]}, "`history`: superseded versions too, each with its successor"
 )
 _SLOT = Query("slot", {"type": "string", "minLength": 1, "maxLength": 256}, "only this slot")
-_SEARCH_ERRORS: Final = ("bad_query", "query_too_large", "db_unavailable")
+_SEARCH_ERRORS: Final = ("bad_query", "query_syntax", "query_too_large", "db_unavailable")
+_VECTOR_ERRORS: Final = ("bad_embedding", "embedding_dimension", "embeddings_off")
 
 
 #: The node's routes: the one table of the HTTP API, its OpenAPI document and its docs.
@@ -195,8 +211,15 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "POST",
         "/search",
         "search_post",
-        "GET /search with the parameters in a JSON body, for long queries.",
-        errors=("malformed", "too_large", *_SEARCH_ERRORS),
+        "GET /search with the parameters in a JSON body, for long queries, and dense "
+        "retrieval: a `vector` of `embedding_dim` numbers (a community parameter; 0: off, "
+        "422 `embeddings_off`) ranks the payloads' embeddings by cosine similarity; with "
+        "`q` too, the lexical and the dense ranking are fused by reciprocal rank fusion "
+        f"(score = Σ 1/({RRF_K} + rank), each ranking after READ-1's filter, to depth "
+        f"{FUSION_DEPTH}). `q` may be left out with a vector. Each hit's `ranks` are its "
+        "places in both rankings, `similarity` its cosine similarity (null: no vector, or "
+        "not among the dense ranking's hits).",
+        errors=("malformed", "too_large", *_SEARCH_ERRORS, *_VECTOR_ERRORS),
         response="SearchResult",
         body="SearchRequest",
     ),
@@ -268,6 +291,11 @@ def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> di
         "properties": {**required, **(optional or {})},
         "additionalProperties": optional is not None,
     }
+
+
+def _closed(required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    """``_obj`` with optional properties and no others."""
+    return {**_obj(required, optional), "additionalProperties": False}
 
 
 _INT: Final = {"type": "integer"}
@@ -348,9 +376,16 @@ _RESPONSES: Final[dict[str, Any]] = {
     "Health": _obj({"status": {"const": "ok"}, "last_pos": _POS, "now": _INT}),
     "Content": _obj(
         {"artifact": _STR, "digest": _STR},
-        {"content": _STR, "title": _STR, "tags": _IDS, "source": _STR},
+        {
+            "content": _STR,
+            "title": _STR,
+            "tags": _IDS,
+            "source": _STR,
+            "embedding": {"type": "array", "items": {"type": "number"}},
+        },
     ),
-    "Hit": _obj(
+    # a search's hits carry ranks and similarity, a slot's do not; nothing else may appear
+    "Hit": _closed(
         {
             "artifact": _STR,
             "slot": _STR,
@@ -370,7 +405,16 @@ _RESPONSES: Final[dict[str, Any]] = {
             "supersedes": {"type": ["string", "null"]},
             "superseded_by": {"type": ["string", "null"]},
             "superseded_round": {"type": ["integer", "null"]},
-        }
+        },
+        {
+            "ranks": _obj(
+                {
+                    "lexical": {"type": ["integer", "null"], "minimum": 1},
+                    "dense": {"type": ["integer", "null"], "minimum": 1},
+                }
+            ),
+            "similarity": {"type": ["number", "null"]},
+        },
     ),
     "SearchResult": _obj(
         {
@@ -387,8 +431,15 @@ _RESPONSES: Final[dict[str, Any]] = {
         }
     ),
     "SearchRequest": _obj(
-        {"q": {"type": "string", "maxLength": MAX_QUERY_BYTES}},
+        {},
         {
+            "q": {"type": "string", "maxLength": MAX_QUERY_BYTES},
+            "vector": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_EMBEDDING,
+                "items": {"type": "number"},
+            },
             "k": {"type": "integer", "minimum": 1, "maximum": MAX_K},
             "include": {"enum": [HISTORY, None]},
             "slot": {"type": ["string", "null"], "minLength": 1, "maxLength": 256},

@@ -30,6 +30,10 @@ Tables:
   (service/search.py).  A purge deletes through it and then merges it (``optimize``): FTS5
   deletes by writing a delete marker beside the old segment, which still holds the
   forgotten terms until a merge drops both (FORGET-PURGE);
+* ``content_vec``: the embedding of each payload that carries one (dense retrieval,
+  service/dense.py), keyed by ``content.id``: its canonical JSON (hashed with the rest of
+  the payload) and its unit vector (float32, what the k-NN reads); deleted with its
+  ``content`` row by a trigger, so a purge takes it too (FORGET-PURGE);
 * ``provenance``: per artifact, what the log knows of its last activation and its
   supersession (the round, the submitter's tier and reputation at that moment, the
   artifact it superseded, the one that superseded it), written with the row that caused
@@ -61,6 +65,7 @@ from typing import Any, Final
 
 from ostrom.protocol.commands import payload_digest
 from ostrom.protocol.lifecycle import FORGOTTEN
+from ostrom.service import dense
 from ostrom.service.identity import canonical
 
 __all__ = [
@@ -78,8 +83,9 @@ __all__ = [
 #: The file format the ``meta`` table names; a file of another format is refused.
 FORMAT: Final = "ostrom-node/1"
 #: The schema version; bumped with any change of the tables (a file of version 1, from
-#: before the content tables, or 2, from before the search tables, is upgraded on open).
-_VERSION: Final = 3
+#: before the content tables, 2, from before the search tables, or 3, from before the
+#: embeddings, is upgraded on open).
+_VERSION: Final = 4
 #: Most recent query texts kept per artifact in ``read_queries`` (advisory).
 RECENT_QUERIES: Final = 8
 #: Reads kept in memory before they are written without waiting for a log append.
@@ -149,6 +155,17 @@ CREATE TABLE read_queries (
 CREATE INDEX read_queries_artifact ON read_queries (artifact, id);
 """
 
+_DENSE_SCHEMA: Final = """
+CREATE TABLE content_vec (
+    id INTEGER PRIMARY KEY,
+    embedding TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE TRIGGER content_vec_delete AFTER DELETE ON content BEGIN
+    DELETE FROM content_vec WHERE id = old.id;
+END;
+"""
+
 _SCHEMA: Final = (
     """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -166,12 +183,13 @@ CREATE TABLE snapshot (pos INTEGER PRIMARY KEY, state TEXT NOT NULL, sha256 TEXT
 """
     + _CONTENT_SCHEMA
     + _SEARCH_SCHEMA
+    + _DENSE_SCHEMA
 )
 
 #: Every table of a current file (besides FTS5's own shadow tables).
 _TABLES: Final = frozenset(
     {"meta", "log", "snapshot", "content", "artifact_content", "content_fts"}
-    | {"provenance", "reads", "read_queries"}
+    | {"provenance", "reads", "read_queries", "content_vec"}
 )
 
 
@@ -392,12 +410,16 @@ class Store:
         if meta.get("format") != FORMAT:
             raise StoreError(f"{p}: format {meta.get('format')!r}, expected {FORMAT!r}")
         if meta.get("version") == "1" and "content" not in tables:
-            cls._upgrade(db, _CONTENT_SCHEMA + _SEARCH_SCHEMA)
+            cls._upgrade(db, _CONTENT_SCHEMA + _SEARCH_SCHEMA + _DENSE_SCHEMA)
         elif meta.get("version") == "2" and {"content", "artifact_content"} <= tables:
             if "content_fts" in tables:
                 raise StoreError(f"{p}: schema version 2 with the search tables (edited file)")
-            cls._upgrade(db, _SEARCH_SCHEMA)
-        elif meta.get("version") not in ("2", str(_VERSION)):
+            cls._upgrade(db, _SEARCH_SCHEMA + _DENSE_SCHEMA)
+        elif meta.get("version") == "3" and tables >= _TABLES - {"content_vec"}:
+            if "content_vec" in tables:
+                raise StoreError(f"{p}: schema version 3 with the embeddings table (edited file)")
+            cls._upgrade(db, _DENSE_SCHEMA, reindex=False)
+        elif meta.get("version") not in ("2", "3", str(_VERSION)):
             raise StoreError(f"{p}: schema version {meta.get('version')!r}, expected {_VERSION}")
         elif not tables >= _TABLES:
             raise StoreError(f"{p}: not a node database (tables: {sorted(tables)})")
@@ -414,15 +436,18 @@ class Store:
         return cls(db, p, params, setup)
 
     @staticmethod
-    def _upgrade(db: sqlite3.Connection, script: str) -> None:
-        """Version 1 or 2 -> 3: add the tables ``script`` creates (a version-1 log has no
-        payload), index the payloads a version-2 file holds; the provenance of decisions
-        made before the upgrade is not known (its columns read null)."""
+    def _upgrade(db: sqlite3.Connection, script: str, *, reindex: bool = True) -> None:
+        """Version 1, 2 or 3 -> 4: add the tables ``script`` creates (a version-1 log has
+        no payload), index the payloads a version-2 file holds (``reindex``); the
+        provenance of decisions made before the upgrade is not known (its columns read
+        null), and no payload of a file before version 4 carries an embedding (the
+        parameter did not exist)."""
         db.execute("BEGIN IMMEDIATE")
         try:
             for stmt in _statements(script):
                 db.execute(stmt)
-            db.execute("INSERT INTO content_fts (content_fts) VALUES ('rebuild')")
+            if reindex:
+                db.execute("INSERT INTO content_fts (content_fts) VALUES ('rebuild')")
             db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(_VERSION),))
             db.execute("COMMIT")
         except BaseException:
@@ -523,19 +548,22 @@ class Store:
         was purged).  ``StoreError`` if the stored payload no longer hashes to its digest
         (the file is hostile input)."""
         row = self._db.execute(
-            "SELECT c.content, c.title, c.tags, c.source FROM artifact_content a "
-            "JOIN content c ON c.digest = a.digest WHERE a.artifact = ? AND a.digest = ?",
+            "SELECT c.content, c.title, c.tags, c.source, v.embedding FROM artifact_content a "
+            "JOIN content c ON c.digest = a.digest LEFT JOIN content_vec v ON v.id = c.id "
+            "WHERE a.artifact = ? AND a.digest = ?",
             (artifact, digest),
         ).fetchone()
         if row is None:
             return None
-        content, title, tags, source = row
+        content, title, tags, source, embedding = row
         out: dict[str, Any] = {}
         for key, value in (("content", content), ("title", title), ("source", source)):
             if value is not None:
                 out[key] = value
         if tags is not None:
             out["tags"] = _loads(tags, f"content[{digest}].tags")
+        if embedding is not None:
+            out["embedding"] = _loads(embedding, f"content[{digest}].embedding")
         try:
             ok = payload_digest(out) == digest
         except (TypeError, ValueError):
@@ -567,6 +595,21 @@ class Store:
         with closing(self._db.execute(sql, args)) as cur:
             for rowid, score in cur:
                 yield int(rowid), float(score)
+
+    def neighbours(self, vector: Sequence[float]) -> Iterator[tuple[int, float]]:
+        """(content id, cosine similarity) of every payload that carries an embedding,
+        most similar to ``vector`` first (an exact k-NN: service/dense.py).  ``StoreError``
+        for a stored vector that is not of the community's dimension (hostile file)."""
+        dim = len(vector)
+        bad = self._db.execute(
+            "SELECT id FROM content_vec WHERE typeof(vector) != 'blob' OR length(vector) != ? "
+            "LIMIT 1",
+            (4 * dim,),
+        ).fetchone()
+        if bad is not None:
+            raise StoreError(f"content_vec[{bad[0]}]: not a vector of {dim} float32")
+        rows = self._db.execute("SELECT id, vector FROM content_vec").fetchall()
+        yield from dense.nearest(rows, vector, dim)
 
     def carriers(self, content_id: int) -> tuple[str, list[str]]:
         """The digest of content row ``content_id`` and the artifacts that carried it."""
@@ -679,6 +722,17 @@ class Store:
             ),
         )
         self._db.execute("INSERT OR IGNORE INTO artifact_content VALUES (?, ?)", (artifact, digest))
+        if payload.get("embedding") is not None:
+            self._keep_embedding(digest, payload["embedding"])
+
+    def _keep_embedding(self, digest: str, embedding: Sequence[float]) -> None:
+        """Store the embedding of the payload ``digest`` (once): its canonical JSON and
+        its unit vector (service/dense.py), keyed by the payload's content id."""
+        self._db.execute(
+            "INSERT OR IGNORE INTO content_vec (id, embedding, vector) "
+            "SELECT id, ?, ? FROM content WHERE digest = ?",
+            (_text(list(embedding)), dense.to_blob(embedding), digest),
+        )
 
     def _purge(self, artifact: str) -> int:
         """FORGET-PURGE: ``artifact`` is forgotten; delete the payloads no artifact still

@@ -202,6 +202,50 @@ def _(r: Recorder) -> None:
     r.do({**base, **_PAYLOAD}, "ok", "the payload as hashed")
 
 
+#: An embedding whose canonical spelling an implementation must reproduce to hash it:
+#: Python's float repr (``1e-07``, ``100.0``, ``2.5e-05``: not JavaScript's ``1e-7``,
+#: ``100``, ``0.000025``), an integer as an integer, a negative zero as ``-0.0``.
+_EMBEDDED: dict[str, Any] = {
+    "content": "Ice melts at 0 °C.",
+    "embedding": [1e-07, 0.1, -0.5, 100.0, 3, 2.5e-05, -0.0, 123456.789],
+}
+
+
+@example(
+    "lifecycle",
+    "propose",
+    "payload-embedding",
+    ["LC-SAFE-4"],
+    "A payload may carry an `embedding` (dense retrieval): 1 to MAX_EMBEDDING numbers, each "
+    "finite and at most MAX_NUMBER in magnitude, hashed with the rest of the payload, each "
+    "number spelled as Python's json writes it (an integer as an integer, a float as its "
+    "shortest repr: `1e-07`, `100.0`, `-0.0`). A changed number, a float for an integer, "
+    "an empty list or a list of anything else is `invalid_input`. The community's dimension "
+    "(`embedding_dim`) is the node's check, not the protocol's.",
+)
+def _(r: Recorder) -> None:
+    good = payload_digest(_EMBEDDED)
+    base = {"op": "propose", "agent": "fay", "artifact": "x", "slot": "s", "digest": good}
+    vec = list(_EMBEDDED["embedding"])
+    r.do({**base, **_EMBEDDED, "embedding": [*vec[:-1], 123456.78]}, "invalid_input",
+         "a number changed")  # fmt: skip
+    r.do({**base, **_EMBEDDED, "embedding": [*vec[:4], 3.0, *vec[5:]]}, "invalid_input",
+         "3.0 for 3: another spelling, another digest")  # fmt: skip
+    r.do({**base, **_EMBEDDED, "embedding": vec[::-1]}, "invalid_input", "reordered")
+    for bad, note in (
+        ([], "an empty embedding"),
+        (["0.5"], "a string for a number"),
+        ([True], "a boolean for a number"),
+        ([2e9], "a number over MAX_NUMBER"),
+    ):
+        payload = {**_EMBEDDED, "embedding": bad}
+        r.do({**base, **payload, "digest": payload_digest(payload)}, "invalid_input", note)
+    r.do({**base, **_EMBEDDED}, "ok", "the payload as hashed")
+    only = {"embedding": [0.25, -0.75]}
+    cmd = {"op": "propose", "agent": "gus", "artifact": "y", "slot": "t"}
+    r.do({**cmd, "digest": payload_digest(only), **only}, "ok", "an embedding alone")
+
+
 @example(
     "lifecycle",
     "propose",
