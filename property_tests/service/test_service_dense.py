@@ -374,6 +374,7 @@ def test_nearest_orders_every_vector_as_a_full_sort_would() -> None:
 
     import numpy as np
 
+    from ostrom.service.dense import matrix as stack
     from ostrom.service.dense import nearest, to_blob, unit
 
     rng = random.Random(7)
@@ -385,7 +386,7 @@ def test_nearest_orders_every_vector_as_a_full_sort_would() -> None:
     full = sorted(
         zip((i for i, _ in rows), sims.tolist(), strict=True), key=lambda t: (-t[1], t[0])
     )
-    assert list(nearest(rows, query, 4)) == full
+    assert list(nearest(*stack(rows, 4), query)) == full
 
 
 def test_a_file_from_before_embeddings_opens_with_its_parameters(tmp_path: Path) -> None:

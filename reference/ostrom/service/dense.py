@@ -39,6 +39,7 @@ import numpy as np
 __all__ = [
     "FUSION_DEPTH",
     "RRF_K",
+    "matrix",
     "nearest",
     "rrf",
     "to_blob",
@@ -69,24 +70,32 @@ def to_blob(vector: Sequence[float]) -> bytes:
 _FIRST: Final = 256
 
 
+def matrix(rows: Sequence[tuple[int, bytes]], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """The content ids and the stored unit vectors of ``rows`` (content id, stored blob)
+    as arrays: what ``nearest`` scans (store.py keeps them between writes)."""
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if not rows:
+        return ids, np.zeros((0, dim))
+    vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
+    return ids, vectors.astype(np.float64)
+
+
 def nearest(
-    rows: Sequence[tuple[int, bytes]], query: Sequence[float], dim: int
+    ids: np.ndarray, vectors: np.ndarray, query: Sequence[float]
 ) -> Iterator[tuple[int, float]]:
     """(content id, cosine similarity) of every stored vector, most similar first, ties
-    by content id: an exact k-NN over ``rows`` (content id, stored blob)."""
-    if not rows:
+    by content id: an exact k-NN over the unit ``vectors`` (rows) of content ``ids``."""
+    if not len(ids):
         return
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
-    sims = matrix.astype(np.float64) @ unit(query).astype(np.float64)
-    if len(rows) > 2 * _FIRST:
+    sims = vectors @ unit(query).astype(np.float64)
+    if len(ids) > 2 * _FIRST:
         # the _FIRST most similar (ties at the cut included), in order; then the rest
         cut = np.partition(-sims, _FIRST - 1)[_FIRST - 1]
         head = np.flatnonzero(-sims <= cut)
         rest = np.flatnonzero(-sims > cut)
         parts = [head, rest]
     else:
-        parts = [np.arange(len(rows))]
+        parts = [np.arange(len(ids))]
     for part in parts:
         for i in part[np.lexsort((ids[part], -sims[part]))]:
             yield int(ids[i]), float(sims[i])
