@@ -206,6 +206,10 @@ class Node:
         self.operator = operator
         self._lock = threading.RLock()
         self._waiters: list[_Waiter] = []
+        #: the search index's entry of each artifact READ-1 lets through: (its content
+        #: id, 1 if without history, 1 if with); the store's ``search_index`` counts them
+        self._indexed: dict[str, tuple[int, int, int]] = {}
+        self._reindex()
 
     # --- opening ----------------------------------------------------------------------------
 
@@ -329,6 +333,17 @@ class Node:
                 self._rebuild()
                 failed = error("db_unavailable", f"the command was not applied: {exc}")
                 return [failed if isinstance(r, _Pending) else r for r in out]
+            self._index(
+                {
+                    str(x)
+                    for s in staged
+                    for x in (
+                        s.envelope["command"].get("artifact"),
+                        *(ev.get("artifact") for ev in s.observation["events"]),
+                    )
+                    if x is not None
+                }
+            )
             for s, pos in zip(staged, positions, strict=True):
                 s.pos = pos
                 if s.base is not None:
@@ -379,6 +394,73 @@ class Node:
             200,
             {"pos": prior.pos, "result": obs["result"], "events": obs["events"], "retry": True},
         )
+
+    # --- the search index -------------------------------------------------------------------
+
+    @staticmethod
+    def _entry(art: dict[str, Any] | None, cid: int | None) -> tuple[int, int, int] | None:
+        """The search index's entry of an artifact of public entry ``art`` whose current
+        digest's payload is content ``cid`` (None: READ-1 never lets it through, or its
+        current digest carries no payload)."""
+        if art is None or cid is None:
+            return None
+        current, history = int(eligible(art, False)), int(eligible(art, True))  # READ-1
+        return (cid, current, history) if current or history else None
+
+    def _index_now(self) -> dict[str, tuple[int, int, int]]:
+        """The search index as the public state and the stored payloads say it is."""
+        carried = self.store.carried()
+        out: dict[str, tuple[int, int, int]] = {}
+        for x, art in self.gate.community.orchestrator.public_state()["artifacts"].items():
+            entry = self._entry(art, carried.get((x, art["digest"])))
+            if entry is not None:
+                out[x] = entry
+        return out
+
+    @staticmethod
+    def _counts(entries: dict[str, tuple[int, int, int]]) -> dict[int, tuple[int, int]]:
+        out: dict[int, tuple[int, int]] = {}
+        for cid, current, history in entries.values():
+            c, h = out.get(cid, (0, 0))
+            out[cid] = (c + current, h + history)
+        return out
+
+    def _reindex(self) -> None:
+        """Rebuild the search index from the public state (on open)."""
+        self._indexed = self._index_now()
+        self.store.index_search(self._counts(self._indexed), reset=True)
+
+    def _index(self, artifacts: set[str]) -> None:
+        """Bring the entries of ``artifacts`` (those a committed group's commands and
+        events named: nothing else changes state) up to date."""
+        orch = self.gate.community.orchestrator
+        delta: dict[int, tuple[int, int]] = {}
+        for x in sorted(artifacts):
+            art = orch.public_artifact(x)
+            cid = None
+            if art is not None and art["digest"] is not None:
+                ids = self.store.content_ids([(x, art["digest"])])
+                cid = ids[0] if ids else None
+            new, old = self._entry(art, cid), self._indexed.get(x)
+            if new == old:
+                continue
+            for entry, sign in ((old, -1), (new, 1)):
+                if entry is not None:
+                    c, h = delta.get(entry[0], (0, 0))
+                    delta[entry[0]] = (c + sign * entry[1], h + sign * entry[2])
+            if new is None:
+                del self._indexed[x]
+            else:
+                self._indexed[x] = new
+        self.store.index_search(delta)
+
+    def search_index_agrees(self) -> bool:
+        """Whether the search index, kept in step command by command, is the one the
+        public state and the stored payloads give now (what the tests check after every
+        step)."""
+        with self._lock:
+            now = self._index_now()
+            return now == self._indexed and self._counts(now) == self.store.search_index()
 
     def _rebuild(self, staged: Sequence[dict[str, Any]] = ()) -> None:
         """The state of the durable envelopes (then of ``staged``, the group's commands
@@ -480,24 +562,37 @@ class Node:
 
     def search(self, query: SearchQuery) -> dict[str, Any]:
         """GET/POST /search: the ``k`` best hits by BM25 among the artifacts READ-1 lets
-        through, decided from the Community's public state at the answer's position."""
+        through, decided from the Community's public state at the answer's position.
+
+        The store ranks only the payloads the search index lists (each carried by at
+        least one artifact READ-1 lets through), best ``k`` first; every hit is checked
+        against the public state again here.  If that leaves fewer than ``k`` (a slot
+        filter, or carriers of one payload in other states), the next rows are read,
+        four times as many each time: the answer is the same as reading every match."""
         with self._lock:
             orch = self.gate.community.orchestrator
             hits: list[dict[str, Any]] = []
-            for cid, score in self.store.matches(query.match):
-                digest, carriers = self.store.carriers(cid)
-                for x in carriers:
-                    art = orch.public_artifact(x)
-                    if (
-                        art is None
-                        or not eligible(art, query.history)  # READ-1
-                        or art["digest"] != digest  # resubmitted since: not its content now
-                        or (query.slot is not None and art["slot"] != query.slot)
-                    ):
-                        continue
-                    hits.append(self._hit(x, art, score))
-                if len(hits) >= query.k:
+            only = "history" if query.history else "current"
+            offset, limit = 0, query.k
+            while len(hits) < query.k:
+                rows = list(self.store.matches(query.match, only=only, limit=limit, offset=offset))
+                for cid, score in rows:
+                    digest, carriers = self.store.carriers(cid)
+                    for x in carriers:
+                        art = orch.public_artifact(x)
+                        if (
+                            art is None
+                            or not eligible(art, query.history)  # READ-1
+                            or art["digest"] != digest  # resubmitted since: not its content now
+                            or (query.slot is not None and art["slot"] != query.slot)
+                        ):
+                            continue
+                        hits.append(self._hit(x, art, score))
+                    if len(hits) >= query.k:
+                        break
+                if len(rows) < limit:
                     break
+                offset, limit = offset + limit, 4 * limit
             hits = hits[: query.k]
             self.store.record_reads([h["artifact"] for h in hits], query.q, orch.now)
             return {"hits": hits, "position": self.store.last_pos}

@@ -34,6 +34,12 @@ Tables:
   supersession (the round, the submitter's tier and reputation at that moment, the
   artifact it superseded, the one that superseded it), written with the row that caused
   it;
+* ``temp.search_index`` (not in the file: SQLite's temporary database of the connection,
+  in memory): per content id, how many artifacts carry it that READ-1 lets through
+  without and with ``include=history``.  The node keeps it in step with the Community's
+  public state (``Node`` rebuilds it on open and updates it after every command);
+  ``matches`` joins it, so the READ-1 filter and ``k`` reach SQL and a search reads
+  ``k`` rows instead of every match (docs/design.md §11);
 * ``reads`` and ``read_queries``: advisory read counts of GET /search (per artifact: times
   returned, last round read, the recent query texts, bounded) — not protocol state, not
   replicated, purged with a forgotten artifact;
@@ -167,6 +173,14 @@ CREATE TABLE snapshot (pos INTEGER PRIMARY KEY, state TEXT NOT NULL, sha256 TEXT
     + _CONTENT_SCHEMA
     + _SEARCH_SCHEMA
 )
+
+#: The search index (module docstring): a temporary table, never in the file.
+_SEARCH_INDEX: Final = (
+    "CREATE TEMP TABLE search_index "
+    "(id INTEGER PRIMARY KEY, current INTEGER NOT NULL, history INTEGER NOT NULL)"
+)
+#: The columns of ``search_index`` that ``matches(only=...)`` may require to be positive.
+SEARCH_INDEX_COLUMNS: Final = ("current", "history")
 
 #: Every table of a current file (besides FTS5's own shadow tables).
 _TABLES: Final = frozenset(
@@ -346,6 +360,8 @@ class Store:
             db.execute("PRAGMA secure_delete=ON")
             # a crash between a purge and its checkpoint left the old frames in the WAL
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            db.execute("PRAGMA temp_store=MEMORY")  # the search index: no file at all
+            db.execute(_SEARCH_INDEX)
             store.fsync = fsync
             return store
         except (sqlite3.Error, UnicodeDecodeError) as exc:  # text that is not UTF-8 any more
@@ -549,24 +565,73 @@ class Store:
         return int(self._db.execute("SELECT count(*) FROM content").fetchone()[0])
 
     def matches(
-        self, match: str, within: Sequence[int] | None = None
+        self,
+        match: str,
+        within: Sequence[int] | None = None,
+        *,
+        only: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> Iterator[tuple[int, float]]:
         """(content id, BM25 score) of every payload that ``match`` (an FTS5 query the
         caller built from quoted terms only: service/search.py) matches, best first; the
         score is FTS5's ``bm25`` negated (higher is better), with title and tags weighing
-        twice the text, source half.  ``within``: only these content ids."""
+        twice the text, source half; ties in content id order.  ``within``: only these
+        content ids.  ``only`` (``"current"`` or ``"history"``): only the payloads the
+        search index lists for that column (READ-1 decided in SQL: FTS5 then keeps only
+        the best ``limit`` rows after ``offset``, not every match)."""
         sql = (
-            f"SELECT rowid, -bm25(content_fts, {_WEIGHTS}) FROM content_fts "
-            "WHERE content_fts MATCH ?"
+            f"SELECT f.rowid, -bm25(content_fts, {_WEIGHTS}) FROM content_fts f"
+            if only is None
+            # CROSS JOIN: the MATCH drives, the index is probed by content id
+            else f"SELECT f.rowid, -bm25(content_fts, {_WEIGHTS}) FROM content_fts f "
+            "CROSS JOIN temp.search_index e ON e.id = f.rowid"
         )
+        sql += " WHERE content_fts MATCH ?"
         args: list[Any] = [match]
+        if only is not None:
+            if only not in SEARCH_INDEX_COLUMNS:
+                raise ValueError(f"only must be one of {SEARCH_INDEX_COLUMNS}")
+            sql += f" AND e.{only} > 0"
         if within is not None:
-            sql += f" AND rowid IN ({','.join('?' * len(within))})"
+            sql += f" AND f.rowid IN ({','.join('?' * len(within))})"
             args += list(within)
-        sql += f" ORDER BY bm25(content_fts, {_WEIGHTS}), rowid"
+        sql += f" ORDER BY bm25(content_fts, {_WEIGHTS}), f.rowid"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            args += [limit, offset]
         with closing(self._db.execute(sql, args)) as cur:
             for rowid, score in cur:
                 yield int(rowid), float(score)
+
+    def carried(self) -> dict[tuple[str, str], int]:
+        """(artifact, digest) -> content id of every payload an artifact carried (what the
+        node rebuilds its search index from)."""
+        rows = self._db.execute(
+            "SELECT a.artifact, a.digest, c.id FROM artifact_content a "
+            "JOIN content c ON c.digest = a.digest"
+        )
+        return {(str(x), str(d)): int(i) for x, d, i in rows}
+
+    def index_search(self, delta: Mapping[int, tuple[int, int]], *, reset: bool = False) -> None:
+        """Add ``delta`` (content id -> (current, history) carriers, negative to take away)
+        to the search index (``reset``: to an empty one); rows left at no carrier go."""
+        if reset:
+            self._db.execute("DELETE FROM temp.search_index")
+        self._db.executemany(
+            "INSERT INTO temp.search_index VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+            "current = current + excluded.current, history = history + excluded.history",
+            [(i, c, h) for i, (c, h) in sorted(delta.items()) if c or h],
+        )
+        gone = [(i,) for i, (c, h) in delta.items() if c < 0 or h < 0]
+        self._db.executemany(
+            "DELETE FROM temp.search_index WHERE id = ? AND history <= 0 AND current <= 0", gone
+        )
+
+    def search_index(self) -> dict[int, tuple[int, int]]:
+        """The search index as it is: content id -> (current, history) carriers."""
+        rows = self._db.execute("SELECT id, current, history FROM temp.search_index")
+        return {int(i): (int(c), int(h)) for i, c, h in rows}
 
     def carriers(self, content_id: int) -> tuple[str, list[str]]:
         """The digest of content row ``content_id`` and the artifacts that carried it."""
