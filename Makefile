@@ -88,7 +88,7 @@ test-fast: $(STAMP) ## the inner loop: Hypothesis profile fast, without the test
 bench: $(STAMP) ## benchmarks: TLC, orchestrator, reviewer sortition, Hypothesis, PBFT, EigenTrust, check-params, conformance, the simulation's full paper, forgetting and plasticity experiments (JSON in bench/results/)
 	$(PY) bench/run.py
 
-bench-search: $(STAMP) ## search p50/p99 at 10k, 100k and 1M artifacts (HTTP and in process), proposals with 4 KiB content, bytes per artifact, purge cost (stores cached in build/search/; the 1M store takes ~40 min to build once)
+bench-search: $(STAMP) ## search p50/p99 at 10k, 100k and 1M artifacts (HTTP and in process), proposals with 4 KiB content, bytes per artifact, purge cost (stores built once and cached in build/search/; the 1M one takes over half an hour)
 	$(PY) bench/run.py --only search
 
 .PHONY: vectors

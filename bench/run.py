@@ -39,10 +39,11 @@ most 15 minutes each on 2 cores — and one run of each as the work grows (500, 
 2,000 epochs; 128, 256, 512 rounds).
 
 ``search`` (``bench/search.py``; ``make bench-search``; not part of a run without
-``--only``: building the 1M-artifact store takes about 40 minutes the first time, then it
-is cached under ``build/search/``): search p50/p99 at 10k, 100k and 1M artifacts over
-HTTP and in process, proposals with 4 KiB of content per second against digest-only
-ones, the database's bytes per artifact and the cost of purging a forgotten artifact.
+``--only``: the stores are built once and cached under ``build/search/``; the 100k one
+took 100 s, the 1M one more than half an hour on a loaded machine): search p50/p99 at
+10k, 100k and 1M artifacts over HTTP and in process, proposals with 4 KiB of content per
+second against digest-only ones, the database's bytes per artifact and the cost of
+purging a forgotten artifact.
 
 ``ceiling`` (``bench/ceiling.py``, half a minute): ``Community.apply``, one Ed25519
 verification and one bare Starlette request, timed here, and the best share each of the
