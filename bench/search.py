@@ -285,6 +285,25 @@ def build(n: int, db: Path, *, group: int = GROUP, progress: bool = True) -> dic
     return {"artifacts": n, "commands": commands, "build_seconds": round(seconds, 1)}
 
 
+def bytes_by_table(db: Path, n: int) -> dict[str, int]:
+    """Bytes per artifact of each table of the file (its indexes and FTS5's shadow tables
+    counted with it), largest first: where the database's size goes."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT coalesce(m.tbl_name, d.name), sum(d.pgsize) FROM dbstat d "
+            "LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1"
+        ).fetchall()
+    finally:
+        conn.close()
+    merged: dict[str, int] = {}
+    for name, size in rows:
+        base = re.sub(r"_(data|idx|docsize|config|content)$", "", str(name))
+        key = base if base == "content_fts" else str(name)
+        merged[key] = merged.get(key, 0) + int(size)
+    return {k: round(v / n) for k, v in sorted(merged.items(), key=lambda kv: -kv[1])}
+
+
 def disk_bytes(db: Path) -> int:
     return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
 
@@ -655,6 +674,7 @@ def measure(
             print(f"measuring {n:,} artifacts", file=sys.stderr, flush=True)
             row: dict[str, Any] = {"artifacts": n, "store": built}
             row["load_average_before"] = round(os.getloadavg()[0], 2)
+            row["bytes_per_artifact_by_table"] = bytes_by_table(db, n)
             row["in_process"] = in_process(db, qs)
             if http:
                 row["http"] = over_http(db, qs)
@@ -704,6 +724,10 @@ def figures_table(results: dict[str, Any]) -> str:
             + (f"| {row['http']['rare']['p99_ms']} " if http else "| — ")
             + f"| {row['purge']['purge_s']} s |"
         )
+    big = results["sizes"][-1]
+    if "bytes_per_artifact_by_table" in big:
+        parts = [f"{t} {b:,}" for t, b in big["bytes_per_artifact_by_table"].items() if b >= 10]
+        lines += ["", f"Bytes per artifact at {big['artifacts']:,}, by table: {', '.join(parts)}."]
     p = results["proposals"]
     lines += [
         "",
@@ -738,10 +762,23 @@ def main() -> None:
         "--build-only", action="store_true", help="build the stores, measure nothing"
     )
     parser.add_argument(
+        "--by-table", action="store_true", help="add each store's bytes per table to the results"
+    )
+    parser.add_argument(
         "--summarise", action="store_true", help="recompute growth and target of the results"
     )
     parser.add_argument("--table", action="store_true", help="print the docs' table of the results")
     args = parser.parse_args()
+    if args.by_table:  # the stores' files only: no timing
+        path = ROOT / "bench" / "results" / "search.json"
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for key in ("benchmark", "python", "machine"):
+            doc.pop(key)
+        for row in doc["sizes"]:
+            db = BUILD / f"search-{row['artifacts']}-{store_key(row['artifacts'])}.db"
+            row["bytes_per_artifact_by_table"] = bytes_by_table(db, row["artifacts"])
+        save("search", doc)
+        return
     if args.summarise:
         doc = json.loads((ROOT / "bench" / "results" / "search.json").read_text(encoding="utf-8"))
         for key in ("benchmark", "python", "machine"):
