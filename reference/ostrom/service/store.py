@@ -180,7 +180,7 @@ _SEARCH_INDEX: Final = (
     "(id INTEGER PRIMARY KEY, current INTEGER NOT NULL, history INTEGER NOT NULL)"
 )
 #: The columns of ``search_index`` that ``matches(only=...)`` may require to be positive.
-SEARCH_INDEX_COLUMNS: Final = ("current", "history")
+_SEARCH_INDEX_COLUMNS: Final = ("current", "history")
 
 #: Every table of a current file (besides FTS5's own shadow tables).
 _TABLES: Final = frozenset(
@@ -590,8 +590,8 @@ class Store:
         sql += " WHERE content_fts MATCH ?"
         args: list[Any] = [match]
         if only is not None:
-            if only not in SEARCH_INDEX_COLUMNS:
-                raise ValueError(f"only must be one of {SEARCH_INDEX_COLUMNS}")
+            if only not in _SEARCH_INDEX_COLUMNS:
+                raise ValueError(f"only must be one of {_SEARCH_INDEX_COLUMNS}")
             sql += f" AND e.{only} > 0"
         if within is not None:
             sql += f" AND f.rowid IN ({','.join('?' * len(within))})"
