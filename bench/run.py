@@ -38,13 +38,20 @@ plasticity experiments whole (30 seeds, every cell) on every core — issue 17 a
 most 15 minutes each on 2 cores — and one run of each as the work grows (500, 1,000,
 2,000 epochs; 128, 256, 512 rounds).
 
+``search`` (``bench/search.py``; ``make bench-search``; not part of a run without
+``--only``: the stores are built once and cached under ``build/search/``; the 100k one
+took 100 s, the 1M one more than half an hour on a loaded machine): search p50/p99 at
+10k, 100k and 1M artifacts over HTTP and in process, proposals with 4 KiB of content per
+second against digest-only ones, the database's bytes per artifact and the cost of
+purging a forgotten artifact.
+
 ``ceiling`` (``bench/ceiling.py``, half a minute): ``Community.apply``, one Ed25519
 verification and one bare Starlette request, timed here, and the best share each of the
 node's and the cluster's targets could reach if every other cost were zero.
 
 Usage: python bench/run.py
        [--only tlc|orchestrator|sortition|hypothesis|pbft|reputation|thresholds|conformance|
-               simulation|experiments|service|cluster|ceiling]
+               simulation|experiments|service|cluster|ceiling|search]
        [--artifacts N]
 """
 
@@ -211,6 +218,14 @@ def bench_cluster() -> None:
     cluster.print_table(data)
 
 
+def bench_search() -> None:
+    """Search at 10k, 100k and 1M artifacts, proposals with content, bytes per artifact,
+    the cost of a purge (see ``bench/search.py``)."""
+    import search
+
+    save("search", search.measure())
+
+
 def bench_ceiling() -> None:
     """The best share each of issue 14's targets could reach here if everything but apply,
     Ed25519 and a bare HTTP request were free (see ``bench/ceiling.py``; after
@@ -240,6 +255,7 @@ def main() -> None:
             "service",
             "cluster",
             "ceiling",
+            "search",
         ],
     )
     parser.add_argument(
@@ -272,6 +288,8 @@ def main() -> None:
         bench_ceiling()
     if args.only in (None, "tlc"):
         bench_tlc()
+    if args.only == "search":  # its own target: make bench-search
+        bench_search()
 
 
 if __name__ == "__main__":

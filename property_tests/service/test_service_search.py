@@ -321,3 +321,59 @@ def fuzz_node(tmp_path_factory: pytest.TempPathFactory) -> Any:
         assert node.submit(e).status == 200
     yield node
     node.close()
+
+
+# --- the figures at scale (bench/search.py) ---------------------------------------------------
+
+
+def _bench_search() -> Any:
+    """bench/search.py as a module (the benchmarks are scripts, not a package)."""
+    import importlib.util
+
+    from ostrom.layout import ROOT
+
+    spec = importlib.util.spec_from_file_location("bench_search", ROOT / "bench" / "search.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_docs_search_figures_are_the_committed_results() -> None:
+    """docs/design.md §11's table of search at scale is bench/results/search.json's
+    (``python bench/search.py --table`` prints it): no figure is typed by hand."""
+    from ostrom.layout import ROOT
+
+    bench = _bench_search()
+    results = json.loads((ROOT / "bench" / "results" / "search.json").read_text("utf-8"))
+    sizes = [r["artifacts"] for r in results["sizes"]]
+    assert sizes and set(sizes) <= set(bench.SIZES) and sizes == sorted(sizes)
+    assert results["target"]["measured"] == (max(bench.SIZES) in sizes)
+    assert results["bulk_path"]["same_answers"] is True
+    docs = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    assert bench.figures_table(results) in docs, "regenerate: python bench/search.py --table"
+
+
+def test_bench_bulk_path_gives_what_one_command_at_a_time_gives(tmp_path: Path) -> None:
+    """bench/search.py builds its stores by ``Node.submit_many`` in groups (the bulk path);
+    the same workload submitted one command at a time gives the same log, public state and
+    search answers (the bench itself checks its stores against one built over HTTP)."""
+    bench = _bench_search()
+    bulk = tmp_path / "bulk.db"
+    bench.build(200, bulk, group=64, progress=False)
+    one = Node.open(tmp_path / "one.db", params=bench.PARAMS, setup=bench.setup(), fsync=False)
+    grouped = Node.open(bulk, fsync=False)
+    try:
+        for env in bench.workload(200):
+            assert one.submit(env).body["result"] == "ok"
+        assert grouped.log(0, 10_000) == one.log(0, 10_000)
+        assert grouped.public_state() == one.public_state()
+        states = {a["state"] for a in one.public_state()["artifacts"].values()}
+        assert {"active", "superseded"} <= states and states & {"proposed", "fast_track"}
+        for texts in bench.queries().values():
+            for q in texts:
+                query = SearchQuery.parse(q, 10, "history")
+                assert grouped.search(query) == one.search(query), q
+    finally:
+        one.close()
+        grouped.close()

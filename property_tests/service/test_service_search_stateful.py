@@ -328,6 +328,12 @@ class SearchMachine(RuleBasedStateMachine):
                 assert self.node.store.payload(x, digest) is None, f"READ-1: {x} forgotten"
 
     @invariant()
+    def search_index_is_the_public_states(self) -> None:
+        """The search index the node keeps command by command is, after every step, the
+        one rebuilt from the public state and the stored payloads (READ-1 in SQL)."""
+        assert self.node.search_index_agrees(), "READ-1: the search index drifted"
+
+    @invariant()
     def every_word_both_ways(self) -> None:
         for history in (False, True):
             self._check(" ".join(WORDS), MAX_K, history, None)
@@ -403,3 +409,29 @@ def test_the_machine_catches_an_unfiltered_dense_ranking(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(Node, "_readable", unfiltered)
     assert_mutant_caught(SearchMachine, "dense_unfiltered", "READ-1")
+
+
+# --- the search index's mutants -------------------------------------------------------------
+
+
+def _index_frozen(self: Node, artifacts: set[str]) -> None:
+    """Never updated after the node opened."""
+
+
+def _index_adds_only(self: Node, artifacts: set[str]) -> None:
+    """Updates only artifacts not in it yet: one once let through stays in."""
+    _node_index(self, {x for x in artifacts if x not in self._indexed})
+
+
+_node_index = Node._index
+
+
+@pytest.mark.mutation
+@pytest.mark.parametrize("mutant", [_index_frozen, _index_adds_only])
+def test_the_machine_catches_a_stale_search_index(
+    monkeypatch: pytest.MonkeyPatch, mutant: Any
+) -> None:
+    """A search index that is not kept in step with the public state is caught with a
+    READ-1 failure (the invariant, or a search that misses or serves an artifact)."""
+    monkeypatch.setattr(Node, "_index", mutant)
+    assert_mutant_caught(SearchMachine, mutant.__name__, "READ-1")

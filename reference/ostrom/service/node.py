@@ -207,6 +207,10 @@ class Node:
         self.operator = operator
         self._lock = threading.RLock()
         self._waiters: list[_Waiter] = []
+        #: the search index's entry of each artifact READ-1 lets through: (its content
+        #: id, 1 if without history, 1 if with); the store's ``search_index`` counts them
+        self._indexed: dict[str, tuple[int, int, int]] = {}
+        self._reindex()
 
     # --- opening ----------------------------------------------------------------------------
 
@@ -330,6 +334,17 @@ class Node:
                 self._rebuild()
                 failed = error("db_unavailable", f"the command was not applied: {exc}")
                 return [failed if isinstance(r, _Pending) else r for r in out]
+            self._index(
+                {
+                    str(x)
+                    for s in staged
+                    for x in (
+                        s.envelope["command"].get("artifact"),
+                        *(ev.get("artifact") for ev in s.observation["events"]),
+                    )
+                    if x is not None
+                }
+            )
             for s, pos in zip(staged, positions, strict=True):
                 s.pos = pos
                 if s.base is not None:
@@ -381,6 +396,73 @@ class Node:
             200,
             {"pos": prior.pos, "result": obs["result"], "events": obs["events"], "retry": True},
         )
+
+    # --- the search index -------------------------------------------------------------------
+
+    @staticmethod
+    def _entry(art: dict[str, Any] | None, cid: int | None) -> tuple[int, int, int] | None:
+        """The search index's entry of an artifact of public entry ``art`` whose current
+        digest's payload is content ``cid`` (None: READ-1 never lets it through, or its
+        current digest carries no payload)."""
+        if art is None or cid is None:
+            return None
+        current, history = int(eligible(art, False)), int(eligible(art, True))  # READ-1
+        return (cid, current, history) if current or history else None
+
+    def _index_now(self) -> dict[str, tuple[int, int, int]]:
+        """The search index as the public state and the stored payloads say it is."""
+        carried = self.store.carried()
+        out: dict[str, tuple[int, int, int]] = {}
+        for x, art in self.gate.community.orchestrator.public_state()["artifacts"].items():
+            entry = self._entry(art, carried.get((x, art["digest"])))
+            if entry is not None:
+                out[x] = entry
+        return out
+
+    @staticmethod
+    def _counts(entries: dict[str, tuple[int, int, int]]) -> dict[int, tuple[int, int]]:
+        out: dict[int, tuple[int, int]] = {}
+        for cid, current, history in entries.values():
+            c, h = out.get(cid, (0, 0))
+            out[cid] = (c + current, h + history)
+        return out
+
+    def _reindex(self) -> None:
+        """Rebuild the search index from the public state (on open)."""
+        self._indexed = self._index_now()
+        self.store.index_search(self._counts(self._indexed), reset=True)
+
+    def _index(self, artifacts: set[str]) -> None:
+        """Bring the entries of ``artifacts`` (those a committed group's commands and
+        events named: nothing else changes state) up to date."""
+        orch = self.gate.community.orchestrator
+        delta: dict[int, tuple[int, int]] = {}
+        for x in sorted(artifacts):
+            art = orch.public_artifact(x)
+            cid = None
+            if art is not None and art["digest"] is not None:
+                ids = self.store.content_ids([(x, art["digest"])])
+                cid = ids[0] if ids else None
+            new, old = self._entry(art, cid), self._indexed.get(x)
+            if new == old:
+                continue
+            for entry, sign in ((old, -1), (new, 1)):
+                if entry is not None:
+                    c, h = delta.get(entry[0], (0, 0))
+                    delta[entry[0]] = (c + sign * entry[1], h + sign * entry[2])
+            if new is None:
+                del self._indexed[x]
+            else:
+                self._indexed[x] = new
+        self.store.index_search(delta)
+
+    def search_index_agrees(self) -> bool:
+        """Whether the search index, kept in step command by command, is the one the
+        public state and the stored payloads give now (what the tests check after every
+        step)."""
+        with self._lock:
+            now = self._index_now()
+            return now == self._indexed and self._counts(now) == self.store.search_index()
 
     def _rebuild(self, staged: Sequence[dict[str, Any]] = ()) -> None:
         """The state of the durable envelopes (then of ``staged``, the group's commands
@@ -504,18 +586,37 @@ class Node:
                 break
         return out[:depth]
 
+    def _matches(self, query: SearchQuery, first: int) -> Iterator[tuple[int, float]]:
+        """(content id, BM25 score) of the payloads ``query``'s words match among those the
+        search index lists, best first, read in pages (``first`` rows, then four times as
+        many each time) for as long as the caller reads on: FTS5 keeps only a page's best
+        rows instead of handing every match to Python."""
+        only = "history" if query.history else "current"
+        offset, limit = 0, max(1, first)
+        while True:
+            rows = list(self.store.matches(query.match, only=only, limit=limit, offset=offset))
+            yield from rows
+            if len(rows) < limit:
+                return
+            offset, limit = offset + limit, 4 * limit
+
     def search(self, query: SearchQuery) -> dict[str, Any]:
         """GET/POST /search: the ``k`` best hits among the artifacts READ-1 lets through,
         decided from the Community's public state at the answer's position: by BM25 for
         words, by cosine similarity for a query vector, by reciprocal rank fusion of the
         two rankings for both (service/dense.py).  Each hit's ``ranks`` are its places in
-        the lexical and the dense ranking (after READ-1's filter)."""
+        the lexical and the dense ranking (after READ-1's filter).
+
+        The store ranks only the payloads the search index lists (each carried by at
+        least one artifact READ-1 lets through), best first, a page at a time
+        (``_matches``); every hit is checked against the public state again
+        (``_readable``), so the answer is the same as reading every match."""
         with self._lock:
             orch = self.gate.community.orchestrator
             both = bool(query.terms) and query.vector is not None
             depth = max(query.k, FUSION_DEPTH) if both else query.k
             lexical = (
-                self._readable(self.store.matches(query.match), query, depth) if query.terms else []
+                self._readable(self._matches(query, depth), query, depth) if query.terms else []
             )
             near = (
                 self._readable(self.store.neighbours(query.vector), query, depth)

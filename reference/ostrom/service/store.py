@@ -38,6 +38,12 @@ Tables:
   supersession (the round, the submitter's tier and reputation at that moment, the
   artifact it superseded, the one that superseded it), written with the row that caused
   it;
+* ``temp.search_index`` (not in the file: SQLite's temporary database of the connection,
+  in memory): per content id, how many artifacts carry it that READ-1 lets through
+  without and with ``include=history``.  The node keeps it in step with the Community's
+  public state (``Node`` rebuilds it on open and updates it after every command);
+  ``matches`` joins it, so the READ-1 filter and ``k`` reach SQL and a search reads
+  ``k`` rows instead of every match (docs/design.md §11);
 * ``reads`` and ``read_queries``: advisory read counts of GET /search (per artifact: times
   returned, last round read, the recent query texts, bounded) — not protocol state, not
   replicated, purged with a forgotten artifact;
@@ -186,6 +192,14 @@ CREATE TABLE snapshot (pos INTEGER PRIMARY KEY, state TEXT NOT NULL, sha256 TEXT
     + _DENSE_SCHEMA
 )
 
+#: The search index (module docstring): a temporary table, never in the file.
+_SEARCH_INDEX: Final = (
+    "CREATE TEMP TABLE search_index "
+    "(id INTEGER PRIMARY KEY, current INTEGER NOT NULL, history INTEGER NOT NULL)"
+)
+#: The columns of ``search_index`` that ``matches(only=...)`` may require to be positive.
+_SEARCH_INDEX_COLUMNS: Final = ("current", "history")
+
 #: Every table of a current file (besides FTS5's own shadow tables).
 _TABLES: Final = frozenset(
     {"meta", "log", "snapshot", "content", "artifact_content", "content_fts"}
@@ -326,6 +340,9 @@ class Store:
         #: advisory reads not yet written: artifact -> (times returned, last round), and
         #: the (artifact, query, round) of each
         self._pending_reads: dict[str, tuple[int, int]] = {}
+        #: the stored unit vectors, read once and kept until a write adds or purges one
+        #: (a search used to read every vector from SQLite: seconds at 100k)
+        self._vectors: tuple[Any, Any] | None = None
         self._pending_queries: list[tuple[str, str, int]] = []
 
     # --- opening ----------------------------------------------------------------------------
@@ -364,6 +381,8 @@ class Store:
             db.execute("PRAGMA secure_delete=ON")
             # a crash between a purge and its checkpoint left the old frames in the WAL
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            db.execute("PRAGMA temp_store=MEMORY")  # the search index: no file at all
+            db.execute(_SEARCH_INDEX)
             store.fsync = fsync
             return store
         except (sqlite3.Error, UnicodeDecodeError) as exc:  # text that is not UTF-8 any more
@@ -577,21 +596,41 @@ class Store:
         return int(self._db.execute("SELECT count(*) FROM content").fetchone()[0])
 
     def matches(
-        self, match: str, within: Sequence[int] | None = None
+        self,
+        match: str,
+        within: Sequence[int] | None = None,
+        *,
+        only: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> Iterator[tuple[int, float]]:
         """(content id, BM25 score) of every payload that ``match`` (an FTS5 query the
         caller built from quoted terms only: service/search.py) matches, best first; the
         score is FTS5's ``bm25`` negated (higher is better), with title and tags weighing
-        twice the text, source half.  ``within``: only these content ids."""
+        twice the text, source half; ties in content id order.  ``within``: only these
+        content ids.  ``only`` (``"current"`` or ``"history"``): only the payloads the
+        search index lists for that column (READ-1 decided in SQL: FTS5 then keeps only
+        the best ``limit`` rows after ``offset``, not every match)."""
         sql = (
-            f"SELECT rowid, -bm25(content_fts, {_WEIGHTS}) FROM content_fts "
-            "WHERE content_fts MATCH ?"
+            f"SELECT f.rowid, -bm25(content_fts, {_WEIGHTS}) FROM content_fts f"
+            if only is None
+            # CROSS JOIN: the MATCH drives, the index is probed by content id
+            else f"SELECT f.rowid, -bm25(content_fts, {_WEIGHTS}) FROM content_fts f "
+            "CROSS JOIN temp.search_index e ON e.id = f.rowid"
         )
+        sql += " WHERE content_fts MATCH ?"
         args: list[Any] = [match]
+        if only is not None:
+            if only not in _SEARCH_INDEX_COLUMNS:
+                raise ValueError(f"only must be one of {_SEARCH_INDEX_COLUMNS}")
+            sql += f" AND e.{only} > 0"
         if within is not None:
-            sql += f" AND rowid IN ({','.join('?' * len(within))})"
+            sql += f" AND f.rowid IN ({','.join('?' * len(within))})"
             args += list(within)
-        sql += f" ORDER BY bm25(content_fts, {_WEIGHTS}), rowid"
+        sql += f" ORDER BY bm25(content_fts, {_WEIGHTS}), f.rowid"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            args += [limit, offset]
         with closing(self._db.execute(sql, args)) as cur:
             for rowid, score in cur:
                 yield int(rowid), float(score)
@@ -601,15 +640,48 @@ class Store:
         most similar to ``vector`` first (an exact k-NN: service/dense.py).  ``StoreError``
         for a stored vector that is not of the community's dimension (hostile file)."""
         dim = len(vector)
-        bad = self._db.execute(
-            "SELECT id FROM content_vec WHERE typeof(vector) != 'blob' OR length(vector) != ? "
-            "LIMIT 1",
-            (4 * dim,),
-        ).fetchone()
-        if bad is not None:
-            raise StoreError(f"content_vec[{bad[0]}]: not a vector of {dim} float32")
-        rows = self._db.execute("SELECT id, vector FROM content_vec").fetchall()
-        yield from dense.nearest(rows, vector, dim)
+        if self._vectors is None:
+            bad = self._db.execute(
+                "SELECT id FROM content_vec WHERE typeof(vector) != 'blob' "
+                "OR length(vector) != ? LIMIT 1",
+                (4 * dim,),
+            ).fetchone()
+            if bad is not None:
+                raise StoreError(f"content_vec[{bad[0]}]: not a vector of {dim} float32")
+        if self._vectors is None or self._vectors[1].shape[1:] != (dim,):
+            rows = self._db.execute("SELECT id, vector FROM content_vec").fetchall()
+            self._vectors = dense.matrix(rows, dim)
+        ids, vectors = self._vectors
+        yield from dense.nearest(ids, vectors, vector)
+
+    def carried(self) -> dict[tuple[str, str], int]:
+        """(artifact, digest) -> content id of every payload an artifact carried (what the
+        node rebuilds its search index from)."""
+        rows = self._db.execute(
+            "SELECT a.artifact, a.digest, c.id FROM artifact_content a "
+            "JOIN content c ON c.digest = a.digest"
+        )
+        return {(str(x), str(d)): int(i) for x, d, i in rows}
+
+    def index_search(self, delta: Mapping[int, tuple[int, int]], *, reset: bool = False) -> None:
+        """Add ``delta`` (content id -> (current, history) carriers, negative to take away)
+        to the search index (``reset``: to an empty one); rows left at no carrier go."""
+        if reset:
+            self._db.execute("DELETE FROM temp.search_index")
+        self._db.executemany(
+            "INSERT INTO temp.search_index VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+            "current = current + excluded.current, history = history + excluded.history",
+            [(i, c, h) for i, (c, h) in sorted(delta.items()) if c or h],
+        )
+        gone = [(i,) for i, (c, h) in delta.items() if c < 0 or h < 0]
+        self._db.executemany(
+            "DELETE FROM temp.search_index WHERE id = ? AND history <= 0 AND current <= 0", gone
+        )
+
+    def search_index(self) -> dict[int, tuple[int, int]]:
+        """The search index as it is: content id -> (current, history) carriers."""
+        rows = self._db.execute("SELECT id, current, history FROM temp.search_index")
+        return {int(i): (int(c), int(h)) for i, c, h in rows}
 
     def carriers(self, content_id: int) -> tuple[str, list[str]]:
         """The digest of content row ``content_id`` and the artifacts that carried it."""
@@ -728,6 +800,7 @@ class Store:
     def _keep_embedding(self, digest: str, embedding: Sequence[float]) -> None:
         """Store the embedding of the payload ``digest`` (once): its canonical JSON and
         its unit vector (service/dense.py), keyed by the payload's content id."""
+        self._vectors = None  # read again, committed or not (a rollback also drops it)
         self._db.execute(
             "INSERT OR IGNORE INTO content_vec (id, embedding, vector) "
             "SELECT id, ?, ? FROM content WHERE digest = ?",
@@ -750,6 +823,7 @@ class Store:
         self._pending_reads.pop(artifact, None)
         self._pending_queries = [r for r in self._pending_queries if r[0] != artifact]
         purged = 0
+        self._vectors = None  # FORGET-PURGE: a purged vector is never scored again
         for d in digests:
             cur = self._db.execute(
                 "DELETE FROM content WHERE digest = ? AND NOT EXISTS "

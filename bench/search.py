@@ -1,0 +1,803 @@
+"""Search and content at scale (``make bench-search``, ``bench/run.py --only search``).
+
+Issue 40, part 7, on this machine:
+
+* **search** — p50/p99 of GET /search over loopback HTTP (``ostrom serve`` in its own
+  process) and of ``Node.search`` in process, at 10k, 100k and 1M artifacts, for queries
+  of common, middling and rare words and of two words (a common and a rare one).  Target:
+  p99 <= ``TARGET_P99_MS`` at 1M; the growth from 10k to 1M is stated (the figure at 1M
+  over the figure at 10k, for a 100-fold store).
+* **proposals** — ``Node.submit`` of proposals with ``CONTENT_BYTES`` of content per
+  second against digest-only proposals, the same harness as bench/service.py (in process,
+  fsync off, one command at a time, signed in advance); target: within a factor 2.
+* **size** — the database's bytes per artifact at each size (the file and its WAL).
+* **purge** — the cost of forgetting one artifact (FORGET-PURGE: its payload deleted, the
+  index merged, the WAL checkpointed) at 10k and 100k artifacts, and at 1M.
+
+The stores.  Content is generated from a seeded vocabulary of ``VOCABULARY`` words with
+Zipf's law (the word of rank r has frequency proportional to 1/r^``ZIPF_S``; shorter
+words are the frequent ones), ``WORDS`` per artifact from a log-uniform range (a few
+hundred to a few thousand bytes), a title, and tags on some.  32 founders (tier 2: their
+proposals take the fast track and are active ``T_fast`` rounds later) propose in rounds of
+``ROUND`` proposals, an operator ticks between rounds; a share ``UPDATE_SHARE`` of the
+proposals are new versions of a slot already used (each supersedes the slot's value when
+it activates: READ-1 must filter the old versions out), and the last ``PENDING_SHARE`` is
+proposed after the final ticks (still under review: READ-1 filters those too).
+
+The bulk path.  Posting 1M artifacts over HTTP at ~2,500 commands/s takes too long to
+benchmark, so the store is built by the node's own write path without HTTP:
+``Node.submit_many`` in groups of ``GROUP`` (what the HTTP layer's group commit calls,
+with bigger groups), fsync off, every envelope signed and checked by the gate.  The file
+is therefore exactly what the protocol produces (the same log, snapshots and tables);
+``verify_bulk_path`` checks it on a sample anyway: a store of ``VERIFY_ARTIFACTS``
+artifacts built by posting each command over HTTP answers every sample query exactly as
+the bulk-built one does (same hits, same scores, same position).  Built stores are
+cached under ``build/search/`` keyed by every parameter of the generator (a re-run only
+measures); each store's build time and size are kept beside it and reported.
+
+Usage: python bench/search.py [--sizes 10000,100000,1000000] [--skip-http]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import http.client
+import json
+import math
+import os
+import random
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ostrom.consensus.crypto import derive_key  # noqa: E402
+from ostrom.protocol.commands import payload_digest  # noqa: E402
+from ostrom.protocol.community import Member  # noqa: E402
+from ostrom.protocol.params import Params  # noqa: E402
+from ostrom.service.gate import Founder, Setup  # noqa: E402
+from ostrom.service.identity import canonical, public_hex, sign_envelope  # noqa: E402
+from ostrom.service.node import Node  # noqa: E402
+from ostrom.service.search import SearchQuery  # noqa: E402
+from record import save  # noqa: E402
+
+SEED: Final = b"bench-search"
+FOUNDERS: Final = tuple(f"f{i}" for i in range(32))
+OPERATOR: Final = "op"
+PARAMS: Final = Params(propose_rate=1000)
+SIZES: Final = (10_000, 100_000, 1_000_000)
+#: The generator (every constant below is part of a cached store's key).
+GENERATOR: Final = 1
+VOCABULARY: Final = 50_000
+ZIPF_S: Final = 1.0
+WORDS: Final = (60, 700)
+ROUND: Final = 16_000
+UPDATE_SHARE: Final = 0.15
+PENDING_SHARE: Final = 0.01
+GROUP: Final = 1_000
+#: The queries: each class's vocabulary ranks, and how many queries of each.
+CLASSES: Final = {"common": (0, 20), "middling": (100, 1_000), "rare": (10_000, VOCABULARY)}
+QUERIES: Final = 40
+REPEATS: Final = 5
+HTTP_REPEATS: Final = 3
+#: Seconds of timed queries per class, beyond which a class is not repeated again.
+BUDGET_S: Final = 60.0
+K: Final = 10
+TARGET_P99_MS: Final = 50.0
+#: Proposals with content against digest-only ones.
+CONTENT_BYTES: Final = 4096
+PROPOSALS: Final = 4_000
+TARGET_CONTENT_RATIO: Final = 2.0
+VERIFY_ARTIFACTS: Final = 3_000
+BUILD: Final = ROOT / "build" / "search"
+
+
+def setup() -> Setup:
+    founders = tuple(
+        Founder(Member(f, tier=2, reputation=0.9, evidence=20.0), public_hex(derive_key(SEED, f)))
+        for f in FOUNDERS
+    )
+    return Setup(founders, {OPERATOR: public_hex(derive_key(SEED, OPERATOR))})
+
+
+# --- the text generator -------------------------------------------------------------------
+
+
+def vocabulary(seed: int = 1) -> list[str]:
+    """``VOCABULARY`` distinct pronounceable words, shortest first (rank 0 is the most
+    frequent under Zipf's law, and frequent words are short, as in a natural language)."""
+    rng = random.Random(seed)
+    onsets = [
+        "b",
+        "c",
+        "d",
+        "f",
+        "g",
+        "h",
+        "j",
+        "k",
+        "l",
+        "m",
+        "n",
+        "p",
+        "r",
+        "s",
+        "t",
+        "v",
+        "w",
+        "z",
+        "br",
+        "ch",
+        "cl",
+        "dr",
+        "fl",
+        "gr",
+        "pl",
+        "pr",
+        "sh",
+        "st",
+        "th",
+        "tr",
+    ]
+    vowels = ["a", "e", "i", "o", "u", "ai", "ea", "ee", "io", "ou"]
+    codas = ["", "", "", "n", "r", "s", "t", "l", "m", "nd", "st", "x"]
+    words: set[str] = set()
+    while len(words) < VOCABULARY:
+        n = 1 + min(3, int(rng.expovariate(1.2)))
+        w = "".join(rng.choice(onsets) + rng.choice(vowels) for _ in range(n))
+        words.add(w + rng.choice(codas))
+    return sorted(words, key=lambda w: (len(w), w))
+
+
+class Texts:
+    """Seeded payloads: Zipf-distributed words, a log-uniform length, a title, tags."""
+
+    def __init__(self, seed: int) -> None:
+        self.vocab = vocabulary()
+        acc, self.cum = 0.0, []
+        for r in range(len(self.vocab)):
+            acc += 1.0 / (r + 1) ** ZIPF_S
+            self.cum.append(acc)
+        self.rng = random.Random(seed)
+
+    def words(self, n: int) -> list[str]:
+        return self.rng.choices(self.vocab, cum_weights=self.cum, k=n)
+
+    def payload(self) -> dict[str, Any]:
+        lo, hi = WORDS
+        n = int(math.exp(self.rng.uniform(math.log(lo), math.log(hi))))
+        w = self.words(n)
+        sentences = [" ".join(w[i : i + 12]).capitalize() + "." for i in range(0, n, 12)]
+        out: dict[str, Any] = {
+            "content": " ".join(sentences),
+            "title": " ".join(self.words(self.rng.randint(3, 7))).capitalize(),
+        }
+        if self.rng.random() < 0.3:
+            out["tags"] = sorted(set(self.rng.choices(self.vocab[200:5000], k=2)))
+        return out
+
+
+# --- the workload -------------------------------------------------------------------------
+
+
+class Signer:
+    """Each principal's key and next seq."""
+
+    def __init__(self) -> None:
+        self.keys = {p: derive_key(SEED, p) for p in (*FOUNDERS, OPERATOR)}
+        self.seq = dict.fromkeys(self.keys, 0)
+
+    def env(self, sender: str, command: dict[str, Any]) -> dict[str, Any]:
+        self.seq[sender] += 1
+        return sign_envelope(self.keys[sender], sender, self.seq[sender], command)
+
+
+def workload(n: int, seed: int = 7) -> Iterator[dict[str, Any]]:
+    """The signed envelopes that build a store of ``n`` artifacts (module docstring)."""
+    texts = Texts(seed)
+    rng = random.Random(seed + 1)
+    signer = Signer()
+    slots: list[str] = []
+    pending = max(1, int(n * PENDING_SHARE))
+
+    def propose(i: int) -> dict[str, Any]:
+        if slots and rng.random() < UPDATE_SHARE:
+            slot = rng.choice(slots)
+        else:
+            slot = f"s{len(slots)}"
+            slots.append(slot)
+        payload = texts.payload()
+        agent = FOUNDERS[i % len(FOUNDERS)]
+        cmd = {"op": "propose", "agent": agent, "artifact": f"a{i}", "slot": slot}
+        cmd |= {"digest": payload_digest(payload), **payload}
+        return signer.env(agent, cmd)
+
+    tick = {"op": "tick"}
+    for i in range(n - pending):
+        yield propose(i)
+        if (i + 1) % ROUND == 0:
+            yield signer.env(OPERATOR, tick)
+    for _ in range(PARAMS.T_fast + 2):  # every proposal so far reaches its decision
+        yield signer.env(OPERATOR, tick)
+    for i in range(n - pending, n):
+        yield propose(i)
+
+
+def store_key(n: int) -> str:
+    """The cache key of a store: every parameter the generator and the workload read."""
+    spec = {
+        "generator": GENERATOR,
+        "n": n,
+        "vocabulary": VOCABULARY,
+        "zipf_s": ZIPF_S,
+        "words": WORDS,
+        "round": ROUND,
+        "update_share": UPDATE_SHARE,
+        "pending_share": PENDING_SHARE,
+        "founders": len(FOUNDERS),
+        "params": PARAMS.to_dict(),
+        "seed": SEED.decode(),
+    }
+    return hashlib.sha256(canonical(spec)).hexdigest()[:12]
+
+
+def build(n: int, db: Path, *, group: int = GROUP, progress: bool = True) -> dict[str, Any]:
+    """Build the store of ``n`` artifacts at ``db`` by the bulk path (module docstring);
+    the build's seconds and size."""
+    node = Node.open(db, params=PARAMS, setup=setup(), fsync=False)
+    t0 = time.perf_counter()
+    batch: list[dict[str, Any]] = []
+    done = 0
+
+    def flush() -> None:
+        for r in node.submit_many(batch):
+            if r.status != 200 or r.body["result"] != "ok":
+                raise SystemExit(f"bulk build: a command was refused: {r.body}")
+        batch.clear()
+
+    try:
+        for env in workload(n):
+            batch.append(env)
+            if env["command"]["op"] == "propose":
+                done += 1
+                if progress and done % 50_000 == 0:
+                    dt = time.perf_counter() - t0
+                    print(f"  {n:,}: {done:,} artifacts, {dt:.0f} s", file=sys.stderr, flush=True)
+            if len(batch) >= group:
+                flush()
+        if batch:
+            flush()
+        commands = node.last_pos
+    finally:
+        node.close()
+    seconds = time.perf_counter() - t0
+    return {"artifacts": n, "commands": commands, "build_seconds": round(seconds, 1)}
+
+
+def bytes_by_table(db: Path, n: int) -> dict[str, int]:
+    """Bytes per artifact of each table of the file (its indexes and FTS5's shadow tables
+    counted with it), largest first: where the database's size goes."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT coalesce(m.tbl_name, d.name), sum(d.pgsize) FROM dbstat d "
+            "LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1"
+        ).fetchall()
+    finally:
+        conn.close()
+    merged: dict[str, int] = {}
+    for name, size in rows:
+        base = re.sub(r"_(data|idx|docsize|config|content)$", "", str(name))
+        key = base if base == "content_fts" else str(name)
+        merged[key] = merged.get(key, 0) + int(size)
+    return {k: round(v / n) for k, v in sorted(merged.items(), key=lambda kv: -kv[1])}
+
+
+def disk_bytes(db: Path) -> int:
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
+
+
+def cached_store(n: int) -> tuple[Path, dict[str, Any]]:
+    """The store of ``n`` artifacts under ``build/search/`` (built if missing), and what
+    its build cost."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    db = BUILD / f"search-{n}-{store_key(n)}.db"
+    info = db.with_suffix(".json")
+    if db.exists() and info.exists():
+        return db, json.loads(info.read_text(encoding="utf-8"))
+    for stale in db.parent.glob(db.name + "*"):
+        stale.unlink()
+    print(f"building the store of {n:,} artifacts at {db}", file=sys.stderr, flush=True)
+    out = build(n, db)
+    out["disk_bytes"] = disk_bytes(db)
+    out["bytes_per_artifact"] = round(out["disk_bytes"] / n)
+    info.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return db, out
+
+
+# --- the queries --------------------------------------------------------------------------
+
+
+def queries(seed: int = 11) -> dict[str, list[str]]:
+    """``QUERIES`` query texts per class: one word of the class's ranks (and ``two``: a
+    common word and a rare one)."""
+    vocab = vocabulary()
+    rng = random.Random(seed)
+    out = {
+        name: [vocab[rng.randrange(lo, hi)] for _ in range(QUERIES)]
+        for name, (lo, hi) in CLASSES.items()
+    }
+    out["two"] = [f"{c} {r}" for c, r in zip(out["common"], reversed(out["rare"]), strict=True)]
+    return out
+
+
+def percentiles(ms: Sequence[float]) -> dict[str, float]:
+    xs = sorted(ms)
+    q = statistics.quantiles(xs, n=100, method="inclusive")
+    return {
+        "p50_ms": round(statistics.median(xs), 2),
+        "p99_ms": round(q[98], 2),
+        "max_ms": round(xs[-1], 2),
+        "samples": len(xs),
+    }
+
+
+def timed(
+    run: Callable[[str], Any], qs: dict[str, list[str]], repeats: int, budget_s: float
+) -> dict[str, Any]:
+    """p50/p99 per class and over all, of up to ``repeats`` passes over each class's
+    queries (after one untimed pass: the page cache and SQLite's are warm, as on a serving
+    node); a class stops repeating once its passes took ``budget_s`` (the samples are
+    counted in the result)."""
+    for texts in qs.values():
+        t0 = time.perf_counter()
+        for q in texts:
+            run(q)
+            if time.perf_counter() - t0 > budget_s / 2:
+                break
+    per: dict[str, list[float]] = {name: [] for name in qs}
+    for name, texts in qs.items():
+        for _ in range(repeats):
+            for q in texts:
+                t = time.perf_counter()
+                run(q)
+                per[name].append(1000 * (time.perf_counter() - t))
+            if sum(per[name]) >= 1000 * budget_s:
+                break
+    out: dict[str, Any] = {name: percentiles(ms) for name, ms in per.items()}
+    out["all"] = percentiles([x for ms in per.values() for x in ms])
+    return out
+
+
+def in_process(db: Path, qs: dict[str, list[str]]) -> dict[str, Any]:
+    t = time.perf_counter()
+    node = Node.open(db, fsync=False)
+    opened = time.perf_counter() - t
+    try:
+        hits = {q: len(node.search(SearchQuery.parse(q, K))["hits"]) for q in qs["common"]}
+        out = timed(lambda q: node.search(SearchQuery.parse(q, K)), qs, REPEATS, BUDGET_S)
+    finally:
+        node.close()
+    out["open_seconds"] = round(opened, 2)
+    out["common_hits_min"] = min(hits.values())
+    return out
+
+
+class Server:
+    """``ostrom serve`` on a database in its own process (fsync off, no tick timer)."""
+
+    def __init__(self, db: Path) -> None:
+        cmd = [sys.executable, "-m", "ostrom", "serve", "--db", str(db), "--port", "0"]
+        cmd += ["--fsync", "off"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "reference")}
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
+        assert self.proc.stderr is not None
+        m = None
+        for line in self.proc.stderr:  # opening a big store takes a while
+            m = re.search(r"http://([^:/\s]+):(\d+)", line)
+            if m is not None:
+                break
+        if m is None:
+            self.stop()
+            raise RuntimeError("ostrom serve did not start")
+        self.conn = http.client.HTTPConnection(m.group(1), int(m.group(2)), timeout=600)
+
+    def get(self, path: str) -> Any:
+        self.conn.request("GET", path)
+        r = self.conn.getresponse()
+        body = r.read()
+        if r.status != 200:
+            raise RuntimeError(f"GET {path}: HTTP {r.status}: {body[:200]!r}")
+        return json.loads(body)
+
+    def post(self, path: str, body: bytes) -> Any:
+        self.conn.request("POST", path, body, {"Content-Type": "application/json"})
+        r = self.conn.getresponse()
+        data = r.read()
+        if r.status != 200:
+            raise RuntimeError(f"POST {path}: HTTP {r.status}: {data[:200]!r}")
+        return json.loads(data)
+
+    def search(self, q: str) -> Any:
+        return self.get("/search?" + urllib.parse.urlencode({"q": q, "k": K}))
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def over_http(db: Path, qs: dict[str, list[str]]) -> dict[str, Any]:
+    server = Server(db)
+    try:
+        return timed(server.search, qs, HTTP_REPEATS, BUDGET_S)
+    finally:
+        server.stop()
+
+
+# --- the bulk path checked against HTTP ----------------------------------------------------
+
+
+def _answers(search: Callable[[str], Any], qs: dict[str, list[str]]) -> list[Any]:
+    return [
+        (q, search(q)["position"], [(h["artifact"], h["score"]) for h in search(q)["hits"]])
+        for texts in qs.values()
+        for q in texts
+    ]
+
+
+def verify_bulk_path(tmp: Path) -> dict[str, Any]:
+    """The bulk path's store and one built by posting every command over HTTP, one at a
+    time, from the same workload: every sample query answers the same on both."""
+    bulk = tmp / "bulk.db"
+    build(VERIFY_ARTIFACTS, bulk, progress=False)
+    http_db = tmp / "http.db"
+    Node.open(http_db, params=PARAMS, setup=setup(), fsync=False).close()  # the header
+    server = Server(http_db)
+    try:
+        for env in workload(VERIFY_ARTIFACTS):
+            r = server.post("/commands", canonical(env))
+            assert r["result"] == "ok", r
+        qs = queries()
+        via_http = _answers(server.search, qs)
+    finally:
+        server.stop()
+    node = Node.open(bulk, fsync=False)
+    try:
+        via_bulk = _answers(lambda q: node.search(SearchQuery.parse(q, K)), qs)
+    finally:
+        node.close()
+    same = via_http == via_bulk
+    if not same:
+        raise SystemExit("the bulk-built store answers differently from the HTTP-built one")
+    return {
+        "artifacts": VERIFY_ARTIFACTS,
+        "queries": len(via_bulk),
+        "hits_compared": sum(len(h) for _, _, h in via_bulk),
+        "same_answers": same,
+    }
+
+
+# --- proposals with content -----------------------------------------------------------------
+
+
+def proposal_rates(tmp: Path) -> dict[str, Any]:
+    """Proposals/s through ``Node.submit`` (in process, fsync off, one at a time, signed in
+    advance: bench/service.py's harness) with ``CONTENT_BYTES`` of content and with the
+    digest alone; three alternating runs each, the median."""
+    texts = Texts(23)
+    rates: dict[str, list[float]] = {"digest_only": [], "content_4k": []}
+    for run in range(3):
+        for kind in rates:
+            signer = Signer()
+            envs = []
+            for i in range(PROPOSALS):
+                agent = FOUNDERS[i % len(FOUNDERS)]
+                cmd = {"op": "propose", "agent": agent, "artifact": f"a{i}", "slot": f"s{i}"}
+                if kind == "digest_only":
+                    cmd["digest"] = hashlib.sha256(f"d{i}".encode()).hexdigest()
+                else:
+                    words: list[str] = []
+                    while sum(len(w) + 1 for w in words) < CONTENT_BYTES:
+                        words += texts.words(64)
+                    payload = {"content": " ".join(words).encode()[:CONTENT_BYTES].decode()}
+                    cmd |= {"digest": payload_digest(payload), **payload}
+                envs.append(signer.env(agent, cmd))
+                if i % 500 == 499:
+                    envs.append(signer.env(OPERATOR, {"op": "tick"}))
+            node = Node.open(tmp / f"p{run}{kind}.db", params=PARAMS, setup=setup(), fsync=False)
+            t = time.perf_counter()
+            for e in envs:
+                assert node.submit(e).status == 200
+            rates[kind].append(PROPOSALS / (time.perf_counter() - t))
+            node.close()
+    digest_only = statistics.median(rates["digest_only"])
+    content = statistics.median(rates["content_4k"])
+    return {
+        "proposals": PROPOSALS,
+        "content_bytes": CONTENT_BYTES,
+        "digest_only_per_s": round(digest_only, 1),
+        "content_per_s": round(content, 1),
+        "ratio": round(digest_only / content, 2),
+        "target_ratio": TARGET_CONTENT_RATIO,
+        "met": digest_only / content <= TARGET_CONTENT_RATIO,
+    }
+
+
+# --- the cost of a purge ----------------------------------------------------------------------
+
+
+def purge_cost(db: Path, n: int, tmp: Path, forgets: int = 3) -> dict[str, Any]:
+    """Seconds to forget one artifact of a copy of the store of ``n`` artifacts: every
+    founder's forget vote, then the tick that forgets it — its payload deleted through the
+    index, the index merged, the WAL checkpointed (FORGET-PURGE).  The tick alone is timed
+    (the votes are ordinary commands), against a tick that forgets nothing."""
+    copy = tmp / f"purge{n}.db"
+    subprocess.run(["cp", "--sparse=always", str(db), str(copy)], check=True)
+    node = Node.open(copy, fsync=True)
+    signer = Signer()
+    for p in signer.seq:
+        signer.seq[p] = node.gate.last_seq(p)
+    try:
+        arts = node.gate.community.orchestrator.public_state()["artifacts"]
+        victims = [x for x, a in sorted(arts.items()) if a["state"] == "active"][:forgets]
+        plain, forgetting = [], []
+        for x in victims:
+            t = time.perf_counter()
+            assert node.submit(signer.env(OPERATOR, {"op": "tick"})).status == 200
+            plain.append(time.perf_counter() - t)
+            for f in FOUNDERS:
+                r = node.submit(signer.env(f, {"op": "forget_vote", "agent": f, "artifact": x}))
+                assert r.status == 200, r.body
+            t = time.perf_counter()
+            r = node.submit(signer.env(OPERATOR, {"op": "tick"}))
+            forgetting.append(time.perf_counter() - t)
+            assert any(e.get("to") == "forgotten" for e in r.body["events"]), r.body
+    finally:
+        node.close()
+        for leftover in copy.parent.glob(copy.name + "*"):
+            leftover.unlink()
+    return {
+        "artifacts": n,
+        "forget_tick_s": round(statistics.median(forgetting), 3),
+        "plain_tick_s": round(statistics.median(plain), 3),
+        "purge_s": round(statistics.median(forgetting) - statistics.median(plain), 3),
+    }
+
+
+def merge_instead(db: Path, n: int, tmp: Path) -> dict[str, Any]:
+    """Would FTS5's incremental ``merge`` do instead of ``optimize``?  On a copy of the
+    store: a payload with a term no other holds is added and merged into the index's
+    big segment, then deleted as a purge deletes it (``secure_delete`` on, the trigger
+    writes FTS5's delete marker); then ``merge`` (-16: merge the level with the most
+    segments now), the WAL checkpointed and truncated, and the files searched for the
+    term; then ``optimize`` and the same search.  Seconds of each."""
+    copy = tmp / f"merge{n}.db"
+    subprocess.run(["cp", "--sparse=always", str(db), str(copy)], check=True)
+    conn = sqlite3.connect(str(copy), isolation_level=None)
+    try:
+        conn.execute("PRAGMA secure_delete=ON")
+        # a payload with a term no other holds, merged into the index's one big segment
+        # where most entries of a grown store sit (an old payload's place)
+        term = "zqxwvkjunique"
+        conn.execute(
+            "INSERT INTO content (digest, content) VALUES ('bench-merge', ?)",
+            (f"forgettable {term} text",),
+        )
+        conn.execute("INSERT INTO content_fts (content_fts) VALUES ('optimize')")
+        conn.execute("DELETE FROM content WHERE digest = 'bench-merge'")
+        out: dict[str, Any] = {"artifacts": n}
+        for how in ("merge", "optimize"):
+            t = time.perf_counter()
+            if how == "merge":
+                conn.execute("INSERT INTO content_fts (content_fts, rank) VALUES ('merge', -16)")
+            else:
+                conn.execute("INSERT INTO content_fts (content_fts) VALUES ('optimize')")
+            out[f"{how}_s"] = round(time.perf_counter() - t, 3)
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            out[f"term_left_after_{how}"] = _holds(copy, term.encode())
+        assert not out["term_left_after_optimize"], "optimize left the term: the check is wrong"
+    finally:
+        conn.close()
+        for leftover in copy.parent.glob(copy.name + "*"):
+            leftover.unlink()
+    return out
+
+
+def _holds(db: Path, needle: bytes) -> bool:
+    """Whether any file of the database holds ``needle`` (read in chunks)."""
+    for f in db.parent.glob(db.name + "*"):
+        with f.open("rb") as fh:
+            tail = b""
+            while chunk := fh.read(1 << 24):
+                if needle in tail + chunk:
+                    return True
+                tail = chunk[-len(needle) :]
+    return False
+
+
+# --- the whole benchmark ----------------------------------------------------------------------
+
+
+def growth(rows: Sequence[dict[str, Any]], where: str) -> dict[str, Any]:
+    """How the p50 and p99 grew from the smallest store to the largest, over all queries
+    and per class."""
+    lo, hi = rows[0][where], rows[-1][where]
+    out: dict[str, Any] = {"from": rows[0]["artifacts"], "to": rows[-1]["artifacts"]}
+    for c in ("all", *CLASSES, "two"):
+        for p in ("p50_ms", "p99_ms"):
+            key = (
+                p.replace("_ms", "_factor") if c == "all" else f"{c}_{p.replace('_ms', '')}_factor"
+            )
+            out[key] = round(hi[c][p] / lo[c][p], 2)
+    return out
+
+
+def measure(
+    sizes: Sequence[int] = SIZES, *, http: bool = True, prior: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Everything, for ``sizes``; the rows of other sizes, the bulk path's check and the
+    proposal rates are taken from ``prior`` (an earlier result) when it has them and the
+    smallest size is not measured again (``--sizes 1000000`` after a run at 10k and 100k)."""
+    qs = queries()
+    out: dict[str, Any] = {
+        "k": K,
+        "queries_per_class": QUERIES,
+        "repeats": {"in_process": REPEATS, "http": HTTP_REPEATS},
+        "classes": {**{c: list(r) for c, r in CLASSES.items()}, "two": "common + rare"},
+        "target_p99_ms": TARGET_P99_MS,
+        "budget_s_per_class": BUDGET_S,
+    }
+    prior = prior or {}
+    again = min(SIZES) in sizes or "proposals" not in prior
+    by_size = {r["artifacts"]: r for r in prior.get("sizes", ())}
+    with tempfile.TemporaryDirectory(dir=BUILD.parent if BUILD.parent.exists() else None) as d:
+        tmp = Path(d)
+        out["bulk_path"] = verify_bulk_path(tmp) if again else prior["bulk_path"]
+        out["proposals"] = proposal_rates(tmp) if again else prior["proposals"]
+        for n in sizes:
+            db, built = cached_store(n)
+            print(f"measuring {n:,} artifacts", file=sys.stderr, flush=True)
+            row: dict[str, Any] = {"artifacts": n, "store": built}
+            row["load_average_before"] = round(os.getloadavg()[0], 2)
+            row["bytes_per_artifact_by_table"] = bytes_by_table(db, n)
+            row["in_process"] = in_process(db, qs)
+            if http:
+                row["http"] = over_http(db, qs)
+            row["purge"] = purge_cost(db, n, tmp, forgets=3 if n < 1_000_000 else 1)
+            if n < 1_000_000:  # reading the whole file back takes minutes at 1M
+                row["merge_instead"] = merge_instead(db, n, tmp)
+            by_size[n] = row
+            out["sizes"] = [by_size[n] for n in sorted(by_size)]
+            save("search", summarise(dict(out)))  # each size kept as soon as it is measured
+    out["sizes"] = [by_size[n] for n in sorted(by_size)]
+    return summarise(out)
+
+
+def summarise(out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with its growth and target computed from its rows (``--summarise`` redoes
+    only this on the committed results)."""
+    rows = out["sizes"]
+    where = "http" if all("http" in r for r in rows) else "in_process"
+    out.pop("growth", None)
+    if len(rows) > 1:
+        out["growth"] = {w: growth(rows, w) for w in dict.fromkeys(("in_process", where))}
+    big = next((r for r in rows if r["artifacts"] == max(SIZES)), None)
+    out["target"] = {"artifacts": max(SIZES), "where": where, "measured": big is not None}
+    if big is not None:
+        out["target"]["p99_ms"] = big[where]["all"]["p99_ms"]
+        out["target"]["met"] = big[where]["all"]["p99_ms"] <= TARGET_P99_MS
+    return out
+
+
+def figures_table(results: dict[str, Any]) -> str:
+    """The markdown of docs/design.md §11 "Search at scale", from ``bench/results/search.json``
+    (property_tests/service/test_service_search.py checks that the docs hold it)."""
+    ms = "p50 / p99 ms"
+    lines = [
+        f"| artifacts | build | bytes per artifact | in process, {ms} | HTTP, {ms} "
+        "| common words, HTTP p99 ms | rare words, HTTP p99 ms | purge of one forgotten |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in results["sizes"]:
+        inp, http = row["in_process"]["all"], row.get("http", {}).get("all")
+        lines.append(
+            f"| {row['artifacts']:,} | {row['store']['build_seconds']:,.0f} s "
+            f"| {row['store']['bytes_per_artifact']:,} "
+            f"| {inp['p50_ms']} / {inp['p99_ms']} "
+            + (f"| {http['p50_ms']} / {http['p99_ms']} " if http else "| — ")
+            + (f"| {row['http']['common']['p99_ms']} " if http else "| — ")
+            + (f"| {row['http']['rare']['p99_ms']} " if http else "| — ")
+            + f"| {row['purge']['purge_s']} s |"
+        )
+    big = results["sizes"][-1]
+    if "bytes_per_artifact_by_table" in big:
+        parts = [f"{t} {b:,}" for t, b in big["bytes_per_artifact_by_table"].items() if b >= 10]
+        lines += ["", f"Bytes per artifact at {big['artifacts']:,}, by table: {', '.join(parts)}."]
+    p = results["proposals"]
+    lines += [
+        "",
+        f"Proposals with {p['content_bytes']:,} bytes of content: {p['content_per_s']:,} per "
+        f"second, against {p['digest_only_per_s']:,} digest-only (a factor {p['ratio']}, "
+        f"target at most {p['target_ratio']}: {'met' if p['met'] else 'not met'}).",
+    ]
+    for where, g in results.get("growth", {}).items():
+        lines.append(
+            f"Growth {where.replace('_', ' ')} from {g['from']:,} to {g['to']:,} artifacts: "
+            f"p50 ×{g['p50_factor']}, p99 ×{g['p99_factor']} (p99 of common words "
+            f"×{g['common_p99_factor']}, middling ×{g['middling_p99_factor']}, rare "
+            f"×{g['rare_p99_factor']})."
+        )
+    t = results["target"]
+    lines.append(
+        f"Target p99 ≤ {results['target_p99_ms']} ms at {t['artifacts']:,} artifacts: "
+        + (
+            f"{t['p99_ms']} ms, {'met' if t['met'] else 'not met'}."
+            if t["measured"]
+            else "not measured (that store was not built: see the text below)."
+        )
+    )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default=",".join(str(n) for n in SIZES))
+    parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument(
+        "--build-only", action="store_true", help="build the stores, measure nothing"
+    )
+    parser.add_argument(
+        "--by-table", action="store_true", help="add each store's bytes per table to the results"
+    )
+    parser.add_argument(
+        "--summarise", action="store_true", help="recompute growth and target of the results"
+    )
+    parser.add_argument("--table", action="store_true", help="print the docs' table of the results")
+    args = parser.parse_args()
+    if args.by_table:  # the stores' files only: no timing
+        path = ROOT / "bench" / "results" / "search.json"
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for key in ("benchmark", "python", "machine"):
+            doc.pop(key)
+        for row in doc["sizes"]:
+            db = BUILD / f"search-{row['artifacts']}-{store_key(row['artifacts'])}.db"
+            row["bytes_per_artifact_by_table"] = bytes_by_table(db, row["artifacts"])
+        save("search", doc)
+        return
+    if args.summarise:
+        doc = json.loads((ROOT / "bench" / "results" / "search.json").read_text(encoding="utf-8"))
+        for key in ("benchmark", "python", "machine"):
+            doc.pop(key)
+        save("search", summarise(doc))
+        return
+    if args.table:
+        doc = json.loads((ROOT / "bench" / "results" / "search.json").read_text(encoding="utf-8"))
+        print(figures_table(doc))
+        return
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.build_only:
+        for n in sizes:
+            print(json.dumps(cached_store(n)[1]))
+        return
+    prior_path = ROOT / "bench" / "results" / "search.json"
+    prior = json.loads(prior_path.read_text(encoding="utf-8")) if prior_path.exists() else None
+    save("search", measure(sizes, http=not args.skip_http, prior=prior))
+
+
+if __name__ == "__main__":
+    main()
