@@ -12,10 +12,10 @@ replica can be audited.
 * **Acknowledged** (``check_acknowledged``): every command the front acknowledged (``f+1``
   matching replies) is in the committed log of every honest replica given.
 * **REPL-1** (``check_repl1``): each honest replica's state, replayed from its committed
-  log exactly as the replica executes it (``app.execute_operation``, batches included),
-  equals the single node's replay of the same commands one by one on a fresh core; and
-  where the running replica reported its state digest at that point of its log, it
-  equals the replay's too.
+  log batch by batch on a fresh core (``app.execute_operation``: the gate the replica's
+  node runs, without the node's database), equals the single node's replay of the same
+  commands one by one on a fresh core; and where the running replica reported its state
+  digest at that point of its log (its node's gate), it equals the replay's too.
 
 Each check raises ``AuditError`` naming the replica and sequence number; each is shown
 to fail on a doctored log in test_cluster_audit.py.
