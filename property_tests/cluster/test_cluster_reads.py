@@ -25,6 +25,7 @@ from ostrom.cluster import front as front_module
 from ostrom.cluster.config import ClusterConfig, ReplicaConfig
 from ostrom.cluster.front import Front
 from ostrom.cluster.supervisor import create
+from ostrom.service.identity import without_payload
 from ostrom.service.reads import Answer, Read
 from service_world import Signer
 
@@ -135,3 +136,17 @@ def test_a_bad_payload_is_refused_before_anything_is_handed(cfg: ClusterConfig) 
     assert (unkept.status, unkept.body["error"]) == (503, "no_replica")
     assert len(handed) == 1 and handed[0]["payload"] == {"content": "c"}
     assert front.queue.empty()  # nothing was ordered
+    # a payload of an envelope no replica would take as a put (its artifact is not an
+    # id): not handed, the envelope ordered without it (the Community refuses it, as on
+    # a node)
+    odd = s.env("f1", {**propose("f1", "y", "s", content="c"), "artifact": 7})
+
+    async def order() -> Any:
+        task = asyncio.ensure_future(front.submit(odd))
+        await asyncio.sleep(0.05)
+        queued = front.queue.get_nowait().command
+        task.cancel()
+        return queued
+
+    assert asyncio.run(order()) == {**odd, "command": without_payload(odd["command"])}
+    assert len(handed) == 1

@@ -57,7 +57,7 @@ from ostrom.cluster.app import RESULTS, batch_operation, community
 from ostrom.cluster.config import ClusterConfig, ConfigError, ReplicaConfig, load
 from ostrom.cluster.keys import KeyFileError, load_ring, load_signer
 from ostrom.cluster.links import Link
-from ostrom.cluster.payloads import put_request
+from ostrom.cluster.payloads import PayloadError, check_put, put_request
 from ostrom.cluster.wire import (
     HELLO_TIMEOUT_S,
     PUT,
@@ -326,7 +326,14 @@ class Front:
                 return error(*refusal)
             envelope = {**envelope, "command": without_payload(envelope["command"])}
             size = len(canonical(envelope))
-            if isinstance(put["agent"], str) and isinstance(put["seq"], int):
+            try:
+                check_put(put, self.content_limit)
+            except PayloadError:
+                # not an envelope the gate and the Community accept (its agent, seq or
+                # artifact is not what they take): ordered without its payload, it is
+                # refused as on a node, and no replica needs the payload
+                put = None
+            if put is not None:
                 kept = await self._hand(put)
                 if kept < self.cfg.n - self.cfg.f:
                     return error(
