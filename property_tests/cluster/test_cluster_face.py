@@ -1,12 +1,14 @@
 """One service face for a node and a cluster (service/app.py over cluster/front.py).
 
-A real ``ostrom cluster up`` of 4 replica processes and a front over loopback, with the
-founders and parameters of the node's content tests: the same walk as on a node
-(content_world.py, through HTTP) — a proposal with content reviewed to
-acceptance by the founders, found by search through the front with its provenance, a
-consistent read agreeing, the client's resync and reads, an update and a forget.  Each
-replica's node database holds the content and its index; after the forget none of its
-files (database, WAL) holds the forgotten content's bytes.
+A real ``ostrom cluster up`` of 4 replica processes and a front over loopback (stopped by
+``ostrom cluster down``), with the founders and parameters of the node's content tests,
+and the same walk as on a node (content_world.py, through HTTP): a proposal with content
+reviewed to acceptance by the founders, found by search through the front with its
+provenance, consistent reads agreeing, an update through formal review, a forget.  Every
+replica's node database and payload file hold the content; after the forget no file of
+the cluster (PBFT stores, node databases, payload files, their WALs) holds the forgotten
+content's bytes.  ``Client.resync`` and the client's reads, and ``ostrom mcp --url``
+(slow: a subprocess of the SDK), against the front.
 """
 
 from __future__ import annotations
@@ -21,20 +23,22 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
 from content_world import FORGET_PARAMS, forget, post_all, to_active, update
 from ostrom import layout
+from ostrom.cli.main import main
 from ostrom.client import Client
 from ostrom.cluster.config import load
-from ostrom.cluster.supervisor import start_cluster
 from ostrom.service.identity import save_key
 from ostrom.service.openapi import POSITION_HEADER, SOURCE_HEADER, openapi
-from service_world import FOUNDERS, OPERATOR, Signer, key, setup
+from service_world import OPERATOR, Signer, key, setup
 
 pytestmark = [pytest.mark.system]
 
 SECRET = "CLUSTER-FORGET-ME-5e0c2d71-only-copy"
 ROME = "Rome has 2.8 million inhabitants"
+NAPLES = "Naples has 0.9 million inhabitants"
 KEPT = "Paris has 2.1 million inhabitants"
 
 
@@ -66,19 +70,21 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
         f"content_limit = {FORGET_PARAMS.content_limit}\n"
     )
     c = d / "c"
-    url, stop = start_cluster(
-        c,
-        n=4,
-        batch_size=4,
-        synchronous="OFF",
-        seed=5,
-        founders_file=d / "founders.toml",
-        params_file=d / "params.toml",
+    runner = CliRunner()
+    up = runner.invoke(
+        main,
+        [
+            *("cluster", "up", "--dir", str(c), "--seed", "5", "--synchronous", "OFF"),
+            *("--batch-size", "4", "--founders", str(d / "founders.toml")),
+            *("--params", str(d / "params.toml")),
+        ],
     )
     try:
-        yield url, c
+        assert up.exit_code == 0, up.output
+        yield up.output.strip().rsplit(" ", 1)[-1], c
     finally:
-        stop()
+        down = runner.invoke(main, ["cluster", "down", "--dir", str(c)])
+        assert down.exit_code == 0, down.output
 
 
 def _run(url: str, body: Any) -> Any:
@@ -158,23 +164,27 @@ def test_the_walk_through_a_cluster_front(cluster: tuple[str, Path]) -> None:
 
 
 def test_the_client_against_a_cluster(cluster: tuple[str, Path]) -> None:
-    """``Client.resync`` reads the next seq through the front; the client's reads work."""
+    """``Client.resync`` reads the next seq through the front (a fresh client knows none);
+    the client proposes with content, reads it back, and follows the log."""
     url, _ = cluster
-    with Client(url, "f3", key("f3")) as client:
-        assert client.resync() > 1  # f3 has voted already (the walk's forget)
-        hits = client.search("paris")["hits"]
-        assert hits and all(h["state"] == "active" for h in hits)
-        assert client.agent_info()["agent"] == "f3"
-        assert client.log(0, 3)[0]["pos"] == 1
-    with Client(url, OPERATOR, key(OPERATOR)) as ops:
-        assert ops.tick()["result"] == "ok"  # resync, sign, post: applied once
-    assert FOUNDERS[0] == "f1"
+    with Client(url, "f4", key("f4")) as client:
+        seq = client.resync()
+        assert seq == client.agent_info()["next_seq"] >= 1
+        sent = client.propose("naples", "naples/population", content=NAPLES)
+        assert sent["result"] == "ok" and client.resync() == seq + 1
+        assert client.content("naples")["content"] == NAPLES
+        assert client.artifact("naples")["state"] == "proposed"
+        (entry,) = client.log(sent["pos"] - 1, 1)
+        assert entry["pos"] == sent["pos"] and entry["agent"] == "f4"
+        assert [e["pos"] for e in client.events(sent["pos"] - 1, timeout=5)] == [sent["pos"]]
+        assert client.search("naples")["hits"] == []  # proposed: not current knowledge
 
 
+@pytest.mark.slow
 def test_mcp_against_a_cluster_front(cluster: tuple[str, Path], tmp_path: Path) -> None:
     """``ostrom mcp --url <front>`` (a real subprocess, the SDK's client over stdio):
-    search finds the walk's value with its provenance; remember proposes with content
-    (the payload handed to the replicas), read_memory reads it back from a replica."""
+    remember proposes with content (the payload handed to the replicas), read_memory
+    reads it back from a replica; once active, search finds it with its provenance."""
     import anyio
     from mcp import Client as McpClient
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -199,12 +209,16 @@ def test_mcp_against_a_cluster_front(cluster: tuple[str, Path], tmp_path: Path) 
     async def main() -> None:
         with anyio.fail_after(60):
             async with McpClient(stdio_client(params), read_timeout_seconds=30) as c:
-                (hit,) = (await call(c, "search_memory", query="Paris"))["hits"]
-                assert hit["artifact"] == "pop2" and hit["supersedes"] == "pop"
-                assert hit["decision"]["path"] == "tally" and hit["submitter"] == "f2"
                 made = await call(c, "remember", slot="rome/population", content=ROME)
                 got = await call(c, "read_memory", id=made["artifact"])
                 assert got["state"] == "proposed" and got["content"]["content"] == ROME
+                with Client(url, OPERATOR, key(OPERATOR)) as ops:
+                    for _ in range(4):  # a founder's proposal: fast track, no objection
+                        ops.tick()
+                (hit,) = (await call(c, "search_memory", query="Rome inhabitants"))["hits"]
+                assert hit["artifact"] == made["artifact"] and hit["state"] == "active"
+                assert hit["decision"]["path"] == "fast_track" and hit["submitter"] == "f2"
+                assert hit["content"] == ROME
 
     anyio.run(main)
 
