@@ -5,8 +5,9 @@ executed as a replica executes them.
 * the front orders a propose without its payload; the replica gives the payload handed
   for that envelope back, and its node keeps and indexes it as ``ostrom serve`` does;
 * a proposal by digest alone stays a pin, even when another envelope handed the payload;
-* a payload handed for an envelope that is refused is discarded, one for an applied
-  envelope is kept; a forget purges the payload file (FORGET-PURGE: grepped);
+* a payload handed for an envelope that is refused is discarded (a replay of a used
+  seq with another payload too), one for an applied envelope is kept (its retry too); a
+  forget purges the payload file (FORGET-PURGE: grepped);
 * a replica restarted (a fresh node, the same payload file, the history re-executed)
   answers every command as before and holds the same content;
 * every reply is the node's reply for the envelope with its payload: the replicas answer
@@ -31,9 +32,9 @@ from content_world import FORGET_PARAMS, forget, propose, to_active
 from ostrom.cluster.app import ClusterApp, batch_operation
 from ostrom.cluster.payloads import PayloadError, PayloadStore, check_put, put_request
 from ostrom.service.gate import Gate
-from ostrom.service.identity import without_payload
+from ostrom.service.identity import sign_envelope, without_payload
 from ostrom.service.node import Node
-from service_world import Signer, setup
+from service_world import Signer, key, setup
 
 SECRET = "PAYLOAD-FILE-SECRET-0b7d3e19"
 
@@ -77,6 +78,10 @@ def _walk(s: Signer) -> list[dict[str, Any]]:
     envs[-1] = {**envs[-1], "command": without_payload(envs[-1]["command"])}
     bad = s.env("f3", propose("f3", "z", "w", content="refused"))
     envs.append({**bad, "seq": 99})  # out of order: refused, nothing applied
+    # another envelope with f1's used seq 1 (x's propose): replayed, its payload not kept;
+    # and x's own envelope again: a retry, x's payload stays
+    envs.append(sign_envelope(key("f1"), "f1", 1, propose("f1", "w", "w", content="replay")))
+    envs.append(envs[0])
     return envs
 
 

@@ -168,19 +168,30 @@ class ClusterApp:
         command["command"] = {**inner, **payload}
         return agent, seq, inner["digest"]
 
+    def _kept(self, key: tuple[str, int, str], reply: Reply) -> bool:
+        """Whether the payload handed for ``key`` is the payload of an accepted command:
+        this envelope's (applied, ``ok``), or, for a refused one, that of the envelope
+        logged with the same agent and seq if it has the same digest (a replay of it)."""
+        agent, seq, digest = key
+        if reply.status == 200:
+            return reply.body.get("result") == "ok"
+        if self.node.gate.last_seq(agent) < seq:
+            return False  # nothing applied at (agent, seq)
+        logged = self.node.store.find(agent, seq)
+        if logged is None or logged.result != "ok":
+            return False
+        command = logged.envelope.get("command")
+        return isinstance(command, dict) and command.get("digest") == digest
+
     def _settle(self, handed: list[tuple[str, int, str] | None], replies: list[Reply]) -> None:
         """What the payload file keeps after a batch: not the payload of an envelope that
-        was not accepted (the node keeps none), nothing of a forgotten artifact."""
+        was not accepted (the node keeps none: ``_kept``), nothing of a forgotten
+        artifact."""
         assert self.payloads is not None
         forgotten = []
         for key, r in zip(handed, replies, strict=True):
-            if key is not None:
-                agent, seq, digest = key
-                applied = r.status == 200
-                if (applied and r.body.get("result") != "ok") or (
-                    not applied and self.node.gate.last_seq(agent) < seq
-                ):
-                    self.payloads.discard(agent, seq, digest)
+            if key is not None and not self._kept(key, r):
+                self.payloads.discard(*key)
             for ev in r.body.get("events", ()) if r.status == 200 else ():
                 if isinstance(ev, dict) and ev.get("to") == FORGOTTEN and "artifact" in ev:
                     forgotten.append(str(ev["artifact"]))
