@@ -186,12 +186,12 @@ def test_the_app_digest_is_the_gates(tmp_path: Path) -> None:
     assert app.state() == Gate(FORGET_PARAMS, setup()).public_state()
 
 
+def _nested(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+
+
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=6,
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6), _nested, max_leaves=6
 )
 
 
