@@ -34,6 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ostrom.cluster.app import commands_of, core_factory, execute_operation, state_digest
 from ostrom.cluster.config import ClusterConfig
 from ostrom.cluster.keys import load_ring
+from ostrom.cluster.payloads import ordered_form
 from ostrom.consensus.application import Core, CoreFactory, committed_operations
 from ostrom.consensus.crypto import KeyRing, Signer
 from ostrom.consensus.messages import Request, Signed, canonical, replica_name, request_digest
@@ -157,8 +158,9 @@ def committed_commands(log: ReplicaLog) -> list[Any]:
 
 
 def check_acknowledged(logs: Mapping[int, ReplicaLog], acknowledged: Iterable[Any]) -> None:
-    """Every acknowledged command is in the committed log of every replica of ``logs``."""
-    want = [canonical(c) for c in acknowledged]
+    """Every acknowledged command is in the committed log of every replica of ``logs``
+    (in the form the front ordered it: ``ordered_form``)."""
+    want = [canonical(ordered_form(c)) for c in acknowledged]
     for i, log in sorted(logs.items()):
         have = {canonical(c) for c in committed_commands(log)}
         missing = [w for w in want if w not in have]

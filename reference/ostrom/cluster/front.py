@@ -57,7 +57,7 @@ from ostrom.cluster.app import RESULTS, batch_operation, community
 from ostrom.cluster.config import ClusterConfig, ConfigError, ReplicaConfig, load
 from ostrom.cluster.keys import KeyFileError, load_ring, load_signer
 from ostrom.cluster.links import Link
-from ostrom.cluster.payloads import PayloadError, check_put, put_request
+from ostrom.cluster.payloads import PayloadError, check_put, ordered_form, put_request
 from ostrom.cluster.wire import (
     HELLO_TIMEOUT_S,
     PUT,
@@ -83,7 +83,6 @@ from ostrom.consensus.messages import (
 from ostrom.consensus.replica import BROADCAST, Output
 from ostrom.service.app import create_app
 from ostrom.service.gate import payload_refusal
-from ostrom.service.identity import without_payload
 from ostrom.service.node import Reply as HttpReply
 from ostrom.service.node import error
 from ostrom.service.openapi import body_limit
@@ -324,7 +323,7 @@ class Front:
             refusal = payload_refusal(envelope["command"], self.content_limit)
             if refusal is not None:
                 return error(*refusal)
-            envelope = {**envelope, "command": without_payload(envelope["command"])}
+            envelope = ordered_form(envelope)
             size = len(canonical(envelope))
             try:
                 check_put(put, self.content_limit)

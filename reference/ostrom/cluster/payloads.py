@@ -34,8 +34,9 @@ from typing import Any, Final
 
 from ostrom.protocol.commands import payload_of
 from ostrom.service.gate import payload_refusal
+from ostrom.service.identity import without_payload
 
-__all__ = ["PayloadError", "PayloadStore", "check_put", "put_request"]
+__all__ = ["PayloadError", "PayloadStore", "check_put", "ordered_form", "put_request"]
 
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS payload (agent TEXT NOT NULL, seq INTEGER NOT NULL,"
@@ -67,6 +68,15 @@ def put_request(envelope: Mapping[str, Any]) -> dict[str, Any] | None:
         "digest": command.get("digest"),
         "payload": payload,
     }
+
+
+def ordered_form(envelope: Any) -> Any:
+    """An envelope as the front orders it: a propose or resubmit that carries a payload
+    without it (``without_payload``: the signature and the digest stay); anything else
+    as it is.  The audit compares acknowledged commands in this form."""
+    if isinstance(envelope, dict) and put_request(envelope) is not None:
+        return {**envelope, "command": without_payload(envelope["command"])}
+    return envelope
 
 
 def check_put(doc: object, content_limit: int) -> tuple[str, int, str, str, dict[str, Any]]:
