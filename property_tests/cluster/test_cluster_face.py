@@ -215,7 +215,7 @@ def test_mcp_against_a_cluster_front(cluster: tuple[str, Path], tmp_path: Path) 
                 with Client(url, OPERATOR, key(OPERATOR)) as ops:
                     for _ in range(4):  # a founder's proposal: fast track, no objection
                         ops.tick()
-                (hit,) = (await call(c, "search_memory", query="Rome inhabitants"))["hits"]
+                (hit,) = (await call(c, "search_memory", query="Rome"))["hits"]
                 assert hit["artifact"] == made["artifact"] and hit["state"] == "active"
                 assert hit["decision"]["path"] == "fast_track" and hit["submitter"] == "f2"
                 assert hit["content"] == ROME
