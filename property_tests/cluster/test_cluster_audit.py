@@ -26,6 +26,7 @@ from ostrom.cluster.audit import (
     read_log,
 )
 from ostrom.cluster.config import parse
+from ostrom.cluster.payloads import ordered_form
 from ostrom.consensus.application import Core
 from ostrom.consensus.crypto import derive_key, make_keys
 from ostrom.consensus.messages import Request, Signed
@@ -97,6 +98,24 @@ def test_acknowledged_fails_when_a_replica_lacks_one() -> None:
     check_acknowledged(logs(), acked)
     with pytest.raises(AuditError, match="replica 2 has not executed 2"):
         check_acknowledged(logs(r2=HISTORY[:4]), acked)
+
+
+def test_an_acknowledged_proposal_is_found_without_its_payload() -> None:
+    """The front orders a propose without its payload (cluster/payloads.py): the command
+    acknowledged with its content is the one executed without it; another one is not."""
+    from ostrom.protocol.commands import payload_digest
+
+    key = derive_key(b"cli", "u0")
+    payload = {"content": "the text"}
+    cmd = {"op": "propose", "agent": "u0", "artifact": "x", "slot": "s"}
+    acked = sign_envelope(key, "u0", 2, {**cmd, "digest": payload_digest(payload), **payload})
+    ordered = ordered_form(acked)
+    assert "content" not in ordered["command"] and ordered["signature"] == acked["signature"]
+    history = (*HISTORY, req("c1", 2, [ordered]))
+    check_acknowledged(logs(r0=history, r1=history, r2=history, r3=history), [acked])
+    other = sign_envelope(key, "u0", 2, {**cmd, "digest": payload_digest({"content": "x"})})
+    with pytest.raises(AuditError, match="has not executed 1"):
+        check_acknowledged(logs(r0=history, r1=history, r2=history, r3=history), [other])
 
 
 def test_repl1_passes_and_fails_on_a_wrong_reported_state() -> None:

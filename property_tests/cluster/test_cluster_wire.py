@@ -2,16 +2,19 @@
 
 Frames reassemble from any chunking; a bad length raises ``FrameError`` (the connection
 closes) and nothing else is ever raised; a hello is a name or ``FrameError``.  And a
-live replica process fed garbage on its port stays up and keeps answering.
+live replica process fed garbage on its port — on the PBFT links, the read channel and
+the payload channel — stays up and keeps answering.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import socket
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -28,6 +31,7 @@ from ostrom.cluster.wire import (
     hello,
     parse_hello,
 )
+from ostrom.service.reads import Read
 
 payloads = st.lists(st.binary(min_size=1, max_size=300), max_size=12)
 
@@ -108,6 +112,40 @@ def test_a_replica_survives_garbage_on_its_port(tmp_path: Path) -> None:
                 s.settimeout(0.3)
                 with contextlib.suppress(OSError):
                     s.recv(10)  # the replica closes (or we time out): either is fine
+
+        # the read and payload channels: garbage is answered {"error"} or closed
+        def ask(data: bytes) -> Any:
+            with socket.create_connection((addr.host, addr.port), timeout=5) as s:
+                s.sendall(data)
+                s.settimeout(5)
+                got = b""
+                with contextlib.suppress(OSError):
+                    while chunk := s.recv(1 << 16):
+                        got += chunk
+            return json.loads(got[4:]) if len(got) > 4 else None
+
+        for channel, body in [
+            ("read", b"not json"),
+            ("read", b'{"read": "log", "args": {"limit": 1000000000}}'),
+            ("read", b'{"read": "nope", "args": {}}'),
+            ("put", b'{"agent": 1}'),
+            (
+                "put",
+                json.dumps(
+                    {
+                        "agent": "a",
+                        "seq": 1,
+                        "artifact": "x",
+                        "digest": "0" * 64,
+                        "payload": {"content": "not the digest's"},
+                    }
+                ).encode(),
+            ),
+        ]:
+            assert set(ask(hello(channel) + frame(body))) == {"error"}, (channel, body)
+        assert ask(hello("read") + b"\xff\xff\xff\xff") is None  # a bad length: closed
+        health = ask(hello("read") + frame(json.dumps(Read.of("health").to_json()).encode()))
+        assert health["status"] == 200 and health["position"] == 0 == health["executed"]
         # the front's reply port too (the front is a process of its own)
         c.start_front()
         c.wait_ready(30)
@@ -125,5 +163,6 @@ def test_a_replica_survives_garbage_on_its_port(tmp_path: Path) -> None:
         assert c.procs["r0"].poll() is None
         assert st_["rejected"].get("malformed", 0) >= 2
         assert st_["stats"].get("garbage_connections", 0) >= 1
+        assert st_["stats"]["bad_reads"] == 3 and st_["stats"]["bad_puts"] == 2
     finally:
         c.stop()

@@ -23,17 +23,18 @@ from typing import Any
 import httpx
 import pytest
 
+from content_world import FORGET_PARAMS
+from content_world import forget as _forget
+from content_world import post_all as _post_all
+from content_world import propose as _propose
+from content_world import to_active as _to_active
+from content_world import update as _update
 from ostrom.protocol.commands import payload_digest
-from ostrom.protocol.params import Params
 from ostrom.service.app import create_app
 from ostrom.service.dense import to_blob
 from ostrom.service.node import Node
 from ostrom.service.store import Store
-from service_world import FOUNDERS, OPERATOR, Signer, commitment, reveal, setup
-
-#: Forgetting is reachable with the five founders (the default floor is 12 active agents);
-#: payloads may carry embeddings of 4 numbers (dense retrieval).
-FORGET_PARAMS = Params(min_active_agents=3, content_limit=1024, embedding_dim=4)
+from service_world import Signer, setup
 
 
 def _node(tmp: Path, **kw: Any) -> Node:
@@ -50,17 +51,6 @@ def _run(node: Node, body: Callable[[httpx.AsyncClient], Any]) -> Any:
     return asyncio.run(go())
 
 
-def _propose(agent: str, x: str, slot: str, **payload: Any) -> dict[str, Any]:
-    return {
-        "op": "propose",
-        "agent": agent,
-        "artifact": x,
-        "slot": slot,
-        "digest": payload_digest(payload),
-        **payload,
-    }
-
-
 def _files(tmp: Path) -> Iterator[Path]:
     """Every file of the database: the db, its -wal and -shm (snapshots are rows of it)."""
     yield from sorted(p for p in tmp.iterdir() if p.name.startswith("n.db"))
@@ -70,52 +60,6 @@ def _found(tmp: Path, needle: str | bytes) -> list[str]:
     """The database files whose bytes contain ``needle`` (a text: its UTF-8)."""
     raw = needle.encode() if isinstance(needle, str) else needle
     return [p.name for p in _files(tmp) if raw in p.read_bytes()]
-
-
-def _post_all(c: httpx.AsyncClient, envs: list[dict[str, Any]]) -> Any:
-    async def go() -> list[dict[str, Any]]:
-        out = []
-        for e in envs:
-            r = await c.post("/commands", json=e)
-            assert r.status_code == 200, r.text
-            out.append(r.json())
-        return out
-
-    return go()
-
-
-def _to_active(s: Signer, x: str, slot: str, **payload: Any) -> list[dict[str, Any]]:
-    """A founder's proposal: fast track, active after T_fast (3 ticks) without objection."""
-    return [s.env("f1", _propose("f1", x, slot, **payload))] + [
-        s.env(OPERATOR, {"op": "tick"}) for _ in range(4)
-    ]
-
-
-async def _update(c: httpx.AsyncClient, s: Signer, x: str, slot: str, **payload: Any) -> None:
-    """f2's proposal for an occupied slot: formal review, every reviewer accepts, active
-    (superseding the slot's active artifact)."""
-    await _post_all(c, [s.env("f2", _propose("f2", x, slot, **payload))])
-    await _post_all(c, [s.env(OPERATOR, {"op": "tick"}) for _ in range(5)])  # to commit
-    art = (await c.get(f"/artifacts/{x}")).json()
-    assert art["phase"] == "commit", art
-    votes = {r: commitment(r, x, art["round"], "accept") for r in art["reviewers"]}
-    await _post_all(
-        c,
-        [
-            s.env(r, {"op": "commit_vote", "agent": r, "artifact": x, "commitment": v})
-            for r, v in votes.items()
-        ],
-    )
-    await _post_all(c, [s.env(OPERATOR, {"op": "tick"}) for _ in range(2)])  # to reveal
-    await _post_all(c, [s.env(r, {**reveal(r, x), "vote": "accept"}) for r in votes])
-    await _post_all(c, [s.env(OPERATOR, {"op": "tick"}) for _ in range(3)])
-
-
-def _forget(s: Signer, x: str) -> list[dict[str, Any]]:
-    """Every founder votes to forget ``x``; the next tick decides (FG-1: S >= Q)."""
-    return [s.env(f, {"op": "forget_vote", "agent": f, "artifact": x}) for f in FOUNDERS] + [
-        s.env(OPERATOR, {"op": "tick"})
-    ]
 
 
 SECRET = "FORGET-ME-7c1e9a2b-the-only-copy"

@@ -24,8 +24,10 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from test_service_content import _post_all, _propose, _to_active
 
+from content_world import post_all as _post_all
+from content_world import propose as _propose
+from content_world import to_active as _to_active
 from ostrom.protocol.params import Params
 from ostrom.service.app import create_app
 from ostrom.service.dense import RRF_K, rrf

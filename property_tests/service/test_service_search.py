@@ -20,8 +20,12 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_service_content import FORGET_PARAMS, _forget, _post_all, _to_active, _update
 
+from content_world import FORGET_PARAMS
+from content_world import forget as _forget
+from content_world import post_all as _post_all
+from content_world import to_active as _to_active
+from content_world import update as _update
 from ostrom.service.app import create_app
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.node import Node

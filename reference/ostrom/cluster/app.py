@@ -1,52 +1,63 @@
-"""What a cluster replica executes: batches of commands on a ``Core``.
+"""What a cluster replica executes: batches of commands on the single node's write path.
 
 The front batches (docs/cluster.md, "Batching"): one PBFT request carries the operation
 ``{"batch": [command, ...]}``, up to ``batch_size`` commands that arrived together.  A
-replica executes a batch by applying its commands to its core in order and answers the
-list of their observations, ``{"results": [observation, ...]}``.  ``execute_operation``
-is that rule, written once: the replica's application (``ClusterApp``) and the audit's
-replays (``audit.py``, REPL-1) both call it, so the check replays exactly what the
-replicas execute.  An operation that is not a batch is applied as one command (a
-hostile or buggy client gets the core's refusal, never an exception).
+replica executes a batch by submitting its commands in order to its ``Node`` (the one
+``ostrom serve`` runs, over the replica's own node database: ``replica_node``) and answers
+the list of the node's replies, ``{"results": [{"status", "body"}, ...]}`` (``ClusterApp``).
+So a cluster runs exactly the single node's logic, ``POST /commands`` takes the same body
+and gives the same answer, and every replica keeps the node's log, content and search
+index, from which it answers the read API (service/reads.py; docs/design.md §11).  An
+envelope the gate refuses is ordered like any other and refused identically by every
+replica (nothing changes for it), so the replicas stay deterministic whatever a client
+sends; an operation that is not a batch is submitted as one command.
 
-The core is the node's ``Gate`` (``ostrom.service.gate``): the Community behind signed
-envelopes ``{"agent", "seq", "command", "signature"}`` with per-agent sequence numbers,
-built from the node's founders file.  So a cluster runs exactly the single node's logic,
-and ``POST /commands`` takes the same body.  An envelope the gate refuses is ordered like
-any other and refused identically by every replica (``Gate.apply`` changes nothing for
-it), so the replicas stay deterministic whatever a client sends.
+The audit (``audit.py``, REPL-1) replays a replica's log on a bare core instead
+(``Retries`` over a ``Gate``, ``execute_operation``): the node's state is its gate's, so
+the replay's public state is the one the replica reports (its ``app_digest``), which the
+audit compares with the replay wherever the replica was at that point of its log.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from ostrom.cluster.config import ClusterConfig, ConfigError
+from ostrom.cluster.payloads import PayloadStore
 from ostrom.consensus.application import Core, CoreFactory
 from ostrom.consensus.messages import canonical, sha256_hex
-from ostrom.protocol.commands import Observation
+from ostrom.protocol.commands import Observation, payload_of
+from ostrom.protocol.lifecycle import FORGOTTEN
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.founders import FoundersError, load_founders
-from ostrom.service.gate import Gate, Setup
+from ostrom.service.gate import GATE_ERRORS, Gate, Setup
+from ostrom.service.node import Node, Reply
+from ostrom.service.store import Store, StoreError
 
 __all__ = [
     "BATCH",
     "RESULTS",
     "ClusterApp",
+    "ReplicaStoreFailure",
     "Retries",
     "batch_operation",
     "commands_of",
+    "community",
     "community_factory",
     "core_factory",
     "execute_operation",
+    "replica_node",
     "state_digest",
 ]
 
 BATCH: Final = "batch"
 RESULTS: Final = "results"
+#: ``snapshot_every`` of a replica's node: never (it is rebuilt by re-execution).
+_NEVER: Final = 2**62
 
 
 def batch_operation(commands: list[Any]) -> dict[str, Any]:
@@ -93,22 +104,133 @@ def _json_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-class ClusterApp:
-    """The PBFT ``App`` of a cluster replica: a core executing batches."""
+class ReplicaStoreFailure(RuntimeError):
+    """The replica's node database refused a write: the replica must stop (fail-stop),
+    as for its PBFT store.  Answering the command 503 as a single node does would leave
+    this replica's state behind its peers' (they applied the command)."""
 
-    def __init__(self, core: CoreFactory) -> None:
-        self.core = core()
+
+class ClusterApp:
+    """The PBFT ``App`` of a cluster replica: the single node's write path (``Node``) on
+    the ordered batches.
+
+    A replica executes each command as ``ostrom serve`` does — retries answered from the
+    node's log, the gate's refusals, the payload kept in its content table with its FTS
+    index, a forgotten artifact's payload purged (FORGET-PURGE) — and answers each
+    command's ``{"status", "body"}``: the reply a node gives, ``pos`` included (the
+    node's log position, the same on every replica: they execute the same commands on
+    the same fresh database).  The front hands it to the HTTP client unchanged, so a
+    cluster answers a command exactly as a node does.  Reads are answered from this
+    node too (service/reads.py), never ordered.
+
+    ``payloads``: the replica's payload file (cluster/payloads.py).  The front orders a
+    propose or resubmit without its payload; executing it, the replica gives back the
+    payload handed for that envelope (``_give_back``), and after the batch drops the
+    payloads the node did not keep and those of forgotten artifacts (``_settle``)."""
+
+    def __init__(self, node: Node, payloads: PayloadStore | None = None) -> None:
+        self.node = node
+        self.payloads = payloads
         self.executed = 0
 
     def execute(self, operation: dict[str, Any]) -> dict[str, Any]:
         self.executed += 1
-        return execute_operation(self.core, operation)
+        commands = [_json_copy(c) for c in commands_of(operation)]
+        handed = [self._give_back(c) for c in commands]
+        replies = self.node.submit_many(commands)
+        out = []
+        for r in replies:
+            if r.status == GATE_ERRORS["db_unavailable"].status:
+                raise ReplicaStoreFailure(str(r.body.get("detail")))
+            out.append({"status": r.status, "body": r.body})
+        if self.payloads is not None:
+            self._settle(handed, replies)
+        return {RESULTS: out}
+
+    def _give_back(self, command: Any) -> tuple[str, int, str] | None:
+        """Give a propose or resubmit ordered without its payload the payload the front
+        handed for its envelope (cluster/payloads.py); the envelope's key if it did."""
+        if self.payloads is None or not isinstance(command, dict):
+            return None
+        agent, seq, inner = command.get("agent"), command.get("seq"), command.get("command")
+        if not (
+            isinstance(agent, str)
+            and isinstance(seq, int)
+            and not isinstance(seq, bool)
+            and isinstance(inner, dict)
+            and isinstance(inner.get("digest"), str)
+            and not payload_of(inner)
+        ):
+            return None
+        payload = self.payloads.get(agent, seq, inner["digest"])
+        if payload is None:
+            return None
+        command["command"] = {**inner, **payload}
+        return agent, seq, inner["digest"]
+
+    def _kept(self, key: tuple[str, int, str], reply: Reply) -> bool:
+        """Whether the payload handed for ``key`` is the payload of an accepted command:
+        this envelope's (applied, ``ok``), or, for a refused one, that of the envelope
+        logged with the same agent and seq if it has the same digest (a replay of it)."""
+        agent, seq, digest = key
+        if reply.status == 200:
+            return reply.body.get("result") == "ok"
+        if self.node.gate.last_seq(agent) < seq:
+            return False  # nothing applied at (agent, seq)
+        logged = self.node.store.find(agent, seq)
+        if logged is None or logged.result != "ok":
+            return False
+        command = logged.envelope.get("command")
+        return isinstance(command, dict) and command.get("digest") == digest
+
+    def _settle(self, handed: list[tuple[str, int, str] | None], replies: list[Reply]) -> None:
+        """What the payload file keeps after a batch: not the payload of an envelope that
+        was not accepted (the node keeps none: ``_kept``), nothing of a forgotten
+        artifact."""
+        assert self.payloads is not None
+        forgotten = []
+        for key, r in zip(handed, replies, strict=True):
+            if key is not None and not self._kept(key, r):
+                self.payloads.discard(*key)
+            for ev in r.body.get("events", ()) if r.status == 200 else ():
+                if isinstance(ev, dict) and ev.get("to") == FORGOTTEN and "artifact" in ev:
+                    forgotten.append(str(ev["artifact"]))
+        if forgotten:
+            self.payloads.forget(forgotten)  # FORGET-PURGE
 
     def state(self) -> dict[str, Any]:
-        return self.core.public_state()
+        return self.node.public_state()
 
     def digest(self) -> str:
         return state_digest(self.state())
+
+
+def replica_node(cfg: ClusterConfig, replica_id: int) -> Node:
+    """The node replica ``replica_id`` executes on: a fresh database (the previous one,
+    and its WAL, deleted first) at its ``node_db``, created with the cluster's founders
+    and parameters.  It is rebuilt from the executed history at every start (the PBFT
+    store is what is durable), so it is written without fsync and never snapshotted, and
+    it keeps no advisory read record (``_ReplicaStore``).  ``ConfigError`` if a file
+    cannot be used."""
+    params, setup = community(cfg.founders, cfg.params)
+    path = cfg.replica(replica_id).node_db
+    try:
+        for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            stale.unlink(missing_ok=True)
+        store = _ReplicaStore.open(path, create=(params.to_dict(), setup.to_json()), fsync=False)
+    except (StoreError, OSError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    return Node(store, Gate(params, setup), [], snapshot_every=_NEVER, snapshot_ratio=0)
+
+
+class _ReplicaStore(Store):
+    """A replica's node database without the advisory read record: reads are not ordered,
+    so each replica would count the searches it happened to answer, and two honest
+    replicas would answer GET /artifacts/{id} differently (no consistent read of it).
+    GET /artifacts/{id} on a cluster shows an empty record (docs/design.md §11)."""
+
+    def record_reads(self, artifacts: Sequence[str], q: str, round: int) -> None:
+        return None
 
 
 def state_digest(state: dict[str, Any]) -> str:
@@ -123,8 +245,8 @@ def core_factory(cfg: ClusterConfig) -> CoreFactory:
     return community_factory(cfg.founders, cfg.params)
 
 
-def community_factory(founders: Path | None, params_file: Path | None) -> CoreFactory:
-    """Fresh ``Gate`` s of the community the two files describe, read exactly as ``ostrom
+def community(founders: Path | None, params_file: Path | None) -> tuple[Params, Setup]:
+    """The parameters and founders the two files describe, read exactly as ``ostrom
     serve`` reads them (``load_founders``, ``Params.from_toml``), so a community set up
     for a node runs unchanged on a cluster.  One gate is built here, so what only the
     Community checks (a founder's reputation below its tier's threshold) is refused now,
@@ -147,6 +269,13 @@ def community_factory(founders: Path | None, params_file: Path | None) -> CoreFa
     except ValueError as exc:
         where = founders if founders is not None else params_file
         raise ConfigError(f"{where}: the community cannot start: {exc}") from None
+    return params, setup
+
+
+def community_factory(founders: Path | None, params_file: Path | None) -> CoreFactory:
+    """Fresh cores (``Retries`` over a ``Gate``) of the community the two files describe
+    (``community``): what the audit replays a replica's log on (REPL-1)."""
+    params, setup = community(founders, params_file)
 
     def make() -> Core:
         return Retries(Gate(params, setup))
@@ -159,13 +288,13 @@ class Retries:
 
     The node (service/node.py) answers an envelope identical to one it applied — a client
     that timed out resends the same bytes — with the logged observation and ``"retry":
-    true``, and applies nothing (at most once).  A cluster's replicas have no such log of
-    observations, so the gate alone would answer ``replayed`` (409) and the client would
-    fail although its command was applied.  This core keeps, for every applied envelope,
-    its canonical digest and its observation, and answers an identical one from there
-    with ``retry: true``; anything else (another envelope with a used seq) goes to the gate
-    and is refused as on the node.  The memory is a function of the executed history, so
-    every replica (and every replay of the audit) holds the same; it is not part of the
+    true``, and applies nothing (at most once); a replica's node does the same from its
+    own log.  The audit replays a replica's log on a bare gate, which alone would answer
+    ``replayed`` (409) where the replica answered a retry.  This core keeps, for every
+    applied envelope, its canonical digest and its observation, and answers an identical
+    one from there with ``retry: true``; anything else (another envelope with a used
+    seq) goes to the gate and is refused as on the node.  The memory is a function of the
+    executed history, so every replay of the audit holds the same; it is not part of the
     public state, which stays the gate's (REPL-1 compares it with the single node's).
     It costs one digest and one observation per command, as the replica's history does;
     the observation is kept as its canonical bytes (immutable: nothing the caller does

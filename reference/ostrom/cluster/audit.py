@@ -12,10 +12,10 @@ replica can be audited.
 * **Acknowledged** (``check_acknowledged``): every command the front acknowledged (``f+1``
   matching replies) is in the committed log of every honest replica given.
 * **REPL-1** (``check_repl1``): each honest replica's state, replayed from its committed
-  log exactly as the replica executes it (``app.execute_operation``, batches included),
-  equals the single node's replay of the same commands one by one on a fresh core; and
-  where the running replica reported its state digest at that point of its log, it
-  equals the replay's too.
+  log batch by batch on a fresh core (``app.execute_operation``: the gate the replica's
+  node runs, without the node's database), equals the single node's replay of the same
+  commands one by one on a fresh core; and where the running replica reported its state
+  digest at that point of its log (its node's gate), it equals the replay's too.
 
 Each check raises ``AuditError`` naming the replica and sequence number; each is shown
 to fail on a doctored log in test_cluster_audit.py.
@@ -34,6 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from ostrom.cluster.app import commands_of, core_factory, execute_operation, state_digest
 from ostrom.cluster.config import ClusterConfig
 from ostrom.cluster.keys import load_ring
+from ostrom.cluster.payloads import ordered_form
 from ostrom.consensus.application import Core, CoreFactory, committed_operations
 from ostrom.consensus.crypto import KeyRing, Signer
 from ostrom.consensus.messages import Request, Signed, canonical, replica_name, request_digest
@@ -157,8 +158,9 @@ def committed_commands(log: ReplicaLog) -> list[Any]:
 
 
 def check_acknowledged(logs: Mapping[int, ReplicaLog], acknowledged: Iterable[Any]) -> None:
-    """Every acknowledged command is in the committed log of every replica of ``logs``."""
-    want = [canonical(c) for c in acknowledged]
+    """Every acknowledged command is in the committed log of every replica of ``logs``
+    (in the form the front ordered it: ``ordered_form``)."""
+    want = [canonical(ordered_form(c)) for c in acknowledged]
     for i, log in sorted(logs.items()):
         have = {canonical(c) for c in committed_commands(log)}
         missing = [w for w in want if w not in have]

@@ -73,6 +73,18 @@ class ReplicaConfig:
     def name(self) -> str:
         return replica_name(self.id)
 
+    @property
+    def node_db(self) -> Path:
+        """The node database the replica executes ordered commands on (its log, content
+        and search index: cluster/app.py), beside its PBFT store and named after it.
+        Derived state: rebuilt from the executed history at every start."""
+        return self.db.with_name(f"{self.db.stem}-node{self.db.suffix}")
+
+    @property
+    def payload_db(self) -> Path:
+        """The payloads the front handed the replica (cluster/payloads.py): durable."""
+        return self.db.with_name(f"{self.db.stem}-payloads{self.db.suffix}")
+
 
 @dataclasses.dataclass(frozen=True)
 class ClusterConfig:

@@ -1,10 +1,19 @@
-"""The HTTP front of a cluster: a PBFT client that answers after ``f+1`` matching replies.
+"""The front of a cluster: the ``Backend`` the one HTTP application (service/app.py) serves.
 
-``POST /commands`` takes one signed envelope (the body of the single node: ``ostrom
-serve``) and answers as the node does (``_answer``: ``{"result", "events"}``, or a gate
-refusal with its HTTP status) once ``f+1`` replicas sent the same signed result
-(``consensus.client.Client``: at least one of them is honest, so the result is one the
-replicated service produced).
+A cluster answers the node's HTTP API, every route of it, through the same application
+as ``ostrom serve``: the same routes, body limits, error mapping and OpenAPI document.
+What differs is here (docs/design.md §11):
+
+* ``submit`` (POST /commands) signs the envelope into a PBFT request and answers once
+  ``f+1`` replicas sent the same signed result (``consensus.client.Client``: at least one
+  of them is honest, so the result is one the replicated service produced).  The result
+  is the single node's reply (``ClusterApp``), answered unchanged;
+* ``read`` (every GET, and POST /search) asks a replica over its read channel for the
+  answer from its executed state (service/reads.py) and says at which log position
+  (``Ostrom-Position``) and from which replica (``Ostrom-Answered-By``).  A plain read is
+  one replica's word: a Byzantine replica may answer anything.  ``consistent=1`` asks
+  every replica and answers only what ``f+1`` of them answer at the same position (one
+  of them honest), asking again for ``_CONSISTENT_S``; else 503 ``not_consistent``.
 
 **Several client identities.**  A PBFT client has one outstanding request; the front
 holds ``clients`` of them (``c0..``), so concurrent HTTP requests are not serialised
@@ -21,9 +30,11 @@ for a free client, then takes up to ``batch_size`` commands (waiting at most
 view-change timeout, as ``Simulation``) broadcasts it to every replica
 (``Client.on_timeout``): that is what makes the backups suspect a silent primary.
 
-Hostile input: a body that is not JSON, or larger than ``MAX_BODY``, is refused with 400
-or 413 and changes nothing; a reply frame that is not a valid signed reply is counted
-and dropped by ``Client.on_reply``.
+Hostile input: a body larger than ``MAX_BODY`` or not JSON is refused by the application
+(413, 400), a command the replicas could not decode by ``check_command`` (400); nothing
+is sent for any of them.  A reply frame that is not a valid signed reply is counted and
+dropped by ``Client.on_reply``; a read answer that is not one is counted and the next
+replica asked.
 """
 
 from __future__ import annotations
@@ -36,21 +47,25 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import uvicorn
-from starlette.responses import JSONResponse
 
-from ostrom.cluster.app import RESULTS, batch_operation
-from ostrom.cluster.config import ClusterConfig, ConfigError, load
+from ostrom.cluster.app import RESULTS, batch_operation, community
+from ostrom.cluster.config import ClusterConfig, ConfigError, ReplicaConfig, load
 from ostrom.cluster.keys import KeyFileError, load_ring, load_signer
 from ostrom.cluster.links import Link
+from ostrom.cluster.payloads import PayloadError, check_put, ordered_form, put_request
 from ostrom.cluster.wire import (
     HELLO_TIMEOUT_S,
+    PUT,
+    READ,
     FrameDecoder,
     FrameError,
+    frame,
+    hello,
     parse_hello,
     read_frames,
     read_one,
@@ -66,9 +81,14 @@ from ostrom.consensus.messages import (
     decode,
 )
 from ostrom.consensus.replica import BROADCAST, Output
-from ostrom.service.gate import GATE_ERRORS
+from ostrom.service.app import create_app
+from ostrom.service.gate import payload_refusal
+from ostrom.service.node import Reply as HttpReply
+from ostrom.service.node import error
+from ostrom.service.openapi import body_limit
+from ostrom.service.reads import Answer, Read
 
-__all__ = ["MAX_BODY", "BadCommand", "Front", "main", "parse_command"]
+__all__ = ["MAX_BODY", "BadCommand", "Front", "check_command", "main"]
 
 MAX_BODY: Final = 1 << 20
 #: The encoded commands of one batch stay below this (a PBFT message carries at most
@@ -80,6 +100,12 @@ _ENVELOPE_DEPTH: Final = 6
 _MAX_QUEUED: Final = 10_000
 #: How long an HTTP request waits for its result before answering 504.
 _RESULT_TIMEOUT_S: Final = 60.0
+#: How long one replica may take to connect and answer a read.
+_READ_TIMEOUT_S: Final = 5.0
+#: How long a consistent read asks again for f+1 agreeing answers (then 503).
+_CONSISTENT_S: Final = 2.0
+#: How often a consistent read asks again, and the long poll looks for a new entry.
+_POLL_S: Final = 0.05
 _TICK_S: Final = 0.01
 
 
@@ -87,33 +113,23 @@ class BadCommand(ValueError):
     """The body cannot travel as a command (the message says why): 400, nothing sent."""
 
 
-def parse_command(body: bytes) -> tuple[Any, int]:
-    """The command in an HTTP body and its encoded size, or ``BadCommand``.
+def check_command(command: Any) -> int:
+    """The encoded size of ``command`` (a JSON value the app parsed from a body), or
+    ``BadCommand``.
 
     The replicas decode requests with ``messages.decode``, which refuses what is not
     JSON every implementation reads alike (``check_tree``: 64-bit integers, finite
     floats, no lone surrogates, bounded depth).  A command it would refuse must be
     refused *here*: signed and sent, it would be dropped by every replica and its client
     identity would retry it forever."""
-    if len(body) > MAX_BODY:
-        raise BadCommand(f"body larger than {MAX_BODY} bytes")
-    try:
-        command = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise BadCommand("the body is not JSON") from None
     wrapped: Any = command
     for _ in range(_ENVELOPE_DEPTH):
         wrapped = [wrapped]
     try:
         check_tree(wrapped)
-        size = len(canonical(command))
+        return len(canonical(command))
     except (Malformed, ValueError, RecursionError) as exc:
         raise BadCommand(f"the command cannot be signed: {exc}") from None
-    return command, size
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 @dataclass
@@ -154,6 +170,13 @@ class Front:
         self.client_timeout_s = 2 * cfg.base_timeout_ms / 1000
         self.stopping = asyncio.Event()
         self._held: _Pending | None = None
+        self._reader = 0  # the replica plain reads go to (another only if it fails)
+        self._background: set[asyncio.Future[Any]] = set()  # puts to the slower replicas
+        params = community(cfg.founders, cfg.params)[0]
+        self.content_limit = params.content_limit
+        self.embedding_dim = params.embedding_dim
+        #: the node's body limit for this community, within the front's own bound
+        self.body_limit = min(MAX_BODY, body_limit(self.content_limit, self.embedding_dim))
 
     # --- PBFT side ------------------------------------------------------------------------
 
@@ -199,7 +222,7 @@ class Front:
             self.stats["commands"] += len(batch)
             try:
                 out = slot.client.request(batch_operation([p.command for p in batch]))
-            except Exception as exc:  # parse_command admits only what signs; never die here
+            except Exception as exc:  # check_command admits only what signs; never die here
                 self.stats["unsendable"] += 1
                 for p in batch:
                     if not p.future.done():
@@ -285,16 +308,174 @@ class Front:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    # --- HTTP side ------------------------------------------------------------------------
+    # --- the Backend of the HTTP application (service/app.py) ---------------------------
 
-    async def submit(self, command: Any, size: int = 0) -> dict[str, Any]:
+    async def submit(self, envelope: Any) -> HttpReply:
+        """POST /commands: order ``command`` and answer the reply ``f+1`` replicas sent
+        (the single node's reply: ``ClusterApp``)."""
+        try:
+            size = check_command(envelope)
+        except BadCommand as exc:
+            return error("malformed", str(exc))
+        if self.queue.qsize() >= _MAX_QUEUED:
+            return error("busy", f"{_MAX_QUEUED} commands are waiting for a client identity")
+        put = put_request(envelope) if isinstance(envelope, dict) else None
+        if put is not None:
+            # the payload travels apart from the ordered command (cluster/payloads.py)
+            refusal = payload_refusal(envelope["command"], self.content_limit, self.embedding_dim)
+            if refusal is not None:
+                return error(*refusal)
+            envelope = ordered_form(envelope)
+            size = len(canonical(envelope))
+            try:
+                check_put(put, self.content_limit, self.embedding_dim)
+            except PayloadError:
+                # not an envelope the gate and the Community accept (its agent, seq or
+                # artifact is not what they take): ordered without its payload, it is
+                # refused as on a node, and no replica needs the payload
+                put = None
+            if put is not None:
+                kept = await self._hand(put)
+                if kept < self.cfg.n - self.cfg.f:
+                    return error(
+                        "no_replica",
+                        f"{kept} replicas kept the payload, fewer than n - f = "
+                        f"{self.cfg.n - self.cfg.f}: nothing was ordered",
+                    )
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.queue.put_nowait(_Pending(command, fut, size))
-        return await asyncio.wait_for(fut, _RESULT_TIMEOUT_S)
+        self.queue.put_nowait(_Pending(envelope, fut, size))
+        try:
+            done = await asyncio.wait_for(fut, _RESULT_TIMEOUT_S)
+        except TimeoutError:
+            return error("timeout", "no result from the replicas in time (it may still execute)")
+        except RuntimeError as exc:
+            return error("internal_error", str(exc))
+        result = done["observation"]
+        if (
+            isinstance(result, dict)
+            and set(result) == {"status", "body"}
+            and isinstance(result["status"], int)
+            and isinstance(result["body"], dict)
+        ):
+            return HttpReply(result["status"], result["body"])
+        # f+1 replicas, one of them honest, sent this: not the shape ClusterApp answers
+        self.stats["unshaped_results"] += 1
+        return error("internal_error", "the replicas answered no reply for the command")
 
-    def status(self) -> dict[str, Any]:
+    async def read(self, read: Read, consistent: bool) -> Answer:
+        """A read from a replica's executed state (``consistent``: ``f+1`` agreeing)."""
+        if consistent:
+            return await self._read_consistent(read)
+        n = len(self.cfg.replicas)
+        for i in range(n):
+            k = (self._reader + i) % n
+            rc = self.cfg.replicas[k]
+            got = await self._ask(rc, read)
+            if got is not None:
+                self._reader = k  # sticky: the next read sees this state or a later one
+                return Answer(got[0], got[1], got[2], rc.name)
+        return _no_replica()
+
+    async def _read_consistent(self, read: Read) -> Answer:
+        """Ask every replica; the answer ``f+1`` of them give at one log position (at least
+        one honest replica executed to there and answers so), else ask again until
+        ``_CONSISTENT_S`` passed: 503 ``not_consistent`` (``no_replica``: none answered)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _CONSISTENT_S
+        self.stats["consistent_reads"] += 1
+        while True:
+            got = await asyncio.gather(*(self._ask(rc, read) for rc in self.cfg.replicas))
+            groups: dict[bytes, list[str]] = {}
+            for rc, a in zip(self.cfg.replicas, got, strict=True):
+                if a is not None:
+                    groups.setdefault(canonical(list(a)), []).append(rc.name)
+            for key, names in groups.items():
+                if len(names) >= self.cfg.f + 1:
+                    status, body, position = json.loads(key)
+                    return Answer(status, body, position, ",".join(names))
+            if loop.time() >= deadline:
+                if not groups:
+                    return _no_replica()
+                self.stats["not_consistent"] += 1
+                err = error(
+                    "not_consistent",
+                    f"no {self.cfg.f + 1} replicas agreed at one log position in {_CONSISTENT_S} s",
+                )
+                return Answer(err.status, err.body, None)
+            await asyncio.sleep(_POLL_S)
+
+    async def _ask(self, rc: ReplicaConfig, read: Read) -> tuple[int, dict[str, Any], int] | None:
+        """One replica's answer over its read channel: (status, body, position), or None
+        (unreachable, too slow, or not an answer: counted)."""
+        request = json.dumps(read.to_json(), ensure_ascii=False, sort_keys=True).encode()
+        doc = await self._exchange(rc, READ, request)
+        if (
+            isinstance(doc, dict)
+            and isinstance(doc.get("status"), int)
+            and isinstance(doc.get("body"), dict)
+            and isinstance(doc.get("position"), int)
+        ):
+            return doc["status"], doc["body"], doc["position"]
+        self.stats["bad_read_answers"] += 1
+        return None
+
+    async def _hand(self, put: dict[str, Any]) -> int:
+        """Hand a payload to every replica (its payload channel); how many kept it, as
+        soon as ``n - f`` did (the others go on in the background), or after all
+        answered or timed out.  ``n - f`` keep it: at least ``f + 1`` honest replicas
+        hold the content of what is ordered next."""
+        data = json.dumps(put, ensure_ascii=False, sort_keys=True).encode()
+        tasks = [asyncio.ensure_future(self._exchange(rc, PUT, data)) for rc in self.cfg.replicas]
+        kept = 0
+        pending: set[asyncio.Future[Any]] = set(tasks)
+        while pending and kept < self.cfg.n - self.cfg.f:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            kept += sum(1 for t in done if t.result() == {"ok": True})
+        self._background |= pending
+        for t in pending:
+            t.add_done_callback(self._background.discard)
+        self.stats["payloads_handed"] += 1
+        return kept
+
+    async def _exchange(self, rc: ReplicaConfig, channel: str, request: bytes) -> Any:
+        """One request frame on a replica's ``channel`` (read, put) and its answer as
+        JSON, or None (unreachable, too slow, garbage: counted)."""
+        writer = None
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(rc.dial.host, rc.dial.port), _READ_TIMEOUT_S
+            )
+            writer.write(hello(channel) + frame(request))
+            await writer.drain()
+            data = await asyncio.wait_for(read_one(reader), _READ_TIMEOUT_S)
+            return None if data is None else json.loads(data.decode("utf-8"))
+        except (OSError, TimeoutError, ConnectionError, FrameError, ValueError, RecursionError):
+            self.stats[f"{channel}_failures"] += 1
+            return None
+        finally:
+            if writer is not None:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+
+    async def wait(self, after: int, timeout: float) -> None:
+        """GET /events' long poll: until the replica reads are served from has a log past
+        ``after`` (asked every ``_POLL_S``), or ``timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            a = await self.read(Read.of("health"), False)
+            if a.position is not None and a.position > after:
+                return
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            await asyncio.sleep(min(_POLL_S, left))
+
+    async def status(self) -> dict[str, Any]:
         lat = sorted(self.latencies[-10_000:])
         return {
+            "kind": "cluster",
             "n": self.cfg.n,
             "f": self.cfg.f,
             "batch_size": self.cfg.batch_size,
@@ -305,41 +486,10 @@ class Front:
             "latency_p50_ms": round(1000 * lat[len(lat) // 2], 3) if lat else None,
         }
 
-    def asgi(self) -> Any:
-        from starlette.applications import Starlette
-        from starlette.requests import Request as HttpRequest
-        from starlette.routing import Route
-
-        async def commands(request: HttpRequest) -> JSONResponse:
-            body = await _read_body(request)
-            if body is None:
-                return JSONResponse({"error": f"body larger than {MAX_BODY} bytes"}, 413)
-            try:
-                command, size = parse_command(body)
-            except BadCommand as exc:
-                return JSONResponse({"error": str(exc)}, 400)
-            if self.queue.qsize() >= _MAX_QUEUED:
-                return JSONResponse({"error": "busy: too many commands waiting"}, 503)
-            try:
-                return _answer(await self.submit(command, size))
-            except TimeoutError:
-                return JSONResponse(
-                    {"error": "no result from the replicas in time (it may still execute)"}, 504
-                )
-            except RuntimeError as exc:
-                return JSONResponse({"error": str(exc)}, 502)
-
-        async def status(request: HttpRequest) -> JSONResponse:
-            return JSONResponse(self.status())
-
-        return Starlette(
-            routes=[
-                Route("/commands", commands, methods=["POST"]),
-                Route("/status", status, methods=["GET"]),
-            ]
-        )
-
-    async def run(self) -> int:
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The PBFT side, while the app serves: a link to every replica, the server the
+        replicas send their replies to, the dispatcher and the client timers."""
         loop = asyncio.get_running_loop()
         for rc in self.cfg.replicas:
             self.links[rc.name] = Link("front", rc.name, rc.dial)
@@ -350,27 +500,36 @@ class Front:
             self._serve, self.cfg.front.host, self.cfg.front.port, reuse_address=True
         )
         tasks = [loop.create_task(self.dispatch()), loop.create_task(self._ticker())]
-        config = uvicorn.Config(
-            self.asgi(),
-            host=self.cfg.http.host,
-            port=self.cfg.http.port,
-            log_level="warning",
-            lifespan="off",
-        )
-        http = _QuietServer(config)
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, http.stop)
-        print(f"front: http://{self.cfg.http.host}:{self.cfg.http.port}", flush=True)
         try:
-            await http.serve()
+            yield
         finally:
             server.close()
             for t in tasks:
                 t.cancel()
             for link in self.links.values():
                 await link.close()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        config = uvicorn.Config(
+            create_app(self),
+            host=self.cfg.http.host,
+            port=self.cfg.http.port,
+            log_level="warning",
+            lifespan="on",
+        )
+        http = _QuietServer(config)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, http.stop)
+        print(f"front: http://{self.cfg.http.host}:{self.cfg.http.port}", flush=True)
+        await http.serve()
         return 0
+
+
+def _no_replica() -> Answer:
+    err = error("no_replica", "no replica answered the read")
+    return Answer(err.status, err.body, None)
 
 
 class _QuietServer(uvicorn.Server):
@@ -384,36 +543,6 @@ class _QuietServer(uvicorn.Server):
 
     def stop(self) -> None:
         self.should_exit = True
-
-
-def _answer(done: dict[str, Any]) -> JSONResponse:
-    """The HTTP answer to an executed command, as the single node answers it: a gate
-    refusal (``GATE_ERRORS``) with its status and ``{"error", "detail"}``; anything else
-    200 with the observation's ``result``, ``events`` and ``retry`` (a protocol refusal is
-    an observation, as on the node), plus where the cluster ordered it (client, timestamp,
-    index in the batch) instead of the node's log position ``pos``."""
-    obs = done["observation"]
-    code = obs.get("result") if isinstance(obs, dict) else None
-    if isinstance(code, str) and code in GATE_ERRORS:
-        detail = "refused by the gate of every honest replica; nothing changed"
-        return JSONResponse({"error": code, "detail": detail}, GATE_ERRORS[code].status)
-    body = {"result": code, "events": obs.get("events", []) if isinstance(obs, dict) else []}
-    # an envelope identical to one already applied is answered from the replicas' memory
-    # of it, as the node answers it from its log (app.Retries): nothing applied again
-    body["retry"] = isinstance(obs, dict) and obs.get("retry") is True
-    body |= {k: done[k] for k in ("client", "timestamp", "index")}
-    return JSONResponse(body)
-
-
-async def _read_body(request: Any) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def main(argv: list[str] | None = None) -> int:

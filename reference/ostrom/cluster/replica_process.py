@@ -27,6 +27,12 @@ loop:
   of the replica is one millisecond here;
 * **status**: a connection whose hello is ``status`` gets one frame of JSON (view, last
   executed, stable checkpoint, application digest, refusals) and is closed;
+* **reads**: a connection whose hello is ``read`` sends one frame, a read of the HTTP API
+  (service/reads.py), and gets one frame, its answer from the replica's node with the log
+  position and the executed sequence number, and is closed (the front's read channel:
+  docs/design.md §11); one whose hello is ``put`` sends one frame, a payload the front
+  hands for an envelope it orders next, kept in the replica's payload file before the
+  answer (cluster/payloads.py);
 * **Byzantine** (the fault tests): a ``Wrapper`` in place of the store wraps the replica
   (without a store: a Byzantine replica may forget anything).  The product knows no
   attack: ``python -m ostrom.harness.byzantine_node`` passes one of the harness's
@@ -45,18 +51,24 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Final, Protocol
 
-from ostrom.cluster.app import ClusterApp, core_factory
+from ostrom.cluster.app import ClusterApp, ReplicaStoreFailure, replica_node
 from ostrom.cluster.config import ClusterConfig, ConfigError, load
 from ostrom.cluster.keys import KeyFileError, load_ring, load_signer
 from ostrom.cluster.links import Link
+from ostrom.cluster.payloads import PayloadError, PayloadStore, check_put
 from ostrom.cluster.wire import (
     HELLO_TIMEOUT_S,
+    MAX_FRAME,
+    MAX_READ,
+    PUT,
+    READ,
     FrameDecoder,
     FrameError,
     frame,
@@ -67,6 +79,8 @@ from ostrom.cluster.wire import (
 from ostrom.consensus.messages import Commit, Malformed, Prepare, PrePrepare, decode, replica_name
 from ostrom.consensus.replica import BROADCAST, RETRY_LATER, Output, Replica
 from ostrom.consensus.storage import DurableReplica, FileLocation, StoreError, StoreMissing
+from ostrom.service.reads import Read, ReadError, answer
+from ostrom.service.store import StoreError as NodeStoreError
 
 __all__ = ["Node", "Wrapper", "main", "run_node"]
 
@@ -106,7 +120,13 @@ class Node:
         self.name = replica_name(replica_id)
         ring = load_ring(cfg.keys)
         signer = load_signer(cfg.keys, self.name)
-        self.app = ClusterApp(core_factory(cfg))
+        try:
+            payloads = PayloadStore(self.me.payload_db, synchronous=cfg.synchronous)
+        except sqlite3.Error as exc:
+            raise ConfigError(f"{self.me.payload_db}: not a payload file: {exc}") from None
+        self.app = ClusterApp(replica_node(cfg, replica_id), payloads)
+        self.content_limit = self.app.node.gate.params.content_limit
+        self.embedding_dim = self.app.node.gate.params.embedding_dim
 
         def new_replica() -> Replica:
             return Replica(
@@ -189,7 +209,7 @@ class Node:
                 out = self.node.on_timeout()
             else:
                 out = self.node.retransmit()
-        except StoreError as exc:
+        except (StoreError, ReplicaStoreFailure) as exc:
             print(f"{self.name}: store failure, stopping: {exc}", file=sys.stderr, flush=True)
             self.exit_code = _EXIT_STORE
             self.stopping.set()
@@ -336,6 +356,43 @@ class Node:
             "uptime_s": round(time.monotonic() - self.started, 3),
         }
 
+    def read(self, request: bytes) -> bytes:
+        """The read channel: the answer to one read (service/reads.py) from this replica's
+        executed state, with the log position it was read at and the PBFT sequence
+        number executed (``executed``); ``{"error"}`` for a request that is not a read.
+        Answered on the event loop between two messages, so from one executed state."""
+        self.stats["reads"] += 1
+        try:
+            read = Read.from_json(json.loads(request.decode("utf-8")))
+        except (UnicodeDecodeError, ValueError, RecursionError, ReadError) as exc:
+            self.stats["bad_reads"] += 1
+            return json.dumps({"error": str(exc)[:200]}).encode()
+        try:
+            ans = answer(self.app.node, read)
+        except (sqlite3.Error, NodeStoreError) as exc:
+            return json.dumps({"error": f"the node database cannot be read: {exc}"}).encode()
+        doc = {**ans.to_json(), "executed": self.replica.last_exec, "replica": self.name}
+        return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+
+    def put(self, request: bytes) -> bytes:
+        """The payload channel: keep the payload the front hands for an envelope it is
+        about to order (cluster/payloads.py), checked as the gate checks a payload;
+        ``{"ok": true}`` once it is committed, ``{"error"}`` for anything else."""
+        self.stats["puts"] += 1
+        try:
+            doc = json.loads(request.decode("utf-8"))
+            agent, seq, artifact, digest, payload = check_put(
+                doc, self.content_limit, self.embedding_dim
+            )
+            assert self.app.payloads is not None
+            self.app.payloads.put(agent, seq, artifact, digest, payload)
+        except (UnicodeDecodeError, ValueError, RecursionError, PayloadError) as exc:
+            self.stats["bad_puts"] += 1
+            return json.dumps({"error": str(exc)[:200]}).encode()
+        except sqlite3.Error as exc:
+            return json.dumps({"error": f"the payload file refused it: {exc}"}).encode()
+        return b'{"ok":true}'
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             first = await asyncio.wait_for(read_one(reader, 256), HELLO_TIMEOUT_S)
@@ -345,6 +402,13 @@ class Node:
             if peer == _STATUS:
                 writer.write(frame(json.dumps(self.status(), sort_keys=True).encode()))
                 await writer.drain()
+                return
+            if peer in (READ, PUT):
+                limit = MAX_READ if peer == READ else MAX_FRAME
+                request = await asyncio.wait_for(read_one(reader, limit), HELLO_TIMEOUT_S)
+                if request is not None:
+                    writer.write(frame(self.read(request) if peer == READ else self.put(request)))
+                    await writer.drain()
                 return
             self.stats["connections"] += 1
             decoder = FrameDecoder()
@@ -397,6 +461,9 @@ class Node:
                 await link.close()
             if self.durable is not None:
                 self.durable.close()
+            self.app.node.close()
+            if self.app.payloads is not None:
+                self.app.payloads.close()
         return self.exit_code
 
 

@@ -3,9 +3,13 @@
 A frame is a 4-byte big-endian length and that many bytes.  The bytes of a frame are
 one ``messages.encode`` envelope (a signed PBFT message), except the first frame of a
 connection, the *hello*: ``{"hello": NAME}``, naming who dials (a principal, or
-``"status"`` for a status request).  The hello is not authenticated and need not be:
-every message after it is signed, and the receiver checks the signature, not the
-hello.  It serves routing (a status request, the proxy's partition rules) and counting.
+``"status"`` for a status request, ``"read"`` for a read of the HTTP API or ``"put"``
+for a payload to keep: one request frame of JSON after it, cluster/replica_process.py).
+The hello is not authenticated and need not be: every PBFT message after it is signed,
+and the receiver checks the signature, not the hello; a status or a read asks only for
+what is public, and a put can only give a payload that its digest already names
+(cluster/payloads.py).  It serves routing (a status request, a read, the proxy's
+partition rules) and counting.
 
 Every byte from the network is hostile.  ``FrameDecoder`` is sans-IO: ``feed`` takes
 any bytes and returns the complete frames; a length above ``MAX_FRAME`` (or zero) is
@@ -28,6 +32,9 @@ __all__ = [
     "HEADER",
     "HELLO_TIMEOUT_S",
     "MAX_FRAME",
+    "MAX_READ",
+    "PUT",
+    "READ",
     "FrameDecoder",
     "FrameError",
     "frame",
@@ -45,6 +52,12 @@ _MAX_HELLO: Final = 256
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 #: How long a peer may take to send its hello before the connection is closed.
 HELLO_TIMEOUT_S: Final = 5.0
+#: The hello of the read channel (a read of the HTTP API, answered from a replica's node).
+READ: Final = "read"
+#: The largest read request (a POST /search's query, and the rest of the read).
+MAX_READ: Final = 1 << 16
+#: The hello of the payload channel (a payload the front hands a replica to keep).
+PUT: Final = "put"
 
 
 class FrameError(Exception):

@@ -1,15 +1,19 @@
-"""The node's HTTP face: a Starlette app over a ``Node`` (no hand-written HTTP server).
+"""The HTTP face of ostrom, one for a node and for a cluster: a Starlette app over a
+``Backend`` (service/backend.py; no hand-written HTTP server).
 
-Thin on purpose: each handler parses what the request carries, calls the node, and
-answers JSON.  The routes are ``openapi.ENDPOINTS`` (one table; ``create_app`` refuses to
-build if a handler is missing or extra).  Every byte of a request is hostile: the body is
-read up to ``body_limit`` (of the node's ``content_limit``) and no further (413 before any
-parsing), JSON is parsed strictly
-(no NaN/Infinity, no lone surrogates, bounded depth), every error is ``{"error": code,
-"detail": ...}`` with a code of ``GATE_ERRORS``, and no input produces a 500.
+Thin on purpose: each handler parses what the request carries, hands it to the backend
+(a ``LocalBackend`` over a ``Node``, or a cluster's front: cluster/front.py), and answers
+JSON.  The routes are ``openapi.ENDPOINTS`` (one table; ``create_app`` refuses to build if
+a handler is missing or extra) and a cluster serves every one of them.  Every byte of a
+request is hostile: the body is read up to the backend's ``body_limit`` and no further
+(413 before any parsing), JSON is parsed strictly (no NaN/Infinity, no lone surrogates,
+bounded depth), every error is ``{"error": code, "detail": ...}`` with a code of
+``GATE_ERRORS``, and no input produces a 500.
 
-The write path runs in a worker thread (SQLite's fsync must not block the event loop);
-the node's lock serialises it.  ``GET /events`` is a long poll over ``Node.wait``.
+Every read is a ``reads.Read`` answered with the log position it was read at (the
+``Ostrom-Position`` header; on a cluster ``Ostrom-Answered-By`` names the replica(s)), and
+takes ``consistent=1``: on a cluster, ``f+1`` replicas agreeing at one position
+(docs/design.md §11).  ``GET /events`` is a long poll over ``Backend.wait``.
 """
 
 from __future__ import annotations
@@ -23,25 +27,26 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ostrom.service.backend import Backend, LocalBackend
 from ostrom.service.gate import GATE_ERRORS
-from ostrom.service.group_commit import GroupCommit
 from ostrom.service.node import Node, Reply, error
 from ostrom.service.openapi import (
     BODY_LIMIT,
     ENDPOINTS,
     MAX_LIMIT,
     MAX_WAIT,
+    POSITION_HEADER,
     SEARCH_BODY_LIMIT,
-    body_limit,
+    SOURCE_HEADER,
     openapi,
 )
-from ostrom.service.search import SearchError, SearchQuery
+from ostrom.service.reads import Answer, Read
+from ostrom.service.search import HISTORY, SearchError, SearchQuery
 from ostrom.service.store import StoreError
 
 __all__ = ["create_app"]
@@ -119,50 +124,64 @@ def _float(request: Request, name: str, default: float, lo: float, hi: float) ->
     return v
 
 
-def _slots(artifacts: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, dict[str, list[str]]] = {}
-    for x, a in sorted(artifacts.items()):
-        s = out.setdefault(a["slot"], {"artifacts": [], "active": []})
-        s["artifacts"].append(x)
-        if a["state"] == "active":
-            s["active"].append(x)
-    return out
+def _consistent(request: Request) -> bool:
+    raw = request.query_params.get("consistent")
+    if raw is None or raw == "0":
+        return False
+    if raw == "1":
+        return True
+    raise _BadRequest("bad_query", "consistent must be 0 or 1")
 
 
-def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
-    """The Starlette app of ``node`` (``tick_interval``: the node ticks by itself)."""
+def _answer(a: Answer) -> JSONResponse:
+    """A read's answer with the position it was read at (and who answered, on a cluster)."""
+    headers = {} if a.position is None else {POSITION_HEADER: str(a.position)}
+    if a.source is not None:
+        headers[SOURCE_HEADER] = a.source
+    return JSONResponse(a.body, status_code=a.status, headers=headers)
 
-    writer = GroupCommit(node, threaded=node.store.fsync)
 
-    limit = body_limit(node.gate.params.content_limit, node.gate.params.embedding_dim)
+def create_app(served: Node | Backend, *, tick_interval: float | None = None) -> Starlette:
+    """The Starlette app of a node or of a cluster's front (``served``: a ``Node`` is
+    served by a ``LocalBackend``; ``tick_interval``: the node ticks by itself)."""
+
+    backend: Backend = (
+        LocalBackend(served, tick_interval=tick_interval) if isinstance(served, Node) else served
+    )
+    limit = backend.body_limit
 
     async def commands(request: Request) -> Response:
         raw = await _read_body(request, limit)
         envelope = _parse_json(raw)
-        return _reply(await writer.submit(envelope))
+        return _reply(await backend.submit(envelope))
 
-    async def state() -> dict[str, Any]:
-        """The public state, computed off the event loop (it waits for the node's lock)."""
-        return await run_in_threadpool(node.public_state)
+    async def read(request: Request, name: str, **args: Any) -> Response:
+        return _answer(await backend.read(Read.of(name, **args), _consistent(request)))
+
+    def _only(request: Request, *names: str) -> None:
+        p = request.query_params
+        if set(p) - {*names, "consistent"} or any(len(p.getlist(n)) > 1 for n in p):
+            raise _BadRequest("bad_query", f"takes {', '.join(names)} and consistent, each once")
 
     async def artifacts(request: Request) -> Response:
-        st = await state()
-        return JSONResponse({"now": st["now"], "artifacts": st["artifacts"]})
+        return await read(request, "artifacts")
 
     async def artifact(request: Request) -> Response:
-        x = request.path_params["artifact"]
-        a = await run_in_threadpool(node.artifact, x)
-        if a is None:
-            return _err("not_found", f"no artifact {x[:200]!r}")
-        return JSONResponse(a)
+        return await read(request, "artifact", artifact=request.path_params["artifact"])
 
     async def search(request: Request) -> Response:
         p = request.query_params
-        extra = set(p) - {"q", "k", "include", "slot"}
-        if extra or any(len(p.getlist(n)) > 1 for n in p):
-            raise _BadRequest("bad_query", "search takes q, k, include and slot, each once")
-        query = SearchQuery.parse(p.get("q"), p.get("k"), p.get("include"), p.get("slot"))
-        return JSONResponse(await run_in_threadpool(node.search, query))
+        _only(request, "q", "k", "include", "slot")
+        # checked here, so a bad query costs no replica a read (the replica checks again)
+        SearchQuery.parse(p.get("q"), p.get("k"), p.get("include"), p.get("slot"))
+        return await read(
+            request,
+            "search",
+            q=p.get("q"),
+            k=p.get("k"),
+            include=p.get("include"),
+            slot=p.get("slot"),
+        )
 
     async def search_post(request: Request) -> Response:
         doc = _parse_json(await _read_body(request, SEARCH_BODY_LIMIT))
@@ -179,34 +198,40 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
             raise _BadRequest("bad_query", "q must be a text")
         if "vector" in doc and doc["vector"] is None:
             raise _BadRequest("bad_embedding", "vector must be a list of numbers")
+        # checked here, so a bad query costs no replica a read (the replica checks again,
+        # against its community's embedding_dim)
         query = SearchQuery.parse(
             doc.get("q"),
             k,
             doc.get("include"),
             doc.get("slot"),
             vector=doc.get("vector"),
-            dim=node.gate.params.embedding_dim,
+            dim=backend.embedding_dim,
         )
-        return JSONResponse(await run_in_threadpool(node.search, query))
+        return await read(
+            request,
+            "search",
+            q=doc.get("q"),  # as sent: left out with a vector alone
+            k=query.k,
+            include=HISTORY if query.history else None,
+            slot=query.slot,
+            vector=None if query.vector is None else list(query.vector),
+        )
 
     async def slot(request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(node.slot, request.path_params["slot"]))
+        return await read(request, "slot", slot=request.path_params["slot"])
 
     async def content(request: Request) -> Response:
-        return _reply(await run_in_threadpool(node.content, request.path_params["artifact"]))
+        return await read(request, "content", artifact=request.path_params["artifact"])
 
     async def agents(request: Request) -> Response:
-        st = await state()
-        return JSONResponse({"agents": st["agents"], "principals": st["principals"]})
+        return await read(request, "agents")
 
     async def agent(request: Request) -> Response:
-        a = await run_in_threadpool(node.agent, request.path_params["agent"])
-        if a is None:
-            return _err("not_found", "no such agent or operator (join first)")
-        return JSONResponse(a)
+        return await read(request, "agent", agent=request.path_params["agent"])
 
     async def slots(request: Request) -> Response:
-        return JSONResponse({"slots": _slots((await state())["artifacts"])})
+        return await read(request, "slots")
 
     def _page(request: Request) -> tuple[int, int]:
         return (
@@ -216,12 +241,12 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
 
     async def log(request: Request) -> Response:
         after, limit = _page(request)
-        entries = await run_in_threadpool(node.log, after, limit)
-        return JSONResponse({"entries": entries, "last_pos": node.last_pos})
+        return await read(request, "log", after=after, limit=limit)
 
     async def events(request: Request) -> Response:
         after, limit = _page(request)
         timeout = _float(request, "timeout", 10.0, 0.0, MAX_WAIT)
+        consistent = _consistent(request)
         if "text/event-stream" in request.headers.get("accept", ""):
             last = request.headers.get("last-event-id", "")
             if last:  # a reconnecting EventSource resumes after the last entry it saw
@@ -229,16 +254,16 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
                     raise _BadRequest("bad_query", "Last-Event-ID must be a log position")
                 after = max(after, int(last))
             return StreamingResponse(
-                _sse(node, after, limit, timeout), media_type="text/event-stream"
+                _sse(backend, after, limit, timeout, consistent), media_type="text/event-stream"
             )
-        await node.wait(after, timeout)
-        entries = await run_in_threadpool(node.log, after, limit)
-        return JSONResponse({"entries": entries, "last_pos": node.last_pos})
+        await backend.wait(after, timeout)
+        return _answer(await backend.read(Read.of("log", after=after, limit=limit), consistent))
 
     async def health(request: Request) -> Response:
-        return JSONResponse(
-            {"status": "ok", "last_pos": node.last_pos, "now": (await state())["now"]}
-        )
+        return await read(request, "health")
+
+    async def status(request: Request) -> Response:
+        return JSONResponse(await backend.status())
 
     doc = openapi()
 
@@ -259,6 +284,7 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
         "log": log,
         "events": events,
         "health": health,
+        "status": status,
         "openapi": openapi_doc,
     }
     if set(handlers) != {e.name for e in ENDPOINTS}:
@@ -288,38 +314,28 @@ def create_app(node: Node, *, tick_interval: float | None = None) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        task = asyncio.create_task(_ticker(node, tick_interval)) if tick_interval else None
-        try:
+        async with backend.running():
             yield
-        finally:
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
 
     return Starlette(
         routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan
     )
 
 
-async def _sse(node: Node, after: int, limit: int, timeout: float) -> AsyncIterator[str]:
+async def _sse(
+    backend: Backend, after: int, limit: int, timeout: float, consistent: bool
+) -> AsyncIterator[str]:
     """Server-sent events: one ``entry`` event per log entry after ``after`` (``id``: its
     position, ``data``: the public entry, redacted as GET /log), for ``timeout`` seconds;
     then the stream ends and an EventSource reconnects with Last-Event-ID."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
-        for e in await run_in_threadpool(node.log, after, limit):
+        page = await backend.read(Read.of("log", after=after, limit=limit), consistent)
+        for e in page.body.get("entries", []) if page.status == 200 else []:
             after = e["pos"]
             yield f"id: {after}\nevent: entry\ndata: {json.dumps(e, sort_keys=True)}\n\n"
         remaining = deadline - loop.time()
         if remaining <= 0:
             return
-        await node.wait(after, remaining)
-
-
-async def _ticker(node: Node, interval: float) -> None:
-    """``--tick-interval``: a signed tick by the node's operator every ``interval`` s."""
-    while True:
-        await asyncio.sleep(interval)
-        await run_in_threadpool(node.tick)
+        await backend.wait(after, remaining)

@@ -150,6 +150,25 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
             "internal_error", 500, "the core raised (a bug, never input's fault); nothing applied"
         ),
         GateError("db_unavailable", 503, "the database refused the write; nothing was applied"),
+        GateError("busy", 503, "a cluster's front has too many commands waiting; nothing was sent"),
+        GateError(
+            "no_replica",
+            503,
+            "too few replicas of the cluster answered in time: none for a read, fewer than "
+            "n - f kept a command's payload (nothing was ordered)",
+        ),
+        GateError(
+            "not_consistent",
+            503,
+            "consistent=1: f+1 replicas did not agree on one answer at one log position in "
+            "time (they are executing; try again)",
+        ),
+        GateError(
+            "timeout",
+            504,
+            "a cluster's replicas gave no result in time; the command may still execute "
+            "(resend the same envelope: a retry is answered, not applied again)",
+        ),
     )
 }
 

@@ -1,4 +1,5 @@
-"""The node's HTTP API as data: the endpoint table and the OpenAPI 3.1 document made from it.
+"""The HTTP API as data (a node's and a cluster front's: one): the endpoint table and the
+OpenAPI 3.1 document made from it.
 
 ``ENDPOINTS`` is the one list of routes: app.py binds a handler to each (and refuses to
 build an app if one is missing or extra), this module turns it, the gate's error table
@@ -29,7 +30,9 @@ __all__ = [
     "MAX_LIMIT",
     "MAX_WAIT",
     "NUMBER_BYTES",
+    "POSITION_HEADER",
     "SEARCH_BODY_LIMIT",
+    "SOURCE_HEADER",
     "Endpoint",
     "Query",
     "body_limit",
@@ -60,6 +63,7 @@ class Endpoint:
     errors: tuple[str, ...] = ()
     response: str = ""  # the component schema of its 200 body (RESPONSES)
     body: str = "Envelope"  # a POST's request body: its component schema
+    read: bool = False  # a read (reads.Read): Ostrom-Position, consistent=1
 
 
 #: Most bytes of one number of an embedding or a query vector, its comma included: a
@@ -84,6 +88,10 @@ SEARCH_BODY_LIMIT: Final = 6 * MAX_QUERY_BYTES + NUMBER_BYTES * MAX_EMBEDDING + 
 MAX_LIMIT: Final = 1000
 #: Longest wait of GET /events (seconds).
 MAX_WAIT: Final = 30.0
+#: The response header of every read: the log position the answer was read at.
+POSITION_HEADER: Final = "Ostrom-Position"
+#: The response header of a cluster's read: the replica(s) whose executed state answered.
+SOURCE_HEADER: Final = "Ostrom-Answered-By"
 
 _AFTER = Query("after", {"type": "integer", "minimum": 0, "default": 0}, "entries after pos N")
 _LIMIT = Query(
@@ -108,6 +116,7 @@ _WRITE_ERRORS: Final = tuple(
         "bad_query",
         "query_syntax",
         "query_too_large",
+        "not_consistent",
     )
 )
 _Q = Query(
@@ -128,9 +137,35 @@ _INCLUDE = Query(
 _SLOT = Query("slot", {"type": "string", "minLength": 1, "maxLength": 256}, "only this slot")
 _SEARCH_ERRORS: Final = ("bad_query", "query_syntax", "query_too_large", "db_unavailable")
 _VECTOR_ERRORS: Final = ("bad_embedding", "embedding_dimension", "embeddings_off")
+_CONSISTENT = Query(
+    "consistent",
+    {"enum": ["0", "1"], "default": "0"},
+    "`1`: on a cluster, answer only when f+1 replicas give the same answer at the same log "
+    "position (503 `not_consistent` otherwise); a plain read is one replica's word. A "
+    "single node is its own quorum.",
+)
+#: What every read may answer besides its own errors (a cluster's replicas unreachable or
+#: not agreeing).
+_READ_ERRORS: Final = ("bad_query", "no_replica", "not_consistent")
 
 
-#: The node's routes: the one table of the HTTP API, its OpenAPI document and its docs.
+def _reading(
+    method: str,
+    path: str,
+    name: str,
+    summary: str,
+    query: tuple[Query, ...] = (),
+    errors: tuple[str, ...] = (),
+    response: str = "",
+    body: str = "Envelope",
+) -> Endpoint:
+    """A read: answered from a state at a log position (``Ostrom-Position``), with
+    ``consistent=1`` and the cluster's read errors besides its own."""
+    errs = (*errors, *(c for c in _READ_ERRORS if c not in errors))
+    return Endpoint(method, path, name, summary, (*query, _CONSISTENT), errs, response, body, True)
+
+
+#: The routes of a node and of a cluster's front: the one table of the API, OpenAPI and docs.
 ENDPOINTS: Final[tuple[Endpoint, ...]] = (
     Endpoint(
         "POST",
@@ -141,14 +176,14 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         errors=_WRITE_ERRORS,
         response="CommandReply",
     ),
-    Endpoint(
+    _reading(
         "GET",
         "/artifacts",
         "artifacts",
         "The public state: round and every artifact.",
         response="Artifacts",
     ),
-    Endpoint(
+    _reading(
         "GET",
         "/artifacts/{artifact:path}/content",
         "content",
@@ -159,7 +194,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         errors=("not_found", "no_content", "content_forgotten", "db_unavailable"),
         response="Content",
     ),
-    Endpoint(
+    _reading(
         "GET",
         "/artifacts/{artifact:path}",
         "artifact",
@@ -167,14 +202,14 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         errors=("not_found",),
         response="Artifact",
     ),
-    Endpoint(
+    _reading(
         "GET",
         "/agents",
         "agents",
         "The registry the layers derived, and every key.",
         response="Agents",
     ),
-    Endpoint(
+    _reading(
         "GET",
         "/agents/{agent:path}",
         "agent",
@@ -182,10 +217,10 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         errors=("not_found",),
         response="AgentInfo",
     ),
-    Endpoint(
+    _reading(
         "GET", "/slots", "slots", "Each slot's artifacts and its active one(s).", response="Slots"
     ),
-    Endpoint(
+    _reading(
         "GET",
         "/slots/{slot:path}",
         "slot",
@@ -194,7 +229,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "with its content and provenance (score null).",
         response="SlotValues",
     ),
-    Endpoint(
+    _reading(
         "GET",
         "/search",
         "search",
@@ -207,7 +242,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         _SEARCH_ERRORS,
         "SearchResult",
     ),
-    Endpoint(
+    _reading(
         "POST",
         "/search",
         "search_post",
@@ -223,7 +258,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         response="SearchResult",
         body="SearchRequest",
     ),
-    Endpoint(
+    _reading(
         "GET",
         "/log",
         "log",
@@ -232,7 +267,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         ("bad_query", "db_unavailable"),
         "LogPage",
     ),
-    Endpoint(
+    _reading(
         "GET",
         "/events",
         "events",
@@ -243,7 +278,15 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         ("bad_query", "db_unavailable"),
         "LogPage",
     ),
-    Endpoint("GET", "/health", "health", "Liveness: log position and round.", response="Health"),
+    _reading("GET", "/health", "health", "Liveness: log position and round.", response="Health"),
+    Endpoint(
+        "GET",
+        "/status",
+        "status",
+        "What serves this API and its counters: a node's log position and group commits; "
+        "a cluster front's n, f, batching, client identities and counters (not a read: "
+        "the front's own, or the node's own, state).",
+    ),
     Endpoint("GET", "/openapi.json", "openapi", "This document."),
 )
 
@@ -466,8 +509,21 @@ def _rebase(schema: Any, prefix: str) -> Any:
     return schema
 
 
+_READ_HEADERS: Final[dict[str, Any]] = {
+    POSITION_HEADER: {
+        "description": "the log position of the state the answer was read from",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    SOURCE_HEADER: {
+        "description": "a cluster only: the replica whose executed state answered (with "
+        "consistent=1: the f+1 that agreed, comma-separated)",
+        "schema": {"type": "string"},
+    },
+}
+
+
 def openapi() -> dict[str, Any]:
-    """The OpenAPI 3.1 document of the node."""
+    """The OpenAPI 3.1 document of a node and of a cluster's front (the same routes)."""
     paths: dict[str, Any] = {}
     for e in ENDPOINTS:
         op: dict[str, Any] = {"operationId": e.name, "summary": e.summary}
@@ -505,6 +561,8 @@ def openapi() -> dict[str, Any]:
         if e.name == "events":
             content["text/event-stream"] = {"schema": {"type": "string"}}
         responses: dict[str, Any] = {"200": {"description": "OK", "content": content}}
+        if e.read:
+            responses["200"]["headers"] = _READ_HEADERS
         for status in sorted({GATE_ERRORS[c].status for c in e.errors}):
             codes = [c for c in e.errors if GATE_ERRORS[c].status == status]
             responses[str(status)] = {
@@ -516,10 +574,11 @@ def openapi() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {
-            "title": "ostrom node",
+            "title": "ostrom",
             "version": __version__,
-            "description": "One ostrom node (docs/service.md). Generated from "
-            "reference/ostrom/service/openapi.py; regenerate with `ostrom docs`.",
+            "description": "One ostrom node, or the front of an ostrom cluster: the same "
+            "routes, errors and answers (docs/service.md, docs/design.md §11). Generated "
+            "from reference/ostrom/service/openapi.py; regenerate with `ostrom docs`.",
         },
         "paths": paths,
         "components": {

@@ -1,0 +1,103 @@
+"""What the one HTTP application serves: a ``Backend`` (a single node, or a cluster).
+
+service/app.py is the only HTTP face of ostrom: one route table (openapi.ENDPOINTS), one
+error mapping, one OpenAPI document.  What differs between a node and a cluster is
+behind this interface, and nothing else (docs/design.md §11):
+
+* ``submit``: a signed envelope to its reply (a node: its write path with group commit;
+  a cluster: the front orders it by PBFT and answers once ``f+1`` replicas agree);
+* ``read``: a ``reads.Read`` to its ``Answer`` and the log position it was read at (a
+  node: its own state; a cluster: one replica's executed state, or with ``consistent``
+  ``f+1`` replicas agreeing at one position);
+* ``wait``: the long poll of GET /events (until the log passes a position);
+* ``status``: the backend's own counters (GET /status).
+
+``LocalBackend`` is the node's.  The cluster's is the front (cluster/front.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+from starlette.concurrency import run_in_threadpool
+
+from ostrom.service.group_commit import GroupCommit
+from ostrom.service.node import Node, Reply
+from ostrom.service.openapi import body_limit
+from ostrom.service.reads import Answer, Read, answer
+
+__all__ = ["Backend", "LocalBackend"]
+
+
+class Backend(Protocol):
+    """What the HTTP application needs of what it serves (module docstring)."""
+
+    #: Largest request body read (bytes; larger: 413 ``too_large`` before parsing).
+    body_limit: int
+    #: The community's ``embedding_dim`` (0: no dense retrieval), checked on a query vector.
+    embedding_dim: int
+
+    async def submit(self, envelope: Any) -> Reply: ...
+
+    async def read(self, read: Read, consistent: bool) -> Answer: ...
+
+    async def wait(self, after: int, timeout: float) -> None: ...
+
+    async def status(self) -> dict[str, Any]: ...
+
+    def running(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """What runs while the app serves (the node's ticker; the front's PBFT side)."""
+        ...
+
+
+class LocalBackend:
+    """A single node: its write path (group commit) and its own state.  ``consistent``
+    asks nothing more of it: a single node is its own quorum."""
+
+    def __init__(self, node: Node, *, tick_interval: float | None = None) -> None:
+        self.node = node
+        self.tick_interval = tick_interval
+        self.writer = GroupCommit(node, threaded=node.store.fsync)
+        self.embedding_dim = node.gate.params.embedding_dim
+        self.body_limit = body_limit(node.gate.params.content_limit, self.embedding_dim)
+
+    async def submit(self, envelope: Any) -> Reply:
+        return await self.writer.submit(envelope)
+
+    async def read(self, read: Read, consistent: bool) -> Answer:
+        # off the event loop: the read waits for the node's lock (a writer may hold it)
+        return await run_in_threadpool(answer, self.node, read)
+
+    async def wait(self, after: int, timeout: float) -> None:
+        await self.node.wait(after, timeout)
+
+    async def status(self) -> dict[str, Any]:
+        return {
+            "kind": "node",
+            "last_pos": self.node.last_pos,
+            "fsync": self.node.store.fsync,
+            "group_sizes": {str(k): v for k, v in sorted(self.writer.sizes.items())},
+        }
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        task = None
+        if self.tick_interval:
+            task = asyncio.create_task(_ticker(self.node, self.tick_interval))
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+async def _ticker(node: Node, interval: float) -> None:
+    """``--tick-interval``: a signed tick by the node's operator every ``interval`` s."""
+    while True:
+        await asyncio.sleep(interval)
+        await run_in_threadpool(node.tick)
