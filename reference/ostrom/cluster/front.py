@@ -67,6 +67,7 @@ from ostrom.consensus.messages import (
 )
 from ostrom.consensus.replica import BROADCAST, Output
 from ostrom.service.gate import GATE_ERRORS
+from ostrom.service.server import config as server_config
 
 __all__ = ["MAX_BODY", "BadCommand", "Front", "main", "parse_command"]
 
@@ -350,12 +351,9 @@ class Front:
             self._serve, self.cfg.front.host, self.cfg.front.port, reuse_address=True
         )
         tasks = [loop.create_task(self.dispatch()), loop.create_task(self._ticker())]
-        config = uvicorn.Config(
-            self.asgi(),
-            host=self.cfg.http.host,
-            port=self.cfg.http.port,
-            log_level="warning",
-            lifespan="off",
+        # the node's server, with its timeouts and connection cap (service/server.py)
+        config = server_config(
+            self.asgi(), host=self.cfg.http.host, port=self.cfg.http.port, lifespan="off"
         )
         http = _QuietServer(config)
         for sig in (signal.SIGTERM, signal.SIGINT):
