@@ -16,7 +16,14 @@ import click
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.founders import FoundersError, load_founders
 from ostrom.service.gate import Gate, Setup
-from ostrom.service.identity import KeyFileError, load_key, new_key, public_hex, save_key
+from ostrom.service.identity import (
+    KeyFileError,
+    check_private,
+    load_key,
+    new_key,
+    public_hex,
+    save_key,
+)
 from ostrom.service.limits import DEFAULT_LIMITS, Limits
 from ostrom.service.store import StoreError
 
@@ -203,7 +210,9 @@ def serve(
     key_path = operator_key or db.with_name(db.name + ".operator.key")
     creating = not db.exists()
     try:
-        if key_path.exists():
+        if key_path.exists() or key_path.is_symlink():
+            if creating:  # adopted as the new node's operator: it must be this user's own
+                check_private(key_path)
             key = load_key(key_path)
         elif creating:
             key = new_key()
