@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from ostrom import layout
-from ostrom.service.limits import DEFAULT_LIMITS, Limits, effective_cap
+from ostrom.service.limits import DEFAULT_LIMITS, RESERVED_FDS, Limits, effective_cap
 
 ENV = {**os.environ, "PYTHONPATH": str(layout.ROOT / "reference")}
 #: a probe of /health must answer within this many seconds while the attack runs
@@ -125,9 +125,17 @@ def flood(port: int, n: int, url: str, probes: int = 5) -> list[str]:
 
 def test_limits_are_checked() -> None:
     assert effective_cap(Limits(max_connections=10)) == 10
+    cap = effective_cap(Limits(max_connections=10**9))  # may raise the soft limit first
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    assert effective_cap(Limits(max_connections=10**9)) < soft
-    for bad in ({"header_timeout": 0}, {"body_timeout": -1}, {"max_connections": 0}):
+    assert cap == soft - RESERVED_FDS
+    bad_values = (
+        {"header_timeout": 0},
+        {"header_timeout": float("nan")},
+        {"body_timeout": float("inf")},
+        {"keep_alive": -1},
+        {"max_connections": 0},
+    )
+    for bad in bad_values:
         with pytest.raises(ValueError):
             Limits(**bad)
     assert DEFAULT_LIMITS.header_timeout < DEFAULT_LIMITS.body_timeout
@@ -137,7 +145,7 @@ def test_one_configuration_for_every_http_server() -> None:
     """``ostrom serve`` and the front take their uvicorn configuration from
     ``server.config``: the guarded protocol, bound to the limits, and the backlog the
     descriptor reserve counts."""
-    from ostrom.service.limits import BACKLOG, RESERVED_FDS
+    from ostrom.service.limits import BACKLOG
     from ostrom.service.server import config
 
     limits = Limits(header_timeout=3, body_timeout=4, max_connections=5)

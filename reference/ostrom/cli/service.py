@@ -178,6 +178,10 @@ def serve(
     from ostrom.service.node import Node, Operator
     from ostrom.service.server import config as server_config
 
+    try:
+        limits = Limits(header_timeout, body_timeout, max_connections)
+    except ValueError as exc:
+        _fail(str(exc))
     demo = None
     if demo_dir is not None:
         ctx = click.get_current_context()
@@ -265,7 +269,6 @@ def serve(
         node.close()
         _fail(f"--tick-interval needs the node's operator key ({key_path}) of this database")
     app = create_app(node, tick_interval=tick_interval)
-    limits = Limits(header_timeout, body_timeout, max_connections)
     server = uvicorn.Server(server_config(app, host=host, port=port, lifespan="on", limits=limits))
     original = server.startup
 

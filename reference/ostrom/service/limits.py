@@ -21,6 +21,9 @@ BACKLOG: Final = 128
 #: database (with its WAL and journal), the listening sockets, the replicas' links,
 #: logs, and the interpreter's own.
 RESERVED_FDS: Final = BACKLOG + 64
+#: The longest timeout (a day): nan, infinity or a timer the event loop cannot arm are
+#: no timeouts at all.
+_MAX_TIMEOUT_S: Final = 86400.0
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,10 @@ class Limits:
     keep_alive: float = 5.0
 
     def __post_init__(self) -> None:
-        if not (self.header_timeout > 0 and self.body_timeout > 0 and self.keep_alive > 0):
-            raise ValueError("timeouts are positive")
+        for name in ("header_timeout", "body_timeout", "keep_alive"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0 < value <= _MAX_TIMEOUT_S):
+                raise ValueError(f"{name} must be in (0, {_MAX_TIMEOUT_S:g}] seconds, not {value}")
         if self.max_connections < 1:
             raise ValueError("max_connections is at least 1")
 
