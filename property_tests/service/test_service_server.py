@@ -187,10 +187,13 @@ def test_stalled_headers_and_bodies_are_cut(tmp_path: Path) -> None:
 
 
 @pytest.mark.system
+@pytest.mark.slow
 def test_a_half_open_flood_against_the_cluster_front(tmp_path: Path) -> None:
     """The front runs the node's server (service/server.py): the same flood, the same
     outcome.  The cluster is started by a process with 256 descriptors, which its
-    replicas and its front inherit."""
+    replicas and its front inherit.  ``slow`` (a cluster: about 7 s) for make test's
+    budget; ``test_one_configuration_for_every_http_server`` checks there that the front
+    takes the node's configuration."""
     directory = tmp_path / "c"
     up = (
         "import resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256)); "
