@@ -93,3 +93,16 @@ def test_the_file_is_private_survives_a_restart_and_refuses_another_agents(tmp_p
     tmp.chmod(0o644)
     BallotBook(path, "a").put("z", B)
     assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_the_ballot_file_is_never_written_through_a_link(tmp_path: Path) -> None:
+    """A link planted where the temporary file goes (docs/security.md, keys): the secret
+    ballots must not be written through it into the file it names."""
+    victim = tmp_path / "victim"
+    victim.write_text("unchanged")
+    book = BallotBook(tmp_path / "ballots.json", "alice")
+    (tmp_path / "ballots.json.tmp").symlink_to(victim)
+    book.put("x", B)
+    assert victim.read_text() == "unchanged"
+    assert json.loads((tmp_path / "ballots.json").read_text())["ballots"]["x"]["salt"] == B.salt
+    assert not (tmp_path / "ballots.json.tmp").exists()

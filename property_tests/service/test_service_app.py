@@ -139,6 +139,30 @@ def test_cr1_check_catches_an_unredacted_log(
     assert "reason or salt" in _leaks(texts)
 
 
+def test_cr1_the_error_log_redacts_what_the_core_raised_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A core that raises on a reveal (a bug): the node logs the command it raised on to
+    its error log (stderr), redacted as every output path (node.public_command, result
+    unknown); before, the vote, reason and salt went to stderr as sent."""
+    node, s = _node(tmp_path), Signer()
+    envs = commit_phase(s)
+    original = node.gate.apply_admitted
+
+    def raising(envelope: Any, adm: Any) -> Any:
+        if envelope["command"]["op"] == "reveal_vote":
+            raise RuntimeError("a bug")
+        return original(envelope, adm)
+
+    monkeypatch.setattr(node.gate, "apply_admitted", raising)
+    with caplog.at_level("ERROR", logger="ostrom.service.node"):
+        replies = [node.submit(e) for e in envs]
+    assert any(r.status == 500 for r in replies)
+    assert "the core raised on" in caplog.text and REDACTED in caplog.text
+    assert SECRET_REASON not in caplog.text and SALT not in caplog.text
+    node.close()
+
+
 def test_after_the_commit_phase_the_reveals_are_public(tmp_path: Path) -> None:
     node, s = _node(tmp_path), Signer()
 

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from ostrom import layout
 from ostrom.service.export import ExportError, export
-from ostrom.service.node import Node
+from ostrom.service.node import REDACTED, Node
+from ostrom.service.store import Store
 from service_world import PARAMS, Signer, commit_phase, decided, setup
 
 ENV = {**os.environ, "PYTHONPATH": str(layout.ROOT / "reference")}
@@ -63,13 +64,28 @@ def test_export_writes_header_and_one_step_per_logged_command(tmp_path: Path) ->
     lines = [json.loads(x) for x in (tmp_path / "t.jsonl").read_text().splitlines()]
     assert lines[0]["format"] == "ostrom-trace/1" and lines[0]["layer"] == "community"
     assert len(lines) == n + 1
-    # the raw log keeps the refused early reveal as sent (only public endpoints redact)
-    assert any(
-        s["command"].get("op") == "reveal_vote"
-        and s["result"] == "wrong_phase"
-        and s["command"]["reason"] != "(redacted)"
+    # CR-1: the raw log keeps the refused early reveal as sent, the export redacts it as
+    # every output path does (node.public_command): no vote, reason or salt in the file
+    early = [
+        s["command"]
         for s in lines[1:]
-    )
+        if s["command"].get("op") == "reveal_vote" and s["result"] == "wrong_phase"
+    ]
+    assert early and all(c[f] == REDACTED for c in early for f in ("vote", "reason", "salt")), early
+    # ... and nothing of the secret is in the file until its reveal is accepted (an
+    # accepted reveal, in the reveal phase, is public: the same salt then appears)
+    store = Store.open(tmp_path / "n.db")
+    entries = list(store.entries())
+    store.close()
+    text = (tmp_path / "t.jsonl").read_text().splitlines()
+    secret = False
+    for k, e in enumerate(entries):
+        c = e.envelope["command"]
+        if c.get("op") == "reveal_vote" and e.result == "wrong_phase":
+            secret = True
+            upto = "\n".join(text[: k + 2])  # the header, then the steps up to this one
+            assert c["salt"] not in upto and c["reason"] not in upto, k
+    assert secret
 
 
 def test_a_log_that_does_not_replay_is_not_exported(tmp_path: Path) -> None:

@@ -4,6 +4,9 @@ raise on hostile input; key files round-trip."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +92,59 @@ def test_key_files_round_trip_and_bad_files_are_clear(tmp_path: Path) -> None:
         identity.load_key(tmp_path / "bad")
     with pytest.raises(identity.KeyFileError, match="cannot read"):
         identity.load_key(tmp_path / "missing")
+
+
+def test_key_files_are_created_new_and_never_through_a_link(tmp_path: Path) -> None:
+    """docs/security.md, keys: a link planted where a key goes is refused, the file it
+    names untouched (a dangling link too: O_EXCL, O_NOFOLLOW); a key adopted by a new
+    node must be a private regular file of this user (``check_private``)."""
+    victim = tmp_path / "victim"
+    victim.write_text("unchanged")
+    (tmp_path / "link").symlink_to(victim)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    for name in ("link", "dangling"):
+        with pytest.raises(FileExistsError):
+            identity.save_key(identity.new_key(), tmp_path / name)
+    assert victim.read_text() == "unchanged" and not (tmp_path / "nowhere").exists()
+    identity.save_key(identity.new_key(), tmp_path / "k")
+    identity.check_private(tmp_path / "k")
+    with pytest.raises(identity.KeyFileError, match="not a regular file"):
+        identity.check_private(tmp_path / "link")
+    os.chmod(tmp_path / "k", 0o644)
+    with pytest.raises(identity.KeyFileError, match="readable or writable by others"):
+        identity.check_private(tmp_path / "k")
+    with pytest.raises(identity.KeyFileError):
+        identity.check_private(tmp_path / "missing")
+
+
+def _serve(db: Path) -> subprocess.CompletedProcess[str]:
+    """``ostrom serve`` as its own process (a node that wrongly starts is killed by the
+    timeout instead of blocking the test)."""
+    return subprocess.run(
+        [sys.executable, "-m", "ostrom", "serve", "--db", str(db), "--port", "0"],
+        env={**os.environ, "PYTHONPATH": str(layout.ROOT / "reference")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.system
+def test_a_new_node_adopts_only_a_private_operator_key(tmp_path: Path) -> None:
+    """An operator key file found where a new database's key goes: a link, or a file
+    others may read, is refused (exit 2, nothing created): before, it was adopted as
+    the new node's operator unchecked (docs/security.md, keys)."""
+    planted = tmp_path / "attacker.key"
+    planted.write_text(identity.private_hex(identity.new_key()) + "\n")
+    os.chmod(planted, 0o600)
+    db = tmp_path / "n.db"
+    key = tmp_path / "n.db.operator.key"
+    key.symlink_to(planted)
+    linked = _serve(db)
+    assert linked.returncode == 2 and "not a regular file" in linked.stderr, linked.stderr
+    key.unlink()
+    key.write_text(planted.read_text())
+    os.chmod(key, 0o644)
+    shared = _serve(db)
+    assert shared.returncode == 2 and "readable or writable by others" in shared.stderr
+    assert not db.exists()

@@ -79,7 +79,7 @@ def test_a_run_against_a_live_node_matches_the_shadow(tmp_path: Path) -> None:
     setup = ["--founders", "s/founders.toml", "--params", "s/params.toml", "--db", "s/node.db"]
     with serving(tmp_path, *setup) as url:
         run = ["simulate", "--config", "smoke.toml", "--seed-start", "2"]
-        run += ["--target", url, "--quiet"]
+        run += ["--target", url, "--node-setup", "s", "--quiet"]
         r = ostrom(*run, cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         assert "every observation matched" in r.stdout
@@ -119,6 +119,8 @@ def test_a_node_with_other_parameters_is_caught(tmp_path: Path) -> None:
             "2",
             "--target",
             url,
+            "--node-setup",
+            "s",
             "--quiet",
             cwd=tmp_path,
         )
@@ -132,7 +134,8 @@ def test_what_a_node_cannot_run_is_refused_before_any_command(tmp_path: Path) ->
         ["--config", "noisy.toml", "--target", "http://127.0.0.1:9"],  # feedback noise 0.15
         ["--ablation", "no_sanctions", "--target", "http://127.0.0.1:9"],
         ["--seeds", "3", "--target", "http://127.0.0.1:9"],
-        ["--target", "http://127.0.0.1:9", "--node-setup", "x"],
+        ["--target", "http://127.0.0.1:9", "--node-setup", "x"],  # x has no run key
+        ["--target", "http://127.0.0.1:9"],  # no setup: no keys to sign with
     ):
         r = ostrom("simulate", *args, cwd=tmp_path)
         assert r.returncode == 2, (args, r.stderr)
@@ -141,17 +144,56 @@ def test_what_a_node_cannot_run_is_refused_before_any_command(tmp_path: Path) ->
 
 
 def test_an_unreachable_target_is_a_clear_error(tmp_path: Path) -> None:
-    (tmp_path / "smoke.toml").write_text(SMOKE)
+    _setup(tmp_path)
     r = ostrom(
         "simulate",
         "--config",
         "smoke.toml",
+        "--seed-start",
+        "2",
         "--target",
         "http://127.0.0.1:9",
+        "--node-setup",
+        "s",
         "--quiet",
         cwd=tmp_path,
     )
     assert r.returncode == 1 and "unreachable" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_runs_keys_are_not_the_seeds(tmp_path: Path) -> None:
+    """docs/security.md, keys: the founders of a node setup sign with keys derived from a
+    fresh secret (run.key, mode 600), not from the small, public seed alone: two setups of
+    one seed have other founders, the keys the seed alone gives (how they were made
+    before) are in neither, and a setup is never overwritten."""
+    from ostrom.consensus.crypto import derive_key
+    from ostrom.service.identity import public_hex
+
+    (tmp_path / "smoke.toml").write_text(SMOKE)
+    for d in ("a", "b"):
+        r = ostrom(
+            "simulate",
+            "--config",
+            "smoke.toml",
+            "--seed-start",
+            "2",
+            "--node-setup",
+            d,
+            cwd=tmp_path,
+        )
+        assert r.returncode == 0, r.stderr
+        assert (tmp_path / d / "run.key").stat().st_mode & 0o077 == 0
+    a, b = ((tmp_path / d / "founders.toml").read_text() for d in ("a", "b"))
+    keys = [set(re.findall(r'public_key = "([0-9a-f]{64})"', t)) for t in (a, b)]
+    assert keys[0] and keys[1] and not keys[0] & keys[1]
+    ids = [*re.findall(r'(?m)^id = "([^"]+)"', a), "sim-operator"]
+    from_seed = {public_hex(derive_key(b"ostrom-simulate-target/1|2", i)) for i in ids}
+    assert len(from_seed) == len(keys[0]) and not from_seed & (keys[0] | keys[1])
+    again = ostrom(
+        "simulate", "--config", "smoke.toml", "--seed-start", "2", "--node-setup", "a", cwd=tmp_path
+    )
+    assert again.returncode == 2 and "File exists" in again.stderr
+    assert (tmp_path / "a" / "founders.toml").read_text() == a
 
 
 # --- the same run against a cluster ------------------------------------------------------
@@ -188,6 +230,7 @@ def test_a_run_against_a_cluster_matches_the_shadow(tmp_path: Path) -> None:
         assert up.returncode == 0, up.stderr + up.stdout
         url = up.stdout.strip().rsplit(" ", 1)[-1]
         run = ["simulate", "--config", "smoke.toml", "--seed-start", "2", "--target", url]
+        run += ["--node-setup", "s"]
         r = ostrom(*run, "--quiet", cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         assert "every observation matched" in r.stdout
@@ -234,7 +277,7 @@ def test_a_run_against_a_cluster_survives_a_backup_killed_mid_run(tmp_path: Path
     try:
         c.start(timeout=60)
         cmd = [sys.executable, "-m", "ostrom", "simulate", "--config", "smoke.toml"]
-        cmd += ["--seed-start", "2", "--target", c.url, "--quiet"]
+        cmd += ["--seed-start", "2", "--target", c.url, "--node-setup", "s", "--quiet"]
         sim = subprocess.Popen(
             cmd, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ostrom.client import Ballot
+from ostrom.service.identity import create_file
 
 __all__ = ["BallotBook", "BallotFileError", "Plan", "plan"]
 
@@ -110,10 +111,8 @@ class BallotBook:
     def _save(self) -> None:
         doc = {"agent": self.agent, "ballots": {k: asdict(v) for k, v in self.ballots.items()}}
         tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.fchmod(fd, 0o600)  # a leftover temporary file of another mode is made private
-        with os.fdopen(fd, "wb") as f:
-            f.write(json.dumps(doc, sort_keys=True).encode())
-            f.flush()
-            os.fsync(f.fileno())
+        # a leftover temporary file (or a link planted in its place) is removed, never
+        # written through: the secret ballots go into a new private file (create_file)
+        tmp.unlink(missing_ok=True)
+        create_file(tmp, json.dumps(doc, sort_keys=True).encode())
         os.replace(tmp, self.path)

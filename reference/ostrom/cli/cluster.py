@@ -13,10 +13,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+if TYPE_CHECKING:
+    from ostrom.cluster.config import ClusterConfig
+
 __all__ = ["cluster", "down", "front", "node", "status", "up"]
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
 
 
 @click.group()
@@ -61,6 +70,13 @@ def cluster() -> None:
     metavar="I=STRATEGY",
     help="Start replica I with a strategy of harness/byzantine.py.",
 )
+@click.option(
+    "--reuse",
+    is_flag=True,
+    help="DIR holds a cluster already (after cluster down): start it again with its own "
+    "configuration, keys and databases.  Without it such a DIR is refused (nothing in it "
+    "is ever overwritten).",
+)
 def up(
     directory: Path,
     n: int,
@@ -73,10 +89,12 @@ def up(
     founders_file: Path | None,
     params_file: Path | None,
     byzantine: tuple[str, ...],
+    reuse: bool,
 ) -> None:
     """Create DIR (config and keys) and start the replicas and the front.
 
-    A bad --founders or --params file is one line and exit 2, with nothing created."""
+    A bad --founders or --params file is one line and exit 2, with nothing created.  A DIR
+    that holds a cluster already is refused, unless --reuse starts that cluster again."""
     from ostrom.cluster.config import ConfigError
     from ostrom.cluster.supervisor import Cluster, create
 
@@ -88,22 +106,24 @@ def up(
         if not i.isdigit() or not name:
             raise click.ClickException(f"--byzantine {item!r}: expected I=STRATEGY")
         byz[int(i)] = name
-    try:
-        cfg = create(
-            directory,
-            n=n,
-            batch_size=batch_size,
-            clients=clients,
-            base_timeout_ms=timeout_ms,
-            synchronous=synchronous,
-            http_port=http_port,
-            seed=seed,
-            founders_file=founders_file,
-            params_file=params_file,
-        )
-    except ConfigError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+    if reuse:
+        cfg = _existing(directory)
+    else:
+        try:
+            cfg = create(
+                directory,
+                n=n,
+                batch_size=batch_size,
+                clients=clients,
+                base_timeout_ms=timeout_ms,
+                synchronous=synchronous,
+                http_port=http_port,
+                seed=seed,
+                founders_file=founders_file,
+                params_file=params_file,
+            )
+        except ConfigError as exc:
+            _fail(str(exc))
     try:
         c = Cluster(directory, cfg)
         try:
@@ -113,7 +133,27 @@ def up(
             raise click.ClickException(str(exc)) from None
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(f"cluster of {n} replicas up in {directory}; front at {c.url}")
+    click.echo(f"cluster of {cfg.n} replicas up in {directory}; front at {c.url}")
+
+
+def _existing(directory: Path) -> ClusterConfig:
+    """``up --reuse``: the cluster DIR holds, as it is (an option that would shape a new
+    cluster is an error: nothing of an existing cluster is rewritten)."""
+    from ostrom.cluster.config import ConfigError, load
+
+    ctx = click.get_current_context()
+    shaping = [
+        p.opts[0]
+        for p in ctx.command.params
+        if p.name not in (None, "directory", "byzantine", "reuse")
+        and ctx.get_parameter_source(p.name) != click.core.ParameterSource.DEFAULT
+    ]
+    if shaping:
+        _fail(f"--reuse starts the cluster in DIR as it is: no {', '.join(shaping)}")
+    try:
+        return load(directory / "cluster.toml")
+    except ConfigError as exc:
+        _fail(str(exc))
 
 
 @cluster.command()

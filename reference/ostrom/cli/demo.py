@@ -19,7 +19,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ostrom.service.identity import KeyFileError, load_key, new_key, public_hex, save_key
+from ostrom.service.identity import (
+    KeyFileError,
+    create_file,
+    load_key,
+    new_key,
+    public_hex,
+    save_key,
+)
 
 __all__ = [
     "DEMO_FOUNDERS",
@@ -101,8 +108,8 @@ def prepare(directory: Path) -> Demo:
                 f'[[founder]]\nid = "{a}"\ntier = 3\nreputation = 0.95\nevidence = 40\n'
                 f'public_key = "{public_hex(key)}"\n'
             )
-        demo.params.write_text(DEMO_PARAMS, encoding="utf-8")
-        demo.founders.write_text("\n".join(rows), encoding="utf-8")  # last: the marker
+        create_file(demo.params, DEMO_PARAMS.encode(), 0o644)
+        create_file(demo.founders, "\n".join(rows).encode(), 0o644)  # last: the marker
     except OSError as exc:
         raise DemoError(f"{directory}: {exc.strerror or exc}") from None
     return demo
@@ -124,7 +131,9 @@ def mcp_config(demo: Demo, url: str) -> dict[str, object]:
 def connect_text(demo: Demo, url: str) -> str:
     """What ``serve --demo`` prints once it listens (and writes DIR/mcp.json)."""
     config = json.dumps(mcp_config(demo, url), indent=2)
-    (demo.dir / "mcp.json").write_text(config + "\n", encoding="utf-8")
+    mcp = demo.dir / "mcp.json"
+    mcp.unlink(missing_ok=True)  # rewritten for this URL; a link in its place is not followed
+    create_file(mcp, (config + "\n").encode(), 0o644)
     lines = [
         f"ostrom demo community: {len(demo.keys)} founders in {demo.dir}, serving {url}",
         "",

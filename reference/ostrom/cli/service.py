@@ -16,7 +16,15 @@ import click
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.founders import FoundersError, load_founders
 from ostrom.service.gate import Gate, Setup
-from ostrom.service.identity import KeyFileError, load_key, new_key, public_hex, save_key
+from ostrom.service.identity import (
+    KeyFileError,
+    check_private,
+    load_key,
+    new_key,
+    public_hex,
+    save_key,
+)
+from ostrom.service.limits import DEFAULT_LIMITS, Limits
 from ostrom.service.store import StoreError
 
 __all__ = ["export", "keygen", "log", "serve"]
@@ -109,6 +117,28 @@ def _fail(message: str) -> NoReturn:
     "same community again), tick every 2 s, and print how to connect three MCP agents "
     "(docs/agents.md).  Sets --db, --founders and --params itself.",
 )
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_LIMITS.header_timeout,
+    show_default=True,
+    help="Seconds a client has for a request's line and headers (then it is disconnected).",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_LIMITS.body_timeout,
+    show_default=True,
+    help="Seconds a client has for a request's body, from the end of its headers.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=DEFAULT_LIMITS.max_connections,
+    show_default=True,
+    help="Open connections at most (lowered to the descriptor limit): past it, the "
+    "connection that has waited longest for its request is closed (docs/security.md).",
+)
 def serve(
     db: Path,
     params_file: Path | None,
@@ -122,6 +152,9 @@ def serve(
     tick_interval: float | None,
     operator_key: Path | None,
     demo_dir: Path | None,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
 ) -> None:
     """Run one node: signed commands in over HTTP, the Community applies them, the log out.
 
@@ -143,7 +176,12 @@ def serve(
     from ostrom.cli.demo import DEMO_TICK, DemoError, connect_text, prepare
     from ostrom.service.app import create_app
     from ostrom.service.node import Node, Operator
+    from ostrom.service.server import config as server_config
 
+    try:
+        limits = Limits(header_timeout, body_timeout, max_connections)
+    except ValueError as exc:
+        _fail(str(exc))
     demo = None
     if demo_dir is not None:
         ctx = click.get_current_context()
@@ -176,7 +214,9 @@ def serve(
     key_path = operator_key or db.with_name(db.name + ".operator.key")
     creating = not db.exists()
     try:
-        if key_path.exists():
+        if key_path.exists() or key_path.is_symlink():
+            if creating:  # adopted as the new node's operator: it must be this user's own
+                check_private(key_path)
             key = load_key(key_path)
         elif creating:
             key = new_key()
@@ -229,8 +269,7 @@ def serve(
         node.close()
         _fail(f"--tick-interval needs the node's operator key ({key_path}) of this database")
     app = create_app(node, tick_interval=tick_interval)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(server_config(app, host=host, port=port, lifespan="on", limits=limits))
     original = server.startup
 
     async def startup(sockets: object = None) -> None:

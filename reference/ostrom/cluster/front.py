@@ -87,6 +87,7 @@ from ostrom.service.node import Reply as HttpReply
 from ostrom.service.node import error
 from ostrom.service.openapi import body_limit
 from ostrom.service.reads import Answer, Read
+from ostrom.service.server import config as server_config
 
 __all__ = ["MAX_BODY", "BadCommand", "Front", "check_command", "main"]
 
@@ -511,12 +512,9 @@ class Front:
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
-        config = uvicorn.Config(
-            create_app(self),
-            host=self.cfg.http.host,
-            port=self.cfg.http.port,
-            log_level="warning",
-            lifespan="on",
+        # the node's server, with its timeouts and connection cap (service/server.py)
+        config = server_config(
+            create_app(self), host=self.cfg.http.host, port=self.cfg.http.port, lifespan="on"
         )
         http = _QuietServer(config)
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -6,7 +6,8 @@ from ``os.urandom`` (``seed`` only for tests that want the same keys twice), eac
 to its own file, ``<principal>.key`` (hex of the 32-byte private key, mode 0600), and
 the public keys of every principal to ``public.json``.  A key file has the node's format
 (``service.identity``: 64 hex digits), so ``ostrom keygen`` and the cluster read the same
-files.  A replica process reads its own
+files, and is created as the node creates its keys: new or not at all, never through a
+link (``identity.create_file``; docs/security.md).  A replica process reads its own
 private key and the ring; the front reads the clients' keys and the ring.
 """
 
@@ -22,16 +23,17 @@ from typing import Final
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ostrom.consensus.crypto import KeyRing, Signer, derive_key, public_bytes
-from ostrom.service.identity import KeyFileError, key_from_hex, private_hex
+from ostrom.service.identity import KeyFileError, create_file, key_from_hex, save_key
 
-__all__ = ["KeyFileError", "generate", "load_ring", "load_signer", "write_key"]
+__all__ = ["KeyFileError", "generate", "load_ring", "load_signer"]
 
 _RING: Final = "public.json"
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
 def generate(directory: Path, principals: Iterable[str], *, seed: int | None = None) -> None:
-    """Write a fresh private key for each principal and the public ring."""
+    """Write a fresh private key for each principal and the public ring; every file is
+    created new (``FileExistsError`` if one is there: a key is never overwritten)."""
     directory.mkdir(parents=True, exist_ok=True)
     ring: dict[str, str] = {}
     for p in principals:
@@ -42,16 +44,10 @@ def generate(directory: Path, principals: Iterable[str], *, seed: int | None = N
             if seed is None
             else derive_key(seed, p)
         )
-        write_key(directory / f"{p}.key", key)
+        save_key(key, directory / f"{p}.key")
         ring[p] = public_bytes(key).hex()
-    (directory / _RING).write_text(json.dumps(ring, sort_keys=True, indent=1) + "\n")
-
-
-def write_key(path: Path, key: Ed25519PrivateKey) -> None:
-    """A private key file in the node's format (``ostrom keygen``: 64 hex digits, 0600)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(private_hex(key) + "\n")
+    ring_text = json.dumps(ring, sort_keys=True, indent=1) + "\n"
+    create_file(directory / _RING, ring_text.encode(), 0o644)
 
 
 def load_ring(directory: Path) -> KeyRing:

@@ -29,10 +29,10 @@ from typing import IO, Any, Final
 from ostrom.cluster import config as C
 from ostrom.cluster.app import community_factory
 from ostrom.cluster.config import Address, ClusterConfig, ConfigError, ReplicaConfig
-from ostrom.cluster.keys import generate, write_key
+from ostrom.cluster.keys import generate
 from ostrom.cluster.wire import hello, read_one
 from ostrom.consensus.crypto import derive_key
-from ostrom.service.identity import new_key, public_hex
+from ostrom.service.identity import create_file, new_key, public_hex, save_key
 
 _CONFIG_FILE: Final = "cluster.toml"
 _PIDS_FILE: Final = "pids.json"
@@ -91,8 +91,21 @@ def create(
     directory, and ``cluster.toml`` names the copies.  A copy, not the caller's path:
     every replica, including one restarted next week, must execute with the bytes the
     cluster started with (a replica that replayed its history under other parameters
-    would not reproduce its own checkpoints), and the directory stays movable."""
+    would not reproduce its own checkpoints), and the directory stays movable.
+
+    A directory that holds a cluster already (``existing``) is refused (``ConfigError``):
+    its keys, founders' private keys included, and its databases are never overwritten,
+    and new keys beside old databases would be a cluster that cannot restart its own
+    history.  ``Cluster(directory).start()`` starts it again (``cluster up --reuse``).
+    Every file is created new, never through a link (``identity.create_file``)."""
     f = (n - 1) // 3 if f is None else f
+    found = existing(directory)
+    if found:
+        names = ", ".join(p.name for p in found[:4]) + (", ..." if len(found) > 4 else "")
+        raise ConfigError(
+            f"{directory}: holds a cluster already ({names}); its keys and databases are "
+            "never overwritten: start it again with --reuse, or give a new directory"
+        )
     founders_text = _read(founders_file)
     params_text = _read(params_file)
     if founders_text is not None or params_text is not None:
@@ -126,24 +139,47 @@ def create(
         params=None if params_text is None else directory / _PARAMS_FILE,
     )
     path = directory / _CONFIG_FILE
-    path.write_text(cfg.to_toml())
+    try:
+        _write_cluster(directory, cfg, seed, founders, founders_text, params_text)
+    except OSError as exc:  # a file that appeared meanwhile, or a link in the way
+        raise ConfigError(f"{exc.filename or directory}: {exc.strerror or exc}") from None
+    return C.load(path)
+
+
+def existing(directory: Path) -> list[Path]:
+    """What of a cluster ``directory`` holds: its configuration, keys, community files
+    and replica databases (with their journals)."""
+    if not directory.is_dir():
+        return []
+    names = {_CONFIG_FILE, _FOUNDERS_FILE, _PARAMS_FILE, "keys", _PIDS_FILE}
+    return sorted(p for p in directory.iterdir() if p.name in names or ".sqlite3" in p.name)
+
+
+def _write_cluster(
+    directory: Path,
+    cfg: ClusterConfig,
+    seed: int | None,
+    founders: Sequence[tuple[str, int]],
+    founders_text: bytes | None,
+    params_text: bytes | None,
+) -> None:
+    create_file(directory / _CONFIG_FILE, cfg.to_toml().encode(), 0o644)
     generate(cfg.keys, [r.name for r in cfg.replicas] + cfg.client_names, seed=seed)
     if params_text is not None:
-        (directory / _PARAMS_FILE).write_bytes(params_text)
+        create_file(directory / _PARAMS_FILE, params_text, 0o644)
     if founders_text is not None:
-        (directory / _FOUNDERS_FILE).write_bytes(founders_text)
-        return C.load(path)
+        create_file(directory / _FOUNDERS_FILE, founders_text, 0o644)
+        return
     lines: list[str] = []
     for fid, tier in founders:
         key = new_key() if seed is None else derive_key(seed, f"founder:{fid}")
-        write_key(cfg.keys / f"{fid}.key", key)
+        save_key(key, cfg.keys / f"{fid}.key")
         lines += ["[[founder]]", f'id = "{fid}"', f"tier = {tier}", "reputation = 0.9"]
         lines += ["evidence = 20", f'public_key = "{public_hex(key)}"', ""]
     op = new_key() if seed is None else derive_key(seed, f"operator:{_OPERATOR}")
-    write_key(cfg.keys / f"{_OPERATOR}.key", op)
+    save_key(op, cfg.keys / f"{_OPERATOR}.key")
     lines += ["[[operator]]", f'id = "{_OPERATOR}"', f'public_key = "{public_hex(op)}"']
-    (directory / _FOUNDERS_FILE).write_text("\n".join(lines) + "\n")
-    return C.load(path)
+    create_file(directory / _FOUNDERS_FILE, ("\n".join(lines) + "\n").encode(), 0o644)
 
 
 def _read(path: Path | None) -> bytes | None:
@@ -303,9 +339,12 @@ class Cluster:
             self.start_replica(r.id, (byzantine or {}).get(r.id), detach=detach)
         self.start_front(detach=detach)
         self.wait_ready(timeout)
-        (self.dir / _PIDS_FILE).write_text(
-            json.dumps({k: p.pid for k, p in self.procs.items()}, sort_keys=True)
-        )
+        # each process with its start time: ``down`` signals only a process that is still
+        # the one started here (a pid is reused once its process is gone)
+        pids = {k: {"pid": p.pid, "start": _start_time(p.pid)} for k, p in self.procs.items()}
+        path = self.dir / _PIDS_FILE
+        path.unlink(missing_ok=True)  # a stale one (--reuse after a crash); never followed
+        create_file(path, json.dumps(pids, sort_keys=True).encode(), 0o644)
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         """Every running replica answers status and the front answers HTTP."""
@@ -397,28 +436,71 @@ def start_cluster(
 
 
 def down(directory: Path, timeout: float = 10.0) -> list[str]:
-    """Stop the processes ``cluster up`` started (their pids in ``pids.json``)."""
+    """Stop the processes ``cluster up`` started (``pids.json``), and only those.
+
+    ``pids.json`` is a file in a directory, not a proof: a pid it names may have been
+    reused by another process since, and anyone who can write the file can name any pid.
+    A process is signalled only if it is still the one started (``ours``: the start time
+    recorded, and a command line that runs a cluster process on this directory's
+    ``cluster.toml``); any other entry is skipped and left alone."""
     path = directory / _PIDS_FILE
     try:
         pids = json.loads(path.read_text())
     except (OSError, ValueError):
         return []
+    if not isinstance(pids, dict):
+        return []
+    config = (directory / _CONFIG_FILE).resolve()
+    ours = {
+        name: (e["pid"], e["start"])
+        for name, e in sorted(pids.items())
+        if isinstance(e, dict) and _ours(e.get("pid"), e.get("start"), config)
+    }
     stopped = []
-    for name, pid in sorted(pids.items()):
-        if not isinstance(pid, int):
-            continue
+    for name, (pid, _) in ours.items():
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
             stopped.append(name)
     deadline = time.monotonic() + timeout
-    for _name, pid in sorted(pids.items()):
+    for pid, start in ours.values():
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.05)
-        if _alive(pid):
+        if _alive(pid) and _ours(pid, start, config):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
     path.unlink(missing_ok=True)
     return stopped
+
+
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot: /proc/PID/stat, field 22),
+    or None (no such process, or no /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()  # after the command name, from field 3
+    return fields[19] if len(fields) > 19 else None
+
+
+def _ours(pid: Any, start: Any, config: Path) -> bool:
+    """Process ``pid`` is one ``Cluster`` started for ``config``: it started at ``start``
+    and runs a cluster module (``python -m ostrom...``) with ``--cluster`` naming
+    ``config``.  Without /proc nothing can be checked, and nothing is ours."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1 or not isinstance(start, str):
+        return False
+    if _start_time(pid) != start:
+        return False
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return False
+    modules = ("ostrom.cluster.replica_process", "ostrom.cluster.front", _BYZANTINE_NODE)
+    if not any(m in args for m in modules):
+        return False
+    named = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--cluster"]
+    return any((cwd / n).resolve() == config for n in named)
 
 
 def _alive(pid: int) -> bool:
@@ -439,6 +521,7 @@ __all__ = [
     "cluster_status",
     "create",
     "down",
+    "existing",
     "free_ports",
     "front_status",
     "replica_status",

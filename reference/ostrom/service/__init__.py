@@ -4,8 +4,10 @@ docs/service.md describes what a node promises.  One job per module: ``identity`
 (envelopes, Ed25519, key files), ``gate`` (admitting a signed command; the error table),
 ``store`` (the SQLite log), ``snapshot`` (the whole state as JSON), ``node`` (the write
 path, retries, rollback, the event fan-out), ``openapi`` (the route table and the OpenAPI
-document), ``app`` (the Starlette app), ``founders`` (the founders file), ``export``
-(the log as a trace).  Only ``app`` needs the web stack (the ``service`` extra).
+document), ``app`` (the Starlette app), ``server`` (the HTTP server with its timeouts
+and connection cap, for the node and the cluster's front; its ``limits``), ``founders``
+(the founders file), ``export`` (the log as a trace).  Only ``app`` and ``server`` need
+the web stack (the ``service`` extra).
 
 The API, re-exported here: the ``Node`` and its ``Operator``, the ``Gate`` (``Setup``,
 ``Founder``, ``GATE_ERRORS``), ``create_app``, the ``Store``, ``restore`` (a snapshot), the

@@ -5,8 +5,11 @@ logged commands on a fresh ``Community`` built from the database's header, and e
 replayed observation must equal the one the node logged (``ExportError`` otherwise).
 So ``ostrom validate-trace`` on the export checks the running node's behaviour, not a
 re-run of the reference: a node that answered anything else than the reference would
-fail here, and a reference that diverged from the spec fails there.  Refused reveals are
-exported as sent (the raw log keeps them; only the public endpoints redact).
+fail here, and a reference that diverged from the spec fails there.  The replay uses the
+commands as logged; the trace shows them as every output path does (``node.public_command``,
+CR-1): a refused reveal's vote, reason and salt are redacted, so an export can be shared
+without exposing a vote that is still secret.  The trace still validates: a redacted
+reveal carries no vote the spec could accept, and it was refused.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.version import TRACE_FORMAT
 from ostrom.service.gate import Setup, member_json
 from ostrom.service.identity import canonical
+from ostrom.service.node import public_command
 from ostrom.service.store import Store, StoreError
 
 __all__ = ["ExportError", "export"]
@@ -55,7 +59,7 @@ def _trace_lines(store: Store) -> Iterator[dict[str, Any]]:
                 f"logged {e.result!r}: the log does not replay"
             )
         yield {
-            "command": command,
+            "command": public_command(command, obs["result"]),  # CR-1
             "result": obs["result"],
             "state": community.public_state(),
             "events": obs["events"],

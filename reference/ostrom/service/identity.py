@@ -15,7 +15,8 @@ prefix keeps a command signature from ever being valid as any other ostrom signa
 
 The canonical encoding is the protocol's own (protocol/encoding.py), so an implementation
 in another language signs the same bytes that its vote commitments hash.  Nothing here
-does I/O but the two key-file helpers; the checks never raise on hostile input.
+does I/O but the key-file helpers (a file is created new, never through a link:
+``create_file``); the checks never raise on hostile input.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -44,6 +46,8 @@ __all__ = [
     "SIGNING_DOMAIN",
     "KeyFileError",
     "canonical",
+    "check_private",
+    "create_file",
     "is_public_key",
     "key_from_hex",
     "load_key",
@@ -203,9 +207,41 @@ def load_key(path: str | Path) -> Ed25519PrivateKey:
         raise KeyFileError(f"{p}: {exc}") from None
 
 
+#: How every file that holds a secret, or that names the keys trusted, is created: a new
+#: file or nothing (``O_EXCL``: an existing key is never overwritten, a file planted in
+#: the way is never written through), never through a symbolic link (``O_NOFOLLOW``;
+#: ``O_EXCL`` refuses one too, this says so), private to its owner (mode 600).
+_CREATE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+
+
+def create_file(path: str | Path, data: bytes, mode: int = 0o600) -> None:
+    """Create ``path`` holding ``data`` (durably), or raise ``FileExistsError`` if
+    anything is there (a file, a directory, a symbolic link): docs/security.md, keys."""
+    fd = os.open(Path(path), _CREATE, mode)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def save_key(key: Ed25519PrivateKey, path: str | Path) -> None:
-    """Write ``key`` as 64 hex digits, readable by its owner only; never overwrites."""
+    """Write ``key`` as 64 hex digits, readable by its owner only; never overwrites
+    (``FileExistsError``), never writes through a link."""
+    create_file(path, (private_hex(key) + "\n").encode("ascii"))
+
+
+def check_private(path: str | Path) -> None:
+    """``KeyFileError`` unless ``path`` is a regular file (not a link) of this user that
+    nobody else may read or write: what a key file must be before a node adopts it as
+    its own (a key another user could have planted, or read, is not the node's)."""
     p = Path(path)
-    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(private_hex(key) + "\n")
+    try:
+        st = p.lstat()
+    except OSError as exc:
+        raise KeyFileError(f"{p}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise KeyFileError(f"{p}: not a regular file (a key is never read through a link)")
+    if st.st_uid != os.geteuid():
+        raise KeyFileError(f"{p}: owned by another user")
+    if st.st_mode & 0o077:
+        raise KeyFileError(f"{p}: readable or writable by others (mode {st.st_mode & 0o777:o})")

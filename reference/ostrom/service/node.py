@@ -86,13 +86,16 @@ def error(code: str, detail: str) -> Reply:
     return Reply(GATE_ERRORS[code].status, {"error": code, "detail": detail})
 
 
-def public_command(command: Any, result: str) -> Any:
-    """The command as every public endpoint shows it (CR-1).
+def public_command(command: Any, result: str | None) -> Any:
+    """The command as everything outside the database shows it (CR-1): the one
+    redaction, applied by every output path — GET /log, GET /events, ``ostrom log
+    export`` and the node's own error log (docs/security.md, "secrecy of votes").
 
     A reveal_vote that was *refused* (the commit phase still open, a wrong salt, a
     duplicate) keeps its vote, reason and salt out of every public view: published, an
     early reveal would expose a vote while others are still committing.  An accepted
-    reveal happens only in the reveal phase, after the commit phase closed: public."""
+    reveal happens only in the reveal phase, after the commit phase closed: public.
+    ``result`` None (not known: the core raised on it) is treated as a refusal."""
     if isinstance(command, dict) and command.get("op") == "reveal_vote" and result != "ok":  # CR-1
         return {k: (REDACTED if k in _SECRET_FIELDS else v) for k, v in command.items()}
     return command
@@ -302,7 +305,8 @@ class Node:
                 try:
                     obs = self.gate.apply_admitted(envelope, adm)
                 except Exception as exc:  # the core promises never to raise: a bug
-                    _log.exception("the core raised on %r", envelope.get("command"))
+                    command = public_command(envelope.get("command"), None)  # CR-1
+                    _log.exception("the core raised on %r", command)
                     self._rebuild([s.envelope for s in staged])  # undo it, keep the group's
                     out.append(error("internal_error", f"{type(exc).__name__}; nothing applied"))
                     continue

@@ -10,15 +10,19 @@ the node must be started with. The run keeps a shadow community and stops at the
 observation the node answers differently (``Divergence``, exit 1): a run against a node *is*
 a check of the node.
 
-The agents' keys are derived from the run's seed (``consensus.crypto.derive_key``, as the
-PBFT simulation's are): the simulated agents are the simulation's, and a node set up for
-seed S accepts exactly the run of seed S.  Real agents generate their keys
-(``ostrom keygen``).
+The agents' keys are derived from the run's seed and a secret (``consensus.crypto.derive_key``):
+``--node-setup DIR`` draws the secret from the OS (``DIR/run.key``, mode 600, created new)
+and ``--target`` reads it from the same DIR, so a node set up for seed S accepts exactly
+the run of seed S played by whoever holds DIR.  Keys from the seed alone (before) were
+anyone's: the seed is small and printed, and a node started from the files accepted every
+founder's command from anyone who derived them (docs/security.md).  Real agents generate
+their keys (``ostrom keygen``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,7 @@ from ostrom.client import Client, ClientError
 from ostrom.consensus.crypto import derive_key
 from ostrom.protocol.commands import Observation
 from ostrom.service.gate import OPERATOR_OPS
-from ostrom.service.identity import public_hex
+from ostrom.service.identity import create_file, public_hex
 from ostrom.simulation.commands import simulate_command, single_config
 from ostrom.simulation.config import ConfigError, SimConfig, load_config
 from ostrom.simulation.protocol import Divergence, Run, node_setup
@@ -38,21 +42,38 @@ from ostrom.simulation.result import RunResult
 
 #: The principal that signs the run's ticks (an operator of the node's founders file).
 OPERATOR = "sim-operator"
-#: What the agents' keys are derived from, beside the seed (not a key-management scheme).
-KEY_DOMAIN = b"ostrom-simulate-target/1|"
+#: What the agents' keys are derived from, beside the secret and the seed.
+KEY_DOMAIN = b"ostrom-simulate-target/2|"
+#: The file of a node setup that holds the run's secret (64 hex digits, mode 600).
+RUN_KEY = "run.key"
 
 
-def agent_key_seed(seed: int) -> bytes:
-    """The bytes every key of the run of ``seed`` is derived from."""
-    return KEY_DOMAIN + str(seed).encode()
+def agent_key_seed(seed: int, secret: bytes) -> bytes:
+    """The bytes every key of the run of ``seed`` is derived from: the setup's secret
+    (``RUN_KEY``) makes them unknown to anyone who knows only the seed."""
+    return KEY_DOMAIN + secret + b"|" + str(seed).encode()
 
 
-def founders_toml(cfg: SimConfig, seed: int) -> str:
+def read_run_key(setup: Path) -> bytes:
+    """The secret of the node setup in ``setup`` (``ConfigError`` if it has none)."""
+    path = setup / RUN_KEY
+    try:
+        text = path.read_text(encoding="ascii").strip()
+        secret = bytes.fromhex(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not 64 hex digits"
+        raise ConfigError(f"{path}: no run key ({why}): write one with --node-setup") from None
+    if len(secret) != 32:
+        raise ConfigError(f"{path}: a run key is 64 hex digits")
+    return secret
+
+
+def founders_toml(cfg: SimConfig, seed: int, secret: bytes) -> str:
     """The founders file (service/founders.py's format) of the run of ``seed``."""
     _, members = node_setup(cfg, seed)
     lines = ["# ostrom simulate --node-setup: the run's agents as founders, and its operator", ""]
     for m in members:
-        key = public_hex(derive_key(agent_key_seed(seed), m.id))
+        key = public_hex(derive_key(agent_key_seed(seed, secret), m.id))
         lines += [
             "[[founder]]",
             f"id = {json.dumps(m.id)}",
@@ -62,7 +83,7 @@ def founders_toml(cfg: SimConfig, seed: int) -> str:
             f"evidence = {m.evidence!r}",
             "",
         ]
-    op_key = public_hex(derive_key(agent_key_seed(seed), OPERATOR))
+    op_key = public_hex(derive_key(agent_key_seed(seed, secret), OPERATOR))
     lines += ["[[operator]]", f'id = "{OPERATOR}"', f'public_key = "{op_key}"', ""]
     return "\n".join(lines)
 
@@ -77,15 +98,18 @@ def params_toml(cfg: SimConfig, seed: int) -> str:
 
 
 def write_node_setup(cfg: SimConfig, seed: int, out: Path) -> list[Path]:
-    """Write ``founders.toml`` and ``params.toml`` for the node into ``out``."""
+    """Write ``run.key`` (a fresh secret), ``founders.toml`` and ``params.toml`` for the
+    node into ``out``; each file new (``FileExistsError``: a setup is never overwritten)."""
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    secret = os.urandom(32)
+    create_file(out / RUN_KEY, (secret.hex() + "\n").encode("ascii"))
+    written = [out / RUN_KEY]
     for name, text in (
-        ("founders.toml", founders_toml(cfg, seed)),
+        ("founders.toml", founders_toml(cfg, seed, secret)),
         ("params.toml", params_toml(cfg, seed)),
     ):
         path = out / name
-        path.write_text(text, encoding="utf-8")
+        create_file(path, text.encode("utf-8"), 0o644)
         written.append(path)
     return written
 
@@ -94,9 +118,10 @@ class NodeRemote:
     """``simulation.protocol.Remote`` over HTTP: one signing ``Client`` per principal,
     sharing one connection pool."""
 
-    def __init__(self, url: str, seed: int, *, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, seed: int, secret: bytes, *, timeout: float = 30.0) -> None:
         self.url = url
         self.seed = seed
+        self.secret = secret
         self.timeout = timeout
         self._transport = httpx.HTTPTransport(retries=0)
         self._clients: dict[str, Client] = {}
@@ -105,7 +130,7 @@ class NodeRemote:
     def _client(self, principal: str) -> Client:
         c = self._clients.get(principal)
         if c is None:
-            key = derive_key(agent_key_seed(self.seed), principal)
+            key = derive_key(agent_key_seed(self.seed, self.secret), principal)
             # seq 1: the node (or cluster) is fresh for this run, and a cluster's front
             # has no read endpoints to resync from
             c = Client(
@@ -134,6 +159,7 @@ def run_target(
     config_file: Path | None,
     seed: int,
     url: str,
+    setup: Path,
     *,
     scenario: str | None,
     agents: int | None,
@@ -147,7 +173,7 @@ def run_target(
         node_setup(cfg, seed)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    remote = NodeRemote(url, seed)
+    remote = NodeRemote(url, seed, read_run_key(setup))
     try:
 
         def progress(done: int, total: int) -> None:
@@ -170,13 +196,15 @@ def node_setup_command(config_file: Path | None, seed: int, out: Path, **options
         written = write_node_setup(cfg, seed, out)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    except OSError as exc:  # a setup already there (never overwritten), or unwritable
+        raise ConfigError(f"{exc.filename or out}: {exc.strerror or exc}") from None
     for p in written:
         click.echo(f"wrote {p}", err=True)
     click.echo(
         f"start the node with:\n  ostrom serve --founders {out / 'founders.toml'} "
         f"--params {out / 'params.toml'} --db {out / 'node.db'}\n"
         f"then: ostrom simulate{f' --config {config_file}' if config_file else ''} "
-        f"--seed-start {seed} --target http://127.0.0.1:8000",
+        f"--seed-start {seed} --target http://127.0.0.1:8000 --node-setup {out}",
         err=True,
     )
 
@@ -193,14 +221,17 @@ def extend_simulate(cmd: click.Command) -> click.Command:
             default=None,
             help="Play the run against a live node or cluster at URL (one seed, the "
             "protocol only, feedback_noise = 0): every observation must equal the shadow "
-            "community's.  Start the node from --node-setup's files first.",
+            "community's.  Start the node from --node-setup's files first, and give the "
+            "same --node-setup DIR (its run.key signs the run).",
         ),
         click.Option(
             ["--node-setup"],
             type=click.Path(file_okay=False, path_type=Path),
             default=None,
-            help="Write founders.toml and params.toml for a node that --target can play "
-            "this configuration and --seed-start against, then exit.",
+            help="Write run.key (a fresh secret), founders.toml and params.toml for a node "
+            "that --target can play this configuration and --seed-start against, then "
+            "exit (an existing setup is never overwritten).  With --target: the setup "
+            "whose run.key signs the run.",
         ),
     ]
 
@@ -209,8 +240,8 @@ def extend_simulate(cmd: click.Command) -> click.Command:
         if target is None and setup is None:
             return inner(**kw)
         try:
-            if target is not None and setup is not None:
-                raise ConfigError("--target and --node-setup: one at a time")
+            if target is not None and setup is None:
+                raise ConfigError("--target needs --node-setup DIR: the setup the node runs")
             if kw["experiment"] or kw["governance"] or kw["ablations"] or kw["feedback"]:
                 raise ConfigError(
                     "--target/--node-setup run the protocol itself: no --experiment, "
@@ -219,11 +250,12 @@ def extend_simulate(cmd: click.Command) -> click.Command:
             if kw["seeds"] not in (None, 1):
                 raise ConfigError("--target/--node-setup: one seed (--seed-start)")
             options = {"scenario": kw["scenario"], "agents": kw["agents"], "rounds": kw["rounds"]}
-            if setup is not None:
+            assert setup is not None
+            if target is None:
                 node_setup_command(kw["config_file"], kw["seed_start"], setup, **options)
                 return None
             result = run_target(
-                kw["config_file"], kw["seed_start"], target, quiet=kw["quiet"], **options
+                kw["config_file"], kw["seed_start"], target, setup, quiet=kw["quiet"], **options
             )
         except ConfigError as exc:
             click.echo(f"error: {exc}", err=True)
