@@ -140,6 +140,8 @@ def test_page_steps_highlights_and_links(browser: Any, pages: dict[str, Path], n
             "return b.left >= v.left - 1 && b.right <= v.right + 1;"
         )
         assert seen, f"{name}: the current state is scrolled out of the diagram's view"
+    if name in ("pbft", "pbft-spec", "alg1", "alg1-params", "pbft-vector"):
+        assert now["messages"] and now["arrows"], f"{name}: a trace with messages has a chart"
     if now["messages"]:  # the chart: one arrow per message, this step's rows lit
         assert now["arrows"] == now["messages"]
         assert set(now["lit"]) <= {step["index"]}

@@ -139,6 +139,19 @@ def test_a_lab_says_how_to_start_and_hides_its_answer(lab: Path) -> None:
     assert predict < fold < answer < text.index("</details>"), f"{lab.name}: Answer not folded"
 
 
+def test_the_primer_names_the_specs_variables() -> None:
+    """docs/primer.md quotes spec/Lifecycle.tla's VARIABLES line: it must be the spec's."""
+    spec = (ROOT / "spec" / "Lifecycle.tla").read_text(encoding="utf-8")
+    m = re.search(r"^VARIABLES\n(.*?)\n\n", spec, re.M | re.S)
+    assert m is not None
+    names = [re.sub(r"\\\*.*", "", line).strip().rstrip(",") for line in m.group(1).splitlines()]
+    declared = [n for n in names if n]
+    primer = (ROOT / "docs" / "primer.md").read_text(encoding="utf-8")
+    quoted = re.search(r"`VARIABLES ([^`]+)`", primer)
+    assert quoted is not None, "the primer quotes no VARIABLES line"
+    assert [v.strip() for v in quoted.group(1).split(",")] == declared
+
+
 def test_italic_words_are_glossary_words() -> None:
     """One convention (docs/labs/README.md): a word in italics in a lab is in the
     glossary; the primer's bold words are the ones it defines, all in the glossary too."""
