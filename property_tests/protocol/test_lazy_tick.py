@@ -149,9 +149,9 @@ class LazyEagerMachine(CommunityMachine):
 
 
 def test_lazy_book_is_the_eager_book() -> None:
-    """100 histories in ``make test`` (the mutants below fall within a few); the profile's
+    """60 histories in ``make test`` (the mutants below fall within a few); the profile's
     count in ``make test-slow``."""
-    run_machine(BookMachine, max_examples=100)
+    run_machine(BookMachine, max_examples=60)
 
 
 @pytest.mark.slow
@@ -162,7 +162,7 @@ def test_lazy_book_is_the_eager_book_at_the_profile() -> None:
 def test_lazy_community_is_the_eager_community() -> None:
     """A small run in ``make test`` (each step runs two communities); the full profile in
     ``make test-slow``."""
-    run_machine(LazyEagerMachine, max_examples=40)
+    run_machine(LazyEagerMachine, max_examples=30)
 
 
 @pytest.mark.slow
@@ -190,7 +190,6 @@ class NoReplayBook(ReputationBook):
 
 
 @pytest.mark.parametrize("book", [NoTrustWakeBook, NoReplayBook], ids=lambda b: b.__name__)
-@pytest.mark.mutation
 def test_a_lazy_book_mutant_is_caught(book: type[ReputationBook]) -> None:
     machine = type(f"{book.__name__}Machine", (BookMachine,), {"BOOK": book})
     assert_mutant_caught(machine, book.__name__, "LAZY-TICK")
@@ -201,7 +200,7 @@ class _NoTrustWakeCommunity(Community):
         super().__init__(*args, reputation_cls=NoTrustWakeBook, **kwargs)
 
 
-@pytest.mark.mutation
+@pytest.mark.mutation  # two communities per step until it fails: make mutate, make test-slow
 def test_the_community_twin_catches_a_lazy_mutant() -> None:
     machine = type(
         "NoTrustWakeCommunityMachine", (LazyEagerMachine,), {"COMMUNITY": _NoTrustWakeCommunity}

@@ -184,7 +184,7 @@ class Community:
         ):
             return {"result": "invalid_input", "events": []}
         agent = command["agent"]
-        if agent in self.agents:
+        if self.orchestrator.agent(agent) is not None:  # not self.agents: an O(N) copy
             return {"result": "duplicate", "events": []}
         self.reputation.add(agent)  # tier 0, w_min: a fresh identity is cheap (REP-2)
         self._subscriptions[agent] = frozenset(subs)
