@@ -16,7 +16,8 @@ with ``LAZY-TICK:`` (the label the mutant tests below require):
   votes, arbitration, sanctions, disputes, forget votes, malformed commands): identical
   observations for every command, identical public state and book snapshots after it;
 * mutants of the lazy book — trust changes that do not wake the agents whose weight
-  follows trust, settled rounds not replayed into the weight history — are caught.
+  follows trust, settled rounds not replayed into the weight history, a newcomer settled
+  at once although tier 1's threshold is E = ½ — are caught.
 """
 
 from __future__ import annotations
@@ -65,14 +66,17 @@ class BookMachine(RuleBasedStateMachine):
         window=st.integers(1, 4),
         gain=st.sampled_from([0.05, 0.2, 0.9]),
         dwell=st.integers(0, 3),
+        tier1=st.sampled_from([0.5, 0.55]),  # at 0.5 a newcomer is due a promotion
         pretrusted=st.sets(st.sampled_from(NAMES), max_size=3),
         feedback=st.sampled_from(["decision", "truth"]),
     )
     def start(
-        self, delta: float, window: int, gain: float, dwell: int, pretrusted: set[str],
-        feedback: str,
+        self, delta: float, window: int, gain: float, dwell: int, tier1: float,
+        pretrusted: set[str], feedback: str,
     ) -> None:  # fmt: skip
-        params = Params(delta=delta, farm_window=window, farm_gain=gain, tier1_rounds=dwell)
+        params = Params(
+            delta=delta, farm_window=window, farm_gain=gain, tier1_rounds=dwell, tier1_rep=tier1
+        )
         self.lazy = self.BOOK(params, pretrusted=sorted(pretrusted), feedback=feedback)
         self.eager = EagerReputationBook(params, pretrusted=sorted(pretrusted), feedback=feedback)
 
@@ -189,7 +193,17 @@ class NoReplayBook(ReputationBook):
         return rec.tier, list(rec.history)
 
 
-@pytest.mark.parametrize("book", [NoTrustWakeBook, NoReplayBook], ids=lambda b: b.__name__)
+class EagerlySettledBook(ReputationBook):
+    """Every newcomer is settled at its join, even when tier 1's threshold is ½ and its
+    first ticks would promote it."""
+
+    def _tier_settled(self, tier: int, e: float) -> bool:
+        return True if tier == 0 and e == 0.5 else super()._tier_settled(tier, e)
+
+
+@pytest.mark.parametrize(
+    "book", [NoTrustWakeBook, NoReplayBook, EagerlySettledBook], ids=lambda b: b.__name__
+)
 def test_a_lazy_book_mutant_is_caught(book: type[ReputationBook]) -> None:
     machine = type(f"{book.__name__}Machine", (BookMachine,), {"BOOK": book})
     assert_mutant_caught(machine, book.__name__, "LAZY-TICK")

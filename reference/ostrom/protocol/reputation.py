@@ -531,7 +531,11 @@ class ReputationBook:
         history = deque([] if prior is not None else [w], maxlen=self.params.farm_window)
         self._agents[agent] = _Record(beta, state, w, history, self.round, self.round, self.round)
         bisect.insort(self._names, agent)
-        self._live.add(agent)  # its first tick computes it, then it settles
+        if prior is not None or not self._tier_settled(state.tier, beta.mean):
+            self._live.add(agent)  # its first tick computes it, then it settles
+        # else a newcomer is settled at once: E = 1/2 gives E′ = 0, so its raw weight is
+        # w_min whatever its trust (REP-2), the cap's floor is w_min, and tier 0 holds
+        # while E is below tier 1's threshold — its first tick would change nothing
         self._note_evidence(agent, beta)
         self._invalidate_trust()  # N and p change: every trust-dependent weight may
 
