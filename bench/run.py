@@ -25,7 +25,12 @@ driver through the conformance runner, a full ``ostrom conform`` run, the kill m
 ``service`` (``bench/service.py``, about eight minutes): the node's commands/s in process
 and over loopback HTTP (1 and 16 streams, group commit), fsync on and off, against
 ``Community.apply`` measured just before; the write path over 1k, 10k and 100k commands;
-restart, ``--verify`` and ``ostrom log export`` (500, 1k, 2k commands); 1k and 10k agents.
+restart, ``--verify`` and ``ostrom log export`` (500, 1k, 2k commands).
+
+``tick`` (``bench/tick.py``, a few minutes): the same activity after 1k, 10k and 100k agents
+joined — the node's commands/s and the tick's median and p99 (in process, fsync off), the
+tick in ``Community.apply``, and the eager tick of before at 1k and 10k; the tick at 100k
+must lie within 2x of the one at 1k and the commands/s at 100k reach half of the one at 1k.
 
 ``cluster`` (``bench/cluster.py``, about four minutes): the 4-process cluster's commands/s
 and p50/p99 latency over HTTP at batch sizes 1, 16 and 64, SQLite synchronous FULL and
@@ -51,7 +56,7 @@ node's and the cluster's targets could reach if every other cost were zero.
 
 Usage: python bench/run.py
        [--only tlc|orchestrator|sortition|hypothesis|pbft|reputation|thresholds|conformance|
-               simulation|experiments|service|cluster|ceiling|search]
+               simulation|experiments|service|tick|cluster|ceiling|search]
        [--artifacts N]
 """
 
@@ -208,6 +213,14 @@ def bench_service() -> None:
     save("service", service.measure())
 
 
+def bench_tick() -> None:
+    """What a tick costs at 1k, 10k and 100k agents with the same activity (see
+    ``bench/tick.py``)."""
+    import tick
+
+    save("tick", tick.measure())
+
+
 def bench_cluster() -> None:
     """The cluster: commands/s and latency over HTTP per batch size, fsync on and off,
     against the in-process simulation and the Ed25519 bound (see ``bench/cluster.py``)."""
@@ -253,6 +266,7 @@ def main() -> None:
             "simulation",
             "experiments",
             "service",
+            "tick",
             "cluster",
             "ceiling",
             "search",
@@ -282,6 +296,8 @@ def main() -> None:
         bench_experiments()
     if args.only in (None, "service"):
         bench_service()
+    if args.only in (None, "tick"):
+        bench_tick()
     if args.only in (None, "cluster"):
         bench_cluster()
     if args.only in (None, "ceiling"):

@@ -14,7 +14,8 @@ What issue 14 asks, on this machine, in one run:
   what keeps the write path's cost flat);
 * start-up (replay from the latest snapshot, and ``--verify``: the whole log), the
   export as a trace at 500, 1k and 2k commands (its steps carry the whole state: it
-  grows with the square of the log), and the node with 1,000 and 10,000 agents.
+  grows with the square of the log).  The node with 1,000, 10,000 and 100,000 agents is
+  bench/tick.py's (what a tick costs as the community grows).
 
 The workload: 32 founders (tier 2) each proposing an artifact into a slot of its own
 (``propose_rate`` 1000: an agent may propose many times a round), and the operator's
@@ -29,7 +30,6 @@ import asyncio
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -188,39 +188,6 @@ def over_http(db: Path, work: Workload, fsync: bool, streams: int) -> dict[str, 
     return out
 
 
-def with_agents(db: Path, envs: list[dict[str, Any]], agents: int) -> dict[str, Any]:
-    """The node with ``agents`` registered (each by a signed ``join``), then ``envs`` in
-    process with fsync off: joins/s, commands/s, and the median tick and other command.
-    A tick recomputes every agent's reputation (EigenTrust, docs/reputation.md), so its
-    cost grows with the agents; the sortition's does not (bench/sortition.py)."""
-    node = Node.open(db, params=PARAMS, setup=setup(), fsync=False)
-    joins = []
-    for i in range(agents):
-        key = derive_key(SEED, f"j{i}")
-        cmd = {"op": "join", "agent": f"j{i}"}
-        joins.append(sign_envelope(key, f"j{i}", 1, cmd, public_hex(key)))
-    t = time.perf_counter()
-    for e in joins:
-        assert node.submit(e).status == 200
-    join_s = time.perf_counter() - t
-    ticks: list[float] = []
-    others: list[float] = []
-    t = time.perf_counter()
-    for e in envs:
-        t0 = time.perf_counter()
-        assert node.submit(e).status == 200
-        (ticks if e["command"]["op"] == "tick" else others).append(time.perf_counter() - t0)
-    dt = time.perf_counter() - t
-    node.close()
-    return {
-        "agents": agents,
-        "joins_per_s": round(agents / join_s, 1),
-        "commands_per_s": round(len(envs) / dt, 1),
-        "tick_ms_median": round(1000 * statistics.median(ticks), 2),
-        "other_command_ms_median": round(1000 * statistics.median(others), 3),
-    }
-
-
 def growth(tmp: Path, work: Workload) -> list[dict[str, Any]]:
     """``Node.submit`` (fsync off) and ``Community.apply`` per command over the first 1k,
     10k and 100k commands of one growing log: the write path's cost must not grow with
@@ -309,10 +276,6 @@ def measure() -> dict[str, Any]:
         out["restart_10k_verify_s"] = round(time.perf_counter() - t, 3)
         out["export"] = export_cost(tmp)
         out["growth"] = growth(tmp, Workload(GROWTH[-1], "g"))
-        out["registered"] = [
-            with_agents(tmp / f"agents{n}.db", Workload(1000, "r").order, n)
-            for n in (1_000, 10_000)
-        ]
     return out
 
 

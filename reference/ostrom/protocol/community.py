@@ -184,7 +184,7 @@ class Community:
         ):
             return {"result": "invalid_input", "events": []}
         agent = command["agent"]
-        if agent in self.agents:
+        if self.orchestrator.agent(agent) is not None:  # not self.agents: an O(N) copy
             return {"result": "duplicate", "events": []}
         self.reputation.add(agent)  # tier 0, w_min: a fresh identity is cheap (REP-2)
         self._subscriptions[agent] = frozenset(subs)
@@ -206,9 +206,14 @@ class Community:
                 self._feedback(ev["artifact"], votes, DECIDED_VOTE[verdict])
             elif ev.get("from") == "arbitration":
                 self._pending.pop(ev["artifact"], None)  # status quo: no decision on the merits
-        self.reputation.tick()
+        ticked = self.reputation.tick()
         events = self.sanctions.tick(self.now) if self.now > self.sanctions.now else []
-        for agent in sorted(self.agents):
+        # only the agents whose tier, weight, E or sanction this tick may have moved: the
+        # book names the ones it computed, the sanction book's events the others; every
+        # other agent's registry entry is already what _sync would write (docs/reputation.md,
+        # "What a tick costs"), so a tick costs what changed, not who exists
+        moved = set(ticked) | {str(e["agent"]) for e in events if "agent" in e}
+        for agent in sorted(moved):
             events += self._sync(agent)
         return events
 

@@ -29,6 +29,7 @@ per agent; E and global trust are live views.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -423,11 +424,23 @@ def vote_feedback(
 
 @dataclass
 class _Record:
+    """One agent's state, stored as of two rounds (docs/reputation.md, "What a tick costs").
+
+    ``beta`` is current as of round ``decayed``: the decay of the rounds since is applied
+    when the Beta is next read or changed, one round at a time exactly as ``tick`` would
+    have (REP-1: decay never moves E, so E is always current).  ``tier`` and ``history``
+    are current as of round ``since``: an agent the book has *settled* (its next tick
+    would repeat its weight and tier) is not ticked, and each round since ``since``
+    appends its weight to the history and adds one to its ``held`` counters up to its tier.
+    """
+
     beta: Beta
     tier: TierState
     weight: int  # micro-units, fixed at the last tick
     history: deque[int]  # weights of the last farm_window rounds (farming cap)
     joined: int
+    decayed: int = 0
+    since: int = 0
 
 
 @dataclass
@@ -449,6 +462,15 @@ class ReputationBook:
     ``global_trust`` are live views; ``weight`` and ``tier`` are the values fixed at the
     last tick.  The ``_decay``, ``_cap`` and ``_step_tier`` hooks exist so that the
     mutants of property_tests/reputation_mutants.py can change one rule each.
+
+    A tick costs what changed, not who exists (docs/reputation.md, "What a tick costs"):
+    it computes the agents in ``_live`` only — the ones whose evidence changed, whose
+    weight or tier is still moving, and, when global trust changed, the ones whose
+    weight depends on it (E > ½).  Every other agent is *settled*: with E, its trust and
+    the number of agents unchanged, its next tick would give the same weight and tier, so
+    its rounds are replayed on read (``_Record``).  The numbers are the ones an eager tick
+    over every agent computes, bit for bit: property_tests/protocol/test_lazy_tick.py
+    checks it against that tick on random histories.
     """
 
     def __init__(
@@ -465,8 +487,13 @@ class ReputationBook:
         self.feedback = feedback
         self.round = 0
         self._agents: dict[str, _Record] = {}
+        self._names: list[str] = []  # the agents, sorted: EigenTrust's index order
         self._pairs: dict[tuple[str, str], _Pair] = {}
         self._trust: EigenTrustResult | None = None
+        self._live: set[str] = set()  # the agents the next tick computes
+        self._informed: set[str] = set()  # E > 1/2: the weights global trust moves
+        self._trust_version = 0  # bumped whenever global trust must be recomputed ...
+        self._ticked_version = 0  # ... and the version the last tick's weights used
         for agent in agents:
             self.add(agent)
 
@@ -502,13 +529,23 @@ class ReputationBook:
         # a founder's first weight is not capped (its prior was given, not farmed): its
         # history starts empty; everyone else's starts at w_min, the farming cap's floor
         history = deque([] if prior is not None else [w], maxlen=self.params.farm_window)
-        self._agents[agent] = _Record(beta, state, w, history, self.round)
-        self._trust = None
+        self._agents[agent] = _Record(beta, state, w, history, self.round, self.round, self.round)
+        bisect.insort(self._names, agent)
+        if prior is not None or not self._tier_settled(state.tier, beta.mean):
+            self._live.add(agent)  # its first tick computes it, then it settles
+        # else a newcomer is settled at once: E = 1/2 gives E′ = 0, so its raw weight is
+        # w_min whatever its trust (REP-2), the cap's floor is w_min, and tier 0 holds
+        # while E is below tier 1's threshold — its first tick would change nothing
+        self._note_evidence(agent, beta)
+        self._invalidate_trust()  # N and p change: every trust-dependent weight may
 
     def observe(self, agent: str, positive: bool, weight: float = 1.0) -> None:
         """Add one observation about ``agent`` (weight ≥ 0) to α or β."""
         rec = self._record(agent)
-        rec.beta = rec.beta.observe(positive, weight)
+        rec.beta = self._beta_at(rec, self.round).observe(positive, weight)
+        rec.decayed = self.round
+        self._live.add(agent)  # E moved: its weight and tier follow at the next tick
+        self._note_evidence(agent, rec.beta)
 
     def record_votes(
         self,
@@ -533,40 +570,55 @@ class ReputationBook:
                 else:
                     pair.disagree += 1.0
         if len(voters) > 1:
-            self._trust = None
+            self._invalidate_trust()
         for ev in evidence:
             self.observe(ev.agent, ev.positive, ev.weight)
         return evidence
 
-    def tick(self) -> None:
+    def tick(self) -> list[str]:
         """One round: decay, global trust, weights (farming cap), tiers — in that order.
+
+        Returns the agents it computed, sorted: every agent whose weight or tier may have
+        changed is among them (the Community syncs only these into the registry).
 
         Agreement counts decay by the same (1 − δ).  That rescales every local trust row
         by one factor, which row normalisation cancels, so the cached global trust stays
-        valid across a tick without new agreement.
+        valid across a tick without new agreement.  The Betas decay on read (``_Record``).
         """
         self.round += 1
         keep = 1.0 - self.params.delta
-        for rec in self._agents.values():
-            rec.beta = self._decay(rec.beta)  # REP-1
         for pair in self._pairs.values():
             pair.agree *= keep
             pair.disagree *= keep
-        names = self.agents
         trust = self._global().trust
+        if self._ticked_version != self._trust_version:
+            # global trust or N changed: raw weight w_min + (w_max − w_min)·E′·g moves
+            # for every agent with E′ > 0; for the others it is w_min whatever g is
+            self._ticked_version = self._trust_version
+            self._live |= self._informed
+        n = len(self._names)
         gain = micro(self.params.farm_gain)
-        for i, name in enumerate(names):
+        ticked = sorted(self._live)
+        for name in ticked:
             rec = self._agents[name]
-            raw = raw_weight_micro(rec.beta.mean, float(trust[i]), len(names), self.params)
+            self._settle(rec, self.round - 1)
+            rec.beta = self._beta_at(rec, self.round)  # REP-1
+            rec.decayed = self.round
+            e = rec.beta.mean
+            raw = raw_weight_micro(e, float(trust[self._position(name)]), n, self.params)
             rec.weight = self._cap(raw, rec.history, gain)  # farming cap (docs/design.md §2)
             rec.history.append(rec.weight)
-            rec.tier = self._step_tier(rec.tier, rec.beta.mean)
+            rec.tier = self._step_tier(rec.tier, e)
+            rec.since = self.round
+            if rec.weight == raw and self._tier_settled(rec.tier.tier, e):
+                self._live.discard(name)
+        return ticked
 
     # --- views ---------------------------------------------------------------------------
 
     @property
     def agents(self) -> tuple[str, ...]:
-        return tuple(sorted(self._agents))
+        return tuple(self._names)
 
     @property
     def pretrusted(self) -> frozenset[str]:
@@ -574,11 +626,12 @@ class ReputationBook:
         return self._pretrusted
 
     def beta(self, agent: str) -> Beta:
-        return self._record(agent).beta
+        rec = self._record(agent)
+        return self._beta_at(rec, self.round)
 
     def expected(self, agent: str) -> float:
         """E = α / (α + β), live."""
-        return self._record(agent).beta.mean
+        return self.beta(agent).mean
 
     def weight_micro(self, agent: str) -> int:
         """Voting weight fixed at the last tick, in micro-units."""
@@ -601,17 +654,19 @@ class ReputationBook:
     def global_trust(self) -> dict[str, float]:
         """EigenTrust global trust of every agent (sums to 1), live, sorted by agent."""
         t = self._global().trust
-        return {name: float(t[i]) for i, name in enumerate(self.agents)}
+        return {name: float(t[i]) for i, name in enumerate(self._names)}
 
     def pretrust_vector(self) -> FloatArray:
         """p: uniform over the registered pre-trusted agents, or over everyone if none is
         registered (then every agent keeps a/N of the trust)."""
-        names = self.agents
-        chosen = [name in self.pretrusted for name in names]
-        if not any(chosen):
-            chosen = [True] * len(names)
-        p = np.array(chosen, dtype=np.float64)
-        return p / p.sum() if len(names) else p
+        n = len(self._names)
+        p = np.zeros(n, dtype=np.float64)
+        for name in self.pretrusted:
+            if name in self._agents:
+                p[self._position(name)] = 1.0
+        if not p.any():
+            p[:] = 1.0
+        return p / p.sum() if n else p
 
     def trust_result(self) -> EigenTrustResult:
         """The EigenTrust computation behind ``global_trust`` (iterations, convergence)."""
@@ -631,15 +686,16 @@ class ReputationBook:
         res = self._global()
         trust = res.trust
         agents: dict[str, Any] = {}
-        for i, name in enumerate(self.agents):
+        for i, name in enumerate(self._names):
             rec = self._agents[name]
+            state, history = self._replayed(rec, self.round)
             agents[name] = {
-                **rec.beta.to_dict(),
+                **self._beta_at(rec, self.round).to_dict(),
                 "weight": rec.weight / 1_000_000,
                 "weight_micro": rec.weight,
-                "weight_history": list(rec.history),
-                "tier": rec.tier.tier,
-                "held": list(rec.tier.held),
+                "weight_history": history,
+                "tier": state.tier,
+                "held": list(state.held),
                 "joined": rec.joined,
                 "trust": float(trust[i]),
             }
@@ -677,18 +733,72 @@ class ReputationBook:
         except KeyError:
             raise KeyError(f"unknown agent {agent!r}") from None
 
+    def _position(self, agent: str) -> int:
+        """The agent's index in EigenTrust's vectors (sorted order), in O(log N)."""
+        return bisect.bisect_left(self._names, agent)
+
+    def _invalidate_trust(self) -> None:
+        self._trust = None
+        self._trust_version += 1
+
+    def _note_evidence(self, agent: str, beta: Beta) -> None:
+        """Keep ``_informed`` = the agents whose raw weight depends on global trust."""
+        if local_score(beta.mean) > 0.0:
+            self._informed.add(agent)
+        else:
+            self._informed.discard(agent)
+
+    def _beta_at(self, rec: _Record, round: int) -> Beta:
+        """``rec.beta`` with the decay of the rounds up to ``round`` applied, one at a time
+        as an eager tick applies them (so the floats are the same).  A Beta the rule
+        leaves unchanged (the floor α + β = 2, or δ = 0) stays so: the loop stops there,
+        so a catch-up costs at most the rounds the evidence takes to reach the floor."""
+        b = rec.beta
+        for _ in range(round - rec.decayed):
+            after = self._decay(b)  # REP-1
+            if after == b:
+                break
+            b = after
+        return b
+
+    def _tier_settled(self, tier: int, e: float) -> bool:
+        """With E held, ``step_tier`` keeps ``tier`` for ever: no promotion is possible
+        (top tier, or E below the next threshold) and no demotion (E at least this one's)."""
+        th = tier_thresholds(self.params)
+        return e >= th[tier] and (tier == MAX_TIER or e < th[tier + 1])
+
+    def _replayed(self, rec: _Record, round: int) -> tuple[TierState, list[int]]:
+        """A settled agent's tier state and weight history at ``round``: each round since
+        ``since`` ran step_tier with the tier unchanged (``held`` + 1 up to the tier) and
+        appended the same weight (the farming cap no longer binds)."""
+        k = round - rec.since
+        if k <= 0:
+            return rec.tier, list(rec.history)
+        t = rec.tier
+        state = TierState(t.tier, tuple(h + k if j <= t.tier else 0 for j, h in enumerate(t.held)))
+        history = deque(rec.history, maxlen=rec.history.maxlen)
+        history.extend([rec.weight] * min(k, self.params.farm_window))
+        return state, list(history)
+
+    def _settle(self, rec: _Record, round: int) -> None:
+        """Bring a settled agent's tier state and history to ``round`` (before ticking it)."""
+        if round > rec.since:
+            state, history = self._replayed(rec, round)
+            rec.tier = state
+            rec.history = deque(history, maxlen=self.params.farm_window)
+            rec.since = round
+
     def _global(self) -> EigenTrustResult:
         if self._trust is None:
-            names = self.agents
-            index = {name: i for i, name in enumerate(names)}
             src: list[int] = []
             dst: list[int] = []
             w: list[float] = []
             for (i, j), s in self.local_trust().items():
-                src += [index[i], index[j]]
-                dst += [index[j], index[i]]
+                pi, pj = self._position(i), self._position(j)
+                src += [pi, pj]
+                dst += [pj, pi]
                 w += [s, s]
             self._trust = eigentrust(
-                len(names), src, dst, w, self.pretrust_vector(), self.params.eigentrust_a
+                len(self._names), src, dst, w, self.pretrust_vector(), self.params.eigentrust_a
             )
         return self._trust
