@@ -175,3 +175,50 @@ def test_a_dropped_field_is_caught_by_the_continue_check(monkeypatch: pytest.Mon
     monkeypatch.setattr(snap, "_attrs", lossy)
     with pytest.raises(AssertionError):
         _check_cut(_ballot(), 10)
+
+
+def _older(db: Any, public_of: Any = None) -> int:
+    """Rewrite every snapshot row of the file ``db`` as an earlier version wrote it: its
+    full state in the older format (a layout this version cannot restore), its public
+    state as it was (or ``public_of(public)``), its hash recomputed."""
+    import hashlib
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT pos, state FROM snapshot").fetchall()
+    for pos, state in rows:
+        doc = json.loads(state)
+        doc["full"] = {"format": "ostrom-snapshot/1", "layout": "of an earlier version"}
+        if public_of is not None:
+            doc["public"] = public_of(doc["public"])
+        text = canonical(doc).decode()
+        sha = hashlib.sha256(text.encode()).hexdigest()
+        con.execute("UPDATE snapshot SET state = ?, sha256 = ? WHERE pos = ?", (text, sha, pos))
+    con.commit()
+    con.close()
+    return len(rows)
+
+
+def test_a_node_opens_a_file_with_an_earlier_versions_snapshots(tmp_path: Any) -> None:
+    """An upgrade: snapshots of an older format are replayed past (the log is the
+    record), ``--verify`` compares their public state only, and a wrong public state in
+    one is still caught."""
+    from ostrom.service.node import Node
+    from ostrom.service.store import StoreError
+
+    db = tmp_path / "n.db"
+    node = Node.open(db, params=PARAMS, setup=setup(), fsync=False, snapshot_every=3,
+                     snapshot_ratio=0.0)  # fmt: skip
+    s = Signer()
+    for env in decided(s):
+        node.submit(env)
+    want = node.public_state()
+    node.close()
+    assert _older(db) >= 2
+    again = Node.open(db, fsync=False)
+    assert again.public_state() == want
+    again.close()
+    Node.open(db, fsync=False, verify=True).close()
+    _older(db, lambda public: {**public, "now": public["now"] + 1})
+    with pytest.raises(StoreError, match="the replayed state differs"):
+        Node.open(db, fsync=False, verify=True)

@@ -52,7 +52,7 @@ from ostrom.service.dense import FUSION_DEPTH, rrf
 from ostrom.service.gate import GATE_ERRORS, Admission, Gate, Setup, payload_refusal
 from ostrom.service.identity import canonical, sign_envelope, without_payload
 from ostrom.service.search import SearchQuery, eligible
-from ostrom.service.snapshot import CodecError, restore, snapshot
+from ostrom.service.snapshot import CodecError, older_format, restore, snapshot
 from ostrom.service.store import DbUnavailable, Entry, Row, Store, StoreError, digest
 
 __all__ = [
@@ -771,11 +771,15 @@ def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[
     if set(snaps) - set(range(1, store.last_pos + 1)):
         raise StoreError(f"{store.path}: a snapshot names a position past the log's end")
     gate, base, start = Gate(params, setup), None, 0
-    if snaps and not verify:
-        start = max(snaps)
-        doc = store.snapshot_state(start)
+    # the latest snapshot this version can restore; one an earlier version wrote (an
+    # older format: snapshot.py) is replayed past, back to the header if need be
+    for pos in sorted(snaps, reverse=True) if not verify else ():
+        doc = store.snapshot_state(pos)
         if not isinstance(doc, dict) or set(doc) != {"public", "full"}:
-            raise StoreError(f"snapshot[{start}]: not a {{public, full}} document")
+            raise StoreError(f"snapshot[{pos}]: not a {{public, full}} document")
+        if older_format(doc["full"]):
+            continue
+        start = pos
         try:
             gate = restore(params, setup, doc["full"])
             public = _json(gate.public_state())
@@ -786,6 +790,7 @@ def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[
         if public != doc["public"]:
             raise StoreError(f"snapshot[{start}]: its public state is not its full state's")
         base = doc["full"]
+        break
     envelopes: list[dict[str, Any]] = []
     for e in store.entries(after=start):
         adm = gate.admit(e.envelope)  # every row's signature and seq, checked again
@@ -797,7 +802,11 @@ def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[
         if e.pos in snaps:  # only with verify: otherwise the replay starts after the last
             state = _json(_snapshot_row(gate))
             if digest(state) != snaps[e.pos]:
-                raise StoreError(f"snapshot[{e.pos}]: the replayed state differs from it")
+                doc = store.snapshot_state(e.pos)
+                # an earlier version's snapshot: only its public state can be compared
+                old = isinstance(doc, dict) and older_format(doc.get("full"))
+                if not old or doc.get("public") != state["public"]:
+                    raise StoreError(f"snapshot[{e.pos}]: the replayed state differs from it")
             base, envelopes = state["full"], []
             continue
         envelopes.append(e.envelope)

@@ -38,7 +38,7 @@ from ostrom.protocol.community import Community
 from ostrom.protocol.params import Params
 from ostrom.service.gate import Gate, Setup
 
-__all__ = ["CodecError", "decode", "encode", "restore", "snapshot"]
+__all__ = ["OLDER_FORMATS", "CodecError", "decode", "encode", "older_format", "restore", "snapshot"]
 
 
 class CodecError(ValueError):
@@ -78,7 +78,18 @@ _SKIP: Final[dict[type, frozenset[str]]] = {
     orchestrator.Artifact: frozenset({"trigger", "may_trigger"}),
 }
 
-_FORMAT: Final = "ostrom-snapshot/1"
+#: The format of the snapshots this version writes.  Bumped when the state's layout
+#: changes (2: the reputation book's lazy tick keeps new attributes): a snapshot of an
+#: older format does not restore, and a node replays past it (node.py: replay).
+_FORMAT: Final = "ostrom-snapshot/2"
+#: The formats earlier versions wrote: skipped on open, compared by their public state
+#: only under ``--verify`` (the public state's layout is the protocol's, not the code's).
+OLDER_FORMATS: Final = frozenset({"ostrom-snapshot/1"})
+
+
+def older_format(doc: Any) -> bool:
+    """True if ``doc`` (a snapshot row's ``full`` part) was written by an earlier version."""
+    return isinstance(doc, dict) and doc.get("format") in OLDER_FORMATS
 
 
 # --- encoding -------------------------------------------------------------------------------
