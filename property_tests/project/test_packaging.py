@@ -487,6 +487,7 @@ def test_the_core_install_runs_a_node_a_cluster_and_the_client(dist: Dist, tmp_p
 
 @pytest.mark.venv
 @pytest.mark.tlc
+@pytest.mark.slow  # 34 s: make test keeps the core install; make test-slow runs this one
 def test_the_check_extra_runs_the_suite_and_tlc_outside_the_checkout(
     dist: Dist, tmp_path: Path
 ) -> None:

@@ -76,6 +76,7 @@ def test_alg1_fails_as_its_review_predicts() -> None:
     assert forged["consensus_success"] < 1.0 and forged["alg1_disagreements"] > 0
 
 
+@pytest.mark.slow  # 33 s: two runs of the experiment; make test keeps its other small runs
 def test_small_experiment_is_deterministic_whatever_the_jobs(tmp_path: Path) -> None:
     exp = build_forgetting(
         seeds=2,
