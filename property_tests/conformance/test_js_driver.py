@@ -824,7 +824,7 @@ def run_walk(
     return cov
 
 
-@pytest.mark.slow  # 71 s: make test keeps the JS driver on every vector (test_conform_lifecycle_layer)
+@pytest.mark.slow  # 71 s: make test keeps the JS driver on every vector (conform layer)
 def test_differential_random_walks(drivers: tuple[Proc | InProcessReference, Proc]) -> None:
     """Every observation of the JS driver equals the reference's, on every walk."""
     ref, js = drivers
