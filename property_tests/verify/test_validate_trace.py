@@ -379,6 +379,7 @@ def test_itf_traces_carry_the_vectors_commands() -> None:
         assert vector["source"] == "tlc:simulate"
 
 
+@pytest.mark.slow  # 39 s: make test keeps the community layer's single-vector traces below
 def test_every_community_vector_is_accepted_by_the_community_spec(tmp_path: Path) -> None:
     """The reference driver's log of each community vector is a behaviour of
     spec/CommunityTrace.tla: the lifecycle with the registry derived by the spec (join at
@@ -536,6 +537,7 @@ def _scaled(doc: dict[str, Any], factor: int = 10) -> dict[str, Any]:
     return d
 
 
+@pytest.mark.slow  # 17 s: a second trace of the community layer
 def test_weight_sums_beyond_tlc_products_are_validated_exactly(tmp_path: Path) -> None:
     """Real logs outgrow TLC's 32-bit products (the crash harness's log: weights in units
     of 10^-6 summing to 7.66 with forget confidences in tenths, 7.7 x 10^9 > 2^31, was
