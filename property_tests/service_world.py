@@ -3,6 +3,8 @@ and helpers that sign commands for them (keys derived from a seed: reproducible)
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -99,3 +101,31 @@ def decided(s: Signer) -> list[dict[str, Any]]:
     envs.append(s.env("f2", {"op": "dispute", "agent": "f2", "artifact": "x", "reason": "stale"}))
     envs.append(s.env(OPERATOR, {"op": "tick"}))
     return envs
+
+
+@contextlib.contextmanager
+def served(node: Any) -> Iterator[str]:
+    """``node``'s app served by uvicorn on a loopback port in a thread: its URL while the
+    block runs (bounded: 10 s to start, 10 s to stop); the node is closed after."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from ostrom.service.app import create_app
+
+    config = uvicorn.Config(create_app(node), host="127.0.0.1", port=0, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start in 10 s"
+            time.sleep(0.02)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        node.close()

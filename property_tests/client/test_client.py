@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,34 +16,19 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from ostrom import layout
 from ostrom.client import Client, ClientError
-from ostrom.service.app import create_app
 from ostrom.service.identity import save_key
 from ostrom.service.node import Node
-from service_world import FOUNDERS, OPERATOR, PARAMS, key, setup
+from service_world import FOUNDERS, OPERATOR, PARAMS, key, served, setup
 
 
 @pytest.fixture
 def node_url(tmp_path: Path) -> Iterator[tuple[str, Node]]:
     node = Node.open(tmp_path / "n.db", params=PARAMS, setup=setup(), fsync=False)
-    config = uvicorn.Config(create_app(node), host="127.0.0.1", port=0, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start in 10 s"
-            time.sleep(0.02)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}", node
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        node.close()
+    with served(node) as url:
+        yield url, node
 
 
 def test_a_ballot_through_clients(node_url: tuple[str, Node]) -> None:

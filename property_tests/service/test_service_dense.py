@@ -15,15 +15,12 @@ import asyncio
 import json
 import math
 import sqlite3
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from content_world import post_all as _post_all
 from content_world import propose as _propose
@@ -34,7 +31,7 @@ from ostrom.service.dense import RRF_K, rrf
 from ostrom.service.node import Node
 from ostrom.service.openapi import openapi
 from ostrom.service.search import SearchQuery
-from service_world import OPERATOR, Signer, key, setup
+from service_world import OPERATOR, Signer, key, served, setup
 
 DIM = 3
 PARAMS = Params(embedding_dim=DIM)
@@ -286,21 +283,8 @@ def test_rrf_is_the_documented_formula() -> None:
 @pytest.fixture
 def dense_url(tmp_path: Path) -> Iterator[tuple[str, Node]]:
     node = _node(tmp_path)
-    config = uvicorn.Config(create_app(node), host="127.0.0.1", port=0, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start in 10 s"
-            time.sleep(0.02)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}", node
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        node.close()
+    with served(node) as url:
+        yield url, node
 
 
 def test_client_and_mcp_tools_carry_vectors(dense_url: tuple[str, Node], tmp_path: Path) -> None:
