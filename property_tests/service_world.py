@@ -129,3 +129,32 @@ def served(node: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         node.close()
+
+
+def in_app(node: Any, body: Any) -> Any:
+    """Run ``body(client)`` against ``node``'s app in process (ASGI, no socket); an
+    exception in the app is its 500 answer, not raised into the test."""
+    import asyncio
+
+    import httpx
+
+    from ostrom.service.app import create_app
+
+    async def go() -> Any:
+        transport = httpx.ASGITransport(app=create_app(node), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://node") as c:
+            return await body(c)
+
+    return asyncio.run(go())
+
+
+def validate_schema(body: Any, component: str) -> None:
+    """``body`` is what the OpenAPI document promises (its component schema)."""
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs
+
+    from ostrom.service.openapi import openapi
+
+    doc = openapi()
+    # the component, with the document's components beside it: its refs resolve
+    schema = {**doc["components"]["schemas"][component], "components": doc["components"]}
+    Draft202012Validator(schema).validate(body)

@@ -11,11 +11,10 @@ test_service_content.py's grep.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +25,12 @@ from content_world import post_all as _post_all
 from content_world import propose as _propose
 from content_world import to_active as _to_active
 from ostrom.protocol.params import Params
-from ostrom.service.app import create_app
 from ostrom.service.dense import RRF_K, rrf
 from ostrom.service.node import Node
-from ostrom.service.openapi import openapi
 from ostrom.service.search import SearchQuery
 from service_world import OPERATOR, Signer, key, served, setup
+from service_world import in_app as _run
+from service_world import validate_schema as _validate
 
 DIM = 3
 PARAMS = Params(embedding_dim=DIM)
@@ -39,23 +38,6 @@ PARAMS = Params(embedding_dim=DIM)
 
 def _node(tmp: Path, params: Params = PARAMS) -> Node:
     return Node.open(tmp / "n.db", params=params, setup=setup(), fsync=False)
-
-
-def _run(node: Node, body: Callable[[httpx.AsyncClient], Any]) -> Any:
-    async def go() -> Any:
-        transport = httpx.ASGITransport(app=create_app(node), raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://node") as c:
-            return await body(c)
-
-    return asyncio.run(go())
-
-
-def _validate(body: Any, component: str) -> None:
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs
-
-    doc = openapi()
-    schema = {**doc["components"]["schemas"][component], "components": doc["components"]}
-    Draft202012Validator(schema).validate(body)
 
 
 def _vectors(node: Node) -> int:

@@ -10,9 +10,7 @@ READ-1's state machine is test_service_search_stateful.py.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +24,14 @@ from content_world import forget as _forget
 from content_world import post_all as _post_all
 from content_world import to_active as _to_active
 from content_world import update as _update
-from ostrom.service.app import create_app
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.node import Node
-from ostrom.service.openapi import ENDPOINTS, openapi
+from ostrom.service.openapi import ENDPOINTS
 from ostrom.service.search import MAX_K, MAX_QUERY_BYTES, MAX_TERMS, SearchQuery, terms
 from ostrom.service.store import RECENT_QUERIES
 from service_world import Signer
+from service_world import in_app as _run
+from service_world import validate_schema as _validate
 
 
 def _node(tmp: Path) -> Node:
@@ -43,25 +42,6 @@ def _setup() -> Any:
     from service_world import setup
 
     return setup()
-
-
-def _run(node: Node, body: Callable[[httpx.AsyncClient], Any]) -> Any:
-    async def go() -> Any:
-        transport = httpx.ASGITransport(app=create_app(node), raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://node") as c:
-            return await body(c)
-
-    return asyncio.run(go())
-
-
-def _validate(body: Any, component: str) -> None:
-    """``body`` is what the OpenAPI document promises (its component schema)."""
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs
-
-    doc = openapi()
-    # the component, with the document's components beside it: its refs resolve
-    schema = {**doc["components"]["schemas"][component], "components": doc["components"]}
-    Draft202012Validator(schema).validate(body)
 
 
 def test_a_slots_life_found_updated_history_forgotten(tmp_path: Path) -> None:
