@@ -32,6 +32,12 @@ joined — the node's commands/s and the tick's median and p99 (in process, fsyn
 tick in ``Community.apply``, and the eager tick of before at 1k and 10k; the tick at 100k
 must lie within 2x of the one at 1k and the commands/s at 100k reach half of the one at 1k.
 
+``memory`` (``bench/memory.py``, a few minutes, the search stores built once): the node's
+resident memory per agent at 10k and 100k agents and per artifact at 10k and 100k
+artifacts, each opened in a fresh process, with the snapshot's bytes, the bytes on disk and
+the restart's seconds; the per-item figures must lie within 2x from the smallest size to
+the largest.
+
 ``cluster`` (``bench/cluster.py``, about four minutes): the 4-process cluster's commands/s
 and p50/p99 latency over HTTP at batch sizes 1, 16 and 64, SQLite synchronous FULL and
 OFF, next to the in-process PBFT simulation at N = 4 and the Ed25519 bound for each batch
@@ -56,7 +62,8 @@ node's and the cluster's targets could reach if every other cost were zero.
 
 Usage: python bench/run.py
        [--only tlc|orchestrator|sortition|hypothesis|pbft|reputation|thresholds|conformance|
-               simulation|experiments|service|tick|cluster|ceiling|search]
+               simulation|experiments|service|tick|memory|cluster|ceiling|
+               search]
        [--artifacts N]
 """
 
@@ -221,6 +228,14 @@ def bench_tick() -> None:
     save("tick", tick.measure())
 
 
+def bench_memory() -> None:
+    """Resident memory per agent (10k, 100k) and per artifact (10k, 100k), snapshot size
+    and restart time, each in a fresh process (see ``bench/memory.py``)."""
+    import memory
+
+    save("memory", memory.measure())
+
+
 def bench_cluster() -> None:
     """The cluster: commands/s and latency over HTTP per batch size, fsync on and off,
     against the in-process simulation and the Ed25519 bound (see ``bench/cluster.py``)."""
@@ -267,6 +282,7 @@ def main() -> None:
             "experiments",
             "service",
             "tick",
+            "memory",
             "cluster",
             "ceiling",
             "search",
@@ -298,6 +314,8 @@ def main() -> None:
         bench_service()
     if args.only in (None, "tick"):
         bench_tick()
+    if args.only in (None, "memory"):
+        bench_memory()
     if args.only in (None, "cluster"):
         bench_cluster()
     if args.only in (None, "ceiling"):
