@@ -87,15 +87,16 @@ def founders_toml(names: list[str]) -> str:
     return "\n".join(lines)
 
 
-def envelopes(names: list[str], per_agent: int) -> dict[str, list[bytes]]:
-    """Each agent's proposals, signed in advance (the load generator only posts)."""
+def envelopes(names: list[str], per_agent: int, community: str) -> dict[str, list[bytes]]:
+    """Each agent's proposals for ``community``, signed in advance (the load generator
+    only posts)."""
     out: dict[str, list[bytes]] = {}
     for a in names:
         key = derive_key(KEY_SEED, a)
         bodies = []
         for k in range(per_agent):
             cmd = {"op": "propose", "agent": a, "artifact": f"{a}-{k}", "slot": f"{a}-s{k}"}
-            env = sign_envelope(key, a, k + 1, {**cmd, "digest": "d"})
+            env = sign_envelope(key, a, k + 1, {**cmd, "digest": "d"}, community=community)
             bodies.append(json.dumps(env, separators=(",", ":")).encode())
         out[a] = bodies
     return out
@@ -164,9 +165,10 @@ def run_cluster(
         founders_file=directory / "in" / "founders.toml",
         params_file=directory / "in" / "params.toml",
     )
-    # enough envelopes per agent for the whole run at a generous rate
-    work = envelopes(names, per_agent=min(1000, max(50, int(4000 * seconds / len(names)))))
     c = ProfiledCluster(directory / "c", profiled)
+    # enough envelopes per agent for the whole run at a generous rate
+    per_agent = min(1000, max(50, int(4000 * seconds / len(names))))
+    work = envelopes(names, per_agent, c.cfg.community)
     try:
         c.start(timeout=60)
         pids = {k: p.pid for k, p in c.procs.items()}

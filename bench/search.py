@@ -103,12 +103,16 @@ VERIFY_ARTIFACTS: Final = 3_000
 BUILD: Final = ROOT / "build" / "search"
 
 
+#: The benchmark community's id (every envelope is signed for it: ENV-1).
+COMMUNITY = "be" * 16
+
+
 def setup() -> Setup:
     founders = tuple(
         Founder(Member(f, tier=2, reputation=0.9, evidence=20.0), public_hex(derive_key(SEED, f)))
         for f in FOUNDERS
     )
-    return Setup(founders, {OPERATOR: public_hex(derive_key(SEED, OPERATOR))})
+    return Setup(founders, {OPERATOR: public_hex(derive_key(SEED, OPERATOR))}, COMMUNITY)
 
 
 # --- the text generator -------------------------------------------------------------------
@@ -200,7 +204,9 @@ class Signer:
 
     def env(self, sender: str, command: dict[str, Any]) -> dict[str, Any]:
         self.seq[sender] += 1
-        return sign_envelope(self.keys[sender], sender, self.seq[sender], command)
+        return sign_envelope(
+            self.keys[sender], sender, self.seq[sender], command, community=COMMUNITY
+        )
 
 
 def workload(n: int, seed: int = 7) -> Iterator[dict[str, Any]]:

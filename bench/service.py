@@ -63,12 +63,16 @@ TARGET_SHARE = 0.25  # the issue's: HTTP with fsync off at >= 25% of Community.a
 GROWTH = (1_000, 10_000, 100_000)
 
 
+#: The benchmark community's id (every envelope is signed for it: ENV-1).
+COMMUNITY = "be" * 16
+
+
 def setup() -> Setup:
     founders = tuple(
         Founder(Member(f, tier=2, reputation=0.9, evidence=20.0), public_hex(derive_key(SEED, f)))
         for f in FOUNDERS
     )
-    return Setup(founders, {OPERATOR: public_hex(derive_key(SEED, OPERATOR))})
+    return Setup(founders, {OPERATOR: public_hex(derive_key(SEED, OPERATOR))}, COMMUNITY)
 
 
 class Workload:
@@ -88,7 +92,8 @@ class Workload:
                 cmd |= {"slot": f"{tag}s{i}", "digest": "d"}
                 i += 1
             seq[sender] += 1
-            self.order.append(sign_envelope(keys[sender], sender, seq[sender], cmd))
+            env = sign_envelope(keys[sender], sender, seq[sender], cmd, community=COMMUNITY)
+            self.order.append(env)
 
     def streams(self, k: int) -> list[list[bytes]]:
         """The envelopes as ``k`` request streams: each sender's in its order, the senders

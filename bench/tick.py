@@ -47,7 +47,7 @@ from ostrom.protocol.reputation import ReputationBook  # noqa: E402
 from ostrom.service.identity import public_hex, sign_envelope  # noqa: E402
 from ostrom.service.node import Node  # noqa: E402
 from record import save  # noqa: E402
-from service import PARAMS, SEED, Workload, setup  # noqa: E402
+from service import COMMUNITY, PARAMS, SEED, Workload, setup  # noqa: E402
 
 AGENTS = (1_000, 10_000, 100_000)
 EAGER_AGENTS = (1_000, 10_000)  # the eager tick at 100k: about a second a tick
@@ -91,7 +91,14 @@ def node_row(db: Path, envs: list[dict[str, Any]], agents: int) -> dict[str, Any
     for i in range(agents):
         key = derive_key(SEED, f"j{i}")
         joins.append(
-            sign_envelope(key, f"j{i}", 1, {"op": "join", "agent": f"j{i}"}, public_hex(key))
+            sign_envelope(
+                key,
+                f"j{i}",
+                1,
+                {"op": "join", "agent": f"j{i}"},
+                public_hex(key),
+                community=COMMUNITY,
+            )
         )
     t = time.perf_counter()
     for e in joins:

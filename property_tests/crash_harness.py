@@ -265,13 +265,27 @@ class RecordingClient(Client):
         super().__init__(url, agent, key(agent), **kw)
         self.ledger = ledger
 
-    def send(self, command: Mapping[str, Any], *, public_key: str | None = None) -> dict[str, Any]:
+    def send(
+        self,
+        command: Mapping[str, Any],
+        *,
+        public_key: str | None = None,
+        admission: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         seq = self._seq if self._seq is not None else self.resync()
         self._seq = seq
-        env = sign_envelope(self.key, self.agent, seq, command, public_key)
+        env = sign_envelope(
+            self.key,
+            self.agent,
+            seq,
+            command,
+            public_key,
+            community=self.community_id(),
+            admission=admission,
+        )
         self.ledger.signed(Sent(self.agent, seq, env))
         try:
-            out = super().send(command, public_key=public_key)
+            out = super().send(command, public_key=public_key, admission=admission)
         except ClientError as exc:
             with self.ledger._lock:
                 if exc.code == "unreachable":

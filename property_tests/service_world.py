@@ -17,6 +17,9 @@ from ostrom.service.gate import Founder, Setup
 from ostrom.service.identity import public_hex, sign_envelope
 
 SEED = b"service-tests"
+#: The test community's id (ENV-1): fixed, so that envelopes signed once replay anywhere
+#: a test rebuilds the same world; a node opened without ``setup()`` has its own.
+COMMUNITY = "5e" * 16
 FOUNDERS = ("f1", "f2", "f3", "f4", "f5")
 OPERATOR = "op"
 SECRET_REASON = "SECRET-REASON-d41d8cd9"
@@ -32,7 +35,7 @@ def setup() -> Setup:
         Founder(Member(f, tier=3, reputation=0.95, evidence=40.0), public_hex(key(f)))
         for f in FOUNDERS
     )
-    return Setup(founders, {OPERATOR: public_hex(key(OPERATOR))})
+    return Setup(founders, {OPERATOR: public_hex(key(OPERATOR))}, COMMUNITY)
 
 
 PARAMS = Params()
@@ -41,14 +44,15 @@ PARAMS = Params()
 class Signer:
     """Signs each principal's commands with its next seq (what a client does)."""
 
-    def __init__(self) -> None:
+    def __init__(self, community: str = COMMUNITY) -> None:
         self.seq: dict[str, int] = {}
+        self.community = community
 
     def env(self, sender: str, command: dict[str, Any], join: bool = False) -> dict[str, Any]:
         n = self.seq.get(sender, 0) + 1
         self.seq[sender] = n
         pk = public_hex(key(sender)) if join else None
-        return sign_envelope(key(sender), sender, n, command, pk)
+        return sign_envelope(key(sender), sender, n, command, pk, community=self.community)
 
 
 def commitment(agent: str, artifact: str, rnd: int, vote: str) -> str:

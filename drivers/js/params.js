@@ -3,7 +3,7 @@
 // generated from reference/ostrom/protocol/params.py by `ostrom docs` (make generate).  `reset`
 // applies the vector's `params` over these defaults with the same checks as
 // Params.from_mapping: unknown keys, types (an integer parameter refuses 5.0, a float one
-// takes 5), ranges, relations.
+// takes 5, a word one a string), ranges (a word's: the words in place of lo), relations.
 
 const { isDict } = require('./pyjson');
 
@@ -59,6 +59,8 @@ const TABLE = {
   watermark_window: ['int', 32, 1, 1000000],
   content_limit: ['int', 65536, 0, 16777216],
   embedding_dim: ['int', 0, 0, 4096],
+  join_mode: ['str', 'open', ['open', 'pow', 'invite'], INF],
+  join_pow_bits: ['int', 20, 0, 64],
   seed: ['int', 0, 0, INF],
 // END generated: params
 };
@@ -74,7 +76,7 @@ function buildParams(given) {
   if (unknown.length) problems.push(`unknown parameter(s): ${unknown.join(', ')}`);
   const p = {};
   for (const [name, [kind, def]] of Object.entries(TABLE)) {
-    p[name] = kind === 'int' ? BigInt(def) : kind === 'float' ? def : def.slice();
+    p[name] = kind === 'int' ? BigInt(def) : kind === 'float' || kind === 'str' ? def : def.slice();
   }
   for (const [name, value] of Object.entries(given)) {
     if (!(name in TABLE)) continue;
@@ -85,6 +87,9 @@ function buildParams(given) {
     } else if (kind === 'float') {
       if (isNum(value)) p[name] = Number(value);
       else problems.push(`${name}: expected a number`);
+    } else if (kind === 'str') {
+      if (typeof value === 'string') p[name] = value;
+      else problems.push(`${name}: expected a word`);
     } else if (Array.isArray(value) && value.every(isNum)) {
       p[name] = value.map(Number);
     } else {
@@ -92,7 +97,11 @@ function buildParams(given) {
     }
   }
   if (problems.length) throw new Error(problems.join('; '));
-  for (const [name, [, , lo, hi]] of Object.entries(TABLE)) {
+  for (const [name, [kind, , lo, hi]] of Object.entries(TABLE)) {
+    if (kind === 'str') { // a word: lo holds the words it may take
+      if (!lo.includes(p[name])) problems.push(`${name} is not one of ${lo.join(', ')}`);
+      continue;
+    }
     const vs = Array.isArray(p[name]) ? p[name] : [p[name]];
     for (const v of vs) {
       // NaN passes Python's range check but breaks micro(); refuse it here.

@@ -37,6 +37,7 @@ CFG = parse(
 [cluster]
 n = 4
 f = 1
+community = "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"
 [front]
 host = "127.0.0.1"
 port = 1
@@ -59,7 +60,9 @@ def join(i: int) -> dict[str, Any]:
     """The signed envelope of agent a<i>'s join (what the gate admits)."""
     agent = f"a{i}"
     key = derive_key(b"audit", agent)
-    return sign_envelope(key, agent, 1, {"op": "join", "agent": agent}, public_hex(key))
+    return sign_envelope(
+        key, agent, 1, {"op": "join", "agent": agent}, public_hex(key), community=CFG.community
+    )
 
 
 HISTORY: tuple[Signed | None, ...] = (
@@ -108,12 +111,16 @@ def test_an_acknowledged_proposal_is_found_without_its_payload() -> None:
     key = derive_key(b"cli", "u0")
     payload = {"content": "the text"}
     cmd = {"op": "propose", "agent": "u0", "artifact": "x", "slot": "s"}
-    acked = sign_envelope(key, "u0", 2, {**cmd, "digest": payload_digest(payload), **payload})
+    acked = sign_envelope(
+        key, "u0", 2, {**cmd, "digest": payload_digest(payload), **payload}, community=CFG.community
+    )
     ordered = ordered_form(acked)
     assert "content" not in ordered["command"] and ordered["signature"] == acked["signature"]
     history = (*HISTORY, req("c1", 2, [ordered]))
     check_acknowledged(logs(r0=history, r1=history, r2=history, r3=history), [acked])
-    other = sign_envelope(key, "u0", 2, {**cmd, "digest": payload_digest({"content": "x"})})
+    other = sign_envelope(
+        key, "u0", 2, {**cmd, "digest": payload_digest({"content": "x"})}, community=CFG.community
+    )
     with pytest.raises(AuditError, match="has not executed 1"):
         check_acknowledged(logs(r0=history, r1=history, r2=history, r3=history), [other])
 
@@ -141,7 +148,8 @@ def test_repl1_catches_an_executor_that_drops_a_command() -> None:
 
 def test_a_missing_or_damaged_store_is_an_audit_failure(tmp_path: Path) -> None:
     cfg = parse(
-        b'[cluster]\nn = 1\nf = 0\nkeys = "k"\n[front]\nhost = "h"\nport = 1\nhttp_port = 2\n'
+        b'[cluster]\nn = 1\nf = 0\nkeys = "k"\ncommunity = "' + b"c0" * 16 + b'"\n'
+        b'[front]\nhost = "h"\nport = 1\nhttp_port = 2\n'
         b'[[replica]]\nid = 0\nhost = "h"\nport = 3\n',
         base=tmp_path,
     )

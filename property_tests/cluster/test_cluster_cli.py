@@ -10,13 +10,16 @@ import pytest
 from click.testing import CliRunner
 
 from ostrom.cli.main import main
+from ostrom.cluster.config import load
 from ostrom.consensus.crypto import derive_key
 from ostrom.service.identity import load_key, public_hex, sign_envelope
 
 
-def join(agent: str) -> dict[str, object]:
+def join(agent: str, community: str) -> dict[str, object]:
     key = derive_key(b"cli", agent)
-    return sign_envelope(key, agent, 1, {"op": "join", "agent": agent}, public_hex(key))
+    return sign_envelope(
+        key, agent, 1, {"op": "join", "agent": agent}, public_hex(key), community=community
+    )
 
 
 def test_up_status_audit_down(tmp_path: Path) -> None:
@@ -32,17 +35,20 @@ def test_up_status_audit_down(tmp_path: Path) -> None:
     try:
         assert up.exit_code == 0, up.output
         url = up.output.strip().rsplit(" ", 1)[-1]
+        community = load(d / "cluster.toml").community  # ENV-1: what envelopes are signed for
         for i in range(5):
-            r = httpx.post(url + "/commands", json=join(f"u{i}"), timeout=60)
+            r = httpx.post(url + "/commands", json=join(f"u{i}", community), timeout=60)
             assert r.status_code == 200 and r.json()["result"] == "ok", r.text
         # a retried envelope is answered as the node answers it from its log: the first
         # observation, retry true, nothing applied again (app.Retries) ...
-        r = httpx.post(url + "/commands", json=join("u0"), timeout=60)
+        r = httpx.post(url + "/commands", json=join("u0", community), timeout=60)
         assert r.status_code == 200 and r.json()["result"] == "ok" and r.json()["retry"], r.text
         # ... and the gate's refusals come back as the node's: another envelope with a
         # used seq is 409 replayed
         key = derive_key(b"cli", "u0")
-        other = sign_envelope(key, "u0", 1, {"op": "join", "agent": "u0"})  # no public_key
+        other = sign_envelope(  # no public_key
+            key, "u0", 1, {"op": "join", "agent": "u0"}, community=community
+        )
         r = httpx.post(url + "/commands", json=other, timeout=60)
         assert r.status_code == 409 and r.json()["error"] == "replayed", r.text
         unsigned = {"agent": "v", "seq": 1, "command": {"op": "join", "agent": "v"}}
@@ -87,7 +93,9 @@ def test_start_cluster_for_benchmarks(tmp_path: Path) -> None:
     url, stop = start_cluster(tmp_path, n=4, batch_size=4, synchronous="OFF", seed=2)
     try:
         ops = load_key(tmp_path / "keys" / "ops.key")  # the operator signs a tick
-        r = httpx.post(url + "/commands", json=sign_envelope(ops, "ops", 1, {"op": "tick"}))
+        community = load(tmp_path / "cluster.toml").community
+        tick = sign_envelope(ops, "ops", 1, {"op": "tick"}, community=community)
+        r = httpx.post(url + "/commands", json=tick)
         assert r.status_code == 200 and r.json()["result"] == "ok", r.text
     finally:
         stop()

@@ -41,6 +41,7 @@ BASE = """
 [cluster]
 n = 4
 f = 1
+community = "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"
 [front]
 host = "127.0.0.1"
 port = 7000
@@ -59,6 +60,8 @@ http_port = 7001
         (("n = 4", 'n = "4"'), "cluster.n"),
         (("[cluster]", '[cluster]\nsynchronous = "SOMETIMES"'), "synchronous"),
         (("[cluster]", "[cluster]\nbatch_size = 0"), "batch_size"),
+        (('community = "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"\n', ""), "cluster.community is missing"),
+        (('community = "c0', 'community = "C0'), "cluster.community must be"),
     ],
 )
 def test_clear_errors(edit: tuple[str, str], message: str) -> None:

@@ -103,7 +103,7 @@ def _grep(directory: Path, needle: str) -> list[str]:
 def test_the_walk_through_a_cluster_front(cluster: tuple[str, Path]) -> None:
     url, d = cluster
     cfg = load(d / "cluster.toml")
-    s = Signer()
+    s = Signer(cfg.community)  # ENV-1: the cluster's own community
 
     async def body(c: httpx.AsyncClient) -> None:
         # a proposal with content, reviewed to acceptance (fast track, no objection)

@@ -65,13 +65,14 @@ def new_cluster(
     return c
 
 
-def command(tag: str, i: int) -> dict[str, Any]:
-    """A distinct signed envelope per call (the join of a new agent, under its own key:
-    the body ``ostrom serve`` takes; it changes the state)."""
+def command(c: Cluster, tag: str, i: int) -> dict[str, Any]:
+    """A distinct signed envelope per call (the join of a new agent, under its own key,
+    for cluster ``c``'s community: the body ``ostrom serve`` takes; it changes the state)."""
     agent = f"{tag}{i}"
     key = derive_key(b"test-cluster-faults", agent)
     join = {"op": "join", "agent": agent}
-    return sign_envelope(key, agent, 1, join, public_key=public_hex(key))
+    community = c.cfg.community
+    return sign_envelope(key, agent, 1, join, public_key=public_hex(key), community=community)
 
 
 class Load:
@@ -146,17 +147,17 @@ def test_kill_a_backup_then_the_primary(tmp_path: Path, clusters: list[Cluster])
     view changes, no acknowledged command is lost, and the stores pass the audit."""
     c = new_cluster(clusters, tmp_path, batch_size=4, synchronous="FULL")
     honest = [0, 1, 2, 3]
-    load = Load(c.url, [command("a", i) for i in range(30)]).start()
+    load = Load(c.url, [command(c, "a", i) for i in range(30)]).start()
     load.wait_acked(8)
     c.kill("r3")  # a backup of view 0
     load.join()
     c.restart_replica(3)
     p = primary(c, honest)
-    load2 = Load(c.url, [command("b", i) for i in range(30)]).start()
+    load2 = Load(c.url, [command(c, "b", i) for i in range(30)]).start()
     load2.wait_acked(8)
     c.kill(f"r{p}")
     killed_at = time.monotonic()
-    probe = command("probe", 0)
+    probe = command(c, "probe", 0)
     r = httpx.post(c.url + "/commands", json=probe, timeout=LOAD_S)
     recovery = time.monotonic() - killed_at
     assert r.status_code == 200, r.text
@@ -174,7 +175,7 @@ def test_a_byzantine_replica(tmp_path: Path, clusters: list[Cluster]) -> None:
     agree, answer every command, and their stores pass the audit."""
     c = new_cluster(clusters, tmp_path, byzantine={0: "equivocate"}, batch_size=2)
     honest = [1, 2, 3]
-    load = Load(c.url, [command("z", i) for i in range(24)]).start()
+    load = Load(c.url, [command(c, "z", i) for i in range(24)]).start()
     load.join()
     st = [s for i, s in c.status().items() if i in honest and s is not None]
     refused = sum(s["rejected"].get("conflicting", 0) for s in st)
@@ -188,7 +189,7 @@ def test_a_byzantine_replica(tmp_path: Path, clusters: list[Cluster]) -> None:
 def test_every_strategy(tmp_path: Path, clusters: list[Cluster], strategy: str) -> None:
     """Each strategy of harness/byzantine.py in the view-0 primary's process."""
     c = new_cluster(clusters, tmp_path, byzantine={0: strategy}, batch_size=2)
-    load = Load(c.url, [command("s", i) for i in range(16)]).start()
+    load = Load(c.url, [command(c, "s", i) for i in range(16)]).start()
     load.join()
     check(c, [1, 2, 3], load.acked, at_least=1)
 
@@ -208,7 +209,7 @@ def test_a_partition_then_heal(tmp_path: Path, clusters: list[Cluster]) -> None:
         clusters.append(c)
         c.start(timeout=60)
         honest = [0, 1, 2, 3]
-        load = Load(c.url, [command("p", i) for i in range(40)]).start()
+        load = Load(c.url, [command(c, "p", i) for i in range(40)]).start()
         load.wait_acked(6)
         proxy.partition({"r0"}, {"r1", "r2", "r3"})
         load.wait_acked(25)  # progress without the old primary
@@ -229,7 +230,7 @@ def test_the_audit_sees_a_replica_that_missed_commands(
     and never restarted has not executed the acknowledged commands."""
     c = new_cluster(clusters, tmp_path, batch_size=4)
     c.kill("r3")
-    load = Load(c.url, [command("m", i) for i in range(6)]).start()
+    load = Load(c.url, [command(c, "m", i) for i in range(6)]).start()
     load.join()
     converge(c, [0, 1, 2], at_least=1)  # f+1 replies may come before the third executes
     c.stop()
@@ -243,7 +244,7 @@ def test_repeated_kills_under_load(tmp_path: Path, clusters: list[Cluster]) -> N
     """Larger: 300 commands, every replica killed and restarted in turn under load."""
     c = new_cluster(clusters, tmp_path, batch_size=8)
     honest = [0, 1, 2, 3]
-    load = Load(c.url, [command("r", i) for i in range(300)], concurrency=16).start()
+    load = Load(c.url, [command(c, "r", i) for i in range(300)], concurrency=16).start()
     for k, i in enumerate([1, 0, 2, 3, 1]):
         load.wait_acked(40 * (k + 1), timeout=120)
         c.kill(f"r{i}")
@@ -271,7 +272,7 @@ def test_lossy_slow_links(tmp_path: Path, clusters: list[Cluster]) -> None:
         c.start(timeout=60)
         proxy.set_drop(0.1)
         proxy.set_delay(0.002)
-        load = Load(c.url, [command("l", i) for i in range(40)]).start()
+        load = Load(c.url, [command(c, "l", i) for i in range(40)]).start()
         load.join(timeout=180)
         proxy.set_drop(0.0)
         assert proxy.stats["dropped"] > 0
@@ -285,7 +286,7 @@ def test_seven_replicas_lose_two(tmp_path: Path, clusters: list[Cluster]) -> Non
     """n = 7, f = 2: the primary and a backup killed together under load, restarted."""
     c = new_cluster(clusters, tmp_path, n=7, batch_size=4)
     honest = list(range(7))
-    load = Load(c.url, [command("h", i) for i in range(60)]).start()
+    load = Load(c.url, [command(c, "h", i) for i in range(60)]).start()
     load.wait_acked(15)
     c.kill("r0")
     c.kill("r4")
@@ -315,7 +316,7 @@ def test_random_fault_schedule(tmp_path: Path, clusters: list[Cluster], seed: in
         c = Cluster(tmp_path)
         clusters.append(c)
         c.start(timeout=60)
-        load = Load(c.url, [command(f"x{seed}_", i) for i in range(120)]).start()
+        load = Load(c.url, [command(c, f"x{seed}_", i) for i in range(120)]).start()
         for step in range(6):
             load.wait_acked(15 * (step + 1), timeout=120)
             victim = rng.randrange(4)
@@ -341,13 +342,13 @@ def test_kill_the_front(tmp_path: Path, clusters: list[Cluster]) -> None:
     """``kill -9`` of the front under load: the replicas are untouched; a restarted front
     (new timestamps, above the old: the wall clock) is answered, and the audit passes."""
     c = new_cluster(clusters, tmp_path, batch_size=4)
-    load = Load(c.url, [command("k", i) for i in range(40)]).start()
+    load = Load(c.url, [command(c, "k", i) for i in range(40)]).start()
     load.wait_acked(10)
     c.kill("front")
     load._thread.join(LOAD_S)
     acked = list(load.acked)  # what the old front acknowledged before it died
     c.start_front()
     c.wait_ready(30)
-    load2 = Load(c.url, [command("q", i) for i in range(20)]).start()
+    load2 = Load(c.url, [command(c, "q", i) for i in range(20)]).start()
     load2.join()
     check(c, [0, 1, 2, 3], acked + load2.acked, at_least=1)

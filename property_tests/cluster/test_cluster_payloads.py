@@ -80,7 +80,8 @@ def _walk(s: Signer) -> list[dict[str, Any]]:
     envs.append({**bad, "seq": 99})  # out of order: refused, nothing applied
     # another envelope with f1's used seq 1 (x's propose): replayed, its payload not kept;
     # and x's own envelope again: a retry, x's payload stays
-    envs.append(sign_envelope(key("f1"), "f1", 1, propose("f1", "w", "w", content="replay")))
+    replay = propose("f1", "w", "w", content="replay")
+    envs.append(sign_envelope(key("f1"), "f1", 1, replay, community=s.community))
     envs.append(envs[0])
     return envs
 

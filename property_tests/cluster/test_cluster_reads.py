@@ -124,7 +124,7 @@ def test_a_bad_payload_is_refused_before_anything_is_handed(cfg: ClusterConfig) 
         return 2  # fewer than n - f = 3
 
     front._hand = hand  # type: ignore[method-assign]
-    s = Signer()
+    s = Signer(cfg.community)  # ENV-1: the cluster's own community
     good = s.env("f1", propose("f1", "x", "s", content="c"))
     bad = {**good, "command": {**good["command"], "content": "not the digest's"}}
 

@@ -47,7 +47,7 @@ def test_an_early_reveal_is_in_no_answer_and_in_every_store(tmp_path: Path) -> N
         cluster.start(timeout=60)
         answers = []
         with httpx.Client(timeout=60) as http:
-            for env in commit_phase(Signer()):
+            for env in commit_phase(Signer(cfg.community)):  # ENV-1: the cluster's
                 r = http.post(cluster.url + "/commands", json=env)
                 assert r.status_code == 200, r.text
                 answers.append(r.text)

@@ -106,7 +106,9 @@ def _small_log() -> tuple[list[Entry], dict[tuple[str, int], h.Sent], list[h.Ack
     for pos, (agent, cmd) in enumerate(cmds, 1):
         seqs[agent] += 1
         pk = public_hex(h.key(agent)) if cmd["op"] == "join" else None
-        env = sign_envelope(h.key(agent), agent, seqs[agent], cmd, pk)
+        env = sign_envelope(
+            h.key(agent), agent, seqs[agent], cmd, pk, community=gate.setup.community
+        )
         obs = _json(gate.apply(env))
         entries.append(Entry(pos, agent, seqs[agent], _json(env), obs["result"], obs))
         sent[(agent, seqs[agent])] = h.Sent(agent, seqs[agent], env)

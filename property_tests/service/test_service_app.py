@@ -25,6 +25,7 @@ from ostrom.service.app import create_app
 from ostrom.service.gate import GATE_ERRORS, Gate
 from ostrom.service.node import REDACTED, Node
 from service_world import (
+    COMMUNITY,
     FOUNDERS,
     OPERATOR,
     PARAMS,
@@ -535,7 +536,7 @@ def test_the_http_node_answers_what_the_gate_answers(
         elif op == "join":
             cmd = {"op": "join", "agent": who}
         pk = public_hex(key(who)) if op == "join" else None
-        envs.append(sign_envelope(key(who), who, seq, cmd, pk))
+        envs.append(sign_envelope(key(who), who, seq, cmd, pk, community=COMMUNITY))
 
     async def body(c: httpx.AsyncClient) -> list[Any]:
         return [(await c.post("/commands", json=e)).json() for e in envs]

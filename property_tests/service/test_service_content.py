@@ -334,61 +334,32 @@ def test_forget_purge_shared_content_stays_a_pin_by_digest_does_not(tmp_path: Pa
     node.close()
 
 
-_DENSE_TABLES = "DROP TRIGGER content_vec_delete; DROP TABLE content_vec; "
-_SEARCH_TABLES = _DENSE_TABLES + (
-    "DROP TRIGGER content_fts_insert; DROP TRIGGER content_fts_delete; DROP TABLE content_fts; "
-    "DROP TABLE provenance; DROP TABLE reads; DROP TABLE read_queries; "
-)
-
-
-def test_old_files_are_upgraded_and_a_current_file_needs_its_tables(tmp_path: Path) -> None:
-    """A database of schema version 1 (before the content tables) opens, gains them and
-    keeps its log; one of version 2 (before the search tables) gains them and its
-    payloads are indexed (found by a search); one of version 3 (before the embeddings)
-    gains its table and keeps its index; a file that says version 4 without its tables is
-    refused, as is one of version 3 with the embeddings table."""
+def test_old_files_are_refused_and_a_current_file_needs_its_tables(tmp_path: Path) -> None:
+    """A database of schema version 1 to 4 (before envelopes named their community, ENV-1)
+    is refused with how to move on, never upgraded: its signatures verify under no
+    community.  A file that says version 5 without its tables is refused too."""
     import sqlite3
 
-    from ostrom.service.search import SearchQuery
     from ostrom.service.store import StoreError
 
     node, s = _node(tmp_path), Signer()
     for e in _to_active(s, "a", "s", content="kept words"):
         node.submit(e)
     node.close()
+    for version in ("1", "2", "3", "4"):
+        db = sqlite3.connect(tmp_path / "n.db")
+        db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (version,))
+        db.commit()
+        db.close()
+        with pytest.raises(StoreError, match=f"version {version}, from before envelopes named"):
+            Node.open(tmp_path / "n.db", fsync=False)
     db = sqlite3.connect(tmp_path / "n.db")
-    db.executescript(_SEARCH_TABLES + "UPDATE meta SET value = '2' WHERE key = 'version';")
+    db.executescript("UPDATE meta SET value = '5' WHERE key = 'version';")
     db.close()
     node = Node.open(tmp_path / "n.db", fsync=False, verify=True)
-    hits = node.search(SearchQuery.parse("words"))["hits"]
-    assert [h["artifact"] for h in hits] == ["a"] and hits[0]["submitter_tier"] is None
+    assert node.last_pos == 5
     node.close()
     db = sqlite3.connect(tmp_path / "n.db")
-    db.executescript(_DENSE_TABLES + "UPDATE meta SET value = '3' WHERE key = 'version';")
-    db.close()
-    node = Node.open(tmp_path / "n.db", fsync=False, verify=True)
-    assert [h["artifact"] for h in node.search(SearchQuery.parse("words"))["hits"]] == ["a"]
-    node.close()
-    db = sqlite3.connect(tmp_path / "n.db")
-    db.executescript("UPDATE meta SET value = '3' WHERE key = 'version';")
-    db.close()
-    with pytest.raises(StoreError, match="version 3 with the embeddings table"):
-        Node.open(tmp_path / "n.db", fsync=False)
-    db = sqlite3.connect(tmp_path / "n.db")
-    db.executescript("UPDATE meta SET value = '4' WHERE key = 'version';")
-    db.close()
-    db = sqlite3.connect(tmp_path / "n.db")
-    db.executescript(
-        _SEARCH_TABLES + "DROP TABLE artifact_content; DROP TABLE content; "
-        "UPDATE meta SET value = '1' WHERE key = 'version';"
-    )
-    db.close()
-    node = Node.open(tmp_path / "n.db", fsync=False, verify=True)
-    assert node.last_pos == 5 and node.content("a").body["error"] == "no_content"
-    assert node.search(SearchQuery.parse("words"))["hits"] == []
-    node.close()
-    db = sqlite3.connect(tmp_path / "n.db")
-    assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("4",)
     db.executescript("DROP TABLE reads;")
     db.close()
     with pytest.raises(StoreError, match="not a node database"):

@@ -357,9 +357,9 @@ def test_nearest_orders_every_vector_as_a_full_sort_would() -> None:
     assert list(nearest(*stack(rows, 4), query)) == full
 
 
-def test_a_file_from_before_embeddings_opens_with_its_parameters(tmp_path: Path) -> None:
-    """A schema-3 file's header has no embedding_dim (the parameter did not exist): it is
-    upgraded on open, reads as dimension 0, and the same parameters given again are the
+def test_a_header_without_a_later_parameter_opens_with_its_parameters(tmp_path: Path) -> None:
+    """A header written before a parameter joined the table (embedding_dim, join_mode,
+    join_pow_bits) reads it at its default, and the same parameters given again are the
     same (not "other parameters"); a dimension given for it is other parameters."""
     from ostrom.service.store import StoreError
 
@@ -368,15 +368,14 @@ def test_a_file_from_before_embeddings_opens_with_its_parameters(tmp_path: Path)
     node.close()
     db = sqlite3.connect(tmp_path / "n.db")
     stored = json.loads(db.execute("SELECT value FROM meta WHERE key = 'params'").fetchone()[0])
-    del stored["embedding_dim"]
+    for later in ("embedding_dim", "join_mode", "join_pow_bits"):
+        del stored[later]
     db.execute("UPDATE meta SET value = ? WHERE key = 'params'", (json.dumps(stored),))
-    db.executescript(
-        "DROP TRIGGER content_vec_delete; DROP TABLE content_vec; "
-        "UPDATE meta SET value = '3' WHERE key = 'version';"
-    )
+    db.commit()
     db.close()
     again = Node.open(tmp_path / "n.db", params=params, setup=setup(), fsync=False, verify=True)
     assert again.gate.params.embedding_dim == 0 and _vectors(again) == 0
+    assert again.gate.params.join_mode == "open"
     again.close()
     with pytest.raises(StoreError, match="other parameters"):
         Node.open(tmp_path / "n.db", params=PARAMS, fsync=False)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ostrom.service import identity
 from ostrom.service.gate import GATE_ERRORS, OPERATOR_OPS, Admission, Gate, Setup
-from service_world import FOUNDERS, OPERATOR, PARAMS, Signer, commitment, key, setup
+from service_world import COMMUNITY, FOUNDERS, OPERATOR, PARAMS, Signer, commitment, key, setup
 
 
 def _gate() -> Gate:
@@ -64,14 +64,30 @@ def test_each_gate_refusal() -> None:
     _refused(g, {**good, "signature": "00" * 64}, "bad_signature")
     _refused(g, {**good, "command": {**prop, "digest": "e"}}, "bad_signature")
     # f2 signs a command in f1's name: impersonation (and f1's key would not verify it)
-    _refused(g, identity.sign_envelope(key("f2"), "f2", 1, prop), "impersonation")
-    # f2 claims to be f1 at envelope level, signing with its own key: bad signature
-    _refused(g, identity.sign_envelope(key("f2"), "f1", 1, prop), "bad_signature")
-    _refused(g, identity.sign_envelope(key("z"), "z", 1, {**prop, "agent": "z"}), "unknown_agent")
-    _refused(g, identity.sign_envelope(key("f1"), "f1", 1, {"op": "tick"}), "not_operator")
-    _refused(g, identity.sign_envelope(key("f1"), "f1", 2, prop), "out_of_order")
     _refused(
-        g, identity.sign_envelope(key("f1"), "f1", 1, prop, "00" * 32), "malformed"
+        g, identity.sign_envelope(key("f2"), "f2", 1, prop, community=COMMUNITY), "impersonation"
+    )
+    # f2 claims to be f1 at envelope level, signing with its own key: bad signature
+    _refused(
+        g, identity.sign_envelope(key("f2"), "f1", 1, prop, community=COMMUNITY), "bad_signature"
+    )
+    _refused(
+        g,
+        identity.sign_envelope(key("z"), "z", 1, {**prop, "agent": "z"}, community=COMMUNITY),
+        "unknown_agent",
+    )
+    _refused(
+        g,
+        identity.sign_envelope(key("f1"), "f1", 1, {"op": "tick"}, community=COMMUNITY),
+        "not_operator",
+    )
+    _refused(
+        g, identity.sign_envelope(key("f1"), "f1", 2, prop, community=COMMUNITY), "out_of_order"
+    )
+    _refused(
+        g,
+        identity.sign_envelope(key("f1"), "f1", 1, prop, "00" * 32, community=COMMUNITY),
+        "malformed",
     )  # public_key outside a join
     assert g.apply(good)["result"] == "ok"
     _refused(g, good, "replayed")
@@ -85,27 +101,47 @@ def test_join_registers_the_key_and_only_then_the_agent_can_act() -> None:
     assert "new" in g.community.agents
     # a second join (a new seq) is the Community's duplicate, not a key change
     j2 = identity.sign_envelope(
-        key("new"), "new", 2, {"op": "join", "agent": "new"}, identity.public_hex(key("new"))
+        key("new"),
+        "new",
+        2,
+        {"op": "join", "agent": "new"},
+        identity.public_hex(key("new")),
+        community=COMMUNITY,
     )
     assert g.apply(j2)["result"] == "duplicate"
     # somebody else re-joining as "new" with their own key: bad signature, key unchanged
     j3 = identity.sign_envelope(
-        key("evil"), "new", 3, {"op": "join", "agent": "new"}, identity.public_hex(key("evil"))
+        key("evil"),
+        "new",
+        3,
+        {"op": "join", "agent": "new"},
+        identity.public_hex(key("evil")),
+        community=COMMUNITY,
     )
     _refused(g, j3, "bad_signature")
     assert g.key_of("new") == identity.public_hex(key("new"))
     _refused(
-        g, identity.sign_envelope(key("new"), "new", 1, {"op": "join", "agent": "new"}), "replayed"
+        g,
+        identity.sign_envelope(
+            key("new"), "new", 1, {"op": "join", "agent": "new"}, community=COMMUNITY
+        ),
+        "replayed",
     )
 
 
 def test_a_join_without_its_key_or_as_an_operator_is_refused() -> None:
     g = _gate()
-    _refused(g, identity.sign_envelope(key("n"), "n", 1, {"op": "join", "agent": "n"}), "malformed")
+    _refused(
+        g,
+        identity.sign_envelope(key("n"), "n", 1, {"op": "join", "agent": "n"}, community=COMMUNITY),
+        "malformed",
+    )
     pk = identity.public_hex(key(OPERATOR))
     _refused(
         g,
-        identity.sign_envelope(key(OPERATOR), OPERATOR, 1, {"op": "join", "agent": OPERATOR}, pk),
+        identity.sign_envelope(
+            key(OPERATOR), OPERATOR, 1, {"op": "join", "agent": OPERATOR}, pk, community=COMMUNITY
+        ),
         "impersonation",
     )
 
@@ -132,8 +168,12 @@ def test_no_agent_can_vote_for_another() -> None:
         "artifact": "x",
         "commitment": commitment(reviewer, "x", 0, "accept"),
     }
-    _refused(g, identity.sign_envelope(key(other), other, 1, c), "impersonation")
-    _refused(g, identity.sign_envelope(key(other), reviewer, 1, c), "bad_signature")
+    _refused(
+        g, identity.sign_envelope(key(other), other, 1, c, community=COMMUNITY), "impersonation"
+    )
+    _refused(
+        g, identity.sign_envelope(key(other), reviewer, 1, c, community=COMMUNITY), "bad_signature"
+    )
 
 
 def test_setup_round_trips_and_rejects_bad_documents() -> None:
@@ -216,18 +256,30 @@ def attacks_through(gate_cls: type[Gate]) -> list[str]:
     through = []
     prop = {"op": "propose", "agent": "f1", "artifact": "x", "slot": "s", "digest": "d"}
     scenarios: dict[str, Any] = {
-        "forged": identity.sign_envelope(key("f2"), "f1", 2, {**prop, "artifact": "y"}),
-        "impersonation": identity.sign_envelope(key("f2"), "f2", 1, {**prop, "artifact": "y"}),
+        "forged": identity.sign_envelope(
+            key("f2"), "f1", 2, {**prop, "artifact": "y"}, community=COMMUNITY
+        ),
+        "impersonation": identity.sign_envelope(
+            key("f2"), "f2", 1, {**prop, "artifact": "y"}, community=COMMUNITY
+        ),
         "replay": None,  # the operator's tick again
-        "reorder": identity.sign_envelope(key("f1"), "f1", 5, {**prop, "artifact": "y"}),
-        "tick by an agent": identity.sign_envelope(key("f1"), "f1", 2, {"op": "tick"}),
-        "stranger": identity.sign_envelope(key("z"), "z", 1, {**prop, "agent": "z"}),
+        "reorder": identity.sign_envelope(
+            key("f1"), "f1", 5, {**prop, "artifact": "y"}, community=COMMUNITY
+        ),
+        "tick by an agent": identity.sign_envelope(
+            key("f1"), "f1", 2, {"op": "tick"}, community=COMMUNITY
+        ),
+        "stranger": identity.sign_envelope(
+            key("z"), "z", 1, {**prop, "agent": "z"}, community=COMMUNITY
+        ),
         "unsigned": {"agent": "f1", "seq": 2, "command": {**prop, "artifact": "y"}},
     }
     for name, env in scenarios.items():
         g = gate_cls(PARAMS, setup())
-        first = identity.sign_envelope(key("f1"), "f1", 1, prop)
-        tick = identity.sign_envelope(key(OPERATOR), OPERATOR, 1, {"op": "tick"})
+        first = identity.sign_envelope(key("f1"), "f1", 1, prop, community=COMMUNITY)
+        tick = identity.sign_envelope(
+            key(OPERATOR), OPERATOR, 1, {"op": "tick"}, community=COMMUNITY
+        )
         assert g.apply(first)["result"] == g.apply(tick)["result"] == "ok"
         before = _state(g)
         g.apply(tick if env is None else env)
@@ -283,8 +335,91 @@ def test_a_signed_malformed_command_is_the_senders_protocol_input() -> None:
         ({"op": "object", "agent": "f1"}, True),
     ]
     for seq, (cmd, counted) in enumerate(cases, start=1):
-        obs = g.apply(identity.sign_envelope(key("f1"), "f1", seq, cmd))
+        obs = g.apply(identity.sign_envelope(key("f1"), "f1", seq, cmd, community=COMMUNITY))
         assert obs["result"] == "invalid_input"
         assert (malformed in obs["events"]) is counted
         assert g.last_seq("f1") == seq
     assert g.public_state()["artifacts"] == before["artifacts"]
+
+
+def test_an_envelope_of_another_community_is_a_bad_signature() -> None:
+    """ENV-1: the gate verifies for its own community; the same envelope signed for
+    another (same founders, same keys) is refused and changes nothing."""
+    g = _gate()
+    prop = {"op": "propose", "agent": "f1", "artifact": "x", "slot": "s", "digest": "d"}
+    other = identity.new_community_id()
+    _refused(g, identity.sign_envelope(key("f1"), "f1", 1, prop, community=other), "bad_signature")
+    assert (
+        g.apply(identity.sign_envelope(key("f1"), "f1", 1, prop, community=COMMUNITY))["result"]
+        == "ok"
+    )
+
+
+def test_a_refused_join_of_a_new_name_changes_nothing() -> None:
+    """ADM-1: a join for a name nobody registered, signed by any key, that the Community
+    refuses (an unknown field, a bad subscription, a founder's name) leaves the gate as it
+    was — the name's seq included — and ``leaves_no_trace`` says so; the owner's own join
+    with seq 1 then succeeds.  A registered agent's refused join is a sequenced command."""
+    g = _gate()
+    mallory = identity.public_hex(key("mallory"))
+    for cmd in (
+        {"op": "join", "agent": "victim", "pad": "x"},
+        {"op": "join", "agent": "victim", "subscriptions": [""]},
+    ):
+        env = identity.sign_envelope(key("mallory"), "victim", 1, cmd, mallory, community=COMMUNITY)
+        before = _state(g)
+        obs = g.apply(env)
+        assert obs["result"] == "invalid_input" and g.leaves_no_trace(env, obs)
+        assert _state(g) == before and g.last_seq("victim") == 0
+    own = Signer().env("victim", {"op": "join", "agent": "victim"}, join=True)
+    obs = g.apply(own)
+    assert obs["result"] == "ok" and not g.leaves_no_trace(own, obs)
+    again = identity.sign_envelope(
+        key("victim"), "victim", 2, {"op": "join", "agent": "victim"},
+        identity.public_hex(key("victim")), community=COMMUNITY,
+    )  # fmt: skip
+    obs = g.apply(again)
+    assert obs["result"] == "duplicate" and not g.leaves_no_trace(again, obs)
+    assert g.last_seq("victim") == 2
+
+
+def test_join_modes_admit_only_a_key_with_its_proof() -> None:
+    """join_mode: pow asks a nonce of join_pow_bits bits over the community id and the
+    joining key (a nonce of another key or community does not do); invite asks an
+    operator's signature of the key (a non-operator's, or one for another key, does
+    not).  A proof is part of the signed bytes: it cannot be swapped into another's join."""
+    import dataclasses
+
+    def join(name: str, admission: dict[str, Any] | None) -> dict[str, Any]:
+        return identity.sign_envelope(
+            key(name), name, 1, {"op": "join", "agent": name}, identity.public_hex(key(name)),
+            community=COMMUNITY, admission=admission,
+        )  # fmt: skip
+
+    pk = identity.public_hex(key("p"))
+    g = Gate(dataclasses.replace(PARAMS, join_mode="pow", join_pow_bits=10), setup())
+    _refused(g, join("p", None), "admission_required")
+    of_q = identity.solve_pow(COMMUNITY, identity.public_hex(key("q")), 10)
+    if identity.pow_bits(COMMUNITY, pk, of_q) < 10:  # almost surely: q's proof is not p's
+        _refused(g, join("p", {"nonce": of_q}), "admission_required")
+    elsewhere = identity.solve_pow(identity.new_community_id(), pk, 10)
+    if identity.pow_bits(COMMUNITY, pk, elsewhere) < 10:  # almost surely
+        _refused(g, join("p", {"nonce": elsewhere}), "admission_required")
+    nonce = identity.solve_pow(COMMUNITY, pk, 10)
+    assert identity.pow_bits(COMMUNITY, pk, nonce) >= 10
+    swapped = {**join("p", {"nonce": "0"}), "admission": {"nonce": nonce}}
+    _refused(g, swapped, "bad_signature")
+    assert g.apply(join("p", {"nonce": nonce}))["result"] == "ok"
+    g = Gate(dataclasses.replace(PARAMS, join_mode="invite"), setup())
+    ivy = identity.public_hex(key("i"))
+    _refused(g, join("i", None), "admission_required")
+    by_founder = identity.sign_invite(key("f1"), COMMUNITY, ivy)
+    _refused(g, join("i", {"operator": "f1", "invite": by_founder}), "admission_required")
+    for_p = identity.sign_invite(key(OPERATOR), COMMUNITY, pk)  # an invitation of another key
+    _refused(g, join("i", {"operator": OPERATOR, "invite": for_p}), "admission_required")
+    invite = identity.sign_invite(key(OPERATOR), COMMUNITY, ivy)
+    _refused(g, join("i", {"operator": OPERATOR, "invite": "zz"}), "malformed")
+    assert g.apply(join("i", {"operator": OPERATOR, "invite": invite}))["result"] == "ok"
+    # a founder's commands need no proof, in any mode
+    assert g.apply(Signer().env("f1", {"op": "propose", "agent": "f1", "artifact": "x",
+                                       "slot": "s", "digest": "d"}))["result"] == "ok"  # fmt: skip

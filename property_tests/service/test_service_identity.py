@@ -18,7 +18,7 @@ from ostrom import layout
 from ostrom.protocol.version import PROTOCOL_VERSION
 from ostrom.service import identity
 from ostrom.service.openapi import openapi_text
-from service_world import key
+from service_world import COMMUNITY, key
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
@@ -28,30 +28,64 @@ JSON = st.recursive(
 
 
 def _env() -> dict[str, Any]:
-    return identity.sign_envelope(key("a"), "a", 3, {"op": "tick"})
+    return identity.sign_envelope(key("a"), "a", 3, {"op": "tick"}, community=COMMUNITY)
 
 
 def test_a_signed_envelope_verifies_under_its_key_only() -> None:
     env = _env()
-    assert identity.verify_envelope(env, identity.public_hex(key("a")))
-    assert not identity.verify_envelope(env, identity.public_hex(key("b")))
+    assert identity.verify_envelope(env, identity.public_hex(key("a")), COMMUNITY)
+    assert not identity.verify_envelope(env, identity.public_hex(key("b")), COMMUNITY)
+
+
+def test_a_signed_envelope_verifies_in_its_community_only() -> None:
+    """ENV-1: the community id is in the signed bytes, so the same envelope, sent to a
+    node of another community, does not verify there; nor does one signed for none."""
+    env = _env()
+    other = identity.new_community_id()
+    assert identity.is_community_id(other) and other != COMMUNITY
+    assert not identity.verify_envelope(env, identity.public_hex(key("a")), other)
+    raw = identity.SIGNING_DOMAIN + identity.canonical(
+        {k: env[k] for k in ("agent", "seq", "command")}
+    )
+    unbound = {**env, "signature": key("a").sign(raw).hex()}  # signed for no community
+    assert not identity.verify_envelope(unbound, identity.public_hex(key("a")), COMMUNITY)
+    for bad in ("", "C0" * 16, "c0" * 15, "c0" * 17):  # not an id: nothing verifies
+        assert not identity.verify_envelope(env, identity.public_hex(key("a")), bad)
+    pk = identity.public_hex(key("a"))
+    assert identity.envelope_refusal(env, COMMUNITY, pk) is None
+    assert identity.envelope_refusal(env, other, pk) == (
+        "bad_signature",
+        "the signature does not verify",
+    )
+    assert identity.envelope_refusal({**env, "x": 1}, COMMUNITY, pk)[0] == "malformed"  # type: ignore[index]
+    unsigned = {k: v for k, v in env.items() if k != "signature"}
+    assert identity.envelope_refusal(unsigned, COMMUNITY, pk)[0] == "unsigned"  # type: ignore[index]
 
 
 @pytest.mark.parametrize(
     "field,value",
-    [("agent", "b"), ("seq", 4), ("command", {"op": "tick", "x": 1}), ("public_key", "00" * 32)],
+    [
+        ("agent", "b"),
+        ("seq", 4),
+        ("command", {"op": "tick", "x": 1}),
+        ("public_key", "00" * 32),
+        ("admission", {"nonce": "0"}),
+    ],
 )
 def test_changing_any_signed_field_breaks_the_signature(field: str, value: object) -> None:
     env = {**_env(), field: value}
-    assert not identity.verify_envelope(env, identity.public_hex(key("a")))
+    assert not identity.verify_envelope(env, identity.public_hex(key("a")), COMMUNITY)
 
 
 def test_the_domain_is_part_of_the_signed_bytes() -> None:
     env = _env()
     raw = identity.canonical({k: env[k] for k in ("agent", "seq", "command")})
     sig = key("a").sign(raw).hex()  # the same bytes without the domain: refused
-    assert not identity.verify_envelope({**env, "signature": sig}, identity.public_hex(key("a")))
-    assert identity.signed_bytes(env).startswith(identity.SIGNING_DOMAIN)
+    forged = {**env, "signature": sig}
+    assert not identity.verify_envelope(forged, identity.public_hex(key("a")), COMMUNITY)
+    assert identity.signed_bytes(env, COMMUNITY).startswith(
+        identity.SIGNING_DOMAIN + COMMUNITY.encode() + b"\n"
+    )
 
 
 def test_the_domain_names_the_protocol_version() -> None:
@@ -61,23 +95,31 @@ def test_the_domain_names_the_protocol_version() -> None:
     assert f"ostrom-command/{PROTOCOL_VERSION}\n".encode() == identity.SIGNING_DOMAIN
     env = _env()
     other = f"ostrom-command/{PROTOCOL_VERSION + 1}\n".encode()
-    raw = other + identity.canonical({k: env[k] for k in ("agent", "seq", "command")})
+    body = identity.canonical({k: env[k] for k in ("agent", "seq", "command")})
+    raw = other + COMMUNITY.encode() + b"\n" + body
     forged = {**env, "signature": key("a").sign(raw).hex()}
-    assert not identity.verify_envelope(forged, identity.public_hex(key("a")))
+    assert not identity.verify_envelope(forged, identity.public_hex(key("a")), COMMUNITY)
     shown = repr(identity.SIGNING_DOMAIN).replace("'", '"')  # b"ostrom-command/1\n"
     service_md = (layout.DOCS_DIR / "service.md").read_text(encoding="utf-8")
-    assert f"`{shown} + canonical(envelope without " in service_md
+    assert f"`{shown} + community + " in service_md
     assert json.dumps(repr(identity.SIGNING_DOMAIN))[1:-1] in openapi_text()  # JSON-escaped
 
 
-@given(env=st.dictionaries(st.text(max_size=10), JSON, max_size=6), pk=JSON)
-def test_verify_never_raises(env: dict[str, Any], pk: object) -> None:
-    assert identity.verify_envelope(env, pk) in (True, False)  # type: ignore[arg-type]
+#: Community ids and near misses (wrong length, capitals, not text).
+COMMUNITIES = st.just(COMMUNITY) | st.text("0123456789abcdefABCDEF", max_size=34) | st.none()
+
+
+@given(env=st.dictionaries(st.text(max_size=10), JSON, max_size=6), pk=JSON, c=COMMUNITIES)
+def test_verify_never_raises(env: dict[str, Any], pk: object, c: object) -> None:
+    assert identity.verify_envelope(env, pk, COMMUNITY) in (True, False)  # type: ignore[arg-type]
+    assert identity.verify_envelope(env, pk, c) in (True, False)  # type: ignore[arg-type]
+    shape = identity.envelope_shape(env)
+    assert shape is None or shape[0] in ("malformed", "unsigned")
 
 
 def test_lone_surrogates_are_not_a_valid_signature() -> None:
     env = {**_env(), "command": {"op": "tick", "x": "\udc80"}}
-    assert not identity.verify_envelope(env, identity.public_hex(key("a")))
+    assert not identity.verify_envelope(env, identity.public_hex(key("a")), COMMUNITY)
 
 
 def test_key_files_round_trip_and_bad_files_are_clear(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from ostrom.cli.extras import install_hint, missing_extra
 from ostrom.cli.options import console
 from ostrom.cli.service import keygen, log, serve
 from ostrom.cli.tools import TOOL_COMMANDS, load
-from ostrom.protocol.params import ParamError, Params, markdown_table
+from ostrom.protocol.params import ParamError, Params, markdown_table, range_text
 from ostrom.protocol.params import table as param_table
 from ostrom.protocol.version import PROTOCOL_VERSION
 
@@ -172,9 +172,7 @@ def _params_table(p: Params, file: Path | None) -> Table:
         shown = ", ".join(f"{x:g}" for x in v) if isinstance(v, list) else str(v)
         if file and v != (list(row.default) if isinstance(row.default, tuple) else row.default):
             shown += " *"  # not the default: marked with a sign, not a colour alone
-        lo = "" if row.lo is None else f"{row.lo:g}"
-        hi = "∞" if row.hi is None else f"{row.hi:g}"
-        table.add_row(row.name, shown, row.unit, f"[{lo}, {hi}]", Text(row.doc))
+        table.add_row(row.name, shown, row.unit, range_text(row), Text(row.doc))
     if file:
         table.caption = "* differs from the default"
     return table

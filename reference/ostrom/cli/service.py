@@ -14,6 +14,7 @@ from typing import NoReturn
 import click
 
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
+from ostrom.service.budget import DEFAULT_BURST, DEFAULT_RATE, RefusalBudget
 from ostrom.service.founders import FoundersError, load_founders
 from ostrom.service.gate import Gate, Setup
 from ostrom.service.identity import (
@@ -139,6 +140,21 @@ def _fail(message: str) -> NoReturn:
     help="Open connections at most (lowered to the descriptor limit): past it, the "
     "connection that has waited longest for its request is closed (docs/security.md).",
 )
+@click.option(
+    "--refusal-burst",
+    type=click.IntRange(min=1),
+    default=DEFAULT_BURST,
+    show_default=True,
+    help="Refused commands one address, or one key, may send at once; past it the node "
+    "answers 429 too_many_refusals before reading the command (docs/security.md).",
+)
+@click.option(
+    "--refusal-rate",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_RATE,
+    show_default=True,
+    help="Refused commands per second an address's or a key's budget refills by.",
+)
 def serve(
     db: Path,
     params_file: Path | None,
@@ -155,6 +171,8 @@ def serve(
     header_timeout: float,
     body_timeout: float,
     max_connections: int,
+    refusal_burst: int,
+    refusal_rate: float,
 ) -> None:
     """Run one node: signed commands in over HTTP, the Community applies them, the log out.
 
@@ -268,7 +286,8 @@ def serve(
     elif tick_interval:
         node.close()
         _fail(f"--tick-interval needs the node's operator key ({key_path}) of this database")
-    app = create_app(node, tick_interval=tick_interval)
+    refusals = RefusalBudget(refusal_burst, refusal_rate)  # ADM-2
+    app = create_app(node, tick_interval=tick_interval, refusals=refusals)
     server = uvicorn.Server(server_config(app, host=host, port=port, lifespan="on", limits=limits))
     original = server.startup
 

@@ -67,8 +67,11 @@ class Client:
         retries: int = 3,
         backoff: float = 0.2,
         transport: httpx.BaseTransport | None = None,
+        community: str | None = None,
     ) -> None:
         self.agent = agent
+        #: the community id envelopes are signed for (ENV-1); None: read from GET /health
+        self.community = community
         self.key = key
         self.retries = retries
         self.backoff = backoff
@@ -96,7 +99,21 @@ class Client:
             self._seq = int(self._json(r)["next_seq"])
         return self._seq
 
-    def send(self, command: Mapping[str, Any], *, public_key: str | None = None) -> dict[str, Any]:
+    def community_id(self) -> str:
+        """The community id this client signs for: given, or the node's (GET /health,
+        read once).  A node of another community refuses every envelope signed for this
+        one (``bad_signature``), so the id is never guessed."""
+        if self.community is None:
+            self.community = str(self._json(self._get("/health"))["community"])
+        return self.community
+
+    def send(
+        self,
+        command: Mapping[str, Any],
+        *,
+        public_key: str | None = None,
+        admission: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Sign ``command`` with the next seq, post it, retry the same envelope on a
         timeout, a lost connection or a 503; the node's answer ``{pos, result, events,
         retry}``.  ``ClientError`` for a refusal (4xx) or when every attempt failed.
@@ -107,7 +124,15 @@ class Client:
         signs again."""
         for resynced in (False, True):
             seq = self._seq if self._seq is not None else self.resync()
-            envelope = sign_envelope(self.key, self.agent, seq, command, public_key)
+            envelope = sign_envelope(
+                self.key,
+                self.agent,
+                seq,
+                command,
+                public_key,
+                community=self.community_id(),
+                admission=admission,
+            )
             try:
                 body = self._post(envelope)
             except ClientError as exc:
@@ -164,11 +189,19 @@ class Client:
 
     # --- the ops (protocol/commands.py) -----------------------------------------------------
 
-    def join(self, subscriptions: Iterable[str] = ()) -> dict[str, Any]:
+    def join(
+        self,
+        subscriptions: Iterable[str] = (),
+        *,
+        admission: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Register this client's key under its agent name.  ``admission``: the proof
+        the community's ``join_mode`` asks — ``{"nonce": identity.solve_pow(...)}`` (pow)
+        or ``{"operator": id, "invite": identity.sign_invite(...)}`` (invite)."""
         cmd: dict[str, Any] = {"op": "join", "agent": self.agent}
         if subscriptions:
             cmd["subscriptions"] = list(subscriptions)
-        return self.send(cmd, public_key=public_hex(self.key))
+        return self.send(cmd, public_key=public_hex(self.key), admission=admission)
 
     def propose(
         self,

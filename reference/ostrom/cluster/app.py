@@ -212,7 +212,7 @@ def replica_node(cfg: ClusterConfig, replica_id: int) -> Node:
     store is what is durable), so it is written without fsync and never snapshotted, and
     it keeps no advisory read record (``_ReplicaStore``).  ``ConfigError`` if a file
     cannot be used."""
-    params, setup = community(cfg.founders, cfg.params)
+    params, setup = community(cfg.founders, cfg.params, cfg.community)
     path = cfg.replica(replica_id).node_db
     try:
         for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
@@ -242,22 +242,28 @@ def core_factory(cfg: ClusterConfig) -> CoreFactory:
     """The cluster's core, the one place that names it: a fresh ``Gate`` per call, from
     the founders and parameter files read once (every replica and every replay of the
     audit starts from the same state).  ``ConfigError`` if a file cannot be used."""
-    return community_factory(cfg.founders, cfg.params)
+    return community_factory(cfg.founders, cfg.params, cfg.community)
 
 
-def community(founders: Path | None, params_file: Path | None) -> tuple[Params, Setup]:
+def community(
+    founders: Path | None, params_file: Path | None, community_id: str | None = None
+) -> tuple[Params, Setup]:
     """The parameters and founders the two files describe, read exactly as ``ostrom
     serve`` reads them (``load_founders``, ``Params.from_toml``), so a community set up
     for a node runs unchanged on a cluster.  One gate is built here, so what only the
     Community checks (a founder's reputation below its tier's threshold) is refused now,
     as one line (``ConfigError``): a replica refuses to start rather than crash later or
-    execute with other parameters than its peers."""
+    execute with other parameters than its peers.  ``community_id``: the cluster's
+    (cluster.toml), which every envelope is signed for (ENV-1); None, a fresh one (to
+    check the files only)."""
     setup = Setup()
     if founders is not None:
         try:
             setup = load_founders(founders)
         except FoundersError as exc:
             raise ConfigError(str(exc)) from None
+    if community_id is not None:
+        setup = Setup(setup.founders, setup.operators, community_id)
     params = DEFAULTS
     if params_file is not None:
         try:
@@ -272,10 +278,12 @@ def community(founders: Path | None, params_file: Path | None) -> tuple[Params, 
     return params, setup
 
 
-def community_factory(founders: Path | None, params_file: Path | None) -> CoreFactory:
+def community_factory(
+    founders: Path | None, params_file: Path | None, community_id: str | None = None
+) -> CoreFactory:
     """Fresh cores (``Retries`` over a ``Gate``) of the community the two files describe
     (``community``): what the audit replays a replica's log on (REPL-1)."""
-    params, setup = community(founders, params_file)
+    params, setup = community(founders, params_file, community_id)
 
     def make() -> Core:
         return Retries(Gate(params, setup))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ostrom.consensus.messages import replica_name
+from ostrom.service.identity import is_community_id
 
 __all__ = [
     "DEFAULT_BASE_TIMEOUT_MS",
@@ -107,6 +108,9 @@ class ClusterConfig:
     founders: Path | None  # the node's founders file (ostrom serve --founders), if any
     path: Path | None = None  # the file it was read from
     params: Path | None = None  # the protocol parameters (ostrom serve --params), if any
+    #: the community's id, 32 hex digits: every envelope is signed for it (ENV-1); made
+    #: at random by ``cluster up``, the same for every replica and the front
+    community: str = ""
 
     @property
     def client_names(self) -> list[str]:
@@ -135,6 +139,7 @@ class ClusterConfig:
             f"watermark_window = {self.watermark_window}",
             f'synchronous = "{self.synchronous}"',
             f'keys = "{_rel(self.keys, base)}"',
+            f'community = "{self.community}"',
             *([f'founders = "{_rel(self.founders, base)}"'] if self.founders else []),
             *([f'params = "{_rel(self.params, base)}"'] if self.params else []),
             "",
@@ -201,9 +206,19 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
             "keys",
             "founders",
             "params",
+            "community",
         },
         "[cluster]",
     )
+    if "community" not in c:
+        raise ConfigError(
+            "cluster.community is missing: the community id every envelope is signed for "
+            "(ENV-1; a file from before it, whose replicas' histories name no community, "
+            "cannot be run: make a new cluster)"
+        )
+    community_id = c["community"]
+    if not is_community_id(community_id):
+        raise ConfigError("cluster.community must be 32 lowercase hex digits")
     n = _int(c, "n", "cluster", lo=1, hi=64)
     f = _int(c, "f", "cluster", lo=0, hi=21)
     if n < 3 * f + 1:
@@ -271,6 +286,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
         founders=founders,
         path=path,
         params=params,
+        community=str(community_id),
     )
 
 

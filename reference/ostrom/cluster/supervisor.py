@@ -32,7 +32,7 @@ from ostrom.cluster.config import Address, ClusterConfig, ConfigError, ReplicaCo
 from ostrom.cluster.keys import generate
 from ostrom.cluster.wire import hello, read_one
 from ostrom.consensus.crypto import derive_key
-from ostrom.service.identity import create_file, new_key, public_hex, save_key
+from ostrom.service.identity import create_file, new_community_id, new_key, public_hex, save_key
 
 _CONFIG_FILE: Final = "cluster.toml"
 _PIDS_FILE: Final = "pids.json"
@@ -137,6 +137,7 @@ def create(
         founders=directory / _FOUNDERS_FILE,
         path=directory / _CONFIG_FILE,
         params=None if params_text is None else directory / _PARAMS_FILE,
+        community=new_community_id(),  # ENV-1: this cluster's own
     )
     path = directory / _CONFIG_FILE
     try:

@@ -10,6 +10,7 @@ values of the base configuration of every lifecycle model, models/MCLifecycle_ci
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -31,6 +32,9 @@ def js_params() -> str:
     for p in table():
         kind = "floats" if isinstance(p.default, tuple) else type(p.default).__name__
         default = repr(list(p.default)) if isinstance(p.default, tuple) else repr(p.default)
+        if p.choices:  # a word: its choices stand where a number's bounds do
+            lines.append(f"  {p.name}: ['{kind}', {default}, {list(p.choices)!r}, INF],")
+            continue
         lines.append(f"  {p.name}: ['{kind}', {default}, {bound(p.lo)}, {bound(p.hi)}],")
     return "\n".join(lines) + "\n"
 
@@ -55,6 +59,8 @@ def defaults_toml() -> str:
     lines = []
     for p in table():
         value = repr(list(p.default)) if isinstance(p.default, tuple) else repr(p.default)
+        if isinstance(p.default, str):
+            value = json.dumps(p.default)  # a TOML basic string
         unit = f" [{p.unit}]" if p.unit else ""
         lines.append(f"{p.name} = {value}  # {p.doc}{unit}")
     return _DEFAULTS_HEADER + "\n".join(lines) + "\n"

@@ -29,6 +29,7 @@ __all__ = [
     "markdown_table",
     "param_range",
     "range_problems",
+    "range_text",
     "table",
 ]
 
@@ -52,6 +53,7 @@ def _p(
     model: Any = None,
     why: str = "",
     lifecycle: bool | None = None,
+    choices: tuple[str, ...] = (),
 ) -> Any:
     """One row: ``tla`` is the parameter's CONSTANT in spec/Lifecycle.tla (or in
     spec/LifecycleTrace.tla for the rate limits, which Lifecycle.tla abstracts), where shares
@@ -63,7 +65,7 @@ def _p(
     if (model is None) != (not why):
         raise AssertionError(f"a model value needs its reason, and a reason its value: {doc}")
     meta = {"unit": unit, "lo": lo, "hi": hi, "doc": doc, "tla": tla, "model": model,
-            "why": why, "lifecycle": lifecycle}  # fmt: skip
+            "why": why, "lifecycle": lifecycle, "choices": choices}  # fmt: skip
     return field(default=default, metadata=meta)
 
 
@@ -334,6 +336,25 @@ class Params:
         "retrieval, docs/design.md §11); 0: dense retrieval off, an embedding is refused "
         "(422 embeddings_off); the protocol never reads it",
     )
+    join_mode: str = _p(
+        "open",
+        "",
+        None,
+        None,
+        "who may join (a key not yet registered): open, anyone; pow, a key with a proof of "
+        "work of join_pow_bits bits over the community id and the key; invite, a key an "
+        "operator signed an invitation for (403 admission_required otherwise); the protocol "
+        "never reads it",
+        choices=("open", "pow", "invite"),
+    )
+    join_pow_bits: int = _p(
+        20,
+        "bits",
+        0,
+        64,
+        "join_mode = pow: the leading zero bits of SHA-256 a join's proof needs (about "
+        "2^bits hashes to find, one to check)",
+    )
     # determinism
     seed: int = _p(
         0, "", 0, None, "seed of reviewer selection (sha256-based, portable)", lifecycle=True
@@ -422,6 +443,8 @@ class ParamInfo:
     why: str = ""
     #: the lifecycle rules read it (docs/rules.md's generated table lists it)
     lifecycle: bool = False
+    #: a parameter whose values are words: the words it may take (``lo`` and ``hi`` None)
+    choices: tuple[str, ...] = ()
 
 
 def table() -> list[ParamInfo]:
@@ -438,6 +461,7 @@ def table() -> list[ParamInfo]:
             f.metadata["model"],
             f.metadata["why"],
             f.metadata["lifecycle"],
+            f.metadata["choices"],
         )
         for f in dataclasses.fields(Params)
     ]
@@ -458,9 +482,17 @@ def markdown_cells(p: ParamInfo) -> list[str]:
     """One row's Markdown cells (``MARKDOWN_COLUMNS``): every table of parameters in the docs
     renders its rows with these."""
     default = ", ".join(f"{v:g}" for v in p.default) if isinstance(p.default, tuple) else p.default
+    return [f"`{p.name}`", str(default), p.unit, range_text(p), p.doc]
+
+
+def range_text(p: ParamInfo) -> str:
+    """A row's range as the docs and ``ostrom params`` show it: ``[lo, hi]``, or the
+    words a word-valued parameter may take."""
+    if p.choices:
+        return "{" + ", ".join(p.choices) + "}"
     hi = "∞" if p.hi is None else f"{p.hi:g}"
     lo = "" if p.lo is None else f"{p.lo:g}"
-    return [f"`{p.name}`", str(default), p.unit, f"[{lo}, {hi}]", p.doc]
+    return f"[{lo}, {hi}]"
 
 
 def markdown_table() -> str:
@@ -471,6 +503,10 @@ def markdown_table() -> str:
 
 
 def _coerce(name: str, value: Any, default: Any) -> Any:
+    if isinstance(default, str):
+        if isinstance(value, str):
+            return value
+        raise ParamError(f"{name}: expected a word, got {value!r}")
     if isinstance(default, bool) or isinstance(value, bool):
         raise ParamError(f"{name}: expected a number, got {value!r}")
     if isinstance(default, int):
@@ -503,6 +539,10 @@ def range_problems(p: Params) -> list[str]:
     for f in dataclasses.fields(p):
         lo, hi = f.metadata["lo"], f.metadata["hi"]
         value = getattr(p, f.name)
+        if f.metadata["choices"]:
+            if value not in f.metadata["choices"]:
+                out.append(f"{f.name}={value!r} is not one of {', '.join(f.metadata['choices'])}")
+            continue
         for v in value if isinstance(value, tuple) else (value,):
             if isinstance(v, float) and math.isnan(v):  # NaN compares false with every bound
                 out.append(f"{f.name}={value!r} is not a number")

@@ -23,6 +23,7 @@ import contextlib
 import json
 import math
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -33,6 +34,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ostrom.service.backend import Backend, LocalBackend
+from ostrom.service.budget import RefusalBudget, is_refusal, senders
 from ostrom.service.gate import GATE_ERRORS
 from ostrom.service.node import Node, Reply, error
 from ostrom.service.openapi import (
@@ -65,6 +67,13 @@ class _BadRequest(Exception):
 
 def _reply(r: Reply) -> JSONResponse:
     return JSONResponse(r.body, status_code=r.status)
+
+
+def _too_many(wait: float) -> JSONResponse:
+    """429 ``too_many_refusals`` with the seconds to wait (ADM-2)."""
+    r = _err("too_many_refusals", f"refused too often lately; retry in {wait:.1f} s")
+    r.headers["Retry-After"] = str(max(1, math.ceil(wait)))
+    return r
 
 
 def _err(code: str, detail: str) -> JSONResponse:
@@ -141,19 +150,44 @@ def _answer(a: Answer) -> JSONResponse:
     return JSONResponse(a.body, status_code=a.status, headers=headers)
 
 
-def create_app(served: Node | Backend, *, tick_interval: float | None = None) -> Starlette:
+def create_app(
+    served: Node | Backend,
+    *,
+    tick_interval: float | None = None,
+    refusals: RefusalBudget | None = None,
+) -> Starlette:
     """The Starlette app of a node or of a cluster's front (``served``: a ``Node`` is
-    served by a ``LocalBackend``; ``tick_interval``: the node ticks by itself)."""
+    served by a ``LocalBackend``; ``tick_interval``: the node ticks by itself;
+    ``refusals``: the refusal budget of each address and key, ADM-2 — ``ostrom serve``
+    always passes one, None serves without)."""
 
     backend: Backend = (
         LocalBackend(served, tick_interval=tick_interval) if isinstance(served, Node) else served
     )
     limit = backend.body_limit
 
+    # a registered principal is charged for its own signed refusals only (ADM-2)
+    known = served.gate.key_of if isinstance(served, Node) else (lambda _agent: None)
+
     async def commands(request: Request) -> Response:
-        raw = await _read_body(request, limit)
-        envelope = _parse_json(raw)
-        return _reply(await backend.submit(envelope))
+        if refusals is None:
+            return _reply(await backend.submit(_parse_json(await _read_body(request, limit))))
+        address = request.client.host if request.client is not None else ""
+        try:
+            envelope = _parse_json(await _read_body(request, limit))
+        except _BadRequest:
+            refusals.charge(senders(None, address, False), time.monotonic())
+            raise
+        agent = envelope.get("agent") if isinstance(envelope, dict) else None
+        registered = isinstance(agent, str) and known(agent) is not None
+        charged = senders(envelope, address, registered)
+        wait = refusals.wait(charged, time.monotonic())
+        if wait > 0:  # ADM-2: refused too often lately; the gate never sees it
+            return _too_many(wait)
+        reply = await backend.submit(envelope)
+        if is_refusal(reply.status, reply.body, registered):
+            refusals.charge(charged, time.monotonic())
+        return _reply(reply)
 
     async def read(request: Request, name: str, **args: Any) -> Response:
         return _answer(await backend.read(Read.of(name, **args), _consistent(request)))

@@ -20,7 +20,12 @@ Who may send what (docs/service.md "Identity"):
   (``impersonation`` otherwise): nobody acts as another, votes twice under another
   name, or reveals another's vote;
 * ``join`` carries the new agent's ``public_key``; the signature is checked against it
-  and it is registered when the Community accepts the join;
+  and it is registered when the Community accepts the join.  A join from a key not yet
+  registered must pass the community's ``join_mode`` (``open``; ``pow``: a proof of work
+  of ``join_pow_bits`` bits over the community id and the key; ``invite``: an operator's
+  signature of the key) — ``admission_required`` otherwise — and if the Community refuses
+  it, it leaves no trace: the name's seq does not advance (ADM-1), so nobody can use up
+  the seq of a name they do not own;
 * ``tick`` and ``recruit`` (no ``agent`` field) are *operator* commands: the sender must
   be an operator of the setup (``not_operator`` otherwise);
 * a propose's or resubmit's payload (content, metadata, embedding) is checked last
@@ -46,10 +51,14 @@ from ostrom.protocol.commands import (
 from ostrom.protocol.community import Community, Member
 from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.service.identity import (
-    ENVELOPE_KEYS,
-    MAX_SEQ,
+    admission_shape,
+    envelope_shape,
+    is_community_id,
     is_public_key,
+    new_community_id,
+    pow_bits,
     verify_envelope,
+    verify_invite,
 )
 
 __all__ = [
@@ -89,6 +98,19 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
         GateError("unknown_agent", 403, "the sender has no registered key (join first)"),
         GateError("impersonation", 403, "the command's agent is not the envelope's sender"),
         GateError("not_operator", 403, "an operator command (tick, recruit) from a non-operator"),
+        GateError(
+            "admission_required",
+            403,
+            "a join from a key not yet registered without the proof the community's join_mode "
+            "asks: a proof of work of join_pow_bits bits (pow) or an operator's invitation of "
+            "the key (invite)",
+        ),
+        GateError(
+            "join_refused",
+            409,
+            "the Community refused a join from a key not yet registered (its result in the "
+            "detail): nothing logged, the name's seq unchanged (ADM-1)",
+        ),
         GateError("not_found", 404, "no such resource"),
         GateError("no_content", 404, "the artifact was proposed by digest only: no content"),
         GateError(
@@ -100,6 +122,12 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
         GateError("replayed", 409, "seq is not above the sender's last seq (already used)"),
         GateError("out_of_order", 409, "seq skips ahead of the sender's last seq + 1"),
         GateError("too_large", 413, "the request body exceeds the node's limit"),
+        GateError(
+            "too_many_refusals",
+            429,
+            "this address or key was refused too often lately (the node's refusal budget): "
+            "nothing was checked or logged; retry after the Retry-After seconds",
+        ),
         GateError(
             "content_too_large",
             413,
@@ -206,14 +234,19 @@ class Founder:
 
 @dataclass(frozen=True)
 class Setup:
-    """What a node is built from besides its parameters: founders and operators.
+    """What a node is built from besides its parameters: founders, operators and the
+    community's id (random, made with the database or written in cluster.toml: every
+    envelope is signed for it, ENV-1).
 
     Stored in the database's header so that every replay rebuilds the same gate."""
 
     founders: tuple[Founder, ...] = ()
     operators: Mapping[str, str] = field(default_factory=dict)  # operator id -> public key
+    community: str = field(default_factory=new_community_id)
 
     def __post_init__(self) -> None:
+        if not is_community_id(self.community):
+            raise ValueError("community must be 32 lowercase hex digits")
         ids = [f.member.id for f in self.founders] + list(self.operators)
         if len(set(ids)) != len(ids):
             raise ValueError("founder and operator ids must be unique (together)")
@@ -229,13 +262,14 @@ class Setup:
             "members": [member_json(f.member) for f in self.founders],
             "keys": {f.member.id: f.public_key for f in self.founders},
             "operators": dict(sorted(self.operators.items())),
+            "community": self.community,
         }
 
     @classmethod
     def from_json(cls, doc: Any) -> Setup:
         """Inverse of ``to_json``; ``ValueError`` for anything else (hostile file bytes)."""
-        if not isinstance(doc, dict) or set(doc) != {"members", "keys", "operators"}:
-            raise ValueError("setup: expected {members, keys, operators}")
+        if not isinstance(doc, dict) or set(doc) != {"members", "keys", "operators", "community"}:
+            raise ValueError("setup: expected {members, keys, operators, community}")
         members, keys, ops = doc["members"], doc["keys"], doc["operators"]
         if not isinstance(members, list) or not isinstance(keys, dict) or not isinstance(ops, dict):
             raise ValueError("setup: members is a list, keys and operators objects")
@@ -249,7 +283,7 @@ class Setup:
             raise ValueError("setup: keys name exactly the founders")
         if not all(isinstance(k, str) and k for k in ops):
             raise ValueError("setup: operator ids are non-empty strings")
-        return cls(tuple(founders), dict(ops))
+        return cls(tuple(founders), dict(ops), doc["community"])
 
 
 _MEMBER_KEYS: Final = ("id", "tier", "reputation", "evidence", "pretrusted", "subscriptions")
@@ -337,6 +371,16 @@ def payload_refusal(
     return None
 
 
+def _agent_seq(envelope: object) -> tuple[str | None, int | None]:
+    """The envelope's agent and seq where each is well typed (a refusal names them)."""
+    if not isinstance(envelope, dict):
+        return None, None
+    agent, seq = envelope.get("agent"), envelope.get("seq")
+    ok_agent = isinstance(agent, str) and is_text(agent) and 0 < len(agent) <= 256
+    ok_seq = isinstance(seq, int) and not isinstance(seq, bool)
+    return (agent if ok_agent else None), (seq if ok_seq else None)
+
+
 def _refused(code: str) -> Observation:
     """The observation ``Gate.apply`` returns for an envelope ``admit`` refuses."""
     return {"result": code, "events": []}
@@ -392,29 +436,17 @@ class Gate:
         anything about seqs).  The command's schema is the Community's to check: an
         admitted command that fails it is answered ``invalid_input`` and counted against
         its sender (SAN-1's malfunction classifier), like any protocol refusal."""
-        if not isinstance(envelope, dict):
-            return Admission("malformed", "the body must be a JSON object (an envelope)")
-        extra = set(envelope) - ENVELOPE_KEYS
-        if extra:
-            return Admission("malformed", f"unknown envelope key(s): {', '.join(sorted(extra))}")
-        agent, seq, command = envelope.get("agent"), envelope.get("seq"), envelope.get("command")
-        if not isinstance(agent, str) or not is_text(agent) or not 0 < len(agent) <= 256:
-            # is_text: UTF-8 can encode it (a lone surrogate cannot be logged or signed)
-            return Admission("malformed", "agent must be a string of 1 to 256 characters")
-        if isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq <= MAX_SEQ:
-            return Admission("malformed", f"seq must be an integer in 1..{MAX_SEQ}", agent)
-        if not isinstance(command, dict):
-            return Admission("malformed", "command must be an object", agent, seq)
+        shape = envelope_shape(envelope)
+        if shape is not None:
+            return Admission(shape[0], shape[1], *_agent_seq(envelope))
+        assert isinstance(envelope, dict)
+        agent, seq, command = envelope["agent"], envelope["seq"], envelope["command"]
         op = command.get("op")
         # The command's own shape is NOT checked here: a signed, well-sequenced command
         # that fails the schema is the sender's protocol input, logged and answered by the
         # Community (invalid_input, and a `malformed` violation of the sender: the
         # malfunction classifier that quarantines broken agents, SAN-1, depends on seeing
         # it).  Refusing it here would let a broken agent's garbage bounce for ever.
-        if "public_key" in envelope and op != "join":
-            return Admission("malformed", "public_key belongs to a join only", agent, seq)
-        if "signature" not in envelope:
-            return Admission("unsigned", "the envelope has no signature", agent, seq)
         # Who is sending, and with which key.
         if isinstance(op, str) and op in OPERATOR_OPS:
             key = self._operators.get(agent)
@@ -434,10 +466,14 @@ class Gate:
                     return Admission(
                         "malformed", "a join carries public_key (64 hex digits)", agent, seq
                     )
+                assert isinstance(key, str)
+                refused = self._admission_refusal(key, envelope.get("admission"))
+                if refused is not None:
+                    return Admission("admission_required", refused, agent, seq)
             if key is None:
                 return Admission("unknown_agent", f"{agent!r} has not joined", agent, seq)
         assert isinstance(key, str)
-        if not verify_envelope(envelope, key):
+        if not verify_envelope(envelope, key, self.setup.community):  # ENV-1
             return Admission("bad_signature", "the signature does not verify", agent, seq)
         last = self.last_seq(agent)
         if seq <= last:
@@ -448,6 +484,41 @@ class Gate:
         if refusal is not None:
             return Admission(refusal[0], refusal[1], agent, seq)
         return Admission(None, "", agent, seq)
+
+    def _admission_refusal(self, key: str, admission: object) -> str | None:
+        """Why a join registering ``key`` does not pass the community's ``join_mode`` (its
+        signature is checked after this, so the proof is bound to the envelope), or None.
+        A proof is one SHA-256 or one Ed25519 check: cheap to verify, whatever is sent."""
+        mode = self.params.join_mode
+        if mode == "open":
+            return None
+        kind = None if admission is None else admission_shape(admission)
+        community = self.setup.community
+        if mode == "pow":
+            bits = self.params.join_pow_bits
+            if kind != "pow":
+                return f"join_mode is pow: a join carries admission {{nonce}} ({bits} bits)"
+            assert isinstance(admission, dict)
+            if pow_bits(community, key, admission["nonce"]) < bits:
+                return f"the proof of work has fewer than join_pow_bits = {bits} zero bits"
+            return None
+        if kind != "invite":
+            return "join_mode is invite: a join carries admission {operator, invite}"
+        assert isinstance(admission, dict)
+        op_key = self._operators.get(admission["operator"])
+        if op_key is None or not verify_invite(community, key, op_key, admission["invite"]):
+            return "the invitation is not an operator's signature of this key"
+        return None
+
+    def leaves_no_trace(self, envelope: dict[str, Any], obs: Observation) -> bool:
+        """Whether ``envelope``, just applied with observation ``obs``, is a join from a key
+        not yet registered that the Community refused: it changed nothing (not even its
+        name's seq, ADM-1), so the node logs nothing for it."""
+        return (
+            envelope["command"].get("op") == "join"
+            and obs["result"] != "ok"
+            and envelope["agent"] not in self._keys
+        )
 
     def apply(self, command: object) -> Observation:
         """Apply an envelope (``command``: the ``Core`` signature): the Community's
@@ -464,8 +535,10 @@ class Gate:
         assert adm.ok and adm.agent is not None and adm.seq is not None
         inner = envelope["command"]
         obs = self.community.apply(inner)
-        # a join registers its key only when the Community admits it (tier 0, w_min: REP-2)
-        if inner.get("op") == "join" and obs["result"] == "ok" and adm.agent not in self._keys:
+        if inner.get("op") == "join" and adm.agent not in self._keys:
+            if obs["result"] != "ok":
+                return obs  # ADM-1: a refused join of an unregistered name uses no seq
+            # a join registers its key only when the Community admits it (tier 0, w_min: REP-2)
             self._keys[adm.agent] = str(envelope["public_key"])
         self._last[adm.agent] = adm.seq
         return obs

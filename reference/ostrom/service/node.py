@@ -7,6 +7,9 @@ writer, so the log's order *is* the order of application):
    answered from the log and not applied again (a client that timed out resends the same
    envelope: it cannot double-apply);
 2. the gate admits or refuses (a refusal: a 4xx, nothing changed, nothing logged);
+   a join from a key not yet registered that the Community refuses is a 4xx too
+   (``join_refused``): it changed nothing, its name's seq included, so it is not logged
+   (ADM-1);
 3. the command is applied to the gate, and its envelope and observation are appended to
    the log in one SQLite transaction (with a snapshot when one is due, below);
 4. only then the reply; waiting readers of ``/events`` are woken.
@@ -234,14 +237,18 @@ class Node:
         """Open (or create) the database at ``path`` and rebuild the state by replay.
 
         A new file is created with ``params`` and ``setup`` (defaults: the default
-        parameters, no founders).  An existing file keeps its own; passing different
-        ones is an error (``StoreError``), never a silent change of the rules."""
+        parameters, no founders, a fresh community id).  An existing file keeps its own;
+        passing different parameters, founders or operators is an error (``StoreError``),
+        never a silent change of the rules.  The community id is the file's, made when it
+        was created: ``setup``'s own is used only then (ENV-1)."""
         create = ((params or DEFAULTS).to_dict(), (setup or Setup()).to_json())
         store = Store.open(path, create=create, fsync=fsync, busy_timeout=busy_timeout)
         try:
             if params is not None and _stored_params(store) != _json(params.to_dict()):
                 raise StoreError(f"{path}: the database was created with other parameters")
-            if setup is not None and store.setup != _json(setup.to_json()):
+            if setup is not None and _but_community(store.setup) != _but_community(
+                _json(setup.to_json())
+            ):
                 raise StoreError(f"{path}: the database was created with other founders")
             gate, base, envelopes = replay(store, verify=verify)
         except (sqlite3.Error, UnicodeDecodeError) as exc:  # e.g. a row no longer UTF-8
@@ -309,6 +316,10 @@ class Node:
                     _log.exception("the core raised on %r", command)
                     self._rebuild([s.envelope for s in staged])  # undo it, keep the group's
                     out.append(error("internal_error", f"{type(exc).__name__}; nothing applied"))
+                    continue
+                if self.gate.leaves_no_trace(envelope, obs):  # ADM-1: changed nothing
+                    detail = f"the Community refused the join ({obs['result']}); nothing logged"
+                    out.append(error("join_refused", detail))
                     continue
                 snap = None
                 if since_cmds + 1 >= self.snapshot_every and (
@@ -484,7 +495,13 @@ class Node:
             return error("not_operator", "this node has no operator key")
         with self._lock:
             seq = self.gate.last_seq(self.operator.id) + 1
-            env = sign_envelope(self.operator.key, self.operator.id, seq, {"op": "tick"})
+            env = sign_envelope(
+                self.operator.key,
+                self.operator.id,
+                seq,
+                {"op": "tick"},
+                community=self.gate.setup.community,
+            )
             return self.submit(env)
 
     # --- reading ----------------------------------------------------------------------------
@@ -746,6 +763,13 @@ def _stored_params(store: Store) -> Any:
         return _json(Params.from_mapping(store.params).to_dict())
     except (ParamError, ValueError, TypeError):
         return store.params
+
+
+def _but_community(setup: Any) -> Any:
+    """A stored setup without its community id (what a caller's setup is compared by)."""
+    if isinstance(setup, dict):
+        return {k: v for k, v in setup.items() if k != "community"}
+    return setup
 
 
 def _snapshot_row(gate: Gate) -> dict[str, Any]:

@@ -278,7 +278,14 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         ("bad_query", "db_unavailable"),
         "LogPage",
     ),
-    _reading("GET", "/health", "health", "Liveness: log position and round.", response="Health"),
+    _reading(
+        "GET",
+        "/health",
+        "health",
+        "Liveness: log position and round, and the community id every envelope is signed "
+        "for (ENV-1).",
+        response="Health",
+    ),
     Endpoint(
         "GET",
         "/status",
@@ -317,12 +324,32 @@ _ENVELOPE_SCHEMA: Final[dict[str, Any]] = {
         "command": {"$ref": "#/components/schemas/Command"},
         "signature": {"type": "string", "pattern": "^[0-9a-f]{128}$"},
         "public_key": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "admission": {
+            "oneOf": [
+                {
+                    "type": "object",
+                    "required": ["nonce"],
+                    "properties": {"nonce": {"type": "string", "pattern": "^[0-9a-f]{1,64}$"}},
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "required": ["invite", "operator"],
+                    "properties": {
+                        "operator": {"type": "string", "minLength": 1, "maxLength": 256},
+                        "invite": {"type": "string", "pattern": "^[0-9a-f]{128}$"},
+                    },
+                    "additionalProperties": False,
+                },
+            ]
+        },
     },
     "description": (
-        f"Ed25519 signature by `agent` over {SIGNING_DOMAIN!r} + canonical JSON of "
-        "{agent, seq, command[, public_key]}, the command without its payload (content, "
-        "title, tags, source: its digest covers them) (docs/service.md). public_key: "
-        "join only."
+        f"Ed25519 signature by `agent` over {SIGNING_DOMAIN!r} + the community id (GET "
+        "/health) + a newline + canonical JSON of {agent, seq, command[, public_key, "
+        "admission]}, the command without its payload (content, title, tags, source: its "
+        "digest covers them) (docs/service.md). public_key and admission: join only "
+        "(admission: the proof the community's join_mode asks)."
     ),
 }
 
@@ -416,7 +443,14 @@ _RESPONSES: Final[dict[str, Any]] = {
             }
         }
     ),
-    "Health": _obj({"status": {"const": "ok"}, "last_pos": _POS, "now": _INT}),
+    "Health": _obj(
+        {
+            "status": {"const": "ok"},
+            "last_pos": _POS,
+            "now": _INT,
+            "community": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+        }
+    ),
     "Content": _obj(
         {"artifact": _STR, "digest": _STR},
         {

@@ -177,5 +177,8 @@ def _reply(node: Node, read: Read) -> Reply:
         return Reply(200, {"entries": entries, "last_pos": node.last_pos})
     if name == "health":
         now = node.gate.community.orchestrator.now
-        return Reply(200, {"status": "ok", "last_pos": node.last_pos, "now": now})
+        community = node.gate.setup.community  # what a client signs for (ENV-1)
+        return Reply(
+            200, {"status": "ok", "last_pos": node.last_pos, "now": now, "community": community}
+        )
     raise ReadError(f"no such read: {name!r}")

@@ -88,10 +88,14 @@ __all__ = [
 
 #: The file format the ``meta`` table names; a file of another format is refused.
 FORMAT: Final = "ostrom-node/1"
-#: The schema version; bumped with any change of the tables (a file of version 1, from
-#: before the content tables, 2, from before the search tables, or 3, from before the
-#: embeddings, is upgraded on open).
-_VERSION: Final = 4
+#: The schema version; bumped with any change of the tables or of what a row means.
+#: Version 5: every envelope is signed for the community id in ``meta.setup`` (ENV-1).  A
+#: file of an earlier version (1: before the content tables, 2: before the search tables,
+#: 3: before the embeddings, 4) holds envelopes signed for no community, which verify
+#: under none: it is refused (``_BEFORE_COMMUNITY``), never upgraded.
+_VERSION: Final = 5
+#: The versions whose envelopes name no community (refused on open, with how to move on).
+_BEFORE_COMMUNITY: Final = ("1", "2", "3", "4")
 #: Most recent query texts kept per artifact in ``read_queries`` (advisory).
 RECENT_QUERIES: Final = 8
 #: Reads kept in memory before they are written without waiting for a log append.
@@ -428,19 +432,15 @@ class Store:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("format") != FORMAT:
             raise StoreError(f"{p}: format {meta.get('format')!r}, expected {FORMAT!r}")
-        if meta.get("version") == "1" and "content" not in tables:
-            cls._upgrade(db, _CONTENT_SCHEMA + _SEARCH_SCHEMA + _DENSE_SCHEMA)
-        elif meta.get("version") == "2" and {"content", "artifact_content"} <= tables:
-            if "content_fts" in tables:
-                raise StoreError(f"{p}: schema version 2 with the search tables (edited file)")
-            cls._upgrade(db, _SEARCH_SCHEMA + _DENSE_SCHEMA)
-        elif meta.get("version") == "3" and tables >= _TABLES - {"content_vec"}:
-            if "content_vec" in tables:
-                raise StoreError(f"{p}: schema version 3 with the embeddings table (edited file)")
-            cls._upgrade(db, _DENSE_SCHEMA, reindex=False)
-        elif meta.get("version") not in ("2", "3", str(_VERSION)):
+        if meta.get("version") in _BEFORE_COMMUNITY:
+            raise StoreError(
+                f"{p}: schema version {meta.get('version')}, from before envelopes named their "
+                "community: its signatures verify under no community (ENV-1); export its log "
+                "with the ostrom that wrote it and start a new node"
+            )
+        if meta.get("version") != str(_VERSION):
             raise StoreError(f"{p}: schema version {meta.get('version')!r}, expected {_VERSION}")
-        elif not tables >= _TABLES:
+        if not tables >= _TABLES:
             raise StoreError(f"{p}: not a node database (tables: {sorted(tables)})")
         params, setup = (
             _loads(meta.get("params"), "meta.params"),
@@ -453,25 +453,6 @@ class Store:
             raise StoreError(f"{p}: log positions are not 1..{n} (torn or edited log)")
         db.execute("PRAGMA journal_mode=WAL")
         return cls(db, p, params, setup)
-
-    @staticmethod
-    def _upgrade(db: sqlite3.Connection, script: str, *, reindex: bool = True) -> None:
-        """Version 1, 2 or 3 -> 4: add the tables ``script`` creates (a version-1 log has
-        no payload), index the payloads a version-2 file holds (``reindex``); the
-        provenance of decisions made before the upgrade is not known (its columns read
-        null), and no payload of a file before version 4 carries an embedding (the
-        parameter did not exist)."""
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for stmt in _statements(script):
-                db.execute(stmt)
-            if reindex:
-                db.execute("INSERT INTO content_fts (content_fts) VALUES ('rebuild')")
-            db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(_VERSION),))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def _rollback(self) -> None:
         """Roll back the open transaction, if any (a failing rollback leaves SQLite to
