@@ -42,7 +42,7 @@ from ostrom.consensus.crypto import derive_key  # noqa: E402
 from ostrom.service.identity import public_hex, sign_envelope  # noqa: E402
 from ostrom.service.node import Node  # noqa: E402
 from record import save  # noqa: E402
-from service import PARAMS, SEED, setup  # noqa: E402
+from service import COMMUNITY, PARAMS, SEED, setup  # noqa: E402
 
 AGENTS = (10_000, 100_000)
 ARTIFACTS = (10_000, 100_000)
@@ -74,7 +74,14 @@ def child_build_agents(db: Path, n: int) -> dict[str, Any]:
     for i in range(n):
         key = derive_key(SEED, f"j{i}")
         batch.append(
-            sign_envelope(key, f"j{i}", 1, {"op": "join", "agent": f"j{i}"}, public_hex(key))
+            sign_envelope(
+                key,
+                f"j{i}",
+                1,
+                {"op": "join", "agent": f"j{i}"},
+                public_hex(key),
+                community=COMMUNITY,
+            )
         )
         if len(batch) == GROUP or i == n - 1:
             for r in node.submit_many(batch):
