@@ -1,0 +1,176 @@
+"""A real cluster under hostile clients (issue 41, item 5; docs/security.md, "the
+cluster's front").
+
+The front signs what it orders as its own PBFT client, so what it lets through costs
+every replica an ordering, a durable write and a place in its history.  These tests send
+what an attacker sends over loopback to a running front: envelopes nobody signed (large
+ones), envelopes signed by the wrong key, from unknown agents, impersonations — and
+check that each is answered with the gate's code and that no replica executes anything
+for them; and enough large signed commands to fill the front's queue while its client
+identities wait, which must be answered 503 ``busy`` at the queue's bound in bytes, not
+held in memory by the thousand.  Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from cluster_world import converge, founders_file
+from ostrom.cluster.front import MAX_QUEUED_BYTES, Front
+from ostrom.cluster.supervisor import Cluster, create, front_status
+from ostrom.consensus.crypto import derive_key
+from ostrom.service.identity import public_hex, sign_envelope
+from service_world import OPERATOR, Signer
+
+pytestmark = pytest.mark.system
+
+#: the issue's attack: 20 unsigned proposals of 200 KB (not payload: ordered with it)
+UNSIGNED, CONTENT = 20, 200_000
+
+
+def _proposal(agent: str, i: int) -> dict[str, Any]:
+    return {"op": "propose", "agent": agent, "artifact": f"junk{i}", "slot": "s"}
+
+
+def hostile(i: int) -> list[tuple[Any, int, str]]:
+    """The i-th round of bodies a hostile client sends, each with the answer the gate
+    gives it (status, code)."""
+    stranger = derive_key(b"hostile-stranger", str(i))
+    unsigned = {
+        "agent": "f2",
+        "seq": 100 + i,
+        "command": {**_proposal("f2", i), "digest": "d", "note": "A" * CONTENT},
+    }
+    wrong_key = sign_envelope(stranger, "f2", 100 + i, _proposal("f2", i))
+    flipped = copy.deepcopy(Signer().env("f3", _proposal("f3", i)))
+    flipped["signature"] = ("0" if flipped["signature"][0] != "0" else "1") + flipped["signature"][
+        1:
+    ]
+    ghost = sign_envelope(stranger, f"ghost{i}", 1, _proposal(f"ghost{i}", i))
+    posing = sign_envelope(stranger, "n", 1, _proposal("f1", i))
+    tick = sign_envelope(stranger, "f4", 1, {"op": "tick"})
+    return [
+        (unsigned, 401, "unsigned"),
+        (wrong_key, 401, "bad_signature"),
+        (flipped, 401, "bad_signature"),
+        (ghost, 403, "unknown_agent"),
+        (posing, 403, "impersonation"),
+        (tick, 403, "not_operator"),
+        ([unsigned], 400, "malformed"),
+    ]
+
+
+def executed(c: Cluster) -> int:
+    """Every replica's last executed request, once they agree."""
+    points = converge(c, list(range(c.cfg.n)), 0)
+    return next(iter(points.values()))[0]
+
+
+def test_the_front_orders_only_what_its_sender_signed(tmp_path: Path) -> None:
+    d = tmp_path / "c"
+    create(d, n=4, seed=5, synchronous="OFF", founders_file=founders_file(tmp_path / "f"))
+    c = Cluster(d)
+    try:
+        c.start(timeout=60)
+        s = Signer()
+        with httpx.Client(timeout=30) as http:
+
+            def post(body: Any) -> httpx.Response:
+                return http.post(c.url + "/commands", json=body)
+
+            # honest commands pass: a join (its own key), an operator's, a founder's
+            # (its key asked of the replicas)
+            for env in [
+                s.env("n", {"op": "join", "agent": "n"}, join=True),
+                s.env(OPERATOR, {"op": "tick"}),
+                s.env("f1", {**_proposal("f1", 0), "digest": "d"}),
+            ]:
+                r = post(env)
+                assert r.status_code == 200, r.text
+            before = executed(c)
+            sent = 0
+            for i in range(UNSIGNED):
+                for body, status, code in hostile(i) if i < 3 else hostile(i)[:1]:
+                    r = post(body)
+                    sent += 1
+                    assert (r.status_code, r.json().get("error")) == (status, code), r.text
+            # and honest traffic still passes, after the attack
+            r = post(s.env("f1", {**_proposal("f1", 1), "digest": "d"}))
+            assert r.status_code == 200, r.text
+        # nothing was ordered for the attack: one request since, the honest one
+        assert executed(c) == before + 1
+        st = front_status(c.cfg)
+        assert st is not None and st["stats"]["screened"] == sent
+    finally:
+        c.stop()
+
+
+@pytest.mark.slow
+def test_the_fronts_queue_is_bounded_in_bytes(tmp_path: Path) -> None:
+    """A front whose replicas are down (its one client identity waits for ever): large
+    signed commands queue up to ``MAX_QUEUED_BYTES``, then are answered 503 ``busy``."""
+    d = tmp_path / "c"
+    create(d, n=4, seed=6, clients=1, synchronous="OFF")
+    c = Cluster(d)
+    # the largest body the front takes for this community, less the envelope around it
+    body = Front(c.cfg).body_limit - 2_000
+    # one batch, its client identity waiting, and the first of the next, which the
+    # dispatcher holds while it waits for a free client identity
+    in_flight = c.cfg.batch_size + 1
+    count = MAX_QUEUED_BYTES // body + in_flight + 24
+
+    def big_join(i: int) -> dict[str, Any]:
+        k = derive_key(b"hostile-queue", str(i))
+        cmd = {"op": "join", "agent": f"big{i}", "padding": "P" * body}
+        return sign_envelope(k, f"big{i}", 1, cmd, public_hex(k))
+
+    expected = count - MAX_QUEUED_BYTES // body - in_flight  # at least this many busy
+
+    async def flood() -> list[int]:
+        """Post every body at once; the statuses answered once ``expected`` were 503
+        (or 60 s passed), the bodies still held by the front cancelled."""
+        limits = httpx.Limits(max_connections=count)
+        async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+
+            async def one(i: int) -> int:
+                r = await http.post(c.url + "/commands", json=big_join(i))
+                return r.status_code
+
+            tasks = [asyncio.ensure_future(one(i)) for i in range(count)]
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                done = [t.result() for t in tasks if t.done() and not t.exception()]
+                if done.count(503) >= expected or any(t.exception() for t in tasks if t.done()):
+                    break
+                await asyncio.sleep(0.1)
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            return [t.result() for t in tasks if t.done() and not t.cancelled()]
+
+    try:
+        c.start_front()
+        _wait_front(c)
+        statuses = asyncio.run(flood())
+        assert statuses.count(503) >= expected, statuses
+        assert set(statuses) == {503}, statuses  # nothing else answered: the rest wait
+        st = front_status(c.cfg)
+        assert st is not None and st["queued_bytes"] <= MAX_QUEUED_BYTES
+    finally:
+        c.stop()
+
+
+def _wait_front(c: Cluster, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if front_status(c.cfg) is not None:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the front did not start")
