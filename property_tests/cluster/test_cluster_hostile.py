@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,14 @@ import httpx
 import pytest
 
 from cluster_world import converge, founders_file
+from ostrom.cluster.config import Address
 from ostrom.cluster.front import MAX_QUEUED_BYTES, Front
-from ostrom.cluster.supervisor import Cluster, create, front_status
+from ostrom.cluster.keys import load_signer
+from ostrom.cluster.supervisor import Cluster, create, front_status, replica_status
+from ostrom.cluster.wire import HELLO_TIMEOUT_S, frame, hello, prove
+from ostrom.consensus.crypto import Signer as CryptoSigner
 from ostrom.consensus.crypto import derive_key
+from ostrom.consensus.messages import Prepare, Signed
 from ostrom.service.identity import public_hex, sign_envelope
 from service_world import OPERATOR, Signer
 
@@ -73,43 +79,95 @@ def executed(c: Cluster) -> int:
     return next(iter(points.values()))[0]
 
 
-def test_the_front_orders_only_what_its_sender_signed(tmp_path: Path) -> None:
-    d = tmp_path / "c"
-    create(d, n=4, seed=5, synchronous="OFF", founders_file=founders_file(tmp_path / "f"))
-    c = Cluster(d)
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One cluster of service_world's community for the module's attacks."""
+    tmp = tmp_path_factory.mktemp("hostile")
+    create(tmp / "c", n=4, seed=5, synchronous="OFF", founders_file=founders_file(tmp / "f"))
+    c = Cluster(tmp / "c")
     try:
         c.start(timeout=60)
-        s = Signer()
-        with httpx.Client(timeout=30) as http:
-
-            def post(body: Any) -> httpx.Response:
-                return http.post(c.url + "/commands", json=body)
-
-            # honest commands pass: a join (its own key), an operator's, a founder's
-            # (its key asked of the replicas)
-            for env in [
-                s.env("n", {"op": "join", "agent": "n"}, join=True),
-                s.env(OPERATOR, {"op": "tick"}),
-                s.env("f1", {**_proposal("f1", 0), "digest": "d"}),
-            ]:
-                r = post(env)
-                assert r.status_code == 200, r.text
-            before = executed(c)
-            sent = 0
-            for i in range(UNSIGNED):
-                for body, status, code in hostile(i) if i < 3 else hostile(i)[:1]:
-                    r = post(body)
-                    sent += 1
-                    assert (r.status_code, r.json().get("error")) == (status, code), r.text
-            # and honest traffic still passes, after the attack
-            r = post(s.env("f1", {**_proposal("f1", 1), "digest": "d"}))
-            assert r.status_code == 200, r.text
-        # nothing was ordered for the attack: one request since, the honest one
-        assert executed(c) == before + 1
-        st = front_status(c.cfg)
-        assert st is not None and st["stats"]["screened"] == sent
+        yield c
     finally:
         c.stop()
+
+
+def test_the_front_orders_only_what_its_sender_signed(cluster: Cluster) -> None:
+    c = cluster
+    s = Signer()
+    with httpx.Client(timeout=30) as http:
+
+        def post(body: Any) -> httpx.Response:
+            return http.post(c.url + "/commands", json=body)
+
+        # honest commands pass: a join (its own key), an operator's, a founder's
+        # (its key asked of the replicas)
+        for env in [
+            s.env("n", {"op": "join", "agent": "n"}, join=True),
+            s.env(OPERATOR, {"op": "tick"}),
+            s.env("f1", {**_proposal("f1", 0), "digest": "d"}),
+        ]:
+            r = post(env)
+            assert r.status_code == 200, r.text
+        before = executed(c)
+        sent = 0
+        for i in range(UNSIGNED):
+            for body, status, code in hostile(i) if i < 3 else hostile(i)[:1]:
+                r = post(body)
+                sent += 1
+                assert (r.status_code, r.json().get("error")) == (status, code), r.text
+        # and honest traffic still passes, after the attack
+        r = post(s.env("f1", {**_proposal("f1", 1), "digest": "d"}))
+        assert r.status_code == 200, r.text
+    # nothing was ordered for the attack: one request since, the honest one
+    assert executed(c) == before + 1
+    st = front_status(c.cfg)
+    assert st is not None and st["stats"]["screened"] == sent
+
+
+async def _dial(address: Address, data: bytes, proof_by: CryptoSigner | None = None) -> bytes:
+    """Connect, send a hello naming r1 (and a proof signed by ``proof_by`` if given, as
+    if it were r1's), then ``data``; what the receiver sent back before it closed."""
+    reader, writer = await asyncio.open_connection(address.host, address.port)
+    try:
+        writer.write(hello("r1"))
+        if proof_by is not None:
+            await prove(reader, writer, proof_by, "r1", "r0")
+        writer.write(data)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(1 << 16), HELLO_TIMEOUT_S + 5)
+    except (ConnectionError, TimeoutError):
+        return b""
+    finally:
+        writer.close()
+
+
+def test_only_a_peer_that_proves_its_name_reaches_a_replica(cluster: Cluster) -> None:
+    """Issue 41, item 6: a local process that names a known replica in its hello, with no
+    proof, or a proof signed by another key (a stranger's, another replica's), is closed
+    before any of its frames is read: the forged PREPARE it sends
+    never reaches the replica's decoder or its signature check."""
+    c = cluster
+    r0 = c.cfg.replica(0).listen
+    forged = Signed(Prepare(0, 1, "0" * 64, 1), "r1", bytes(64)).encoded
+    before = replica_status(r0)
+    assert before is not None
+    stranger = CryptoSigner("r1", derive_key(b"hostile-link", "r1"))
+    r2 = load_signer(c.cfg.keys, "r2")  # a real replica's key, not r1's
+    for proof_by in (None, stranger, r2):
+        asyncio.run(_dial(r0, frame(forged) * 3, proof_by))
+    # and the front's port, where the replicas send their replies
+    asyncio.run(_dial(c.cfg.front, frame(forged)))
+    after = replica_status(r0)
+    assert after is not None
+    assert after["rejected"].get("forged", 0) == before["rejected"].get("forged", 0)
+    assert after["rejected"].get("malformed", 0) == before["rejected"].get("malformed", 0)
+    closed = after["stats"].get("unauthenticated_connections", 0)
+    assert closed - before["stats"].get("unauthenticated_connections", 0) == 3
+    st = front_status(c.cfg)
+    assert st is not None and st["stats"].get("unauthenticated_connections", 0) == 1
+    # the replicas' own links proved themselves: the cluster still orders
+    converge(c, list(range(c.cfg.n)), 0)
 
 
 @pytest.mark.slow

@@ -69,6 +69,7 @@ from ostrom.cluster.wire import (
     READ,
     FrameDecoder,
     FrameError,
+    authenticate,
     frame,
     hello,
     parse_hello,
@@ -77,13 +78,13 @@ from ostrom.cluster.wire import (
 )
 from ostrom.consensus.client import Client
 from ostrom.consensus.messages import (
-    MAX_MESSAGE_BYTES,
     Malformed,
     Reply,
     Signed,
     canonical,
     check_tree,
     decode,
+    max_request_bytes,
 )
 from ostrom.consensus.replica import BROADCAST, Output
 from ostrom.service.app import create_app
@@ -97,9 +98,10 @@ from ostrom.service.server import config as server_config
 __all__ = ["MAX_BODY", "MAX_QUEUED_BYTES", "BadCommand", "Front", "check_command", "main"]
 
 MAX_BODY: Final = 1 << 20
-#: The encoded commands of one batch stay below this (a PBFT message carries at most
-#: ``MAX_MESSAGE_BYTES``; the rest is the envelope).
-_MAX_BATCH_BYTES: Final = MAX_MESSAGE_BYTES // 2
+#: What a signed REQUEST adds around its batch's commands (its client, timestamp,
+#: signature; 300 bytes measured with a 32-character client name), and each command's
+#: separator is counted as one byte more.
+_REQUEST_WRAPPER: Final = 512
 #: Levels of the request envelope above a command (Signed, Request, operation, batch).
 _ENVELOPE_DEPTH: Final = 6
 #: Commands waiting for a client identity before the front answers 503 (busy).
@@ -170,6 +172,8 @@ class Front:
         ring = load_ring(cfg.keys)
         now_us = time.time_ns() // 1000
         self.slots: dict[str, _Slot] = {}
+        self.ring = ring
+        self._link_signer = load_signer(cfg.keys, cfg.client_names[0])
         for name in cfg.client_names:
             c = Client(name, load_signer(cfg.keys, name), ring, cfg.n, cfg.f)
             c.timestamp = now_us
@@ -189,6 +193,9 @@ class Front:
         #: registered keys f+1 replicas agreed on (insertion order: the oldest evicted)
         self.keys: dict[str, str] = {}
         self.queued_bytes = 0
+        #: the commands of one request, encoded, stay within this: every VIEW-CHANGE and
+        #: NEW-VIEW that may carry the request then fits a frame (``max_request_bytes``)
+        self.max_batch_bytes = max_request_bytes(cfg.n, cfg.watermark_window) - _REQUEST_WRAPPER
         self.content_limit = params.content_limit
         self.embedding_dim = params.embedding_dim
         #: the node's body limit for this community, within the front's own bound
@@ -229,7 +236,7 @@ class Front:
                 else:
                     nxt = self.queue.get_nowait()
                 self.queued_bytes -= nxt.size
-                if size + nxt.size > _MAX_BATCH_BYTES:
+                if size + nxt.size + len(batch) + 1 > self.max_batch_bytes:
                     self._held = nxt  # the first of the next batch
                     break
                 batch.append(nxt)
@@ -309,7 +316,15 @@ class Front:
             first = await asyncio.wait_for(read_one(reader, 256), HELLO_TIMEOUT_S)
             if first is None:
                 return
-            parse_hello(first)
+            peer = parse_hello(first)
+            replicas = {rc.name for rc in self.cfg.replicas}
+            try:  # only a replica, proving it is itself (wire.py)
+                await authenticate(
+                    reader, writer, peer, "front", self.ring, lambda s: s == peer and s in replicas
+                )
+            except (FrameError, TimeoutError):
+                self.stats["unauthenticated_connections"] += 1
+                return
             decoder = FrameDecoder()
             while True:
                 frames = await read_frames(reader, decoder)
@@ -348,6 +363,8 @@ class Front:
                 "busy", f"{self.queued_bytes} bytes of commands are waiting for a client identity"
             )
         put = put_request(envelope) if isinstance(envelope, dict) else None
+        if put is None and size + 1 > self.max_batch_bytes:
+            return self._too_large(size)
         if put is not None:
             # the payload travels apart from the ordered command (cluster/payloads.py)
             refused = payload_refusal(envelope["command"], self.content_limit, self.embedding_dim)
@@ -355,6 +372,8 @@ class Front:
                 return error(*refused)
             envelope = ordered_form(envelope)
             size = len(canonical(envelope))
+            if size + 1 > self.max_batch_bytes:
+                return self._too_large(size)
             try:
                 check_put(put, self.content_limit, self.embedding_dim)
             except PayloadError:
@@ -390,6 +409,14 @@ class Front:
         # f+1 replicas, one of them honest, sent this: not the shape ClusterApp answers
         self.stats["unshaped_results"] += 1
         return error("internal_error", "the replicas answered no reply for the command")
+
+    def _too_large(self, size: int) -> HttpReply:
+        self.stats["too_large"] += 1
+        return error(
+            "too_large",
+            f"the command is {size} bytes; this cluster orders at most {self.max_batch_bytes - 1}"
+            " bytes per request (its size and window: max_request_bytes)",
+        )
 
     async def screened(self, envelope: Any) -> Refusal | None:
         """The gate's refusal of an envelope its sender did not sign (cluster/screen.py),
@@ -570,7 +597,8 @@ class Front:
         replicas send their replies to, the dispatcher and the client timers."""
         loop = asyncio.get_running_loop()
         for rc in self.cfg.replicas:
-            self.links[rc.name] = Link("front", rc.name, rc.dial)
+            # the front has no key of its own: its links prove it with its first client's
+            self.links[rc.name] = Link("front", rc.name, rc.dial, self._link_signer)
             self.links[rc.name].start()
         for name in self.slots:
             self.free.put_nowait(name)

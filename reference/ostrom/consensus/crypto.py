@@ -60,6 +60,19 @@ class Signer:
     def sign(self, message: AnyMessage) -> Signed:
         return Signed(message, self.principal, self._key.sign(message.encoded))
 
+    def sign_domain(self, domain: bytes, data: bytes) -> bytes:
+        """The signature of ``domain + data``, for what is not a PBFT message (a link's
+        proof of identity, cluster/wire.py).  ``domain`` is a line that does not start
+        with ``{``: a PBFT message's bytes are canonical JSON, which always does, so no
+        signature made here is ever valid as a message's, nor the reverse."""
+        _check_domain(domain)
+        return self._key.sign(domain + data)
+
+
+def _check_domain(domain: bytes) -> None:
+    if not domain.endswith(b"\n") or domain.startswith(b"{") or b"\n" in domain[:-1]:
+        raise ValueError("a signing domain is one line, not starting with '{'")
+
 
 #: Valid signatures remembered (each entry about 200 bytes, whatever the message's size).
 VERIFIED_ENTRIES: Final = 1 << 16
@@ -171,6 +184,15 @@ class KeyRing:
             return False
         m = signed.message
         return _verify(public, m.encoded, signed.signature, m.msg_digest)
+
+    def verify_domain(self, principal: str, domain: bytes, data: bytes, signature: bytes) -> bool:
+        """True iff ``principal`` is known and ``signature`` is its ``sign_domain`` of
+        ``data`` under ``domain`` (not memoised: one per connection)."""
+        public = self._public.get(principal)
+        if public is None:
+            return False
+        _check_domain(domain)
+        return ed25519_verify(public, domain + data, signature)
 
 
 def make_keys(seed: int | bytes, principals: Iterable[str]) -> tuple[KeyRing, dict[str, Signer]]:
