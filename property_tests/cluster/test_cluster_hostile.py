@@ -232,3 +232,55 @@ def _wait_front(c: Cluster, timeout: float = 30.0) -> None:
             return
         time.sleep(0.1)
     raise AssertionError("the front did not start")
+
+
+@pytest.mark.slow
+def test_full_batches_then_the_primary_killed(tmp_path: Path) -> None:
+    """Issue 41, item 6: batches filled to the limit, then the primary killed: the view
+    change completes and the cluster orders again.  Before the bound, the same commands
+    (among them 400 KB ones, batched 16 to a request of 6 MB) left VIEW-CHANGEs of more
+    than 16 MiB, which no replica could send: the view change never completed.  Now a
+    command larger than a request may be is refused (413 ``too_large``) and the requests
+    stay within ``max_request_bytes``, so every VIEW-CHANGE and NEW-VIEW fits a frame.
+    The checkpoint interval is long, so every certificate stays in the VIEW-CHANGEs."""
+    d = tmp_path / "c"
+    create(
+        d,
+        n=4,
+        seed=8,
+        synchronous="OFF",
+        base_timeout_ms=800,
+        checkpoint_k=64,
+        watermark_window=128,
+    )
+    c = Cluster(d)
+    front = Front(c.cfg)
+    limit = front.max_batch_bytes
+
+    def padded_join(tag: str, i: int, size: int) -> dict[str, Any]:
+        k = derive_key(b"hostile-batches", f"{tag}{i}")
+        cmd = {"op": "join", "agent": f"{tag}{i}", "padding": "P" * size}
+        return sign_envelope(k, f"{tag}{i}", 1, cmd, public_hex(k))
+
+    async def post_all(bodies: list[dict[str, Any]]) -> list[int]:
+        async with httpx.AsyncClient(timeout=90) as http:
+            rs = await asyncio.gather(*(http.post(c.url + "/commands", json=b) for b in bodies))
+            return [r.status_code for r in rs]
+
+    try:
+        c.start(timeout=60)
+        # requests filled to the limit: commands a quarter of it, many at once
+        fill = asyncio.run(post_all([padded_join("fill", i, limit // 4) for i in range(48)]))
+        assert all(s < 500 for s in fill), fill
+        # commands that a request may not carry, which the old limit batched by 16
+        big = asyncio.run(post_all([padded_join("big", i, 400_000) for i in range(48)]))
+        assert set(big) == {413}, big
+        c.kill("r0")  # the primary of view 0
+        with httpx.Client(timeout=90) as http:
+            r = http.post(c.url + "/commands", json=padded_join("after", 0, 10))
+        assert r.status_code < 500, r.text
+        live = converge(c, [1, 2, 3], 1)
+        for i, s in c.status().items():
+            assert i not in live or (s is not None and s["view"] >= 1), s
+    finally:
+        c.stop()
