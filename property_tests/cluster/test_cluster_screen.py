@@ -100,7 +100,7 @@ def test_every_screened_code_is_a_gate_code() -> None:
     assert set(GATE_ERRORS) >= SCREENED
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     st.sampled_from(["join", "tick", "propose"]),
     st.sampled_from(AGENTS),

@@ -78,7 +78,7 @@ def _check_domain(domain: bytes) -> None:
 VERIFIED_ENTRIES: Final = 1 << 16
 
 
-class CacheInfo(NamedTuple):
+class _CacheInfo(NamedTuple):
     """``functools.lru_cache``'s counters, for the benchmarks (bench/pbft.py)."""
 
     hits: int
@@ -131,9 +131,9 @@ class _VerifyMemo:
         with self._lock:
             return list(self._entries)
 
-    def cache_info(self) -> CacheInfo:
+    def cache_info(self) -> _CacheInfo:
         with self._lock:
-            return CacheInfo(self._hits, self._misses, self.maxsize, len(self._entries))
+            return _CacheInfo(self._hits, self._misses, self.maxsize, len(self._entries))
 
     def cache_clear(self) -> None:
         with self._lock:
