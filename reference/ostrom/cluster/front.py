@@ -23,8 +23,10 @@ old reply: PBFT's exactly-once rule).
 
 **Batching** (docs/cluster.md): the dispatcher takes the first waiting command, waits
 for a free client, then takes up to ``batch_size`` commands (waiting at most
-``batch_window_ms`` for more) into one request ``{"batch": [...]}``; the reply's
-``results`` are handed back in order, one per HTTP request.
+``batch_window_ms`` for more) into one request ``{"batch": [...]}``, as many as keep
+the request within ``max_batch_bytes`` (``messages.max_request_bytes``: the largest
+NEW-VIEW that may carry it must fit a frame); the reply's ``results`` are handed back in
+order, one per HTTP request.
 
 **Timers.**  A client whose request has no result within the client timeout (twice the
 view-change timeout, as ``Simulation``) broadcasts it to every replica
