@@ -175,10 +175,12 @@ def test_the_fronts_queue_is_bounded_in_bytes(tmp_path: Path) -> None:
     """A front whose replicas are down (its one client identity waits for ever): large
     signed commands queue up to ``MAX_QUEUED_BYTES``, then are answered 503 ``busy``."""
     d = tmp_path / "c"
-    create(d, n=4, seed=6, clients=1, synchronous="OFF")
+    # a short window, so that a request may carry a command of the node's largest body
+    create(d, n=4, seed=6, clients=1, synchronous="OFF", checkpoint_k=1, watermark_window=2)
     c = Cluster(d)
-    # the largest body the front takes for this community, less the envelope around it
-    body = Front(c.cfg).body_limit - 2_000
+    # the largest command the front takes for this community, less the envelope around it
+    front = Front(c.cfg)
+    body = min(front.body_limit, front.max_batch_bytes) - 2_000
     # one batch, its client identity waiting, and the first of the next, which the
     # dispatcher holds while it waits for a free client identity
     in_flight = c.cfg.batch_size + 1
