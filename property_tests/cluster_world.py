@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from ostrom.cluster.supervisor import Cluster
+from ostrom.service.identity import public_hex
+from service_world import FOUNDERS, OPERATOR, key
 
-__all__ = ["CONVERGE_S", "converge"]
+__all__ = ["CONVERGE_S", "converge", "founders_file"]
 
 #: How long the honest replicas may take to agree after the faults stop.
 CONVERGE_S = 60.0
@@ -31,3 +34,15 @@ def converge(c: Cluster, honest: list[int], at_least: int) -> dict[int, tuple[in
         for i, s in last.items()
     }
     raise AssertionError(f"the honest replicas did not converge: {summary}")
+
+
+def founders_file(path: Path) -> Path:
+    """service_world's founders and operator, in the founders file format (a cluster of
+    the community whose keys the service tests sign with)."""
+    rows = []
+    for f in FOUNDERS:
+        rows += ["[[founder]]", f'id = "{f}"', "tier = 3", "reputation = 0.95"]
+        rows += ["evidence = 40", f'public_key = "{public_hex(key(f))}"', ""]
+    rows += ["[[operator]]", f'id = "{OPERATOR}"', f'public_key = "{public_hex(key(OPERATOR))}"']
+    path.write_text("\n".join(rows) + "\n")
+    return path

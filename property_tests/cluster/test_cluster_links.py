@@ -1,5 +1,6 @@
 """A cluster process's outgoing link to one peer (cluster/links.py): it dials until the
-peer is up, backing off, says hello, then writes its queued frames in order; frames
+peer is up, backing off, says hello and proves it (the peer's challenge, signed: wire.py),
+then writes its queued frames in order; frames
 queued while the peer is down wait, the oldest dropped when the queue is full; a payload
 that cannot be framed is counted and never sent; nothing blocks and nothing raises
 (BFT-LIVE-1 relies on retransmission for what is lost).
@@ -12,7 +13,10 @@ import socket
 
 from ostrom.cluster.config import Address
 from ostrom.cluster.links import Link
-from ostrom.cluster.wire import parse_hello, read_one
+from ostrom.cluster.wire import authenticate, parse_hello, read_one
+from ostrom.consensus.crypto import make_keys
+
+RING, SIGNERS = make_keys(b"links", ["r0", "r1"])
 
 
 def _free_port() -> int:
@@ -27,6 +31,11 @@ async def _receive(port: int, count: int, received: list[bytes], ready: asyncio.
     done = asyncio.Event()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        first = await read_one(reader)
+        assert first is not None
+        received.append(first)
+        name = parse_hello(first)
+        assert await authenticate(reader, writer, name, "r1", RING, lambda s: s == name) == name
         while len(received) < count:
             payload = await read_one(reader)
             if payload is None:
@@ -46,7 +55,7 @@ def test_a_link_dials_until_the_peer_is_up_and_delivers_in_order() -> None:
     received: list[bytes] = []
 
     async def go() -> Link:
-        link = Link("r0", "r1", Address("127.0.0.1", port))
+        link = Link("r0", "r1", Address("127.0.0.1", port), SIGNERS["r0"])
         link.start()
         for k in range(5):
             link.send(b"m%d" % k)
@@ -64,12 +73,13 @@ def test_a_link_dials_until_the_peer_is_up_and_delivers_in_order() -> None:
     assert parse_hello(received[0]) == "r0"
     assert received[1:] == [b"m0", b"m1", b"m2", b"m3", b"m4", b"late"]
     assert link.stats["connect_failed"] >= 1 and link.stats["connected"] == 1
+    assert link.stats["proven"] == 1
     assert link.stats["unsendable"] == 1 and link.stats["frames"] == 6
 
 
 def test_a_full_queue_drops_its_oldest_frame() -> None:
     async def go() -> Link:
-        link = Link("r0", "r1", Address("127.0.0.1", _free_port()))  # never started
+        link = Link("r0", "r1", Address("127.0.0.1", _free_port()), SIGNERS["r0"])  # never started
         for k in range(link.queue.maxsize + 3):
             link.send(b"%d" % k)
         return link

@@ -25,9 +25,9 @@ from ostrom.cluster import front as front_module
 from ostrom.cluster.config import ClusterConfig, ReplicaConfig
 from ostrom.cluster.front import Front
 from ostrom.cluster.supervisor import create
-from ostrom.service.identity import without_payload
+from ostrom.service.identity import public_hex, without_payload
 from ostrom.service.reads import Answer, Read
-from service_world import Signer
+from service_world import Signer, key
 
 Reply = tuple[int, dict[str, Any], int] | None
 
@@ -124,6 +124,7 @@ def test_a_bad_payload_is_refused_before_anything_is_handed(cfg: ClusterConfig) 
         return 2  # fewer than n - f = 3
 
     front._hand = hand  # type: ignore[method-assign]
+    front.keys["f1"] = public_hex(key("f1"))  # as if the replicas had told the front
     s = Signer(cfg.community)  # ENV-1: the cluster's own community
     good = s.env("f1", propose("f1", "x", "s", content="c"))
     bad = {**good, "command": {**good["command"], "content": "not the digest's"}}

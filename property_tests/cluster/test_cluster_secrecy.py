@@ -19,24 +19,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from cluster_world import founders_file
 from ostrom.cluster.supervisor import Cluster, cluster_status, create, front_status
-from ostrom.service.identity import public_hex
-from service_world import FOUNDERS, OPERATOR, SALT, SECRET_REASON, Signer, commit_phase, key
+from service_world import SALT, SECRET_REASON, Signer, commit_phase
 
 #: a cluster and a ballot (about 10 s): it changes nothing that a fix could break, it
 #: shows what the cluster exposes (docs/security.md), so it runs with make test-slow
 pytestmark = [pytest.mark.system, pytest.mark.slow]
-
-
-def founders_file(path: Path) -> Path:
-    """service_world's founders and operator, in the founders file format."""
-    rows = []
-    for f in FOUNDERS:
-        rows += ["[[founder]]", f'id = "{f}"', "tier = 3", "reputation = 0.95"]
-        rows += ["evidence = 40", f'public_key = "{public_hex(key(f))}"', ""]
-    rows += ["[[operator]]", f'id = "{OPERATOR}"', f'public_key = "{public_hex(key(OPERATOR))}"']
-    path.write_text("\n".join(rows) + "\n")
-    return path
 
 
 def test_an_early_reveal_is_in_no_answer_and_in_every_store(tmp_path: Path) -> None:

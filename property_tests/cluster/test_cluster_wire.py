@@ -8,6 +8,7 @@ the payload channel — stays up and keeps answering.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import random
@@ -21,6 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ostrom.cluster.keys import load_signer
 from ostrom.cluster.supervisor import Cluster, create, replica_status
 from ostrom.cluster.wire import (
     HEADER,
@@ -30,6 +32,7 @@ from ostrom.cluster.wire import (
     frame,
     hello,
     parse_hello,
+    prove,
 )
 from ostrom.service.reads import Read
 
@@ -88,7 +91,9 @@ def test_hello_round_trip() -> None:
 
 def test_a_replica_survives_garbage_on_its_port(tmp_path: Path) -> None:
     """Random bytes, a bad hello, a huge length, half a frame, valid frames of junk: the
-    process stays up, counts them, and still answers its status."""
+    process stays up, counts them, and still answers its status.  Frames after a hello
+    that names a principal reach the replica only once the principal proved it
+    (wire.py: the challenge, signed)."""
     create(tmp_path, n=4, seed=5, synchronous="OFF")
     c = Cluster(tmp_path)
     try:
@@ -157,12 +162,25 @@ def test_a_replica_survives_garbage_on_its_port(tmp_path: Path) -> None:
         assert r.status_code == 405  # wrong method: answered, not crashed
         assert httpx.get(c.url + "/status", timeout=5).status_code == 200
         assert c.procs["front"].poll() is None
+        # junk from a peer that proved who it is (a Byzantine replica): decoded, refused
+
+        async def proven(data: bytes) -> None:
+            reader, writer = await asyncio.open_connection(addr.host, addr.port)
+            writer.write(hello("r1"))
+            await prove(reader, writer, load_signer(c.cfg.keys, "r1"), "r1", "r0")
+            writer.write(data)
+            await writer.drain()
+            await asyncio.sleep(0.2)
+            writer.close()
+
+        asyncio.run(proven(frame(b"not json") + frame(b'{"type":"Signed"}') + b"\x00\x00"))
         time.sleep(0.2)
         st_ = replica_status(addr, 5)
         assert st_ is not None, "the replica stopped answering after garbage"
         assert c.procs["r0"].poll() is None
-        assert st_["rejected"].get("malformed", 0) >= 2
-        assert st_["stats"].get("garbage_connections", 0) >= 1
+        assert st_["rejected"].get("malformed", 0) == 2  # only the proven peer's reach it
+        # every other hello naming a principal was closed before its frames were read
+        assert st_["stats"].get("unauthenticated_connections", 0) >= 14
         assert st_["stats"]["bad_reads"] == 3 and st_["stats"]["bad_puts"] == 2
     finally:
         c.stop()

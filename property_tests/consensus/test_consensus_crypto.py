@@ -9,12 +9,23 @@ must refuse.
 
 from __future__ import annotations
 
+import hashlib
+
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ostrom.consensus.crypto import derive_key, ed25519_verify, public_bytes
+from ostrom.consensus.crypto import (
+    VERIFIED_ENTRIES,
+    KeyRing,
+    Signer,
+    derive_key,
+    ed25519_verify,
+    public_bytes,
+    verified_entries,
+)
+from ostrom.consensus.messages import Request, Signed
 
 #: The group order of Ed25519's base point (RFC 8032 §5.1).
 L = 2**252 + 27742317777372353535851937790883648493
@@ -89,3 +100,21 @@ def test_wrong_lengths_are_refused_without_raising() -> None:
     assert not ed25519_verify(pub + b"\0", b"m", sig)
     assert not ed25519_verify(pub, b"m", sig + b"\0")
     assert not ed25519_verify(b"", b"m", b"")
+
+
+def test_the_verification_memo_keeps_digests_not_messages() -> None:
+    """Issue 41, item 6: the memo of verified signatures is keyed by the SHA-256 of the
+    message, so a 4 MiB message costs it 32 bytes, and a forged signature (any sender's
+    name, any bytes) is never remembered at all."""
+    key = derive_key(b"crypto-test", "r1")
+    ring = KeyRing({"r1": public_bytes(key)})
+    big = Request("c0", 1, {"blob": "x" * (4 << 20)})
+    signed = Signer("r1", key).sign(big)
+    forged = Signed(Request("c0", 2, {"blob": "y" * (4 << 20)}), "r1", bytes(64))
+    assert ring.verify(signed) and ring.verify(signed)  # the second from the memo
+    assert not ring.verify(forged)
+    entries = verified_entries()
+    assert max(len(a) + len(b) + len(c) for a, b, c in entries) <= 32 + 32 + 64
+    assert (public_bytes(key), hashlib.sha256(big.encoded).digest(), signed.signature) in entries
+    assert not any(sig == bytes(64) for _, _, sig in entries)
+    assert len(entries) <= VERIFIED_ENTRIES

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ostrom.consensus.messages import replica_name
+from ostrom.consensus.messages import max_request_bytes, replica_name
 from ostrom.service.identity import is_community_id
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_CHECKPOINT_K",
     "DEFAULT_CLIENTS",
     "DEFAULT_WATERMARK_WINDOW",
+    "MIN_REQUEST_BYTES",
     "Address",
     "ClusterConfig",
     "ConfigError",
@@ -46,6 +47,9 @@ DEFAULT_CLIENTS: Final = 8
 DEFAULT_BASE_TIMEOUT_MS: Final = 1000
 DEFAULT_CHECKPOINT_K: Final = 16
 DEFAULT_WATERMARK_WINDOW: Final = 32
+#: The smallest request a cluster must be able to order (``max_request_bytes`` of its n
+#: and window): a batch of commands, each without its payload, fits in it.
+MIN_REQUEST_BYTES: Final = 16 * 1024
 _SYNCHRONOUS: Final = ("FULL", "NORMAL", "OFF")
 _MAX_PORT: Final = 65535
 
@@ -233,6 +237,14 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
     wm = _int(c, "watermark_window", "cluster", lo=1, hi=1 << 20, default=DEFAULT_WATERMARK_WINDOW)
     if wm < 2 * k:
         raise ConfigError(f"cluster.watermark_window = {wm} must be at least 2 * checkpoint_k")
+    if max_request_bytes(n, wm) < MIN_REQUEST_BYTES:
+        # every NEW-VIEW must fit a frame (messages.max_request_bytes): the window and n
+        # bound the request, which must still hold a command of a useful size
+        raise ConfigError(
+            f"cluster.watermark_window = {wm} with n = {n} leaves "
+            f"{max(0, max_request_bytes(n, wm))} bytes per request, "
+            f"below {MIN_REQUEST_BYTES}: use a smaller window"
+        )
     sync = c.get("synchronous", "FULL")
     if sync not in _SYNCHRONOUS:
         raise ConfigError(f"cluster.synchronous must be one of {', '.join(_SYNCHRONOUS)}")

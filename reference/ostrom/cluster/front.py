@@ -23,18 +23,24 @@ old reply: PBFT's exactly-once rule).
 
 **Batching** (docs/cluster.md): the dispatcher takes the first waiting command, waits
 for a free client, then takes up to ``batch_size`` commands (waiting at most
-``batch_window_ms`` for more) into one request ``{"batch": [...]}``; the reply's
-``results`` are handed back in order, one per HTTP request.
+``batch_window_ms`` for more) into one request ``{"batch": [...]}``, as many as keep
+the request within ``max_batch_bytes`` (``messages.max_request_bytes``: the largest
+NEW-VIEW that may carry it must fit a frame); the reply's ``results`` are handed back in
+order, one per HTTP request.
 
 **Timers.**  A client whose request has no result within the client timeout (twice the
 view-change timeout, as ``Simulation``) broadcasts it to every replica
 (``Client.on_timeout``): that is what makes the backups suspect a silent primary.
 
 Hostile input: a body larger than ``MAX_BODY`` or not JSON is refused by the application
-(413, 400), a command the replicas could not decode by ``check_command`` (400); nothing
-is sent for any of them.  A reply frame that is not a valid signed reply is counted and
-dropped by ``Client.on_reply``; a read answer that is not one is counted and the next
-replica asked.
+(413, 400), a command the replicas could not decode by ``check_command`` (400), an
+envelope its sender did not sign by ``screen`` (cluster/screen.py: the gate's own codes,
+400 to 403), and a command beyond the queue's bound in bytes (``MAX_QUEUED_BYTES``) or
+count by 503 ``busy``; nothing is sent for any of them.  The front looks up an agent's
+registered key from the replicas (``registered_key``: ``f+1`` of them agreeing) and
+keeps it, since a registered key never changes.  A reply frame that is not a valid
+signed reply is counted and dropped by ``Client.on_reply``; a read answer that is not one
+is counted and the next replica asked.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -58,12 +64,14 @@ from ostrom.cluster.config import ClusterConfig, ConfigError, ReplicaConfig, loa
 from ostrom.cluster.keys import KeyFileError, load_ring, load_signer
 from ostrom.cluster.links import Link
 from ostrom.cluster.payloads import PayloadError, check_put, ordered_form, put_request
+from ostrom.cluster.screen import Lookup, Refusal, screen
 from ostrom.cluster.wire import (
     HELLO_TIMEOUT_S,
     PUT,
     READ,
     FrameDecoder,
     FrameError,
+    authenticate,
     frame,
     hello,
     parse_hello,
@@ -72,13 +80,13 @@ from ostrom.cluster.wire import (
 )
 from ostrom.consensus.client import Client
 from ostrom.consensus.messages import (
-    MAX_MESSAGE_BYTES,
     Malformed,
     Reply,
     Signed,
     canonical,
     check_tree,
     decode,
+    max_request_bytes,
 )
 from ostrom.consensus.replica import BROADCAST, Output
 from ostrom.service.app import create_app
@@ -89,16 +97,23 @@ from ostrom.service.openapi import body_limit
 from ostrom.service.reads import Answer, Read
 from ostrom.service.server import config as server_config
 
-__all__ = ["MAX_BODY", "BadCommand", "Front", "check_command", "main"]
+__all__ = ["MAX_BODY", "MAX_QUEUED_BYTES", "BadCommand", "Front", "check_command", "main"]
 
 MAX_BODY: Final = 1 << 20
-#: The encoded commands of one batch stay below this (a PBFT message carries at most
-#: ``MAX_MESSAGE_BYTES``; the rest is the envelope).
-_MAX_BATCH_BYTES: Final = MAX_MESSAGE_BYTES // 2
+#: What a signed REQUEST adds around its batch's commands (its client, timestamp,
+#: signature; 300 bytes measured with a 32-character client name), and each command's
+#: separator is counted as one byte more.
+_REQUEST_WRAPPER: Final = 512
 #: Levels of the request envelope above a command (Signed, Request, operation, batch).
 _ENVELOPE_DEPTH: Final = 6
 #: Commands waiting for a client identity before the front answers 503 (busy).
 _MAX_QUEUED: Final = 10_000
+#: Bytes of commands waiting for a client identity before the front answers 503 (busy):
+#: the queue's memory, whatever the size of each command (a count alone let 10,000
+#: bodies of 1 MiB wait).
+MAX_QUEUED_BYTES: Final = 64 << 20
+#: Registered keys the front keeps (an agent's key never changes once registered).
+_MAX_KEYS: Final = 1 << 16
 #: How long an HTTP request waits for its result before answering 504.
 _RESULT_TIMEOUT_S: Final = 60.0
 #: How long one replica may take to connect and answer a read.
@@ -159,6 +174,8 @@ class Front:
         ring = load_ring(cfg.keys)
         now_us = time.time_ns() // 1000
         self.slots: dict[str, _Slot] = {}
+        self.ring = ring
+        self._link_signer = load_signer(cfg.keys, cfg.client_names[0])
         for name in cfg.client_names:
             c = Client(name, load_signer(cfg.keys, name), ring, cfg.n, cfg.f)
             c.timestamp = now_us
@@ -173,7 +190,15 @@ class Front:
         self._held: _Pending | None = None
         self._reader = 0  # the replica plain reads go to (another only if it fails)
         self._background: set[asyncio.Future[Any]] = set()  # puts to the slower replicas
-        params = community(cfg.founders, cfg.params)[0]
+        params, setup = community(cfg.founders, cfg.params, cfg.community)
+        self.operators: dict[str, str] = dict(setup.operators)
+        self.community_id = setup.community  # ENV-1: what every envelope is signed for
+        #: registered keys f+1 replicas agreed on (insertion order: the oldest evicted)
+        self.keys: dict[str, str] = {}
+        self.queued_bytes = 0
+        #: the commands of one request, encoded, stay within this: every VIEW-CHANGE and
+        #: NEW-VIEW that may carry the request then fits a frame (``max_request_bytes``)
+        self.max_batch_bytes = max_request_bytes(cfg.n, cfg.watermark_window) - _REQUEST_WRAPPER
         self.content_limit = params.content_limit
         self.embedding_dim = params.embedding_dim
         #: the node's body limit for this community, within the front's own bound
@@ -194,8 +219,11 @@ class Front:
         """Batches waiting commands into requests, one per free client."""
         window = self.cfg.batch_window_ms / 1000
         while True:
-            first = self._held if self._held is not None else await self.queue.get()
-            self._held = None
+            if self._held is not None:
+                first, self._held = self._held, None
+            else:
+                first = await self.queue.get()
+                self.queued_bytes -= first.size
             name = await self.free.get()
             batch, size = [first], first.size
             deadline = time.monotonic() + window
@@ -210,7 +238,8 @@ class Front:
                         break
                 else:
                     nxt = self.queue.get_nowait()
-                if size + nxt.size > _MAX_BATCH_BYTES:
+                self.queued_bytes -= nxt.size
+                if size + nxt.size + len(batch) + 1 > self.max_batch_bytes:
                     self._held = nxt  # the first of the next batch
                     break
                 batch.append(nxt)
@@ -290,7 +319,15 @@ class Front:
             first = await asyncio.wait_for(read_one(reader, 256), HELLO_TIMEOUT_S)
             if first is None:
                 return
-            parse_hello(first)
+            peer = parse_hello(first)
+            replicas = {rc.name for rc in self.cfg.replicas}
+            try:  # only a replica, proving it is itself (wire.py)
+                await authenticate(
+                    reader, writer, peer, "front", self.ring, lambda s: s == peer and s in replicas
+                )
+            except (FrameError, TimeoutError):
+                self.stats["unauthenticated_connections"] += 1
+                return
             decoder = FrameDecoder()
             while True:
                 frames = await read_frames(reader, decoder)
@@ -318,16 +355,28 @@ class Front:
             size = check_command(envelope)
         except BadCommand as exc:
             return error("malformed", str(exc))
+        refusal = await self.screened(envelope)
+        if refusal is not None:
+            self.stats["screened"] += 1
+            return error(refusal.code, refusal.detail)
         if self.queue.qsize() >= _MAX_QUEUED:
             return error("busy", f"{_MAX_QUEUED} commands are waiting for a client identity")
+        if self.queued_bytes + size > MAX_QUEUED_BYTES:
+            return error(
+                "busy", f"{self.queued_bytes} bytes of commands are waiting for a client identity"
+            )
         put = put_request(envelope) if isinstance(envelope, dict) else None
+        if put is None and size + 1 > self.max_batch_bytes:
+            return self._too_large(size)
         if put is not None:
             # the payload travels apart from the ordered command (cluster/payloads.py)
-            refusal = payload_refusal(envelope["command"], self.content_limit, self.embedding_dim)
-            if refusal is not None:
-                return error(*refusal)
+            refused = payload_refusal(envelope["command"], self.content_limit, self.embedding_dim)
+            if refused is not None:
+                return error(*refused)
             envelope = ordered_form(envelope)
             size = len(canonical(envelope))
+            if size + 1 > self.max_batch_bytes:
+                return self._too_large(size)
             try:
                 check_put(put, self.content_limit, self.embedding_dim)
             except PayloadError:
@@ -345,6 +394,7 @@ class Front:
                     )
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.queue.put_nowait(_Pending(envelope, fut, size))
+        self.queued_bytes += size
         try:
             done = await asyncio.wait_for(fut, _RESULT_TIMEOUT_S)
         except TimeoutError:
@@ -362,6 +412,62 @@ class Front:
         # f+1 replicas, one of them honest, sent this: not the shape ClusterApp answers
         self.stats["unshaped_results"] += 1
         return error("internal_error", "the replicas answered no reply for the command")
+
+    def _too_large(self, size: int) -> HttpReply:
+        self.stats["too_large"] += 1
+        return error(
+            "too_large",
+            f"the command is {size} bytes; this cluster orders at most {self.max_batch_bytes - 1}"
+            " bytes per request (its size and window: max_request_bytes)",
+        )
+
+    async def screened(self, envelope: Any) -> Refusal | None:
+        """The gate's refusal of an envelope its sender did not sign (cluster/screen.py),
+        or None: signed, to be ordered.  An agent's registered key is asked of the
+        replicas (``registered_key``); if they do not agree on it in time the envelope is
+        ordered and the gate decides (counted: ``unscreened``)."""
+        looked: dict[str, str | None] = {}
+        while True:
+            got = screen(envelope, self.community_id, self.operators, _Known(self.keys, looked))
+            if not isinstance(got, Lookup):
+                return got
+            decided, key = await self.registered_key(got.agent)
+            if not decided:
+                self.stats["unscreened"] += 1
+                return None
+            looked[got.agent] = key
+
+    async def registered_key(self, agent: str) -> tuple[bool, str | None]:
+        """``(True, key)``: ``agent``'s registered key as ``f+1`` replicas answer it (one
+        of them honest, and an honest replica's registered key never changes);
+        ``(True, None)`` if ``f+1`` answer that it has none and none answers a key;
+        ``(False, None)``, undecided, after asking for ``_CONSISTENT_S`` (replicas still
+        executing its join, or Byzantine ones disagreeing).  A key is kept (``keys``, at
+        most ``_MAX_KEYS``); "none" is not, as the agent may join at any moment."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _CONSISTENT_S
+        read = Read.of("agent", agent=agent)
+        while True:
+            got = await asyncio.gather(*(self._ask(rc, read) for rc in self.cfg.replicas))
+            votes: Counter[str | None] = Counter()
+            for a in got:
+                if a is None:
+                    continue
+                status, body, _ = a
+                key = body.get("public_key") if status == 200 else None
+                if status in (200, 404):
+                    votes[key if isinstance(key, str) else None] += 1
+            for key, count in votes.items():
+                if key is not None and count >= self.cfg.f + 1:
+                    if len(self.keys) >= _MAX_KEYS:
+                        del self.keys[next(iter(self.keys))]
+                    self.keys[agent] = key
+                    return True, key
+            if votes[None] >= self.cfg.f + 1 and len(votes) == 1:
+                return True, None
+            if loop.time() >= deadline:
+                return False, None
+            await asyncio.sleep(_POLL_S)
 
     async def read(self, read: Read, consistent: bool) -> Answer:
         """A read from a replica's executed state (``consistent``: ``f+1`` agreeing)."""
@@ -483,6 +589,7 @@ class Front:
             "clients": len(self.slots),
             "busy": sum(1 for s in self.slots.values() if s.client.busy),
             "queued": self.queue.qsize(),
+            "queued_bytes": self.queued_bytes,
             "stats": dict(sorted(self.stats.items())),
             "latency_p50_ms": round(1000 * lat[len(lat) // 2], 3) if lat else None,
         }
@@ -493,7 +600,8 @@ class Front:
         replicas send their replies to, the dispatcher and the client timers."""
         loop = asyncio.get_running_loop()
         for rc in self.cfg.replicas:
-            self.links[rc.name] = Link("front", rc.name, rc.dial)
+            # the front has no key of its own: its links prove it with its first client's
+            self.links[rc.name] = Link("front", rc.name, rc.dial, self._link_signer)
             self.links[rc.name].start()
         for name in self.slots:
             self.free.put_nowait(name)
@@ -523,6 +631,24 @@ class Front:
         print(f"front: http://{self.cfg.http.host}:{self.cfg.http.port}", flush=True)
         await http.serve()
         return 0
+
+
+class _Known(Mapping[str, "str | None"]):
+    """The registered keys ``screen`` may use: those kept, then those just looked up."""
+
+    def __init__(self, kept: dict[str, str], looked: dict[str, str | None]) -> None:
+        self.kept, self.looked = kept, looked
+
+    def __getitem__(self, agent: str) -> str | None:
+        if agent in self.kept:
+            return self.kept[agent]
+        return self.looked[agent]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self.kept, **self.looked})
+
+    def __len__(self) -> int:
+        return len({**self.kept, **self.looked})
 
 
 def _no_replica() -> Answer:

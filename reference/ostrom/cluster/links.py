@@ -1,7 +1,8 @@
 """Outgoing connections of a cluster process: one per peer, reconnecting with back-off.
 
 A ``Link`` owns a bounded queue of frames for one peer and a task that dials the peer,
-sends the hello, and writes the queue.  A peer that is down (killed, restarting,
+sends the hello, proves who it is (the peer's challenge signed with ``signer``: wire.py),
+and writes the queue.  A peer that is down (killed, restarting,
 partitioned) costs nothing but the frames queued for it: the queue drops its oldest
 frame when full, and a frame being written when the connection breaks is lost.  Both
 are what PBFT's retransmission is for (BFT-LIVE-1: replicas re-send their own messages
@@ -16,7 +17,8 @@ from collections import Counter
 from typing import Final
 
 from ostrom.cluster.config import Address
-from ostrom.cluster.wire import frame, hello
+from ostrom.cluster.wire import FrameError, frame, hello, prove
+from ostrom.consensus.crypto import Signer
 
 __all__ = ["Link"]
 
@@ -32,8 +34,8 @@ _WRITE_FRAMES: Final = 256
 class Link:
     """Frames to one peer (``send`` never blocks; ``close`` ends the task)."""
 
-    def __init__(self, me: str, peer: str, address: Address) -> None:
-        self.me, self.peer, self.address = me, peer, address
+    def __init__(self, me: str, peer: str, address: Address, signer: Signer) -> None:
+        self.me, self.peer, self.address, self.signer = me, peer, address, signer
         self.queue: asyncio.Queue[bytes] = asyncio.Queue(_QUEUE_FRAMES)
         self.stats: Counter[str] = Counter()
         self._task: asyncio.Task[None] | None = None
@@ -72,6 +74,8 @@ class Link:
             backoff = _BACKOFF_MIN_S
             try:
                 writer.write(hello(self.me))
+                await prove(reader, writer, self.signer, self.me, self.peer)
+                self.stats["proven"] += 1
                 while True:
                     # every frame queued meanwhile goes in one write (one send syscall)
                     chunk = [await self.queue.get()]
@@ -84,6 +88,8 @@ class Link:
                         await writer.drain()
             except (OSError, ConnectionError):
                 self.stats["disconnected"] += 1
+            except (FrameError, TimeoutError):
+                self.stats["unproven"] += 1  # no challenge from the peer: dial again
             finally:
                 self._writer = None
                 writer.close()

@@ -25,6 +25,9 @@ loop:
   load (the simulation's per-message acknowledgements skip what arrived; TCP gives no
   such acknowledgement to the replica) cost most of a replica's CPU.  One logical tick
   of the replica is one millisecond here;
+* **links**: a connection whose hello names a principal (a peer, or the front) must
+  prove it (wire.py: a signed challenge) before any of its frames is read; one that does
+  not is closed and counted (``unauthenticated_connections``);
 * **status**: a connection whose hello is ``status`` gets one frame of JSON (view, last
   executed, stable checkpoint, application digest, refusals) and is closed;
 * **reads**: a connection whose hello is ``read`` sends one frame, a read of the HTTP API
@@ -55,7 +58,7 @@ import sqlite3
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final, Protocol
 
 from ostrom.cluster.app import ClusterApp, ReplicaStoreFailure, replica_node
@@ -67,10 +70,13 @@ from ostrom.cluster.wire import (
     HELLO_TIMEOUT_S,
     MAX_FRAME,
     MAX_READ,
+    PUBLIC,
     PUT,
     READ,
+    STATUS,
     FrameDecoder,
     FrameError,
+    authenticate,
     frame,
     parse_hello,
     read_frames,
@@ -90,7 +96,6 @@ _TICK_MS: Final = 10
 _RESEND_DIVISOR: Final = 4
 #: ... doubling at most this many times while nothing progresses.
 _RESEND_DOUBLINGS: Final = 2
-_STATUS: Final = "status"
 #: Messages refused for now kept for another try (the oldest dropped beyond).
 _DEFER_MAX: Final = 2048
 _EXIT_STORE: Final = 3
@@ -120,6 +125,7 @@ class Node:
         self.name = replica_name(replica_id)
         ring = load_ring(cfg.keys)
         signer = load_signer(cfg.keys, self.name)
+        self.ring, self.signer = ring, signer
         try:
             payloads = PayloadStore(self.me.payload_db, synchronous=cfg.synchronous)
         except sqlite3.Error as exc:
@@ -393,13 +399,30 @@ class Node:
             return json.dumps({"error": f"the payload file refused it: {exc}"}).encode()
         return b'{"ok":true}'
 
+    def _may_sign(self, peer: str) -> Callable[[str], bool]:
+        """Who may prove a hello naming ``peer``: a replica itself; the front (it has
+        no key of its own) one of its client identities (wire.py)."""
+        if peer == "front":
+            clients = frozenset(self.cfg.client_names)
+            return lambda signer: signer in clients
+        replicas = frozenset(rc.name for rc in self.cfg.replicas)
+        return lambda signer: signer == peer and signer in replicas
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             first = await asyncio.wait_for(read_one(reader, 256), HELLO_TIMEOUT_S)
             if first is None:
                 return
             peer = parse_hello(first)
-            if peer == _STATUS:
+            if peer not in PUBLIC:
+                try:
+                    await authenticate(
+                        reader, writer, peer, self.name, self.ring, self._may_sign(peer)
+                    )
+                except (FrameError, TimeoutError):
+                    self.stats["unauthenticated_connections"] += 1
+                    return
+            if peer == STATUS:
                 writer.write(frame(json.dumps(self.status(), sort_keys=True).encode()))
                 await writer.drain()
                 return
@@ -435,8 +458,8 @@ class Node:
                 loop.add_signal_handler(sig, self.stopping.set)
         for rc in self.cfg.replicas:
             if rc.id != self.me.id:
-                self.links[rc.name] = Link(self.name, rc.name, rc.dial)
-        self.links["front"] = Link(self.name, "front", self.cfg.front)
+                self.links[rc.name] = Link(self.name, rc.name, rc.dial, self.signer)
+        self.links["front"] = Link(self.name, "front", self.cfg.front, self.signer)
         server = await asyncio.start_server(
             self._serve, self.me.listen.host, self.me.listen.port, reuse_address=True
         )

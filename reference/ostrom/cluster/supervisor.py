@@ -30,7 +30,7 @@ from ostrom.cluster import config as C
 from ostrom.cluster.app import community_factory
 from ostrom.cluster.config import Address, ClusterConfig, ConfigError, ReplicaConfig
 from ostrom.cluster.keys import generate
-from ostrom.cluster.wire import hello, read_one
+from ostrom.cluster.wire import STATUS, hello, read_one
 from ostrom.consensus.crypto import derive_key
 from ostrom.service.identity import create_file, new_community_id, new_key, public_hex, save_key
 
@@ -232,7 +232,7 @@ async def _ask(address: Address, timeout: float) -> dict[str, Any]:
         asyncio.open_connection(address.host, address.port), timeout
     )
     try:
-        writer.write(hello("status"))
+        writer.write(hello(STATUS))
         await writer.drain()
         data = await asyncio.wait_for(read_one(reader), timeout)
         if data is None:

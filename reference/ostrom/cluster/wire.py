@@ -1,45 +1,67 @@
 """The cluster's wire: length-prefixed frames of the existing message encoding.
 
 A frame is a 4-byte big-endian length and that many bytes.  The bytes of a frame are
-one ``messages.encode`` envelope (a signed PBFT message), except the first frame of a
-connection, the *hello*: ``{"hello": NAME}``, naming who dials (a principal, or
-``"status"`` for a status request, ``"read"`` for a read of the HTTP API or ``"put"``
-for a payload to keep: one request frame of JSON after it, cluster/replica_process.py).
-The hello is not authenticated and need not be: every PBFT message after it is signed,
-and the receiver checks the signature, not the hello; a status or a read asks only for
-what is public, and a put can only give a payload that its digest already names
-(cluster/payloads.py).  It serves routing (a status request, a read, the proxy's
-partition rules) and counting.
+one ``messages.encode`` envelope (a signed PBFT message), except the first frames of a
+connection.  The first is the *hello*: ``{"hello": NAME}``, naming who dials (a
+principal, or ``"status"`` for a status request, ``"read"`` for a read of the HTTP API or
+``"put"`` for a payload to keep: one request frame of JSON after it,
+cluster/replica_process.py).  A status, a read or a put (``PUBLIC``) asks only for what
+is public or gives a payload that its digest already names (cluster/payloads.py).
+
+**A principal's hello is authenticated** (issue 41, item 6; docs/security.md, "replica
+links").  Without it any local process could open a peer's connection and put frames in
+front of its decoder and its signature checks (a decode and a verification each).  The
+receiver answers a principal's hello with a *challenge*, ``{"challenge": 32 random bytes
+in hex}``, and the dialer must answer, within ``HELLO_TIMEOUT_S``, a
+*proof*: ``{"signer": PRINCIPAL, "signature": hex}``, the signer's Ed25519 signature
+(``Signer.sign_domain`` under ``LINK_DOMAIN``) of the canonical ``{"challenge", "from":
+the hello's name, "signer", "to": the receiver's name}``.  The challenge is fresh per
+connection, so a proof cannot be replayed; ``to`` binds it to one receiver, so a proof
+one peer gives cannot open a connection to another.  Who may sign for a hello is the
+receiver's rule (``may_sign``: a replica for itself; the front, which has no key of its
+own, with one of its client identities' keys).  A connection whose proof is missing,
+late or wrong is closed before any frame of it is read.  The proof does not replace the
+PBFT messages' own signatures: a Byzantine replica authenticates as itself and then
+sends what it likes, under its own name only (BFT-SAFE-1 needs nothing from the links).
 
 Every byte from the network is hostile.  ``FrameDecoder`` is sans-IO: ``feed`` takes
 any bytes and returns the complete frames; a length above ``MAX_FRAME`` (or zero) is
 garbage and raises ``FrameError``, after which the connection is closed (a stream out
 of step cannot be resynchronised).  A frame whose content does not decode is *dropped
 and counted* by whoever handles it (the replica counts it as ``malformed``).  Nothing
-here raises anything but ``FrameError``; test_cluster_wire fuzzes it.
+here raises anything but ``FrameError`` (and ``TimeoutError``, from the two sides of a
+proof); test_cluster_wire fuzzes it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+from collections.abc import Callable
 from typing import Final
 
-from ostrom.consensus.messages import MAX_MESSAGE_BYTES
+from ostrom.consensus.crypto import KeyRing, Signer
+from ostrom.consensus.messages import MAX_MESSAGE_BYTES, canonical
 
 __all__ = [
     "HEADER",
     "HELLO_TIMEOUT_S",
+    "LINK_DOMAIN",
     "MAX_FRAME",
     "MAX_READ",
+    "PUBLIC",
     "PUT",
     "READ",
+    "STATUS",
     "FrameDecoder",
     "FrameError",
+    "authenticate",
     "frame",
     "hello",
     "parse_hello",
+    "prove",
     "read_frames",
     "read_one",
 ]
@@ -58,6 +80,14 @@ READ: Final = "read"
 MAX_READ: Final = 1 << 16
 #: The hello of the payload channel (a payload the front hands a replica to keep).
 PUT: Final = "put"
+#: The hello of a status request (one frame of JSON answers it).
+STATUS: Final = "status"
+#: The hellos that name no principal: answered without a challenge.
+PUBLIC: Final = frozenset({STATUS, READ, PUT})
+#: What a link's proof signs under (``Signer.sign_domain``): never a PBFT message's bytes.
+LINK_DOMAIN: Final = b"ostrom-link/1\n"
+_NONCE: Final = 32
+_MAX_PROOF: Final = 512
 
 
 class FrameError(Exception):
@@ -154,3 +184,64 @@ async def read_one(reader: asyncio.StreamReader, max_frame: int = MAX_FRAME) -> 
         return await reader.readexactly(size)
     except asyncio.IncompleteReadError:
         return None
+
+
+def _claim(nonce: bytes, dialer: str, receiver: str, signer: str) -> bytes:
+    return canonical({"challenge": nonce.hex(), "from": dialer, "signer": signer, "to": receiver})
+
+
+async def authenticate(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    dialer: str,
+    receiver: str,
+    ring: KeyRing,
+    may_sign: Callable[[str], bool],
+) -> str:
+    """The receiver's side, after a principal's hello naming ``dialer``: send a fresh
+    challenge, read the proof (within ``HELLO_TIMEOUT_S``) and return who signed it.
+    ``FrameError`` if the proof is not one ``may_sign`` allows and the ring verifies
+    (the caller closes the connection); ``TimeoutError`` if it is late."""
+    nonce = os.urandom(_NONCE)
+    writer.write(frame(json.dumps({"challenge": nonce.hex()}).encode()))
+    await writer.drain()
+    payload = await asyncio.wait_for(read_one(reader, _MAX_PROOF), HELLO_TIMEOUT_S)
+    if payload is None:
+        raise FrameError("closed before its proof")
+    try:
+        doc = json.loads(payload.decode("utf-8"))
+        signer, signature = doc["signer"], bytes.fromhex(doc["signature"])
+    except (UnicodeDecodeError, ValueError, RecursionError, TypeError, KeyError):
+        raise FrameError("not a proof") from None
+    if not isinstance(signer, str) or not _NAME.match(signer) or not may_sign(signer):
+        raise FrameError(f"{signer!r} may not sign for {dialer!r}")
+    if not ring.verify_domain(
+        signer, LINK_DOMAIN, _claim(nonce, dialer, receiver, signer), signature
+    ):
+        raise FrameError(f"the proof of {dialer!r} does not verify")
+    return signer
+
+
+async def prove(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    signer: Signer,
+    dialer: str,
+    receiver: str,
+) -> None:
+    """The dialer's side, after its hello: read the challenge, send the proof.
+    ``FrameError`` for anything but a challenge, ``TimeoutError`` if none comes."""
+    payload = await asyncio.wait_for(read_one(reader, _MAX_HELLO), HELLO_TIMEOUT_S)
+    if payload is None:
+        raise FrameError("closed before the challenge")
+    try:
+        doc = json.loads(payload.decode("utf-8"))
+        nonce = bytes.fromhex(doc["challenge"])
+    except (UnicodeDecodeError, ValueError, RecursionError, TypeError, KeyError):
+        raise FrameError("not a challenge") from None
+    if len(nonce) != _NONCE:
+        raise FrameError("not a challenge")
+    sig = signer.sign_domain(LINK_DOMAIN, _claim(nonce, dialer, receiver, signer.principal))
+    doc = {"signer": signer.principal, "signature": sig.hex()}
+    writer.write(frame(json.dumps(doc).encode()))
+    await writer.drain()

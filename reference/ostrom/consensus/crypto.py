@@ -14,8 +14,10 @@ simulation and test harness property, not a key-management recommendation.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from typing import Final, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -24,7 +26,16 @@ from nacl.exceptions import CryptoError
 
 from ostrom.consensus.messages import AnyMessage, Signed
 
-__all__ = ["KeyRing", "Signer", "derive_key", "ed25519_verify", "make_keys", "public_bytes"]
+__all__ = [
+    "VERIFIED_ENTRIES",
+    "KeyRing",
+    "Signer",
+    "derive_key",
+    "ed25519_verify",
+    "make_keys",
+    "public_bytes",
+    "verified_entries",
+]
 
 
 def derive_key(seed: int | bytes, principal: str) -> Ed25519PrivateKey:
@@ -49,11 +60,85 @@ class Signer:
     def sign(self, message: AnyMessage) -> Signed:
         return Signed(message, self.principal, self._key.sign(message.encoded))
 
+    def sign_domain(self, domain: bytes, data: bytes) -> bytes:
+        """The signature of ``domain + data``, for what is not a PBFT message (a link's
+        proof of identity, cluster/wire.py).  ``domain`` is a line that does not start
+        with ``{``: a PBFT message's bytes are canonical JSON, which always does, so no
+        signature made here is ever valid as a message's, nor the reverse."""
+        _check_domain(domain)
+        return self._key.sign(domain + data)
 
-@lru_cache(maxsize=1 << 16)
-def _verify(public: bytes, data: bytes, signature: bytes) -> bool:
-    """Pure, so memoised: the same certificate is checked by every replica, often twice."""
-    return ed25519_verify(public, data, signature)
+
+def _check_domain(domain: bytes) -> None:
+    if not domain.endswith(b"\n") or domain.startswith(b"{") or b"\n" in domain[:-1]:
+        raise ValueError("a signing domain is one line, not starting with '{'")
+
+
+#: Valid signatures remembered (each entry about 200 bytes, whatever the message's size).
+VERIFIED_ENTRIES: Final = 1 << 16
+
+
+class _CacheInfo(NamedTuple):
+    """``functools.lru_cache``'s counters, for the benchmarks (bench/pbft.py)."""
+
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
+
+
+class _VerifyMemo:
+    """``ed25519_verify``, memoised: the same certificate is checked by every replica,
+    often twice (a view change carries the prepares already checked).
+
+    The memo is keyed by the SHA-256 of the message, not the message: keyed by the bytes
+    (as an ``lru_cache`` keys them) it held up to 65,536 messages of up to 16 MiB each,
+    kept alive by the cache, and a forged frame naming a known sender put its bytes
+    there (issue 41, item 6).  Only *valid* signatures are remembered: a flood of forged
+    ones costs one verification each and evicts nothing.  SHA-256 is collision
+    resistant, so a remembered (key, digest, signature) stands for exactly the bytes it
+    was checked on.  ``cache_info``, ``cache_clear`` and ``__wrapped__`` are
+    ``lru_cache``'s, so the benchmarks measure it as they measured that."""
+
+    def __init__(self, maxsize: int) -> None:
+        self.maxsize = maxsize
+        self.__wrapped__ = ed25519_verify
+        self._entries: OrderedDict[tuple[bytes, bytes, bytes], None] = OrderedDict()
+        self._lock = threading.Lock()
+        self._hits = self._misses = 0
+
+    def __call__(
+        self, public: bytes, data: bytes, signature: bytes, digest: str | None = None
+    ) -> bool:
+        """``digest``: the SHA-256 of ``data`` in hex if the caller has it (a message's
+        ``msg_digest``, computed once per message and kept), else computed here."""
+        entry = (public, bytes.fromhex(digest or hashlib.sha256(data).hexdigest()), signature)
+        with self._lock:
+            if entry in self._entries:
+                self._entries.move_to_end(entry)
+                self._hits += 1
+                return True
+            self._misses += 1
+        if not ed25519_verify(public, data, signature):
+            return False
+        with self._lock:
+            self._entries[entry] = None
+            if len(self._entries) > self.maxsize:
+                self._entries.popitem(last=False)
+        return True
+
+    def entries(self) -> list[tuple[bytes, bytes, bytes]]:
+        with self._lock:
+            return list(self._entries)
+
+    def cache_info(self) -> _CacheInfo:
+        with self._lock:
+            return _CacheInfo(self._hits, self._misses, self.maxsize, len(self._entries))
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._hits = self._misses = 0
 
 
 def ed25519_verify(public: bytes, data: bytes, signature: bytes) -> bool:
@@ -74,6 +159,15 @@ def ed25519_verify(public: bytes, data: bytes, signature: bytes) -> bool:
     return True
 
 
+_verify = _VerifyMemo(VERIFIED_ENTRIES)
+
+
+def verified_entries() -> list[tuple[bytes, bytes, bytes]]:
+    """The memo's entries (public key, SHA-256 of the message, signature): what it holds
+    is bounded in size whatever the messages were (test_consensus_crypto)."""
+    return _verify.entries()
+
+
 class KeyRing:
     """The public keys of every principal (replicas and clients)."""
 
@@ -88,7 +182,17 @@ class KeyRing:
         public = self._public.get(signed.sender)
         if public is None:
             return False
-        return _verify(public, signed.message.encoded, signed.signature)
+        m = signed.message
+        return _verify(public, m.encoded, signed.signature, m.msg_digest)
+
+    def verify_domain(self, principal: str, domain: bytes, data: bytes, signature: bytes) -> bool:
+        """True iff ``principal`` is known and ``signature`` is its ``sign_domain`` of
+        ``data`` under ``domain`` (not memoised: one per connection)."""
+        public = self._public.get(principal)
+        if public is None:
+            return False
+        _check_domain(domain)
+        return ed25519_verify(public, domain + data, signature)
 
 
 def make_keys(seed: int | bytes, principals: Iterable[str]) -> tuple[KeyRing, dict[str, Signer]]:

@@ -48,6 +48,7 @@ __all__ = [
     "check_tree",
     "decode",
     "encode",
+    "max_request_bytes",
     "message_from_tree",
     "replica_name",
     "request_digest",
@@ -63,15 +64,41 @@ class Malformed(ValueError):
 
 
 #: The largest message a replica reads (bytes).  The largest honest messages are a
-#: STATE-TRANSFER (the requests since the receiver's last execution) and a NEW-VIEW
-#: (2f+1 VIEW-CHANGEs with up to a window of prepared certificates each): well below.
+#: NEW-VIEW (up to n VIEW-CHANGEs with up to a window of prepared certificates each,
+#: every certificate carrying its request) and a STATE-TRANSFER (the requests since the
+#: receiver's last execution): a NEW-VIEW stays below it if every request does below
+#: ``max_request_bytes``; a STATE-TRANSFER is not bounded yet (docs/security.md).
 MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
+#: At least the encoded size of a signed PREPARE, COMMIT or CHECKPOINT (345 bytes at
+#: most: 64-bit integers, a 32-character name).
+_SMALL_SIGNED: Final = 512
+#: At least what a signed PRE-PREPARE adds around its request, a certificate around its
+#: parts, a signed VIEW-CHANGE or NEW-VIEW around its lists (359 bytes at most).
+_WRAPPER: Final = 512
 #: The deepest JSON tree accepted.  An honest NEW-VIEW nests about 13 levels above its
 #: requests' operations (envelope, NEW-VIEW, VIEW-CHANGE, certificate, PRE-PREPARE,
 #: request); the rest is the operation's own depth.
 _MAX_DEPTH: Final = 48
 #: Integers must fit a signed 64-bit word, so that every implementation reads the same.
 MAX_INT: Final = 2**63 - 1
+
+
+def max_request_bytes(n: int, watermark_window: int) -> int:
+    """The largest signed REQUEST (its encoded bytes) such that the largest NEW-VIEW an
+    honest primary can send stays within ``MAX_MESSAGE_BYTES`` (0 or less: none does).
+
+    A VIEW-CHANGE carries a certificate per prepared sequence number above its stable
+    checkpoint — at most ``watermark_window`` of them, each a signed PRE-PREPARE with its
+    request and 2f signed PREPAREs — and its checkpoint proof; a NEW-VIEW carries the
+    VIEW-CHANGEs it was built from (up to ``n``) and a PRE-PREPARE per sequence number
+    they span (at most ``watermark_window``).  With ``R`` the request, ``W`` the window,
+    ``S`` and ``E`` the bounds above: VIEW-CHANGE <= E + n·S + W·(R + 2E + n·S), NEW-VIEW
+    <= E + n·VIEW-CHANGE + W·(R + E).  A message beyond the limit is unsendable (the
+    frame refuses it) and unreadable (``decode`` refuses it): a view change that needs
+    it never completes (issue 41, item 6)."""
+    w, e, s = watermark_window, _WRAPPER, _SMALL_SIGNED
+    fixed = e + n * (e + n * s + w * (2 * e + n * s)) + w * e
+    return (MAX_MESSAGE_BYTES - fixed) // (w * (n + 1))
 
 
 def sha256_hex(data: bytes) -> str:
