@@ -214,3 +214,44 @@ def test_a_node_that_loses_payloads_is_caught(monkeypatch: pytest.MonkeyPatch) -
             m.content_is_what_accepted_commands_carried()
     finally:
         m.teardown()
+
+
+def test_reads_share_one_view_until_a_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41, item 9: a read no longer rebuilds the public state; the first read after
+    a write builds it once, the reads after share it, and a write makes the next read
+    see the write."""
+    m = NodeMachine()
+    built = []
+    real = Gate.public_state
+
+    def counting(gate: Gate) -> dict[str, Any]:
+        built.append(1)
+        return real(gate)
+
+    monkeypatch.setattr(Gate, "public_state", counting)
+    try:
+        m.node.public_state()
+        for _ in range(20):
+            m.node.public_state()
+            m.node.agent("f1")
+        assert len(built) == 1
+        m.propose("f1", 0)
+        assert "a0" in m.node.public_state()["artifacts"]
+        assert len(built) == 2
+        m.state_is_the_logs()
+    finally:
+        m.teardown()
+
+
+def test_a_view_kept_across_writes_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutation: the shared view is never dropped.  The machine's invariant sees the
+    reads fall behind the log."""
+    monkeypatch.setattr(Node, "_stale", lambda self: None)
+    m = NodeMachine()
+    try:
+        m.node.public_state()
+        m.propose("f1", 0)
+        with pytest.raises(AssertionError):
+            m.state_is_the_logs()
+    finally:
+        m.teardown()

@@ -212,6 +212,10 @@ class Node:
         self.snapshot_ratio = snapshot_ratio
         self.operator = operator
         self._lock = threading.RLock()
+        #: the public state as of the last write, built by the first read after it and
+        #: shared by every read until the next write (issue 41, item 9: each read rebuilt
+        #: the whole state under the lock, so a stream of reads stalled every write)
+        self._view: dict[str, Any] | None = None
         self._waiters: list[_Waiter] = []
         #: the search index's entry of each artifact READ-1 lets through: (its content
         #: id, 1 if without history, 1 if with); the store's ``search_index`` counts them
@@ -288,6 +292,7 @@ class Node:
         except that if the transaction fails *every* command of the group gets the 503
         and none is applied.  Never raises for any input."""
         with self._lock:
+            self._stale()  # whatever this group applies or undoes
             out: list[Reply | _Pending] = []
             staged: list[_Staged] = []
             by_key: dict[tuple[str, int], int] = {}  # (agent, seq) -> index in staged
@@ -510,9 +515,18 @@ class Node:
     def last_pos(self) -> int:
         return self.store.last_pos
 
+    def _stale(self) -> None:
+        """Drop the shared view (``public_state``): the state is about to change."""
+        self._view = None
+
     def public_state(self) -> dict[str, Any]:
+        """The gate's public state at the last position: built at most once per write and
+        shared by the reads that follow it, so it is read-only (callers copy what they
+        change)."""
         with self._lock:
-            return self.gate.public_state()
+            if self._view is None:
+                self._view = self.gate.public_state()
+            return self._view
 
     def log(self, after: int, limit: int) -> list[dict[str, Any]]:
         with self._lock:
@@ -522,7 +536,7 @@ class Node:
         """An agent's public registry entry, its key and seqs (an operator's too)."""
         with self._lock:
             key = self.gate.key_of(agent)
-            pub = self.gate.community.public_state()["agents"].get(agent)
+            pub = self.public_state()["agents"].get(agent)
             if key is None and pub is None:
                 return None
             last = self.gate.last_seq(agent)
