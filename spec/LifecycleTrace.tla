@@ -121,9 +121,16 @@ specvars == <<art, ticking, lastEvent, unguarded, history>>
 Steps == TLLogs[which].steps
 E == Steps[cursor + 1]
 
-\* The workload of the log: anything (the log decides what is proposed).
-TLProposals == Agents \X Artifacts \X Slots
-TLForgetVotes == Agents \X Artifacts
+\* The workload of the log: the proposals and forget votes it logs (TraceLog:
+\* TLLogProposals, TLLogForgetVotes: the arguments of every propose and forget_vote
+\* entry, accepted or refused). Lifecycle.tla reads Proposals and ForgetVotes only in
+\* Propose and ForgetVote, which this spec evaluates only with a logged entry's
+\* arguments (Act(E)), so whether the command is allowed is what it was with
+\* Agents \X Artifacts \X Slots, while Lifecycle.tla's ASSUME (Proposals \subseteq
+\* Agents \X Artifacts \X Slots) no longer makes TLC enumerate that product, whose size
+\* grows with the square of the log (a 1,000-command node export: 3.2 * 10^7 tuples).
+TLProposals == TLLogProposals
+TLForgetVotes == TLLogForgetVotes
 \* Forget confidences: any, in the log's unit TLConfUnit (TraceLog; the cfg overrides
 \* Lifecycle.tla's ConfUnit <- TLConfUnit, ForgetConfidences <- TLForgetConfidences).
 TLForgetConfidences == 0..TLConfUnit

@@ -1035,7 +1035,15 @@ def log_module(batch: Batch) -> str:
             sep = "," if j + 1 < len(c.entries) else ""
             lines.append(f"    {tla(e.record())}{sep}")
         lines.append("  >>]" + ("," if k + 1 < len(batch.logs) else ""))
-    lines += [">>", "===="]
+    lines.append(">>")
+    # the arguments of every propose and forget_vote entry (LifecycleTrace.tla:
+    # TLProposals, TLForgetVotes): Act(E) asks only about these
+    entries = [e for c in batch.logs for e in c.entries]
+    props = frozenset((e.agent, e.artifact, e.slot) for e in entries if e.op == "propose")
+    votes = frozenset((e.agent, e.artifact) for e in entries if e.op == "forget_vote")
+    lines.append(f"TLLogProposals == {tla(props)}")
+    lines.append(f"TLLogForgetVotes == {tla(votes)}")
+    lines.append("====")
     return "\n".join(lines) + "\n"
 
 
