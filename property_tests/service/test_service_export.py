@@ -302,3 +302,32 @@ def test_the_trace_grows_linearly_with_the_log(tmp_path: Path) -> None:
         assert export(tmp_path / f"n{n}.db", tmp_path / f"t{n}.jsonl") == n
         per[n] = (tmp_path / f"t{n}.jsonl").stat().st_size / n
     assert per[800] <= 2 * per[100], per
+
+
+@pytest.mark.tlc
+def test_activations_in_slots_of_their_own_are_not_taken_in_every_order(tmp_path: Path) -> None:
+    """LifecycleTrace.tla's partial-order reduction (AloneInSlot): eight fast-track
+    proposals, each in a slot of its own, activate at the same tick; taken in every order
+    they made 2^8 states and more (a node's log with 49 proposals between ticks never
+    finished).  Two more share a slot, so one activation supersedes the other: those two
+    are still taken in both orders, and the log is accepted.  (Ten proposals: the five
+    founders' propose_rate of 2 a round.)"""
+    from ostrom.verify.trace.lifecycle_check import validate_logs
+
+    s = Signer()
+    node = Node.open(tmp_path / "n.db", params=PARAMS, setup=setup(), fsync=False)
+    slots = [f"s{i}" for i in range(8)] + ["shared", "shared"]
+    for i, slot in enumerate(slots):
+        f = FOUNDERS[i % len(FOUNDERS)]
+        cmd = {"op": "propose", "agent": f, "artifact": f"a{i}", "slot": slot, "digest": "d"}
+        assert node.submit(s.env(f, cmd)).status == 200
+    for _ in range(PARAMS.T_fast + 1):
+        assert node.submit(s.env(OPERATOR, {"op": "tick"})).status == 200
+    node.close()
+    export(tmp_path / "n.db", tmp_path / "t.jsonl")
+    states = _full_states(tmp_path / "t.jsonl")
+    active = {x for x, a in states[-1]["artifacts"].items() if a["state"] == "active"}
+    assert len(active) == 9, states[-1]["artifacts"]  # eight alone, one of the shared two
+    (verdict,) = validate_logs([read_log(tmp_path / "t.jsonl")])
+    assert verdict.status == "accepted", verdict.message
+    assert verdict.distinct_states is not None and verdict.distinct_states < 200, verdict
