@@ -305,6 +305,7 @@ def test_the_trace_grows_linearly_with_the_log(tmp_path: Path) -> None:
 
 
 @pytest.mark.tlc
+@pytest.mark.slow  # one TLC run of the community spec: 17 s on a loaded machine
 def test_activations_in_slots_of_their_own_are_not_taken_in_every_order(tmp_path: Path) -> None:
     """LifecycleTrace.tla's partial-order reduction (AloneInSlot): eight fast-track
     proposals, each in a slot of its own, activate at the same tick; taken in every order
