@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from ostrom.service.export import export  # noqa: E402
 from ostrom.service.node import Node  # noqa: E402
+from ostrom.service.store import Store, StoreError  # noqa: E402
 from ostrom.verify.trace.validate import validate_file  # noqa: E402
 from record import save  # noqa: E402
 from service import PARAMS, Workload, setup  # noqa: E402
@@ -44,7 +45,11 @@ def node_log(n: int) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     db = CACHE / f"node-{n}.db"
     if db.exists():
-        return db
+        try:  # a store of an older schema (or signed otherwise) is rebuilt, not refused
+            Store.open(db).close()
+            return db
+        except StoreError:
+            db.unlink()
     part = db.with_name(db.name + ".part")
     for p in part.parent.glob(part.name + "*"):
         p.unlink()
