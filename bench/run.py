@@ -27,6 +27,11 @@ and over loopback HTTP (1 and 16 streams, group commit), fsync on and off, again
 ``Community.apply`` measured just before; the write path over 1k, 10k and 100k commands;
 restart, ``--verify`` and ``ostrom log export`` (500, 1k, 2k commands).
 
+``trace_export`` (``bench/trace_export.py``; the node logs are built once and cached under
+``build/trace_export/``): ``ostrom log export`` of a node's log of 1k, 10k and 100k
+commands, its seconds and bytes (issue 42: the 100k figure at most 120x the 1k one), and
+``validate-trace`` of the 1k export, with its time limit.
+
 ``tick`` (``bench/tick.py``, a few minutes): the same activity after 1k, 10k and 100k agents
 joined — the node's commands/s and the tick's median and p99 (in process, fsync off), the
 tick in ``Community.apply``, and the eager tick of before at 1k and 10k; the tick at 100k
@@ -62,8 +67,8 @@ node's and the cluster's targets could reach if every other cost were zero.
 
 Usage: python bench/run.py
        [--only tlc|orchestrator|sortition|hypothesis|pbft|reputation|thresholds|conformance|
-               simulation|experiments|service|tick|memory|cluster|ceiling|
-               search]
+               simulation|experiments|service|trace_export|tick|memory|cluster|
+               ceiling|search]
        [--artifacts N]
 """
 
@@ -220,6 +225,14 @@ def bench_service() -> None:
     save("service", service.measure())
 
 
+def bench_trace_export() -> None:
+    """Export bytes and seconds at 1k, 10k and 100k commands of a node's log, and
+    validate-trace seconds (see ``bench/trace_export.py``)."""
+    import trace_export
+
+    save("trace_export", trace_export.measure([1_000, 10_000, 100_000], [1_000], 3_600.0))
+
+
 def bench_tick() -> None:
     """What a tick costs at 1k, 10k and 100k agents with the same activity (see
     ``bench/tick.py``)."""
@@ -281,6 +294,7 @@ def main() -> None:
             "simulation",
             "experiments",
             "service",
+            "trace_export",
             "tick",
             "memory",
             "cluster",
@@ -312,6 +326,8 @@ def main() -> None:
         bench_experiments()
     if args.only in (None, "service"):
         bench_service()
+    if args.only in (None, "trace_export"):
+        bench_trace_export()
     if args.only in (None, "tick"):
         bench_tick()
     if args.only in (None, "memory"):

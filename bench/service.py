@@ -13,9 +13,10 @@ What issue 14 asks, on this machine, in one run:
   10k and 100k commands (a snapshot's cost grows with the state; the snapshot policy is
   what keeps the write path's cost flat);
 * start-up (replay from the latest snapshot, and ``--verify``: the whole log), the
-  export as a trace at 500, 1k and 2k commands (its steps carry the whole state: it
-  grows with the square of the log).  The node with 1,000, 10,000 and 100,000 agents is
-  bench/tick.py's (what a tick costs as the community grows).
+  export as a trace at 500, 1k and 2k commands (ostrom-trace/2: each step carries a
+  delta of the state, so it grows with the log; bench/trace_export.py goes to 100k).
+  The node with 1,000, 10,000 and 100,000 agents is bench/tick.py's (what a tick costs
+  as the community grows).
 
 The workload: 32 founders (tier 2) each proposing an artifact into a slot of its own
 (``propose_rate`` 1000: an agent may propose many times a round), and the operator's
@@ -226,8 +227,8 @@ def growth(tmp: Path, work: Workload) -> list[dict[str, Any]]:
 
 def export_cost(tmp: Path) -> list[dict[str, Any]]:
     """``ostrom log export`` of logs of 500, 1,000 and 2,000 commands.  A trace step holds
-    the whole public state, which grows with the log: the export's time and size grow
-    with the square of the log's length (measured here, not hidden)."""
+    the state as a delta against the step before: the export's time and size grow with
+    the log's length (when a step held the whole state, they grew with its square)."""
     out = []
     for n in (500, 1_000, 2_000):
         db = tmp / f"export{n}.db"

@@ -328,10 +328,10 @@ def log() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     default=Path("node-trace.jsonl"),
     show_default=True,
-    help="Where to write the ostrom-trace/1 community log.",
+    help="Where to write the ostrom-trace/2 community log.",
 )
 def export(db: Path, output: Path) -> None:
-    """Write the node's log as an ostrom-trace/1 community log for validate-trace.
+    """Write the node's log as an ostrom-trace/2 community log for validate-trace.
 
     The states of the trace are recomputed by replaying the logged commands on a fresh
     Community from the database's header, and each replayed observation must equal the

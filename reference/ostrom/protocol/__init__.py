@@ -28,7 +28,7 @@ from ostrom.protocol.orchestrator import Artifact, Orchestrator
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.protocol.reputation import ReputationBook
 from ostrom.protocol.sanctions import SanctionBook, Violation
-from ostrom.protocol.version import PROTOCOL_VERSION, TRACE_FORMAT
+from ostrom.protocol.version import PROTOCOL_VERSION, TRACE_DELTA_FORMAT, TRACE_FORMAT
 from ostrom.protocol.voting import Ballot, BallotKind, Tally, commitment, make_salt
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULTS",
     "PROTOCOL_VERSION",
     "STATES",
+    "TRACE_DELTA_FORMAT",
     "TRACE_FORMAT",
     "TRANSITIONS",
     "Agent",

@@ -166,10 +166,12 @@ class Community:
 
     def public_state(self) -> dict[str, Any]:
         """The orchestrator's public state plus the registry the layers derived."""
-        return {
-            **self.orchestrator.public_state(),
-            "agents": {a: _public_agent(x) for a, x in sorted(self.agents.items())},
-        }
+        return {**self.orchestrator.public_state(), "agents": self.public_agents()}
+
+    def public_agents(self) -> dict[str, Any]:
+        """The registry part of ``public_state`` alone: ``ostrom log export`` reads it at
+        every step without building the artifacts' part, which grows with the log."""
+        return {a: _public_agent(x) for a, x in sorted(self.agents.items())}
 
     # --- internals --------------------------------------------------------------------------
 

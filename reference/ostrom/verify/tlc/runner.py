@@ -221,6 +221,7 @@ def tlc_command(
     workers: int,
     fp: int | None,
     extra: Sequence[str] = (),
+    jvm: Sequence[str] = (),
 ) -> list[str]:
     """The java command line of one TLC run in ``run_dir`` (its own ``-metadir`` and
     ``java.io.tmpdir``: two runs started in the same second would collide otherwise).
@@ -228,10 +229,12 @@ def tlc_command(
     ``-lncheck final``: TLC checks temporal properties on the state graph found so far at
     every progress report (a timer), so which lasso it reports depended on the machine's
     load — lab 06's had 13 states on a busy machine, 14 on an idle one.  Checked once, at
-    the end, the counterexample is the same on every run (docs/design.md §12)."""
+    the end, the counterexample is the same on every run (docs/design.md §12).  ``jvm``:
+    options for the JVM itself (trace validation's ``-Xss``)."""
     return [
         str(java),
         "-XX:+UseParallelGC",
+        *jvm,
         f"-Djava.io.tmpdir={run_dir / 'tmp'}",
         "-cp",
         str(jar),

@@ -589,7 +589,8 @@ def resolve_commitments(log: TraceLog, names: Names) -> tuple[dict[int, str], se
     """
     from ostrom.protocol.voting import commitment
 
-    prev: Mapping[str, Any] = {}
+    prev: Mapping[str, Any] = {}  # every artifact's logged state before the step
+    known: dict[str, Any] = {}
     commits: list[tuple[int, str, str, Any, str, str]] = []  # idx, agent, art, round, hash, st
     reveals: list[tuple[int, str, str, Any, str, str]] = []  # idx, agent, art, round, vote, hash
     for i, step in enumerate(log.steps):
@@ -604,7 +605,12 @@ def resolve_commitments(log: TraceLog, names: Names) -> tuple[dict[int, str], se
             elif op == "reveal_vote" and isinstance(rnd, int) and not isinstance(rnd, bool):
                 h = commitment(f["agent"], f["artifact"], rnd, f["vote"], f["reason"], f["salt"])
                 reveals.append((i, f["agent"], f["artifact"], rnd, f["vote"], h))
-        prev = step.state.get("artifacts", {})
+        arts = step.state.get("artifacts", {})
+        if log.delta:  # the step's artifacts are the changed ones: keep the others
+            known.update(arts if isinstance(arts, dict) else {})
+            prev = known
+        else:
+            prev = arts
     bound: dict[int, str] = {}
     for i, agent, art, rnd, h, st in commits:
         ballot = BALLOT_VOTES[BallotKind(BALLOT_KINDS.get(st, "review"))]
@@ -756,8 +762,12 @@ def compile_log(log: TraceLog, names: Names) -> CompiledLog:
     out.confs = confs
     out.conf_unit = _conf_unit(cm for cm, accepted in confs.values() if accepted)
     if community:
+        last: object = None
         for step in log.steps:
             reg = step.state.get("agents")
+            if reg is last:  # a delta log shares an unchanged registry: seen already
+                continue
+            last = reg
             for a, g in reg.items() if isinstance(reg, dict) else ():
                 w = g.get("weight") if isinstance(g, dict) else None
                 if isinstance(w, int | float) and not isinstance(w, bool) and micro(w) > 0:
@@ -792,6 +802,7 @@ def _views(c: CompiledLog, names: Names, unit: int) -> None:
     the implementation's error, not the log's: that step becomes one the spec cannot take
     (op ``bad``), and the steps after it are dropped."""
     last: dict[str, TlaRecord] = {}
+    reg_seen: tuple[object, TlaFunction] | None = None  # a shared registry: its view
     for k, (e, step) in enumerate(zip(c.entries, c.log.steps, strict=True)):
         now = step.state.get("now")
         problem = (
@@ -803,8 +814,13 @@ def _views(c: CompiledLog, names: Names, unit: int) -> None:
         if problem is None and c.log.layer == "community":
             e.viol = _violations(step.events, names)
             c.agents.update(names.orig(a) for a, _ in e.viol)
+            reg = step.state.get("agents")
             try:
-                e.reg = _registry_view(step.state.get("agents"), names, unit)
+                if reg_seen is not None and reg_seen[0] is reg:
+                    e.reg = reg_seen[1]
+                else:
+                    e.reg = _registry_view(reg, names, unit)
+                    reg_seen = (reg, e.reg)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 problem = f"agents: {type(exc).__name__} {exc}"
         for x, a in step.state["artifacts"].items():
@@ -1019,7 +1035,15 @@ def log_module(batch: Batch) -> str:
             sep = "," if j + 1 < len(c.entries) else ""
             lines.append(f"    {tla(e.record())}{sep}")
         lines.append("  >>]" + ("," if k + 1 < len(batch.logs) else ""))
-    lines += [">>", "===="]
+    lines.append(">>")
+    # the arguments of every propose and forget_vote entry (LifecycleTrace.tla:
+    # TLProposals, TLForgetVotes): Act(E) asks only about these
+    entries = [e for c in batch.logs for e in c.entries]
+    props = frozenset((e.agent, e.artifact, e.slot) for e in entries if e.op == "propose")
+    votes = frozenset((e.agent, e.artifact) for e in entries if e.op == "forget_vote")
+    lines.append(f"TLLogProposals == {tla(props)}")
+    lines.append(f"TLLogForgetVotes == {tla(votes)}")
+    lines.append("====")
     return "\n".join(lines) + "\n"
 
 

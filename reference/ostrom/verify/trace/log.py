@@ -1,7 +1,10 @@
-"""Trace logs: the ``ostrom-trace/1`` format read, written and named for TLA+.
+"""Trace logs: the ``ostrom-trace/1`` and ``/2`` formats read, written and named for TLA+.
 
 A log (docs/conformance.md "Trace logs") is a header line (format, layer, params, setup)
-and one JSON line per step ({command, result, state, events?}).  This module reads any
+and one JSON line per step ({command, result, state, events?}); in ``ostrom-trace/2``
+(``TRACE_DELTA_FORMAT``, what ``ostrom log export`` writes) a step carries ``delta``
+instead of ``state``: the clock, and the artifacts and registry entries that differ from
+the step before (the first step's against the empty state).  This module reads any
 layer's file (``read_jsonl``, ``header_layer``), parses the lifecycle and community logs
 (``TraceLog``), turns a conformance vector into the log a driver would write for it
 (``vector_log``), and spells the log's ids as TLA+ strings (``Names``).  Every layer's
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ostrom.protocol.version import TRACE_FORMAT
+from ostrom.protocol.version import TRACE_DELTA_FORMAT, TRACE_FORMAT
 
 __all__ = [
     "LOG_MODULE",
@@ -52,7 +55,12 @@ class UnusableLog(Exception):
 
 @dataclass
 class LogStep:
-    """One logged step: the command as sent, its result, the public state after it."""
+    """One logged step: the command as sent, its result, the public state after it.
+
+    In a delta log (``TraceLog.delta``) ``state["artifacts"]`` holds only the artifacts
+    the step changed; ``now`` and ``agents`` are whole (the registry object is shared
+    with the step before when nothing in it changed).  The compiler needs no more: an
+    artifact's view changes only where the artifact does (lifecycle.py: ``_views``)."""
 
     line: int  # 1-based line in the file
     command: Any
@@ -70,6 +78,7 @@ class TraceLog:
     setup: dict[str, Any]
     steps: list[LogStep]
     layer: str = "lifecycle"  # or "community" (spec/CommunityTrace.tla)
+    delta: bool = False  # TRACE_DELTA_FORMAT: a step's artifacts are the changed ones
 
 
 def read_jsonl(path: Path) -> tuple[Any, list[Any], list[int]]:
@@ -114,8 +123,12 @@ def parse_log(
     name: str, header: Any, steps: Sequence[Any], lines: Sequence[int] | None = None
 ) -> TraceLog:
     """A log from its parsed header and step objects (``lines``: their line numbers)."""
-    if not isinstance(header, dict) or header.get("format") != TRACE_FORMAT:
-        raise UnusableLog(f"{name}:1: not an {TRACE_FORMAT} header (format field)")
+    fmt = header.get("format") if isinstance(header, dict) else None
+    if not isinstance(header, dict) or fmt not in (TRACE_FORMAT, TRACE_DELTA_FORMAT):
+        raise UnusableLog(
+            f"{name}:1: not an {TRACE_FORMAT} header (format field; {TRACE_DELTA_FORMAT}, "
+            "states as deltas, is read too)"
+        )
     layer = header.get("layer")
     if layer not in TRACE_SPECS:
         raise UnusableLog(
@@ -125,21 +138,31 @@ def parse_log(
     params, setup = header.get("params", {}), header.get("setup", {})
     if not isinstance(params, dict) or not isinstance(setup, dict):
         raise UnusableLog(f"{name}:1: params and setup must be objects")
+    delta = fmt == TRACE_DELTA_FORMAT
+    key = "delta" if delta else "state"
+    agents: dict[str, Any] = {}
     out: list[LogStep] = []
     for i, doc in enumerate(steps):
         n = lines[i] if lines is not None else i + 2
-        if not isinstance(doc, dict) or set(doc) - {"command", "result", "state", "events"}:
-            raise UnusableLog(f"{name}:{n}: a step is {{command, result, state}}")
+        if not isinstance(doc, dict) or set(doc) - {"command", "result", key, "events"}:
+            raise UnusableLog(f"{name}:{n}: a step is {{command, result, {key}}}")
         if "command" not in doc or not isinstance(doc.get("result"), str):
             raise UnusableLog(f"{name}:{n}: a step needs a command and a result string")
-        state = doc.get("state")
+        state = doc.get(key)
         if not isinstance(state, dict) or not isinstance(state.get("artifacts"), dict):
-            raise UnusableLog(f"{name}:{n}: the state must be a public state (now, artifacts)")
+            raise UnusableLog(f"{name}:{n}: the {key} must be a public state (now, artifacts)")
+        if delta:
+            moved = state.get("agents", {})
+            if not isinstance(moved, dict):
+                raise UnusableLog(f"{name}:{n}: the delta's agents must be an object")
+            if moved:
+                agents = {**agents, **moved}
+            state = {**state, "agents": agents}
         events = doc.get("events") or []
         if not isinstance(events, list):
             raise UnusableLog(f"{name}:{n}: events must be a list")
         out.append(LogStep(n, doc["command"], doc["result"], state, events))
-    return TraceLog(name, dict(params), dict(setup), out, str(layer))
+    return TraceLog(name, dict(params), dict(setup), out, str(layer), delta)
 
 
 def vector_log(doc: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -170,16 +193,24 @@ def log_from_vector(doc: Mapping[str, Any]) -> TraceLog:
 
 
 def log_lines(log: TraceLog) -> list[str]:
-    """``log`` as the JSON lines of a trace file (header first)."""
+    """``log`` as the JSON lines of a trace file (header first), in its own format."""
     header = {
-        "format": TRACE_FORMAT,
+        "format": TRACE_DELTA_FORMAT if log.delta else TRACE_FORMAT,
         "layer": log.layer,
         "params": log.params,
         "setup": log.setup,
     }
     out = [json.dumps(header, separators=(",", ":"))]
+    agents: Mapping[str, Any] = {}
     for s in log.steps:
-        step = {"command": s.command, "result": s.result, "state": s.state}
+        step: dict[str, Any] = {"command": s.command, "result": s.result}
+        if log.delta:
+            now = s.state.get("agents", {})
+            moved = {a: g for a, g in now.items() if agents.get(a) != g}
+            step["delta"] = {**s.state, "agents": moved}
+            agents = now
+        else:
+            step["state"] = s.state
         if s.events:
             step["events"] = list(s.events)
         out.append(json.dumps(step, separators=(",", ":")))

@@ -38,6 +38,11 @@ class TlcResult:
 
 
 _OSTROM_PRINT: Final = re.compile(r'<<\s*"ostrom-')
+#: The JVM's thread stack for a trace run: SANY parses the compiled log (one sequence
+#: literal of every step) recursively, and the default stack overflowed on a node's
+#: export of 1,000 commands (a StackOverflowError before TLC started).  Only reserved
+#: address space: memory is committed as the recursion goes.
+TRACE_STACK: Final = "-Xss512m"
 
 
 def run_java_tlc(
@@ -56,7 +61,9 @@ def run_java_tlc(
     run_dir = run_dir.resolve()  # java runs in it: a relative path would resolve twice
     (run_dir / "meta").mkdir(exist_ok=True)
     (run_dir / "tmp").mkdir(exist_ok=True)
-    cmd = tlc_command(java, jar, run_dir, module, cfg, workers=1, fp=0, extra=extra)
+    cmd = tlc_command(
+        java, jar, run_dir, module, cfg, workers=1, fp=0, extra=extra, jvm=(TRACE_STACK,)
+    )
     parser = ToolOutputParser()
     prints: list[Value] = []
     pending: list[str] | None = None  # the lines so far of a multi-line ostrom print

@@ -1,0 +1,138 @@
+"""Benchmark of ``ostrom log export`` and ``ostrom validate-trace`` on a node's log (issue 42,
+items 2 and 4): export bytes and seconds at 1k, 10k and 100k commands, and validate-trace
+seconds where it completes within its time limit.
+
+The logs are the node's own: ``bench/service.py``'s workload (32 founders, signed
+proposals, a tick by the operator every 50 commands) submitted to ``Node`` (its store,
+fsync off), so the log holds what a node under load holds.  The artifacts accumulate (no
+artifact leaves the public state), which is what made a trace of whole states grow as the
+square of the log.  Each log is built once and cached under ``build/trace_export/``.
+
+Export is timed as ``ostrom log export`` runs it (``service.export.export``: the replay,
+the comparison of every observation with the logged one, the deltas).  Validation runs
+``validate_file`` exactly as ``ostrom validate-trace FILE`` does, with a time limit
+(``--validate-timeout``); a run that does not finish in it is recorded as such, with the
+steps TLC had followed by then.  Target: the 100k figure at most 120x the 1k one.
+
+Usage: python bench/trace_export.py [--commands 1000 10000 100000]
+       [--validate 1000 ...] [--validate-timeout S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ostrom.service.export import export  # noqa: E402
+from ostrom.service.node import Node  # noqa: E402
+from ostrom.service.store import Store, StoreError  # noqa: E402
+from ostrom.verify.trace.validate import validate_file  # noqa: E402
+from record import save  # noqa: E402
+from service import PARAMS, Workload, setup  # noqa: E402
+
+CACHE = ROOT / "build" / "trace_export"
+TARGET_RATIO = 120  # issue 42: the 100k figure at most 120x the 1k one
+
+
+def node_log(n: int) -> Path:
+    """A node database holding ``n`` logged commands (built once, then cached)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    db = CACHE / f"node-{n}.db"
+    if db.exists():
+        try:  # a store of an older schema (or signed otherwise) is rebuilt, not refused
+            Store.open(db).close()
+            return db
+        except StoreError:
+            db.unlink()
+    part = db.with_name(db.name + ".part")
+    for p in part.parent.glob(part.name + "*"):
+        p.unlink()
+    node = Node.open(part, params=PARAMS, setup=setup(), fsync=False)
+    for e in Workload(n, "x").order:
+        assert node.submit(e).status == 200
+    node.close()
+    part.replace(db)
+    return db
+
+
+def measure_export(n: int) -> dict[str, Any]:
+    db = node_log(n)
+    out = CACHE / f"trace-{n}.jsonl"
+    t = time.perf_counter()
+    steps = export(db, out)
+    seconds = time.perf_counter() - t
+    size = out.stat().st_size
+    return {
+        "commands": n,
+        "steps": steps,
+        "seconds": round(seconds, 3),
+        "bytes": size,
+        "bytes_per_command": round(size / n, 1),
+        "seconds_per_10k_commands": round(seconds * 10_000 / n, 3),
+    }
+
+
+def measure_validate(n: int, timeout: float) -> dict[str, Any]:
+    trace = CACHE / f"trace-{n}.jsonl"
+    if not trace.exists():
+        export(node_log(n), trace)
+    followed = [0]
+
+    def progress(text: str) -> None:
+        if "steps followed" in text:
+            followed[0] = int(text.split()[1].split("/")[0])
+
+    t = time.perf_counter()
+    verdict = validate_file(trace, timeout=timeout, progress=progress)
+    seconds = time.perf_counter() - t
+    row: dict[str, Any] = {
+        "commands": n,
+        "status": verdict.status,
+        "seconds": round(seconds, 1),
+        "steps_followed": verdict.matched if verdict.status == "accepted" else followed[0],
+        "tlc_distinct_states": verdict.distinct_states,
+    }
+    if verdict.status != "accepted":
+        row["message"] = verdict.message.splitlines()[0] if verdict.message else ""
+    else:
+        row["seconds_per_10k_commands"] = round(seconds * 10_000 / n, 1)
+    return row
+
+
+def measure(commands: list[int], validate: list[int], timeout: float) -> dict[str, Any]:
+    exports = [measure_export(n) for n in commands]
+    by_n = {r["commands"]: r for r in exports}
+    out: dict[str, Any] = {"workload": "bench/service.py Workload (32 founders, tick every 50)"}
+    out["export"] = exports
+    if 1_000 in by_n and 100_000 in by_n:
+        lo, hi = by_n[1_000], by_n[100_000]
+        out["export_target"] = {
+            "seconds_100k_over_1k": round(hi["seconds"] / lo["seconds"], 1),
+            "bytes_100k_over_1k": round(hi["bytes"] / lo["bytes"], 1),
+            "bytes_per_command_100k_over_1k": round(
+                hi["bytes_per_command"] / lo["bytes_per_command"], 2
+            ),
+            "required_at_most": TARGET_RATIO,
+        }
+    out["validate_timeout_s"] = timeout
+    out["validate"] = [measure_validate(n, timeout) for n in validate]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--commands", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--validate", type=int, nargs="*", default=[1_000])
+    parser.add_argument("--validate-timeout", type=float, default=3_600.0)
+    args = parser.parse_args()
+    save("trace_export", measure(args.commands, args.validate, args.validate_timeout))
+
+
+if __name__ == "__main__":
+    main()
