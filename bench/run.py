@@ -15,8 +15,8 @@ runs and a cProfile run); N = 4 with durable replicas (SQLite, fsync on and off)
 the in-process figure and the Ed25519 bound; and view changes per 1,000 requests at 0, 5
 and 20% message loss for the earlier (``quiet``) and the timer-driven retransmission.
 
-``congestion`` (``bench/congestion.py``; the sweep took about N minutes on a busy 2-core
-machine, the run without congestion control alone several CPU-minutes): issue 42's run
+``congestion`` (``bench/congestion.py``; the sweep took eight and a half minutes on a busy
+2-core machine, the run without congestion control alone several CPU-minutes): issue 42's run
 with and without congestion control, and the sweep over N in {4, 7, 10, 13}, max_delay
 in {0, 5, 20, 50}, loss in {0, 5, 20%} with no faulty replica, f silent and f flooding
 VIEW-CHANGEs: every request executed everywhere, messages per request within

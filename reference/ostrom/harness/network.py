@@ -28,8 +28,8 @@ lossy link.  With ``retransmission="timer"`` (the default) there are two timers:
 
 With ``congestion=True`` (the default; docs/consensus.md, "Congestion control") both are
 bounded by what the network carries (``ostrom.consensus.congestion``): a message's timer
-starts at its sender's observed timeout (every delivery is a sample) and doubles per
-retransmission, each link re-sends at most ``LINK_BUDGET`` messages per timeout, what
+starts at its sender's observed timeout (every delivery is a sample) and grows by one
+timeout per retransmission, each link re-sends at most ``LINK_BUDGET`` messages per timeout, what
 the receiver executed counts as acknowledged (``Simulation.covered``), and the
 view-change timers last at least ``VIEW_CHANGE_DELAYS`` observed timeouts.  Without it
 the fixed periods above collapse under load (issue 42's run).
@@ -342,6 +342,7 @@ class Simulation:
         self.delays: dict[str, DelayEstimator] = {}
         self.budgets: dict[tuple[str, str], LinkBudget] = {}
         self._ceiling = self.retransmit_max if retransmit_max is not None else _FAR
+        self._fixed_cap = self.retransmit_period * RETRANSMIT_BACKOFF_CAP
 
         def new_replica(i: int) -> Replica:
             return replica_factory(
@@ -458,17 +459,28 @@ class Simulation:
         correct primary, and the view change it starts adds to the queue)."""
         r = self.replicas[i]
         own = r.timeout_duration()
-        if not self.congestion:
+        observed = self._observed(replica_name(i))
+        if observed is None:
             return own
-        return view_change_timeout(own, r.consecutive_view_changes, self.rto(replica_name(i)))
+        return view_change_timeout(own, r.consecutive_view_changes, observed)
 
     def client_wait(self, c: str) -> int:
         """Client ``c``'s timer: ``client_timeout``, and with congestion control at least
         twice a view-change timer of its observed delay (a client that gives up early
         broadcasts its request to every replica, more load on a loaded network)."""
-        if not self.congestion:
+        observed = self._observed(c)
+        if observed is None:
             return self.client_timeout
-        return max(self.client_timeout, 2 * view_change_timeout(0, 0, self.rto(c)))
+        return max(self.client_timeout, 2 * view_change_timeout(0, 0, observed))
+
+    def _observed(self, principal: str) -> int | None:
+        """``principal``'s timeout as measured, None before its first sample (or without
+        congestion control): only a measured delay lengthens a timer, never the initial
+        guess ``retransmit_period``, which is an eighth of the view-change timeout."""
+        if not self.congestion:
+            return None
+        est = self.estimator(principal)
+        return est.rto() if est.samples else None
 
     def _lengthened(self, name: str, i: int | None) -> bool:
         """A timer due now whose length, measured again with the delay observed since it
@@ -612,7 +624,8 @@ class Simulation:
                     self._push_timer(rec.due, key)
                     continue
                 rec.retransmissions += 1
-                rec.interval = est.backoff(rec.retransmissions)
+                # never more often than the fixed timers' cap towards a silent receiver
+                rec.interval = est.backoff(rec.retransmissions, self._fixed_cap)
             else:
                 rec.retransmissions += 1
                 rec.interval = min(2 * rec.interval, self.retransmit_max)
