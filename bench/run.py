@@ -15,6 +15,13 @@ runs and a cProfile run); N = 4 with durable replicas (SQLite, fsync on and off)
 the in-process figure and the Ed25519 bound; and view changes per 1,000 requests at 0, 5
 and 20% message loss for the earlier (``quiet``) and the timer-driven retransmission.
 
+``congestion`` (``bench/congestion.py``; the sweep took eight and a half minutes on a busy
+2-core machine, the run without congestion control alone several CPU-minutes): issue 42's run
+with and without congestion control, and the sweep over N in {4, 7, 10, 13}, max_delay
+in {0, 5, 20, 50}, loss in {0, 5, 20%} with no faulty replica, f silent and f flooding
+VIEW-CHANGEs: every request executed everywhere, messages per request within
+``LOSS_BOUND`` times the loss-free run's.
+
 ``sortition`` (``bench/sortition.py``, seconds): a tick recruiting 200 artifacts among 1k,
 10k and 100k agents; the per-tick figures must lie within a factor 2 of each other.
 
@@ -66,8 +73,8 @@ verification and one bare Starlette request, timed here, and the best share each
 node's and the cluster's targets could reach if every other cost were zero.
 
 Usage: python bench/run.py
-       [--only tlc|orchestrator|sortition|hypothesis|pbft|reputation|thresholds|conformance|
-               simulation|experiments|service|trace_export|tick|memory|cluster|
+       [--only tlc|orchestrator|sortition|hypothesis|pbft|congestion|reputation|thresholds|
+               conformance|simulation|experiments|service|trace_export|tick|memory|cluster|
                ceiling|search]
        [--artifacts N]
 """
@@ -173,6 +180,16 @@ def bench_pbft() -> None:
     data = pbft.measure()
     save("pbft", data)
     pbft.print_tables(data)
+
+
+def bench_congestion() -> None:
+    """Issue 42's run before and after congestion control, and the sweep (see
+    ``bench/congestion.py``)."""
+    import congestion
+
+    data = congestion.measure()
+    save("congestion", data)
+    congestion.print_tables(data)
 
 
 def bench_reputation() -> None:
@@ -288,6 +305,7 @@ def main() -> None:
             "sortition",
             "hypothesis",
             "pbft",
+            "congestion",
             "reputation",
             "thresholds",
             "conformance",
@@ -314,6 +332,8 @@ def main() -> None:
         bench_hypothesis()
     if args.only in (None, "pbft"):
         bench_pbft()
+    if args.only in (None, "congestion"):
+        bench_congestion()
     if args.only in (None, "reputation"):
         bench_reputation()
     if args.only in (None, "thresholds"):

@@ -115,10 +115,13 @@ def test_loss_causes_no_view_change(n: int, requests: int, loss: float, seed: in
 
 
 def test_a_message_timer_doubles_to_its_cap_and_stops_once_acknowledged() -> None:
-    """BFT-LIVE-1.  Every PRE-PREPARE to replica 3 is lost until the link is repaired: the
-    primary re-sends it 10, 20, 40 and 40 ticks apart (period 10, cap 40), and not again
-    once it arrived; replica 3 then executes the request."""
-    sim = Simulation(4, 1, 0, base_timeout=10_000, retransmit_period=10, retransmit_max=40)
+    """BFT-LIVE-1.  The fixed timers of before (``congestion=False``): every PRE-PREPARE to
+    replica 3 is lost until the link is repaired: the primary re-sends it 10, 20, 40 and
+    40 ticks apart (period 10, cap 40), and not again once it arrived; replica 3 then
+    executes the request.  (With congestion control: test_consensus_congestion.)"""
+    sim = Simulation(
+        4, 1, 0, base_timeout=10_000, retransmit_period=10, retransmit_max=40, congestion=False
+    )
     lost: list[int] = []  # ticks at which the primary's PRE-PREPARE to r3 was lost
     after: list[int] = []  # ... and sent once the link works
     broken = [True]

@@ -1359,8 +1359,12 @@ def test_each_durable_check_refuses_its_own_forgery(
 
 def test_an_own_checkpoint_at_1_restores() -> None:
     """The first sequence number can carry a checkpoint (``checkpoint_k = 1``): a state
-    holding its own checkpoint at 1 restores."""
-    sim, state = _executed_state(checkpoint_k=1, watermark_window=2)
+    holding its own checkpoint at 1 restores.  One request: with two, whether replica 1
+    still holds its checkpoint at 1 when both executed depends on the schedule."""
+    sim = Simulation(4, 1, seed=3, checkpoint_k=1, watermark_window=2)
+    sim.submit("c0", {"op": "x", "k": 0})
+    sim.run(until=sim.all_executed)
+    state = sim.replicas[1].durable_state()
     assert 1 in state.own_checkpoints
     restored = sim._new_replica(1)
     restored.restore_durable(state)

@@ -7,6 +7,8 @@ replica core a cluster runs.
   spec/PBFTReplica.tla (normal case, checkpoints and state transfer, view change, entry
   points, durable state);
 * ``storage`` — the replica's durable state in SQLite (write before send);
+* ``congestion`` — the rules that bound retransmission by what the network carries (the
+  observed delay, back-off, a per-link budget, adaptive view-change timers);
 * ``client`` — a client accepting a result on ``f+1`` matching replies;
 * ``application`` — the deterministic core each replica applies its committed log to.
 

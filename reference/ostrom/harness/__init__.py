@@ -5,6 +5,8 @@ the demo, none of which a deployment runs.
   duplication, reordering, delay, partitions, crash-restarts) and its driver;
 * ``byzantine`` — Byzantine strategies wrapping an honest replica, and the ledger of what
   they cause; ``byzantine_node`` — one of them as a cluster's replica process;
+* ``sweep`` — the congestion sweep: runs over N, jitter, loss and faulty replicas, and
+  their cost against the loss-free run (docs/consensus.md, "Congestion control");
 * ``replicated`` — orchestrator commands ordered by simulated PBFT, REPL-1 checked;
 * ``alg1`` — the Co-Forgetting paper's Algorithm 1 as written, for contrast;
 * ``demo`` and ``commands`` — ``ostrom consensus-demo``.

@@ -26,6 +26,14 @@ lossy link.  With ``retransmission="timer"`` (the default) there are two timers:
   this replica never sent to the peer that needs them (relayed PRE-PREPAREs, requests
   for a new primary, FETCH-STATEs) and a new period of its rate limits.
 
+With ``congestion=True`` (the default; docs/consensus.md, "Congestion control") both are
+bounded by what the network carries (``ostrom.consensus.congestion``): a message's timer
+starts at its sender's observed timeout (every delivery is a sample) and grows by one
+timeout per retransmission, each link re-sends at most ``LINK_BUDGET`` messages per timeout, what
+the receiver executed counts as acknowledged (``Simulation.covered``), and the
+view-change timers last at least ``VIEW_CHANGE_DELAYS`` observed timeouts.  Without it
+the fixed periods above collapse under load (issue 42's run).
+
 ``retransmission="quiet"`` is the earlier scheduler, kept to measure against: every
 replica retransmits when nothing is in flight, which under load comes too late.
 
@@ -46,6 +54,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal, Protocol
 
 from ostrom.consensus.client import Client
+from ostrom.consensus.congestion import DelayEstimator, LinkBudget, view_change_timeout
 from ostrom.consensus.crypto import KeyRing, make_keys
 from ostrom.consensus.messages import (
     Checkpoint,
@@ -102,6 +111,9 @@ class Envelope:
     dst: str
     payload: Signed | bytes
     deliver_at: int
+    #: The tick this copy entered the network (after its sender's own ``delay``): what
+    #: its receiver's acknowledgement echoes, so that every delivery measures the delay.
+    sent_at: int = 0
 
 
 NO_FAULTS: Final = Faults()
@@ -142,11 +154,14 @@ class Network:
         copies = 2 if self.faults.duplicate and self.rng.random() < self.faults.duplicate else 1
         for _ in range(copies):
             extra = self.rng.randint(0, self.faults.max_delay) if self.faults.max_delay else 0
-            self.enqueue(src, dst, payload, self.now + delay + extra)
+            self.enqueue(src, dst, payload, self.now + delay + extra, self.now + delay)
 
-    def enqueue(self, src: str, dst: str, payload: Signed | bytes, at: int) -> None:
+    def enqueue(
+        self, src: str, dst: str, payload: Signed | bytes, at: int, sent_at: int | None = None
+    ) -> None:
         self._uid += 1
-        self.queue.append(Envelope(self._uid, src, dst, payload, at))
+        sent = self.now if sent_at is None else sent_at
+        self.queue.append(Envelope(self._uid, src, dst, payload, at, sent))
 
     def ready(self) -> list[int]:
         return [i for i, e in enumerate(self.queue) if e.deliver_at <= self.now]
@@ -287,6 +302,7 @@ class Simulation:
         retransmission: Retransmission = "timer",
         retransmit_period: int | None = None,
         retransmit_max: int | None = None,
+        congestion: bool = True,
     ) -> None:
         """``beyond_f=True`` allows more than ``f`` Byzantine replicas: only for the control
         experiment that shows the safety checks can fail (docs/consensus.md, "The
@@ -297,7 +313,18 @@ class Simulation:
         after ``retransmit_period`` ticks (default: an eighth of the view-change timeout,
         which must stay above it), doubling up to ``retransmit_max`` (default: a
         quarter of the timeout); ``"quiet"`` is the earlier scheduler, which
-        retransmits only when nothing is in flight (kept to measure against)."""
+        retransmits only when nothing is in flight (kept to measure against).
+
+        ``congestion`` (the default; docs/consensus.md, "Congestion control") bounds the
+        timer scheduler's retransmission by what the network carries: a message's first
+        retransmission waits its sender's observed timeout (``retransmit_period`` until
+        the first acknowledgement), each later one twice as long (at most
+        ``retransmit_max``, unbounded by default), each link re-sends at most
+        ``congestion.LINK_BUDGET`` messages per timeout, what the receiver's execution
+        covers counts as acknowledged (cumulative acknowledgement), and the view-change
+        and retransmission periods last at least ``congestion.VIEW_CHANGE_DELAYS``
+        observed timeouts.  ``congestion=False`` is the fixed timers of before (period,
+        doubling to the cap), kept to measure against."""
         self.n, self.f = n, f
         self.rng = random.Random(seed)
         self.client_names = [f"c{i}" for i in range(clients)]
@@ -309,6 +336,13 @@ class Simulation:
         self.retransmit_period, self.retransmit_max = _retransmit_schedule(
             retransmission, timeout, retransmit_period, retransmit_max
         )
+        self.congestion = congestion and retransmission == "timer"
+        # congestion control: each sender's observed delay (by principal), each link's
+        # retransmission budget, and the longest a message's back-off may grow
+        self.delays: dict[str, DelayEstimator] = {}
+        self.budgets: dict[tuple[str, str], LinkBudget] = {}
+        self._ceiling = self.retransmit_max if retransmit_max is not None else _FAR
+        self._fixed_cap = self.retransmit_period * RETRANSMIT_BACKOFF_CAP
 
         def new_replica(i: int) -> Replica:
             return replica_factory(
@@ -346,6 +380,7 @@ class Simulation:
         self.backlog: dict[str, deque[dict[str, Any]]] = {c: deque() for c in self.clients}
         self.deadlines: dict[str, int] = {}
         self._armed_progress: dict[int, int] = {}
+        self._armed_at: dict[str, int] = {}  # when each running timer was (re)started
         self._retransmitted_at: Moved | None = None
         self.executed = 0  # executions at honest replicas (throughput)
         # timer-driven retransmission (docs/consensus.md, "Retransmission"): per link,
@@ -395,7 +430,9 @@ class Simulation:
                     if timer:
                         key = (src, d, id(s.payload))
                         if periodic and (
-                            key in self.outstanding or key[2] in self.acknowledged.get(d, {})
+                            key in self.outstanding
+                            or key[2] in self.acknowledged.get(d, {})
+                            or self.covered(d, s.payload)
                         ):
                             self.network.stats["resend_skipped"] += 1
                             continue
@@ -411,8 +448,68 @@ class Simulation:
         if not r.waiting or i in self.down:
             self.deadlines.pop(name, None)
         elif name not in self.deadlines or self._armed_progress.get(i) != r.progress:
-            self.deadlines[name] = self.network.now + r.timeout_duration()
+            self.deadlines[name] = self.network.now + self.view_change_timeout(i)
+            self._armed_at[name] = self.network.now
             self._armed_progress[i] = r.progress
+
+    def view_change_timeout(self, i: int) -> int:
+        """Replica ``i``'s view-change timer: its own (``Replica.timeout_duration``), and
+        with congestion control at least ``VIEW_CHANGE_DELAYS`` of its observed timeouts
+        (BFT-LIVE-1: a timer shorter than a commit under the current queueing fires on a
+        correct primary, and the view change it starts adds to the queue)."""
+        r = self.replicas[i]
+        own = r.timeout_duration()
+        observed = self._observed(replica_name(i))
+        if observed is None:
+            return own
+        return view_change_timeout(own, r.consecutive_view_changes, observed)
+
+    def client_wait(self, c: str) -> int:
+        """Client ``c``'s timer: ``client_timeout``, and with congestion control at least
+        twice a view-change timer of its observed delay (a client that gives up early
+        broadcasts its request to every replica, more load on a loaded network)."""
+        observed = self._observed(c)
+        if observed is None:
+            return self.client_timeout
+        return max(self.client_timeout, 2 * view_change_timeout(0, 0, observed))
+
+    def _observed(self, principal: str) -> int | None:
+        """``principal``'s timeout as measured, None before its first sample (or without
+        congestion control): only a measured delay lengthens a timer, never the initial
+        guess ``retransmit_period``, which is an eighth of the view-change timeout."""
+        if not self.congestion:
+            return None
+        est = self.estimator(principal)
+        return est.rto() if est.samples else None
+
+    def _lengthened(self, name: str, i: int | None) -> bool:
+        """A timer due now whose length, measured again with the delay observed since it
+        started, has not run out: it is moved to its new end instead of firing (the
+        observed delay grows under load after the timer was armed; BFT-LIVE-1)."""
+        if not self.congestion or name not in self._armed_at:
+            return False
+        wait = self.view_change_timeout(i) if i is not None else self.client_wait(name)
+        end = self._armed_at[name] + wait
+        if end <= self.network.now:
+            return False
+        self.deadlines[name] = end
+        self.network.stats["timer_lengthened"] += 1
+        return True
+
+    def estimator(self, principal: str) -> DelayEstimator:
+        """The observed delay of ``principal``'s messages (created on first use)."""
+        est = self.delays.get(principal)
+        if est is None:
+            est = self.delays[principal] = DelayEstimator(
+                self.retransmit_period, ceiling=max(self.retransmit_period, self._ceiling)
+            )
+        return est
+
+    def rto(self, principal: str) -> int:
+        """How long ``principal``'s message waits before its first retransmission."""
+        if not self.congestion:
+            return self.retransmit_period
+        return self.estimator(principal).rto()
 
     # --- timer-driven retransmission (docs/consensus.md, "Retransmission") ---------------
 
@@ -422,10 +519,9 @@ class Simulation:
         outstanding on that link keeps its running timer and back-off."""
         if key in self.outstanding:
             return
-        due = self.network.now + delay + self.retransmit_period
-        self.outstanding[key] = Outstanding(
-            key[0], key[1], payload, delay, due, self.retransmit_period
-        )
+        wait = self.rto(key[0])
+        due = self.network.now + delay + wait
+        self.outstanding[key] = Outstanding(key[0], key[1], payload, delay, due, wait)
         self._push_timer(due, key)
 
     def _push_timer(self, due: int, key: _Key) -> None:
@@ -468,6 +564,25 @@ class Simulation:
         self.outstanding.pop((env.src, env.dst, id(env.payload)), None)
         self._has(env.dst, env.payload)
 
+    def covered(self, dst: str, payload: Signed | bytes) -> bool:
+        """Cumulative acknowledgement: honest replica ``dst`` is past what ``payload``
+        is about, so it has no use for it whatever it holds (a normal-case message for a
+        sequence number it executed, a CHECKPOINT at or below its stable checkpoint).  In
+        a deployment every message carries its sender's last executed sequence number and
+        stable checkpoint; here the driver reads them, as it reads the idealised
+        per-message acknowledgements.  Only with congestion control, and only for an
+        honest replica that is up: a Byzantine one acknowledges nothing it is not sent."""
+        i = _index(dst)
+        if not self.congestion or i is None or i in self.byzantine or i in self.down:
+            return False
+        m = payload.message if isinstance(payload, Signed) else None
+        r = self.replicas[i]
+        if isinstance(m, PrePrepare | Prepare | Commit):
+            return m.seq <= r.last_exec
+        if isinstance(m, Checkpoint):
+            return m.seq <= r.stable_seq
+        return False
+
     def _has(self, principal: str, payload: Signed | bytes) -> None:
         self.acknowledged.setdefault(principal, {})[id(payload)] = (payload, self.network.now)
 
@@ -491,19 +606,36 @@ class Simulation:
             if key[2] in self.acknowledged.get(rec.dst, {}):
                 del self.outstanding[key]  # the receiver has it from another sender
                 continue
+            if self.covered(rec.dst, rec.payload):
+                del self.outstanding[key]  # the receiver is past it (cumulative ack)
+                net.stats["covered"] += 1
+                continue
             if not self._sender_holds(rec.src, rec.dst, rec.payload):
                 del self.outstanding[key]  # superseded: nobody needs it any more
                 net.stats["superseded"] += 1
                 continue
+            if self.congestion:
+                est = self.estimator(rec.src)
+                budget = self.budgets.setdefault((rec.src, rec.dst), LinkBudget())
+                if not budget.take(net.now, est.rto()):
+                    # over the link's budget: wait for its next window, no back-off spent
+                    net.stats["deferred"] += 1
+                    rec.due = budget.next_slot()
+                    self._push_timer(rec.due, key)
+                    continue
+                rec.retransmissions += 1
+                # never more often than the fixed timers' cap towards a silent receiver
+                rec.interval = est.backoff(rec.retransmissions, self._fixed_cap)
+            else:
+                rec.retransmissions += 1
+                rec.interval = min(2 * rec.interval, self.retransmit_max)
             net.stats["retransmitted"] += 1
-            rec.retransmissions += 1
-            rec.interval = min(2 * rec.interval, self.retransmit_max)
             rec.due = net.now + rec.delay + rec.interval
             self._push_timer(rec.due, key)
             net.send(rec.src, rec.dst, rec.payload, rec.delay)
 
     def _resend_base(self, i: int) -> int:
-        return max(1, self.replicas[i].timeout_duration() // RESEND_PERIOD_DIVISOR)
+        return max(1, self.view_change_timeout(i) // RESEND_PERIOD_DIVISOR)
 
     def _arm_resend(self, i: int) -> None:
         interval = self._resend_base(i)
@@ -569,7 +701,9 @@ class Simulation:
     def _rearm_client(self, c: str) -> None:
         cl = self.clients[c]
         if cl.busy:
-            self.deadlines.setdefault(c, self.network.now + self.client_timeout)
+            if c not in self.deadlines:
+                self.deadlines[c] = self.network.now + self.client_wait(c)
+                self._armed_at[c] = self.network.now
         else:
             self.deadlines.pop(c, None)
             if self.backlog[c]:
@@ -591,6 +725,11 @@ class Simulation:
             return env
         self.network.stats["delivered"] += 1
         timer = self.retransmission == "timer"
+        if self.congestion:
+            # the acknowledgement echoes the copy's send tick (TCP's timestamps, RFC 7323):
+            # every delivery is a sample, a retransmitted message's too, without Karn's
+            # ambiguity, and a slow copy counts as much as a fast one
+            self.estimator(env.src).sample(self.network.now - env.sent_at)
         if i is not None:
             before: tuple[int, ...] = ()
             changing: int | None = None
@@ -615,7 +754,7 @@ class Simulation:
     def duplicate(self, index: int) -> None:
         e = self.network.queue[index]
         self.network.stats["duplicated"] += 1
-        self.network.enqueue(e.src, e.dst, e.payload, e.deliver_at)
+        self.network.enqueue(e.src, e.dst, e.payload, e.deliver_at, e.sent_at)
 
     def fire_timeout(self, i: int) -> None:
         self.deadlines.pop(replica_name(i), None)
@@ -716,6 +855,8 @@ class Simulation:
         for name, at in sorted(self.deadlines.items(), key=lambda kv: (kv[1], kv[0])):
             if at <= self.network.now and self.deadlines.get(name) == at:
                 i = _index(name)
+                if self._lengthened(name, i):
+                    continue
                 if i is not None:
                     self.fire_timeout(i)
                 else:
