@@ -125,5 +125,7 @@ FreeDuplicate(l) ==
 \* any-round-done: a round after the heal is done once ANY honest replica has
 \* retransmitted: the spec mutant RoundDone/quant/1
 AnyRoundDone == healed /\ changed /\ Empty /\ \E i \in Honest : rt[i]
-
+\* endless-rounds: a round after the heal is followed by another whether or not it changed
+\* anything (RoundDone without `changed`): the run never ends before MaxRounds
+EndlessRoundDone == healed /\ Empty /\ \A i \in Honest : rt[i]
 =============================================================================
