@@ -66,7 +66,16 @@ NetStep ==
                 \cup Flag(~copies, "invented")
                 \cup Flag(healed /\ (dupd \cup skipped) # {}, "fault-after-heal")
                 \cup Flag(reset /\ (retx # Honest \/ ~Empty \/ ~healed), "round-cut-short")
-                \cup Flag(reset /\ ~moved, "idle-round")]
+                \cup Flag(reset /\ ~moved, "idle-round")
+                \* a retransmission is one replica's step: round flags are set one at a time
+                \cup Flag(Cardinality({i \in Honest : rt'[i] /\ ~rt[i]}) > 1, "round-cut-short")
+                \* a budget the step spent is a fault the links show: a drop or an
+                \* out-of-order delivery takes a message (from behind the head, unless the
+                \* message before it is a copy of it), a duplication adds one (the counters
+                \* say WHEN a fault was spent, the links WHAT it did)
+                \cup Flag((lossLeft' < lossLeft \/ reorderLeft' < reorderLeft)
+                          /\ \A l \in Links : ch[l] \in {"same", "sent"}, "nothing-taken")
+                \cup Flag(dupLeft' < dupLeft /\ dupd = {}, "nothing-duplicated")]
 MCInit == Init /\ net = NetInit
 MCNext == Next /\ net' = NetStep
 
@@ -75,9 +84,10 @@ MCNext == Next /\ net' = NetStep
 \* out-of-order delivery or a drop) is one of at most ReorderBudget + LossBudget; a
 \* delivered message has left its link, so nothing is delivered again unless it was
 \* sent again or duplicated; no message is invented; after the heal the network
-\* neither drops, reorders nor duplicates
+\* neither drops, reorders nor duplicates; and a fault budget is spent only on a fault
 NetLinkInv ==
-    /\ net.bad \cap {"reshaped", "invented", "fault-after-heal"} = {}
+    /\ net.bad \cap {"reshaped", "invented", "fault-after-heal", "nothing-taken",
+                    "nothing-duplicated"} = {}
     /\ net.skips <= ReorderBudget + LossBudget
 \* BFT-NET-1: at most DupBudget duplicates, counted from the links, not from dupLeft
 DupBoundInv == net.dups <= DupBudget
@@ -87,6 +97,11 @@ DupBoundInv == net.dups <= DupBudget
 \* changed nothing is the end of the run: Quiescent); the rounds counted are the rounds
 \* that started
 RoundInv == net.bad \cap {"round-cut-short", "idle-round"} = {} /\ rounds = net.resets
+
+\* BFT-LIVE-1 for the client: a run that ends (not at the view bound) has given the client
+\* f+1 replies to every request, counted from the replies the honest replicas' steps
+\* reported and the client could receive (acks), as Client.on_reply does
+ClientServedInv == Stuck /\ ~BoundStop => ClientDone
 
 \* the state TLC fingerprints: MCPBFTReplicaSystem's and the history
 NetView == <<MCView, net>>
