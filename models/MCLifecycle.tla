@@ -226,4 +226,23 @@ NeverMinTierForgetVoteStep ==
     ~\E a \in AtMinTier("forget_vote"), x \in Artifacts, c \in ForgetConfidences :
           ForgetVote(a, x, c)
 
+\* --- one reachability witness per action of Next (each must be VIOLATED) -------
+\* NeverStep<A>Step is violated exactly by a step of action A of spec/Lifecycle.tla
+\* (property_tests/verify/test_action_witnesses.py: every action has one in a model that
+\* make test or the suite's CI gate runs).
+NeverStepTickStep == ~Tick
+NeverStepRecruitStep == ~\E x \in Artifacts : Recruit(x)
+NeverStepTimeoutStep == ~\E x \in Artifacts : Timeout(x)
+NeverStepForgetStep == ~\E x \in Artifacts : Forget(x)
+NeverStepProposeStep == ~\E a \in Agents, x \in Artifacts, s \in Slots : Propose(a, x, s)
+NeverStepResubmitStep == ~\E a \in Agents, x \in Artifacts : Resubmit(a, x)
+NeverStepObjectStep == ~\E a \in Agents, x \in Artifacts : Object(a, x)
+NeverStepDisputeStep == ~\E a \in Agents, x \in Artifacts : Dispute(a, x)
+NeverStepUrgentReportStep == ~\E a \in Agents, x \in Artifacts : UrgentReport(a, x)
+NeverStepForgetVoteStep ==
+    ~\E a \in Agents, x \in Artifacts, c \in ForgetConfidences : ForgetVote(a, x, c)
+NeverStepCommitVoteStep == ~\E a \in Agents, x \in Artifacts, v \in Votes : CommitVote(a, x, v)
+NeverStepRevealVoteStep == ~\E a \in Agents, x \in Artifacts, v \in Votes : RevealVote(a, x, v)
+NeverStepArbitrateStep ==
+    ~\E a \in Agents, x \in Artifacts, o \in {"accept", "reject", "revote"} : Arbitrate(a, x, o)
 =============================================================================

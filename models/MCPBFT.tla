@@ -72,4 +72,13 @@ MutTimersFire == FALSE
 \* The reachability witnesses are in models/PBFTWitnesses.tla (MCPBFTRefinement checks
 \* them on its mapped state too).
 
+\* --- one reachability witness per action of Next (each must be VIOLATED) -------
+\* NeverStep<A>Step is violated exactly by a step of action A of spec/PBFT.tla
+\* (property_tests/verify/test_action_witnesses.py: every action has one in a model that
+\* make test or the suite's CI gate runs).
+NeverStepHonestStepStep == ~HonestStep
+NeverStepTimeoutStep == ~\E i \in Honest : Timeout(i)
+NeverStepByzStepStep == ~ByzStep
+\* the clients wait (a stuttering step)
+NeverStepIdleStep == ~Idle
 =============================================================================

@@ -167,6 +167,34 @@ AmnesiacRecover(s) ==
     InitState([n |-> s.N, f |-> s.F, id |-> s.Id, k |-> s.K, w |-> s.W, base |-> s.Base,
                clients |-> s.Clients])
 
+\* --- one reachability witness per action of Next (each must be VIOLATED) ----------
+\* NeverStep<A>Inv is violated exactly when action A of spec/PBFTReplicaSystem.tla
+\* has been taken (property_tests/verify/test_action_witnesses.py: every action has one
+\* in a model that make test or the suite's CI gate runs).
+\* an honest replica reported an execution: it takes many deliveries (a PRE-PREPARE,
+\* 2f PREPAREs, 2f+1 COMMITs), more than ReorderBudget out-of-order ones, so whole links
+\* were delivered (DeliverLink)
+NeverStepDeliverLinkInv == execd = {}
+\* only an out-of-order delivery spends the reorder budget (DeliverAt, k > 1)
+NeverStepDeliverAtInv == reorderLeft = ReorderBudget
+NeverStepDropInv == lossLeft = LossBudget
+NeverStepDuplicateInv == dupLeft = DupBudget
+\* a view rises by a timeout, or by joining f+1 VIEW-CHANGEs, one of them an honest
+\* replica's, which it sent when it timed out
+NeverStepFireTimeoutInv == \A i \in Honest : rs[i].view = 0
+NeverStepRetransmissionInv == \A i \in Honest : ~rt[i]
+NeverStepRestartInv == restartsLeft = RestartBudget
+NeverStepPartitionInv == partitionsLeft = PartitionBudget
+\* before the heal only Reconnect ends a partition
+NeverStepReconnectInv == healed \/ cut # {} \/ partitionsLeft = PartitionBudget
+NeverStepClientRetryInv == ~retried
+NeverStepNewRoundInv == rounds = 0
+NeverStepHealInv == ~healed
+\* a Byzantine replica's message is in flight
+NeverStepByzSendInv == \A l \in Links : l[1] \in Byz => chan[l] = <<>>
+\* Terminated is the stuttering step of a run that has ended (Stuck or OutOfRounds)
+NeverStepTerminatedInv == ~(Stuck \/ OutOfRounds)
+
 \* The state TLC fingerprints: the back-off counter is read by no step of this
 \* untimed model (TimeoutDuration is only observed), so states differing only in it
 \* are merged.

@@ -64,4 +64,10 @@ NeverMalfunctionQuarantinesStep ==
 NeverProbationEndsStep ==
     ~\E a \in Agents : last' = Tick_ /\ prob[a] = 1 /\ prob'[a] = 0
 
+\* --- one reachability witness per action of Next (each must be VIOLATED) -------
+\* NeverStep<A>Step is violated exactly by a step of action A of spec/Sanctions.tla
+\* (property_tests/verify/test_action_witnesses.py: every action has one in a model that
+\* make test or the suite's CI gate runs).
+NeverStepTickAnyStep == ~TickAny
+NeverStepRecordStep == ~\E a \in Agents, k \in Kinds : Record(a, k)
 =============================================================================

@@ -37,6 +37,8 @@ ROOT = layout.ROOT
 #: The folders of the tree ``ostrom docs`` reads or writes (the copy of the tree the tests
 #: edit); ``reference/`` only has to exist there (the sources are the installed package).
 TREE = ("docs", "spec", "models", "schema", "drivers", "examples", "vectors")
+#: ... and the files at its top that hold a generated block (README.md: pbft-faults)
+TOP_FILES = ("README.md",)
 #: A generated block's opening marker, in any of the comments the registry uses.
 _MARKER = re.compile(r"(?:<!-- |// |\\\* )BEGIN generated: ([\w-]+)")
 #: The kinds of file that can hold a generated block.
@@ -110,6 +112,8 @@ def tree(tmp_path: Path) -> Path:
     root = tmp_path / "tree"
     for top in TREE:
         shutil.copytree(ROOT / top, root / top)
+    for name in TOP_FILES:
+        shutil.copy(ROOT / name, root / name)
     (root / "reference").mkdir()
     return root
 

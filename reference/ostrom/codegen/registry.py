@@ -34,7 +34,7 @@ from ostrom.protocol.params import markdown_table
 from ostrom.service.openapi import openapi_text
 from ostrom.verify.codemutation import scores as code_scores
 from ostrom.verify.mutate import suite as spec_scores
-from ostrom.verify.tlc import sequence
+from ostrom.verify.tlc import faults, sequence
 from ostrom.verify.tlc.manifest import load_manifest
 
 __all__ = [
@@ -118,6 +118,17 @@ def _under(root: Path, path: Path) -> Path:
 
 def _mutation_scores(root: Path) -> str:
     return spec_scores.scores_table(spec_scores.load_scores(_under(root, spec_scores.SCORES_PATH)))
+
+
+def _pbft_faults(root: Path) -> str:
+    # the CI gates' models, marked in the table (a suite's ci_models)
+    suites_dir = _under(root, spec_scores.SUITES_DIR)
+    gates = {
+        m
+        for spec in spec_scores.suites(suites_dir)
+        for m in spec_scores.load_suite(spec, suites_dir).ci_models
+    }
+    return faults.fault_table(load_manifest(root / "models" / "manifest.json"), root, gates)
 
 
 def _code_mutation_scores(root: Path) -> str:
@@ -298,6 +309,20 @@ REGISTRY: Final[tuple[Generated, ...]] = (
         "models/mutation/scores.json",
         _mutation_scores,
         block="mutation-scores",
+    ),
+    Generated(
+        "pbft-faults",
+        "docs/consensus.md",
+        "the configurations of models/manifest.json's models of spec/PBFTReplicaSystem.tla",
+        _pbft_faults,
+        block="pbft-faults",
+    ),
+    Generated(
+        "pbft-faults-readme",
+        "README.md",
+        "the configurations of models/manifest.json's models of spec/PBFTReplicaSystem.tla",
+        _pbft_faults,
+        block="pbft-faults",
     ),
     Generated(
         "code-mutation-scores",

@@ -440,6 +440,38 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         models=("pbft-replica-mutant-current-view-votes",),
     ),
     _m(
+        "pbft-redelivery",
+        "BFT-NET-1",
+        "an out-of-order delivery leaves the delivered message on its link, to be delivered "
+        "again (BFT-NET-1)",
+        models=("pbft-replica-mutant-redelivery",),
+    ),
+    _m(
+        "pbft-uncounted-reorder",
+        "BFT-NET-1",
+        "an out-of-order delivery does not spend the reorder budget (BFT-NET-1)",
+        models=("pbft-replica-mutant-uncounted-reorder",),
+    ),
+    _m(
+        "pbft-endless-duplicates",
+        "BFT-NET-1",
+        "a duplication does not spend the duplicate budget (BFT-NET-1)",
+        models=("pbft-replica-mutant-endless-duplicates",),
+    ),
+    _m(
+        "pbft-any-round-done",
+        "BFT-LIVE-1",
+        "a round after the heal is done once any honest replica has retransmitted, not all "
+        "(BFT-LIVE-1)",
+        models=("pbft-replica-mutant-any-round-done",),
+    ),
+    _m(
+        "pbft-endless-rounds",
+        "BFT-LIVE-1",
+        "a round after the heal that changed nothing starts another (BFT-LIVE-1)",
+        models=("pbft-replica-mutant-endless-rounds",),
+    ),
+    _m(
         "pbft-amnesia",
         "BFT-SAFE-1",
         "a replica restarts without its database and forgets what it promised (BFT-SAFE-1)",
