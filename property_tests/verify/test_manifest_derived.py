@@ -25,6 +25,7 @@ from ostrom.verify.tlc.cfg import (
     parse_overrides,
 )
 from ostrom.verify.tlc.manifest import ManifestError, ModelEntry, cfg_text, load_manifest
+from ostrom.verify.tlc.runner import select_models
 from ostrom.verify.trace.lifecycle import lifecycle_constants
 
 MANIFEST = load_manifest(layout.MODELS_DIR / "manifest.json")
@@ -229,3 +230,12 @@ def test_the_vector_generators_cfgs_assign_every_constant_their_module_declares(
     assert cfgs["duo"].constants["Agents"] == ("<-", "DuoAgents")
     row = ("retract", "disputed", "retracted")
     assert parse_cfg(tv.sim_cfg(tv.SOLO, row)).constants["CoverTo"] == ("=", '"retracted"')
+
+
+def test_readme_counts_the_witnesses_make_check_runs() -> None:
+    """README's make check row says how many reachability witnesses the CI models have:
+    the number is the manifest's, counted here, so the prose cannot drift from it."""
+    entries = select_models(load_manifest(layout.ROOT / "models" / "manifest.json"), [], deep=False)
+    n = sum(len(e.witnesses) for e in entries)
+    readme = (layout.ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"{n:,} reachability witnesses" in readme, f"README: {n:,} reachability witnesses"
