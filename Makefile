@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.installed
 WORKERS ?= 2
 JOBS    ?= 2
 
-.PHONY: help setup check check-deep test test-slow test-fast lint bench bench-search generate docs site clean mutate mutate-record mutate-code mutate-code-record test-durations
+.PHONY: help setup check check-deep test test-slow test-fast lint bench bench-search experiments generate docs site clean mutate mutate-record mutate-code mutate-code-record test-durations
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -87,6 +87,16 @@ test-fast: $(STAMP) ## the inner loop: Hypothesis profile fast, without the test
 
 bench: $(STAMP) ## benchmarks: TLC, orchestrator, reviewer sortition, Hypothesis, PBFT, EigenTrust, check-params, conformance, the simulation's full paper, forgetting and plasticity experiments (JSON in bench/results/)
 	$(PY) bench/run.py
+
+# The evaluation's experiments at full size (ostrom.simulation.experiments.SEEDS), one after
+# the other under nice on 2 workers; each writes its committed evidence to evaluation/<name>/
+# (runs.csv, meta.json), from which `ostrom docs` generates docs/evaluation.md's tables.
+EXPERIMENTS := paper truth bloc sensitivity sanctions
+experiments: $(STAMP) ## the evaluation's experiments at full size (paper, truth, bloc, sensitivity, sanctions): evidence in evaluation/, reports in results/; then `make generate`
+	@for e in $(EXPERIMENTS); do \
+		nice -n 10 $(OSTROM) simulate --experiment $$e --jobs 2 --quiet \
+			--out results/$$e --evidence evaluation/$$e > /dev/null || exit 1; \
+	done
 
 bench-search: $(STAMP) ## search p50/p99 at 10k, 100k and 1M artifacts (HTTP and in process), proposals with 4 KiB content, bytes per artifact, purge cost (stores built once and cached in build/search/; the 1M one takes over half an hour)
 	$(PY) bench/run.py --only search

@@ -21,6 +21,7 @@ from ostrom.simulation.config import (
     SimConfig,
     load_config,
 )
+from ostrom.simulation.evidence import write_evidence
 from ostrom.simulation.experiments import (
     FAMILIES,
     RunError,
@@ -163,6 +164,14 @@ def single_config(
     help="Report directory (default results/<experiment>; without --experiment, none).",
 )
 @click.option(
+    "--evidence",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Also write the compact evidence (runs.csv: every run's final numbers; meta.json: "
+    "the commit, the command and the configuration) to this directory; the committed "
+    "evidence is evaluation/<experiment>/ (docs/evaluation.md's tables are made from it).",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(1, 1024),
     default=None,
@@ -185,6 +194,7 @@ def simulate_command(
     config_file: Path | None,
     experiment: str | None,
     out: Path | None,
+    evidence: Path | None,
     jobs: int | None,
     as_json: bool,
     quiet: bool,
@@ -204,7 +214,8 @@ def simulate_command(
     adversary share; docs/evaluation.md).  Writes results.csv,
     results.json, results.md, runs.csv, comparisons.csv and PNG plots to --out, and
     prints results.md.  Every configuration is compared with majority vote over the
-    same seeds (paired t-test, Cohen's d_z, 95% CI).
+    same seeds (paired t-test, Cohen's d_z, 95% CI).  --evidence writes the compact
+    per-run finals with the commit and configuration (what docs/evaluation.md cites).
 
     Runs go to --jobs worker processes; results do not depend on it.  A bad option or
     config is an error (exit 2); a failing run is reported with its config and seed
@@ -276,6 +287,13 @@ def simulate_command(
         target = out or Path("results") / exp.name
         written = report.write_report(result, target)
         click.echo(f"wrote {len(written)} files to {target}", err=True)
+    if evidence is not None:
+        try:
+            write_evidence(result, evidence, ["ostrom", *sys.argv[1:]])
+        except OSError as exc:
+            click.echo(f"error: --evidence: cannot write {evidence}: {exc}", err=True)
+            sys.exit(2)
+        click.echo(f"wrote the evidence to {evidence}", err=True)
     if as_json:
         doc = report.results_doc(result) if experiment else report.single_doc(result)
         click.echo(json.dumps(doc, indent=2, allow_nan=False))
