@@ -21,7 +21,7 @@ from ostrom.simulation.config import (
     SimConfig,
     load_config,
 )
-from ostrom.simulation.evidence import write_evidence
+from ostrom.simulation.evidence import git_commit, write_evidence
 from ostrom.simulation.experiments import (
     FAMILIES,
     RunError,
@@ -277,6 +277,7 @@ def simulate_command(
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
 
+    commit = git_commit() if evidence is not None else ("unknown", True)
     try:
         result = run_experiment(exp, jobs=jobs, progress=not quiet, run=simulate)
     except RunError as exc:
@@ -289,7 +290,7 @@ def simulate_command(
         click.echo(f"wrote {len(written)} files to {target}", err=True)
     if evidence is not None:
         try:
-            write_evidence(result, evidence, ["ostrom", *sys.argv[1:]])
+            write_evidence(result, evidence, ["ostrom", *sys.argv[1:]], commit)
         except OSError as exc:
             click.echo(f"error: --evidence: cannot write {evidence}: {exc}", err=True)
             sys.exit(2)

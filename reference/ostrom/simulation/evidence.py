@@ -44,9 +44,14 @@ class EvidenceError(ValueError):
     """An evidence directory that cannot be read (the message names the file)."""
 
 
+#: The code a run's numbers depend on: uncommitted changes here make the evidence dirty.
+RUN_CODE: Final = ("reference/ostrom/simulation", "reference/ostrom/protocol")
+
+
 def git_commit(root: Path = layout.ROOT) -> tuple[str, bool]:
-    """The commit the tree is at and whether it has uncommitted changes under reference/
-    (what runs); ("unknown", True) outside a git checkout."""
+    """The commit the tree is at and whether it has uncommitted changes in ``RUN_CODE``
+    (the code that runs); ("unknown", True) outside a git checkout.  ``ostrom simulate``
+    asks before it runs, when the code is loaded, not after."""
     try:
         head = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"],
@@ -55,7 +60,7 @@ def git_commit(root: Path = layout.ROOT) -> tuple[str, bool]:
             check=True,
         ).stdout.strip()
         status = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--", "reference"],
+            ["git", "-C", str(root), "status", "--porcelain", "--", *RUN_CODE],
             capture_output=True,
             text=True,
             check=True,
@@ -75,9 +80,13 @@ def _cell(v: float) -> str:
 
 
 def write_evidence(
-    result: ExperimentResult, directory: Path, command: Sequence[str], root: Path = layout.ROOT
+    result: ExperimentResult,
+    directory: Path,
+    command: Sequence[str],
+    commit: tuple[str, bool],
 ) -> list[Path]:
-    """Write ``runs.csv`` and ``meta.json`` of ``result`` into ``directory``."""
+    """Write ``runs.csv`` and ``meta.json`` of ``result`` into ``directory``; ``commit`` is
+    ``git_commit()`` taken when the run started."""
     exp = result.experiment
     skip = exp.presentation.md_skip_prefixes
     metrics = [m for m in result.metrics() if not m.startswith(skip)]
@@ -93,11 +102,11 @@ def write_evidence(
                 *(_cell(result.value(run, m)) for m in metrics),
             ]
         )
-    commit, dirty = git_commit(root)
+    head, dirty = commit
     meta = {
         "experiment": exp.to_dict(),
         "command": list(command),
-        "commit": commit,
+        "commit": head,
         "uncommitted_changes": dirty,
         "runs": exp.total,
         "seconds": round(result.seconds, 1),
@@ -197,6 +206,7 @@ __all__ = [
     "EVIDENCE_DIR",
     "META",
     "RUNS",
+    "RUN_CODE",
     "Evidence",
     "EvidenceError",
     "git_commit",
