@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from ostrom.simulation import report
+from ostrom import layout
+from ostrom.simulation import evidence_docs, report
 from ostrom.simulation.config import (
     ABLATIONS,
     GOVERNANCE,
@@ -21,7 +22,7 @@ from ostrom.simulation.config import (
     SimConfig,
     load_config,
 )
-from ostrom.simulation.evidence import git_commit, write_evidence
+from ostrom.simulation.evidence import EvidenceError, git_commit, write_evidence
 from ostrom.simulation.experiments import (
     FAMILIES,
     RunError,
@@ -172,6 +173,13 @@ def single_config(
     "evidence is evaluation/<experiment>/ (docs/evaluation.md's tables are made from it).",
 )
 @click.option(
+    "--tables",
+    is_flag=True,
+    help="Run nothing: write evaluation/tables.md and docs/img/evaluation/tornado.png from "
+    "the committed evidence (evaluation/<experiment>/); then `ostrom docs` copies the "
+    "tables into docs/evaluation.md.",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(1, 1024),
     default=None,
@@ -195,6 +203,7 @@ def simulate_command(
     experiment: str | None,
     out: Path | None,
     evidence: Path | None,
+    tables: bool,
     jobs: int | None,
     as_json: bool,
     quiet: bool,
@@ -221,6 +230,14 @@ def simulate_command(
     config is an error (exit 2); a failing run is reported with its config and seed
     (exit 1).  Progress goes to stderr.
     """
+    if tables:
+        try:
+            written = evidence_docs.write_tables(layout.source_tree("ostrom simulate --tables"))
+        except (EvidenceError, KeyError, OSError, layout.NotACheckout) as exc:
+            click.echo(f"error: --tables: {exc}", err=True)
+            sys.exit(2)
+        click.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
+        return
     try:
         if jobs is not None and jobs < 1:
             raise ConfigError(f"--jobs: must be at least 1, got {jobs}")
