@@ -27,7 +27,7 @@ from ostrom import layout
 from ostrom.codegen import api_docs, cli_docs, diagram, js_commands, params_docs, service_docs
 from ostrom.conformance import killmatrix, runner
 from ostrom.conformance.mutants import registry as mutant_registry
-from ostrom.docblocks import replace_block
+from ostrom.docblocks import blocks, replace_block
 from ostrom.explore import docfigures
 from ostrom.protocol import commands
 from ostrom.protocol.params import markdown_table
@@ -141,6 +141,35 @@ def kill_matrix_block(rows: Iterable[killmatrix.Row]) -> str:
     """docs/conformance.md's kill-matrix block for these rows (the kill matrix test checks
     the committed block with the rows of its own run)."""
     return killmatrix.markdown(list(rows)) + "\n"
+
+
+#: The evaluation's tables: made from the committed evidence by the evaluation model
+#: (``ostrom simulate --tables``), which no other tool imports; ``ostrom docs`` copies them.
+EVALUATION_TABLES: Final = Path("evaluation/tables.md")
+EVALUATION_DOC: Final = Path("docs/evaluation.md")
+EVALUATION_PREFIX: Final = "evaluation-"
+
+
+def _evaluation_tables(root: Path) -> dict[Path, str]:
+    """docs/evaluation.md with each ``evaluation-*`` block of evaluation/tables.md copied
+    in; a block of either file that the other lacks is an error (a table without its place
+    in the chapter, or a place whose table is gone)."""
+    doc = root / EVALUATION_DOC
+    try:
+        tables = blocks((root / EVALUATION_TABLES).read_text(encoding="utf-8"))
+        text = doc.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GenerateError(f"evaluation tables: {exc}") from None
+    ours = {n for n in blocks(text) if n.startswith(EVALUATION_PREFIX)}
+    missing = sorted(ours - set(tables))
+    if missing:
+        raise GenerateError(f"{EVALUATION_TABLES}: no block {', '.join(missing)}")
+    for name, body in tables.items():
+        try:
+            text = replace_block(text, name, body)
+        except ValueError as exc:
+            raise GenerateError(f"{EVALUATION_DOC}: {exc}") from None
+    return {doc: text}
 
 
 def _lifecycle_spec(root: Path) -> Path:
@@ -312,6 +341,12 @@ REGISTRY: Final[tuple[Generated, ...]] = (
         "ostrom.conformance.mutants.registry.MUTANTS, models/manifest.json",
         _mutant_registry,
         block="mutant-registry",
+    ),
+    Generated(
+        "evaluation-tables",
+        "docs/evaluation.md",
+        "evaluation/tables.md (made from evaluation/<experiment>/ by ostrom simulate --tables)",
+        family=_evaluation_tables,
     ),
     Generated(
         "kill-matrix",

@@ -342,6 +342,15 @@ def _range(values: Sequence[float], digits: int = 1) -> str:
     )
 
 
+def _count_mean(ev: Evidence, label: str, scenario: str, metric: str) -> float:
+    """Mean over seeds of ``metric``; a count by category (``sanctioned.broken``) that no
+    run of the experiment had is 0, as ``engine.metric_value`` has it, not missing."""
+    if metric not in ev.metrics:
+        prefix = metric.rpartition(".")[0]
+        return 0.0 if prefix and any(m.startswith(prefix + ".") for m in ev.metrics) else math.nan
+    return summarize(ev.values(label, scenario, metric)).mean
+
+
 def sanctions_table(ev: Evidence) -> list[str]:
     cols = (
         ("lazy agents at σ2+", "sanctioned.lazy", 1),
@@ -362,16 +371,7 @@ def sanctions_table(ev: Evidence) -> list[str]:
         for s in ev.scenarios:
             groups.setdefault((s, int(cfg["rounds"]), float(cfg["lazy_reveal"])), []).append(label)
     for (s, rounds, lazy), labels in groups.items():
-        cells = [
-            _range(
-                [
-                    summarize(ev.values(lab, s, m)).mean if m in ev.metrics else math.nan
-                    for lab in labels
-                ],
-                d,
-            )
-            for _, m, d in cols
-        ]
+        cells = [_range([_count_mean(ev, lab, s, m) for lab in labels], d) for _, m, d in cols]
         lines.append(f"| {s}, {rounds:,} | {lazy:g} | " + " | ".join(cells) + " |")
     return [
         *lines,
