@@ -25,7 +25,6 @@ def replace_block(text: str, name: str, body: str, comment: str = "<!-- {} -->")
     return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
 
 
-
 def blocks(text: str, comment: str = "<!-- {} -->") -> dict[str, str]:
     """Every generated block of ``text``: name -> body (the lines between its markers, as
     ``replace_block`` takes them), in the order they appear."""
