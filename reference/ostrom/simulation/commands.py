@@ -43,7 +43,9 @@ Examples:
   ostrom simulate --config my.toml --seeds 3        # SimConfig fields; [mix] table
   ostrom simulate --experiment smoke                # seconds; results/smoke/
   ostrom simulate --experiment paper --seeds 5 --rounds 100 --jobs 4
-  ostrom simulate --experiment paper                # 540 runs; results/paper/
+  ostrom simulate --experiment paper                # 480 runs; results/paper/
+  ostrom simulate --experiment paper --evidence evaluation/paper
+  ostrom simulate --tables                          # evaluation/tables.md from the evidence
   ostrom simulate --experiment forgetting           # ground-truth forgetting; results/forgetting/
   ostrom simulate --experiment forgetting --governance pbft --seeds 5
   ostrom simulate --experiment plasticity --scenario adv=0.20 --seeds 10
@@ -214,9 +216,10 @@ def simulate_command(
     --ablation) over --seeds seeds; prints the mean ± sd of the final precision, recall,
     reputation Gini and sanction false-positive rate (and any extras the run records).
 
-    With --experiment: paper (protocol, four baselines, four ablations; moderate and
-    high; 30 seeds), truth (decision vs ground-truth feedback), bloc (a coordinated
-    adversary), sanctions (long horizons), smoke (tiny, for CI), forgetting (the
+    With --experiment: paper (protocol, six baselines, five ablations; moderate and
+    high; 20 seeds), truth (decision vs ground-truth feedback), bloc (a coordinated
+    adversary), sanctions (long horizons), sensitivity (the headline over the fixed
+    choices), smoke (tiny, for CI), forgetting (the
     Co-Forgetting evaluation against ground truth: protocol, six baselines, four
     ablations, consensus success under PBFT and Algorithm 1) or plasticity (valid
     updates under same-slot conflict and repeated history, by interference count and
