@@ -509,9 +509,16 @@ def render_tables(root: Path) -> str:
         "",
     ]
     for name, (experiment, render) in BLOCKS.items():
-        if experiment not in cache:
-            cache[experiment] = load_evidence(root / EVIDENCE_DIR / experiment)
-        body = "\n".join(render(cache[experiment]))
+        directory = root / EVIDENCE_DIR / experiment
+        if experiment not in cache and directory.exists():
+            cache[experiment] = load_evidence(directory)
+        if experiment in cache:
+            body = "\n".join(render(cache[experiment]))
+        else:  # said in the chapter, not hidden: the table waits for its evidence
+            body = (
+                f"*No committed evidence for this table yet: `evaluation/{experiment}/` is "
+                f"missing (`make experiments` writes it).*"
+            )
         parts += [
             f"<!-- BEGIN generated: {PREFIX}{name} -->",
             body,
@@ -523,13 +530,17 @@ def render_tables(root: Path) -> str:
 
 def write_tables(root: Path) -> list[Path]:
     """Write ``evaluation/tables.md`` and the tornado plot from the evidence under
-    ``root`` (``EvidenceError`` if an experiment's evidence is missing or malformed)."""
+    ``root`` (``EvidenceError`` if an experiment's evidence is malformed; a missing one
+    leaves its tables saying so, and no plot without the sensitivity evidence)."""
     text = render_tables(root)
     tables = root / TABLES
     tables.write_text(text, encoding="utf-8")
+    sensitivity = root / EVIDENCE_DIR / "sensitivity"
+    if not sensitivity.exists():
+        return [tables]
     tornado = root / TORNADO
     tornado.parent.mkdir(parents=True, exist_ok=True)
-    tornado_plot(load_evidence(root / EVIDENCE_DIR / "sensitivity"), tornado)
+    tornado_plot(load_evidence(sensitivity), tornado)
     return [tables, tornado]
 
 
