@@ -177,9 +177,9 @@ def single_config(
 @click.option(
     "--tables",
     is_flag=True,
-    help="Run nothing: write evaluation/tables.md and docs/img/evaluation/tornado.png from "
-    "the committed evidence (evaluation/<experiment>/); then `ostrom docs` copies the "
-    "tables into docs/evaluation.md.",
+    help="Run nothing: write evaluation/tables.md (and the sensitivity's tornado plot into "
+    "docs/img/evaluation/) from the committed evidence (evaluation/<experiment>/); then "
+    "`ostrom docs` copies the tables into docs/evaluation.md.",
 )
 @click.option(
     "--jobs",

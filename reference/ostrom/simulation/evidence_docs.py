@@ -494,8 +494,10 @@ BLOCKS: Final[dict[str, tuple[str, Callable[[Evidence], list[str]]]]] = {
     "sensitivity": ("sensitivity", sensitivity_table),
 }
 
-#: The plot drawn from the sensitivity evidence (relative to the repository root).
-TORNADO: Final = Path("docs/img/evaluation/tornado.png")
+#: Where the plot drawn from the sensitivity evidence goes (relative to the repository
+#: root): ``tornado.png`` in the chapter's image directory, once that evidence exists.
+IMAGES: Final = Path("docs/img/evaluation")
+TORNADO: Final = IMAGES / "tornado.png"
 
 
 def render_tables(root: Path) -> str:
