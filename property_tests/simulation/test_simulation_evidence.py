@@ -168,5 +168,5 @@ def test_every_experiment_renders_its_tables_from_a_small_run(tmp_path: Path) ->
     written = evidence_docs.write_tables(tmp_path)
     text = written[0].read_text(encoding="utf-8")
     for name in evidence_docs.BLOCKS:
-        assert f"BEGIN generated: {evidence_docs.PREFIX}{name}" in text
+        assert f"BEGIN table: {evidence_docs.PREFIX}{name}" in text
     assert written[1].stat().st_size > 0

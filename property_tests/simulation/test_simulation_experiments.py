@@ -277,7 +277,7 @@ def test_report_files(tmp_path: Path) -> None:
     )
     out = tmp_path / "a"
     rows = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
-    assert len(rows) == 9 * 2 * len(result.metrics())
+    assert len(rows) == 12 * 2 * len(result.metrics())
     row = next(
         r
         for r in rows
@@ -298,11 +298,12 @@ def test_report_files(tmp_path: Path) -> None:
     assert {(r["label"], r["vs"]) for r in comps if r["label"] == "protocol+no_reputation"} == {
         ("protocol+no_reputation", "majority"),
         ("protocol+no_reputation", "protocol"),
+        ("protocol+no_reputation", "protocol+no_reputation_weighting"),
     }
     runs = list(csv.DictReader((out / "runs.csv").open(encoding="utf-8")))
     assert len(runs) == result.experiment.total
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    assert doc["experiment"]["name"] == "paper" and len(doc["runs"]) == 54
+    assert doc["experiment"]["name"] == "paper" and len(doc["runs"]) == 72
     assert doc["experiment"]["cells"][0]["config"]["rounds"] == 10
     md = (out / "results.md").read_text(encoding="utf-8")
     assert "## Scenario `moderate`" in md and "## Scenario `high`" in md

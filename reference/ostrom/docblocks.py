@@ -25,13 +25,15 @@ def replace_block(text: str, name: str, body: str, comment: str = "<!-- {} -->")
     return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
 
 
-def blocks(text: str, comment: str = "<!-- {} -->") -> dict[str, str]:
-    """Every generated block of ``text``: name -> body (the lines between its markers, as
-    ``replace_block`` takes them), in the order they appear."""
+def blocks(text: str, comment: str = "<!-- {} -->", kind: str = "generated") -> dict[str, str]:
+    """Every block of ``text`` between ``BEGIN <kind>: NAME`` and ``END <kind>: NAME``
+    markers: name -> body (the lines between them, as ``replace_block`` takes them), in the
+    order they appear."""
     before, after = (re.escape(part) for part in comment.split("{}"))
+    k = re.escape(kind)
     pattern = re.compile(
-        rf"{before}BEGIN generated: (?P<name>[^\n]+?){after}\n(?P<body>.*?)"
-        rf"{before}END generated: (?P=name){after}",
+        rf"{before}BEGIN {k}: (?P<name>[^\n]+?){after}\n(?P<body>.*?)"
+        rf"{before}END {k}: (?P=name){after}",
         re.S,
     )
     return {m.group("name"): m.group("body") for m in pattern.finditer(text)}

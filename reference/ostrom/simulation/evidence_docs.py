@@ -3,9 +3,10 @@
 
 Every table is a pure function of ``evaluation/<experiment>/runs.csv`` and ``meta.json``
 (``ostrom.simulation.evidence``).  ``ostrom simulate --tables`` writes them all to
-``evaluation/tables.md``, each between ``BEGIN generated: evaluation-NAME`` and ``END``
-markers; ``ostrom docs`` copies each block into docs/evaluation.md (the codegen registry's
-``evaluation-*`` entries; codegen does not import the evaluation model, it reads the file).
+``evaluation/tables.md``, each between ``BEGIN table: evaluation-NAME`` and ``END table:``
+markers; ``ostrom docs`` copies each into docs/evaluation.md's generated block of that
+name (the codegen registry's ``evaluation-*`` entries; codegen does not import the
+evaluation model, it reads the file).
 Two checks hold the chain: property_tests/simulation/test_simulation_evidence.py fails
 when ``evaluation/tables.md`` differs from what the evidence gives, and ``ostrom docs
 --check`` when docs/evaluation.md differs from ``evaluation/tables.md``.
@@ -522,9 +523,9 @@ def render_tables(root: Path) -> str:
                 f"missing (`make experiments` writes it).*"
             )
         parts += [
-            f"<!-- BEGIN generated: {PREFIX}{name} -->",
+            f"<!-- BEGIN table: {PREFIX}{name} -->",
             body,
-            f"<!-- END generated: {PREFIX}{name} -->",
+            f"<!-- END table: {PREFIX}{name} -->",
             "",
         ]
     return "\n".join(parts)
