@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.installed
 WORKERS ?= 2
 JOBS    ?= 2
 
-.PHONY: help setup check check-deep test coverage test-slow test-fast lint bench bench-search generate docs site clean mutate mutate-record mutate-code mutate-code-record test-durations
+.PHONY: help setup check check-deep test coverage test-slow test-fast lint bench bench-search experiments generate docs site clean mutate mutate-record mutate-code mutate-code-record test-durations
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -95,6 +95,21 @@ test-fast: $(STAMP) ## the inner loop: Hypothesis profile fast, without the test
 
 bench: $(STAMP) ## benchmarks: TLC, orchestrator, reviewer sortition, Hypothesis, PBFT, EigenTrust, check-params, conformance, the simulation's full paper, forgetting and plasticity experiments (JSON in bench/results/)
 	$(PY) bench/run.py
+
+# The evaluation's experiments at full size (ostrom.simulation.experiments.SEEDS), one after
+# the other under nice on 2 workers; each writes its committed evidence to evaluation/<name>/
+# (runs.csv, meta.json), from which `ostrom docs` generates docs/evaluation.md's tables.
+# sanctions runs its 500-round horizon only: the 2,000-round one costs four times as much
+# (`ostrom simulate --experiment sanctions --evidence ...` without --rounds runs both).
+EXPERIMENTS := paper truth bloc sensitivity
+experiments: $(STAMP) ## the evaluation's experiments (paper, truth, bloc, sensitivity; sanctions at 500 rounds): evidence in evaluation/, reports in results/; then `ostrom simulate --tables` and `make generate`
+	@for e in $(EXPERIMENTS); do \
+		nice -n 10 $(OSTROM) simulate --experiment $$e --jobs 2 --quiet \
+			--out results/$$e --evidence evaluation/$$e > /dev/null || exit 1; \
+	done
+	nice -n 10 $(OSTROM) simulate --experiment sanctions --rounds 500 --jobs 2 --quiet \
+		--out results/sanctions --evidence evaluation/sanctions > /dev/null
+	$(OSTROM) simulate --tables
 
 bench-search: $(STAMP) ## search p50/p99 at 10k, 100k and 1M artifacts (HTTP and in process), proposals with 4 KiB content, bytes per artifact, purge cost (stores built once and cached in build/search/; the 1M one takes over half an hour)
 	$(PY) bench/run.py --only search

@@ -219,7 +219,7 @@ def bench_conformance() -> None:
 
 
 def bench_simulation() -> None:
-    """The evaluation model: the full ``paper`` experiment (540 runs) and the per-round
+    """The evaluation model: the full ``paper`` experiment (480 runs) and the per-round
     cost at 100, 300 and 1,000 agents (see ``bench/simulation.py``)."""
     import simulation
 

@@ -4,8 +4,9 @@
   and 1,000 agents, artifacts = rounds × proposals per round: wall time and milliseconds
   per round, next to majority vote for scale.  In-process, one run each.
 * **experiment** — ``run_experiment`` of the ``paper`` experiment on every core: by
-  default a reduced one (``REDUCED_SEEDS`` seeds, ``REDUCED_ROUNDS`` rounds, 9
-  configurations × 2 scenarios); with ``--full`` the paper's 540 runs of 500 rounds
+  default a reduced one (``REDUCED_SEEDS`` seeds, ``REDUCED_ROUNDS`` rounds, 12
+  configurations × 2 scenarios); with ``--full`` the paper experiment's 480 runs of 500
+  rounds
   (several minutes).  Reported: runs, jobs, wall time, runs/s, and the headline
   comparison (protocol vs majority, final precision, per scenario) so a change in
   either speed or result shows in review.
@@ -104,7 +105,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--full", action="store_true", help="the paper's 540 runs (default: reduced)"
+        "--full", action="store_true", help="the paper experiment's 480 runs (default: reduced)"
     )
     args = parser.parse_args()
     save("simulation", bench_simulation(args.full))

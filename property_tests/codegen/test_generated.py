@@ -36,7 +36,7 @@ from ostrom.protocol.params import table
 ROOT = layout.ROOT
 #: The folders of the tree ``ostrom docs`` reads or writes (the copy of the tree the tests
 #: edit); ``reference/`` only has to exist there (the sources are the installed package).
-TREE = ("docs", "spec", "models", "schema", "drivers", "examples", "vectors")
+TREE = ("docs", "spec", "models", "schema", "drivers", "examples", "vectors", "evaluation")
 #: ... and the files at its top that hold a generated block (README.md: pbft-faults)
 TOP_FILES = ("README.md",)
 #: A generated block's opening marker, in any of the comments the registry uses.

@@ -132,10 +132,10 @@ def test_summarize() -> None:
 
 def test_paper_experiment_is_the_papers() -> None:
     exp = ex.build_experiment("paper")
-    assert exp.total == 540
-    assert len(exp.cells) == 9
+    assert exp.total == 12 * 2 * ex.SEEDS["paper"]
+    assert len(exp.cells) == 12
     assert exp.scenarios == ("moderate", "high")
-    assert exp.seeds == tuple(range(1, 31))
+    assert exp.seeds == tuple(range(1, ex.SEEDS["paper"] + 1))
     assert exp.labels == (
         "protocol",
         *GOVERNANCE[1:],
@@ -147,8 +147,14 @@ def test_paper_experiment_is_the_papers() -> None:
         assert (cfg.agents, cfg.artifacts, cfg.rounds) == (100, 1000, 500)
         assert cell.vs == (() if cell.label == "majority" else ("majority", *cell.vs[1:]))
     assert exp.cell("protocol+no_sanctions").vs == ("majority", "protocol")
+    assert exp.cell("majority_open").vs == ("majority", "protocol")
+    assert exp.cell("protocol+no_reputation").vs == (
+        "majority",
+        "protocol",
+        "protocol+no_reputation_weighting",
+    )
     assert {exp.config(c, "high").scenario for c in exp.cells} == {"high"}
-    assert len(exp.runs()) == 540 and len({r.key for r in exp.runs()}) == 540
+    assert len(exp.runs()) == exp.total and len({r.key for r in exp.runs()}) == exp.total
 
 
 def test_other_experiments() -> None:
@@ -156,12 +162,13 @@ def test_other_experiments() -> None:
     assert {c.config.feedback for c in truth.cells} == {"decision", "truth"}
     assert truth.cell("protocol [truth]").vs == ("majority [truth]", "protocol")
     assert truth.cell("protocol+no_commit_reveal [truth]").config.ablations == ("no_commit_reveal",)
-    assert truth.total == 6 * 2 * 30
+    assert truth.total == 6 * 2 * ex.SEEDS["truth"]
     bloc = ex.build_experiment("bloc")
-    assert bloc.scenarios == ("moderate", "bloc", "bloc_high")
+    assert bloc.scenarios == ("bloc", "bloc_high")
     assert bloc.labels == (
         "protocol",
         "majority",
+        "majority_open",
         "protocol+no_reputation",
         "protocol+no_commit_reveal",
         "protocol [truth]",
@@ -180,7 +187,7 @@ def test_other_experiments() -> None:
 
 def test_overrides() -> None:
     exp = ex.build_experiment("paper", seeds=5, rounds=100)
-    assert exp.total == 9 * 2 * 5 and exp.seeds == (1, 2, 3, 4, 5)
+    assert exp.total == 12 * 2 * 5 and exp.seeds == (1, 2, 3, 4, 5)
     assert all((c.config.rounds, c.config.artifacts) == (100, 200) for c in exp.cells)
     exp = ex.build_experiment("smoke", seeds=2, seed_start=10, agents=30, artifacts=500)
     assert exp.seeds == (10, 11)
@@ -270,7 +277,7 @@ def test_report_files(tmp_path: Path) -> None:
     )
     out = tmp_path / "a"
     rows = list(csv.DictReader((out / "results.csv").open(encoding="utf-8")))
-    assert len(rows) == 9 * 2 * len(result.metrics())
+    assert len(rows) == 12 * 2 * len(result.metrics())
     row = next(
         r
         for r in rows
@@ -291,11 +298,12 @@ def test_report_files(tmp_path: Path) -> None:
     assert {(r["label"], r["vs"]) for r in comps if r["label"] == "protocol+no_reputation"} == {
         ("protocol+no_reputation", "majority"),
         ("protocol+no_reputation", "protocol"),
+        ("protocol+no_reputation", "protocol+no_reputation_weighting"),
     }
     runs = list(csv.DictReader((out / "runs.csv").open(encoding="utf-8")))
     assert len(runs) == result.experiment.total
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    assert doc["experiment"]["name"] == "paper" and len(doc["runs"]) == 54
+    assert doc["experiment"]["name"] == "paper" and len(doc["runs"]) == 72
     assert doc["experiment"]["cells"][0]["config"]["rounds"] == 10
     md = (out / "results.md").read_text(encoding="utf-8")
     assert "## Scenario `moderate`" in md and "## Scenario `high`" in md

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ostrom.protocol.agents import MAX_TIER
 from ostrom.simulation import archetypes as arch
 from ostrom.simulation import config as cfgmod
 from ostrom.simulation import metrics, protocol, world
@@ -280,7 +281,7 @@ def test_world_is_deterministic_per_seed_and_varies_across_seeds() -> None:
 
 # --- runs: determinism and shape -----------------------------------------------------------
 
-GOVERNANCES = ("protocol", "majority", "single_curator", "ungoverned", "weighted_no_deliberation")
+GOVERNANCES = cfgmod.GOVERNANCE
 
 
 def canon(c: SimConfig, seed: int) -> str:
@@ -421,14 +422,66 @@ def test_no_sanctions_sanctions_nobody() -> None:
         assert simulate(SMALL, seed).extras["warned_or_worse"]
 
 
-def test_no_reputation_gives_every_agent_the_same_weight() -> None:
-    flat = protocol.Run(SMALL.with_(ablations=("no_reputation",)), 4)
+def test_no_reputation_weighting_gives_every_agent_the_same_weight_only() -> None:
+    flat = protocol.Run(SMALL.with_(ablations=("no_reputation_weighting",)), 4)
     flat.run()
     weights = {a.weight for a in flat.community.agents.values()}
     assert weights == {flat.community.reputation.params.w_max}
+    assert len({a.tier for a in flat.community.agents.values()}) > 1  # tiers still move
     normal = protocol.Run(SMALL, 4)
     normal.run()
     assert len({a.weight for a in normal.community.agents.values()}) > 5
+
+
+def test_no_reputation_gates_nothing() -> None:
+    """Issue 43, item 1: weights, tiers and so recruitment no longer follow reputation:
+    every agent not under a sanction's tier cap holds the top tier, whatever its E."""
+    run = protocol.Run(SMALL.with_(ablations=("no_reputation",)), 4)
+    run.run()
+    agents = run.community.agents.values()
+    assert {a.weight for a in agents} == {run.community.reputation.params.w_max}
+    capped = {a for a in run.community.agents if run.community.sanctions.tier_cap(a) is not None}
+    assert {a.tier for a in agents if a.id not in capped} == {MAX_TIER}
+    # the book still scores: what reputation would say is measured, not used
+    assert len({round(run.community.reputation.expected(a), 6) for a in run.world.agents}) > 5
+
+
+def _sycophant_views(monkeypatch: pytest.MonkeyPatch, governance: str) -> list[tuple[bool, ...]]:
+    views: list[tuple[bool, ...]] = []
+    real = arch.vote
+
+    def spy(archetype, agent, b, cfg, rng, seed):  # type: ignore[no-untyped-def]
+        if archetype == "sycophant":
+            views.append(b.visible)
+        return real(archetype, agent, b, cfg, rng, seed)
+
+    monkeypatch.setattr(arch, "vote", spy)
+    simulate(custom(sycophant=0.5, malicious=0.5).with_(governance=governance), 3)
+    return views
+
+
+@pytest.mark.parametrize("governance", ["majority", "weighted_majority"])
+def test_majority_ballots_are_concealed(monkeypatch: pytest.MonkeyPatch, governance: str) -> None:
+    """The reference ballot: a sycophant never sees a vote to copy (issue 43, item 1)."""
+    views = _sycophant_views(monkeypatch, governance)
+    assert views and all(v == () for v in views)
+
+
+def test_open_majority_lets_sycophants_copy_the_adversaries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    views = _sycophant_views(monkeypatch, "majority_open")
+    assert sum(1 for v in views if v) > len(views) // 2
+
+
+def test_weighted_majority_decides_by_weight() -> None:
+    """Same ballots, same votes: the weighted tally changes some decisions (ties in count
+    broken by weight, and minorities of heavy voters), so its precision differs."""
+    plain = [simulate(SMALL.with_(governance="majority"), s).final["precision"] for s in (1, 2)]
+    weighted = [
+        simulate(SMALL.with_(governance="weighted_majority"), s).final["precision"] for s in (1, 2)
+    ]
+    assert plain != weighted
 
 
 def test_no_commit_reveal_lets_sycophants_see_votes(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["replace_block"]
+__all__ = ["blocks", "replace_block"]
 
 
 def replace_block(text: str, name: str, body: str, comment: str = "<!-- {} -->") -> str:
@@ -23,3 +23,17 @@ def replace_block(text: str, name: str, body: str, comment: str = "<!-- {} -->")
     if not pattern.search(text):
         raise ValueError(f"no generated block {name!r}")
     return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+
+
+def blocks(text: str, comment: str = "<!-- {} -->", kind: str = "generated") -> dict[str, str]:
+    """Every block of ``text`` between ``BEGIN <kind>: NAME`` and ``END <kind>: NAME``
+    markers: name -> body (the lines between them, as ``replace_block`` takes them), in the
+    order they appear."""
+    before, after = (re.escape(part) for part in comment.split("{}"))
+    k = re.escape(kind)
+    pattern = re.compile(
+        rf"{before}BEGIN {k}: (?P<name>[^\n]+?){after}\n(?P<body>.*?)"
+        rf"{before}END {k}: (?P=name){after}",
+        re.S,
+    )
+    return {m.group("name"): m.group("body") for m in pattern.finditer(text)}

@@ -27,7 +27,7 @@ from ostrom import layout
 from ostrom.codegen import api_docs, cli_docs, diagram, js_commands, params_docs, service_docs
 from ostrom.conformance import killmatrix, runner
 from ostrom.conformance.mutants import registry as mutant_registry
-from ostrom.docblocks import replace_block
+from ostrom.docblocks import blocks, replace_block
 from ostrom.explore import docfigures
 from ostrom.protocol import commands
 from ostrom.protocol.params import markdown_table
@@ -152,6 +152,44 @@ def kill_matrix_block(rows: Iterable[killmatrix.Row]) -> str:
     """docs/conformance.md's kill-matrix block for these rows (the kill matrix test checks
     the committed block with the rows of its own run)."""
     return killmatrix.markdown(list(rows)) + "\n"
+
+
+#: The evaluation's tables: made from the committed evidence by the evaluation model
+#: (``ostrom simulate --tables``), which no other tool imports; ``ostrom docs`` copies them.
+EVALUATION_TABLES: Final = Path("evaluation/tables.md")
+EVALUATION_PREFIX: Final = "evaluation-"
+
+
+#: docs/evaluation.md's generated tables, one block each (the names of
+#: ``ostrom.simulation.evidence_docs.BLOCKS``; a block without its entry fails
+#: property_tests/codegen/test_generated.py).
+EVALUATION_BLOCKS: Final = (
+    "paper-precision",
+    "paper-comparisons",
+    "paper-choices",
+    "paper-other",
+    "truth",
+    "bloc",
+    "sanctions",
+    "sensitivity",
+)
+
+
+def _evaluation_table(name: str) -> Callable[[Path], str]:
+    """The body of table ``name`` in evaluation/tables.md (between its ``table:``
+    markers)."""
+
+    def make(root: Path) -> str:
+        try:
+            text = (root / EVALUATION_TABLES).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise GenerateError(f"{EVALUATION_TABLES}: {exc}") from None
+        found = blocks(text, kind="table").get(name)
+        if found is None:
+            raise GenerateError(f"{EVALUATION_TABLES}: no table {name!r}")
+        return found
+
+    return make
 
 
 def _lifecycle_spec(root: Path) -> Path:
@@ -337,6 +375,16 @@ REGISTRY: Final[tuple[Generated, ...]] = (
         "ostrom.conformance.mutants.registry.MUTANTS, models/manifest.json",
         _mutant_registry,
         block="mutant-registry",
+    ),
+    *(
+        Generated(
+            f"{EVALUATION_PREFIX}{name}",
+            "docs/evaluation.md",
+            "evaluation/tables.md (made from evaluation/<experiment>/ by ostrom simulate --tables)",
+            _evaluation_table(f"{EVALUATION_PREFIX}{name}"),
+            block=f"{EVALUATION_PREFIX}{name}",
+        )
+        for name in EVALUATION_BLOCKS
     ),
     Generated(
         "kill-matrix",

@@ -3,7 +3,8 @@
 An agent never sees an artifact's quality, only a noisy reading of it (``perceive``):
 quality plus Gaussian noise of sd ``perception_noise``, or ``deliberation_noise`` after
 deliberation (the paper's "binary accuracy improvement": deliberation makes the reading
-sharper, nothing more).  A reading at or above ``ACCEPT_THRESHOLD`` says "accept" (or
+sharper, nothing more).  A reading at or above ``accept_threshold`` (by default
+``ACCEPT_THRESHOLD``, the good/mediocre boundary) says "accept" (or
 "keep" on a dispute ballot).  On top of that reading:
 
 * **honest**: votes its reading; objects to a fast-tracked artifact and disputes an
@@ -40,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from ostrom.simulation.config import ACCEPT_THRESHOLD, SimConfig
+from ostrom.simulation.config import SimConfig
 
 #: What an agent does with a ballot: endorse (accept / keep), oppose (reject / retract),
 #: stay away, or send garbage (a broken agent's malfunction).
@@ -72,7 +73,7 @@ def perceive(quality: float, sd: float, rng: random.Random) -> float:
 def reads_endorse(b: Ballot, cfg: SimConfig, rng: random.Random) -> bool:
     """An honest reading: does the agent think the artifact should stay / be accepted?"""
     sd = cfg.deliberation_noise if b.deliberated else cfg.perception_noise
-    return perceive(b.quality, sd, rng) >= ACCEPT_THRESHOLD
+    return perceive(b.quality, sd, rng) >= cfg.accept_threshold
 
 
 def _draw(seed: int, *key: object) -> float:
@@ -115,7 +116,7 @@ def vote(
             follow = b.visible[0] if yes == no else yes > no
             return ENDORSE if follow else OPPOSE
         sd = cfg.sycophant_noise
-        return ENDORSE if perceive(b.quality, sd, rng) >= ACCEPT_THRESHOLD else OPPOSE
+        return ENDORSE if perceive(b.quality, sd, rng) >= cfg.accept_threshold else OPPOSE
     if archetype in ("malicious", "strategic", "adaptive"):
         honest = reads_endorse(b, cfg, rng)
         return ENDORSE if honest != attacks(archetype, agent, b, cfg, seed) else OPPOSE

@@ -1,16 +1,30 @@
 """The paper's baselines (§5.3), played by the same agents as the protocol.
 
-* **majority**: each artifact gets ``reviewers`` reviewers drawn uniformly from all agents
-  (not the submitter); they vote openly, one after the other (no concealment: the
-  sycophant sees the votes cast before its own, and the agents who gain from being seen
-  vote first, exactly as in the protocol's ``no_commit_reveal`` ablation); no weights,
-  no deliberation, no sanctions.  With at least ``quorum`` votes the strict majority
-  decides (a tie rejects); with fewer, the artifact expires.  Its reputation Gini is
-  measured on a shadow ``ReputationBook`` fed the same feedback the protocol's would be
-  (vote against decision, with noise): the book changes nothing, it only measures.
+* **majority** (the main baseline): each artifact gets ``reviewers`` reviewers drawn
+  uniformly from all agents (not the submitter); they vote *concealed and simultaneously*
+  (nobody sees another's vote, so the sycophant falls back on its own poor reading and no
+  adversary can lead), with no weights, no deliberation, no sanctions.  With at least
+  ``quorum`` votes the strict majority decides (a tie rejects); with fewer, the artifact
+  expires.  This is the like-for-like comparison (issue 43, item 1): the protocol's own
+  ballots are concealed too, so the difference is what the protocol adds, not what a
+  visible ballot takes away.
+* **weighted_majority**: the same concealed ballot, each vote weighted by the voter's
+  weight in a ``ReputationBook`` fed the protocol's feedback (vote against decision, with
+  the feedback noise; ``truth`` under ground-truth feedback).  The classic weighted
+  majority: reputation without the lifecycle (no tiers, recruitment, deliberation,
+  disputes or sanctions).  A tie in weight rejects.
+* **majority_open** (the weaker variant the first evaluation used): the ballot of
+  ``majority`` cast openly, one vote after the other; the agents who gain from being seen
+  vote first and the sycophant copies what it sees, exactly as in the protocol's
+  ``no_commit_reveal`` ablation.  Kept and labelled, so that the share of the protocol's
+  advantage that came from this choice can be stated.
 * **single_curator**: one agent, drawn at the start, decides every artifact with its own
   reading (its archetype's vote); a lazy curator who does not show up lets it expire.
 * **ungoverned**: every proposal is accepted.
+
+The majority ballots keep a ``ReputationBook`` fed the same feedback: for ``majority``
+and ``majority_open`` it is a *shadow* that changes nothing and only measures the Gini and
+separation the paper reports; for ``weighted_majority`` it supplies the weights.
 
 Baselines have no sanctions: their false-positive rate is not defined (NaN), and the
 single curator and ungoverned keep no reputation (Gini NaN).
@@ -18,6 +32,7 @@ single curator and ungoverned keep no reputation (Gini NaN).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from typing import Any
@@ -41,8 +56,8 @@ def run_baseline(cfg: SimConfig, seed: int, progress: Progress | None = None) ->
     rng_noise = stream(seed, "feedback-noise")
     curator = stream(seed, "curator").choice(world.agents)
     shadow: ReputationBook | None = None
-    if cfg.governance == "majority":
-        shadow = ReputationBook(Params())
+    if cfg.governance in MAJORITIES:
+        shadow = ReputationBook(dataclasses.replace(Params(), delta=cfg.reputation_decay))
         for a in world.agents:
             shadow.add(a, prior=Beta(cfg.founder_reputation, cfg.founder_evidence), tier=1)
     series: dict[str, list[float]] = {k: [] for k in SERIES}
@@ -63,7 +78,7 @@ def run_baseline(cfg: SimConfig, seed: int, progress: Progress | None = None) ->
                 verdict = {"endorse": "active", "oppose": "rejected"}.get(act, "expired")
             else:
                 verdict, votes = _majority(
-                    cfg, seed, world.agents, kind, submitter, b, rng_pick, rng_vote
+                    cfg, seed, world.agents, kind, submitter, b, rng_pick, rng_vote, shadow
                 )
                 if shadow is not None and verdict != "expired":
                     decided = "accept" if verdict == "active" else "reject"
@@ -103,6 +118,10 @@ def run_baseline(cfg: SimConfig, seed: int, progress: Progress | None = None) ->
     return RunResult(cfg, seed, series, final, extras)
 
 
+#: The majority ballots (``_majority``): concealed, concealed and weighted, open.
+MAJORITIES = ("majority", "weighted_majority", "majority_open")
+
+
 def _majority(
     cfg: SimConfig,
     seed: int,
@@ -112,23 +131,34 @@ def _majority(
     b: arch.Ballot,
     rng_pick: Any,
     rng_vote: Any,
+    book: ReputationBook | None,
 ) -> tuple[str, dict[str, str]]:
-    """One open majority vote: the verdict ("active", "rejected", "expired") and the votes."""
+    """One majority ballot of ``cfg.governance``: the verdict ("active", "rejected",
+    "expired") and the votes.  Concealed ballots show every voter nothing (``visible``
+    stays empty) and are cast in the sampled order; the open one is cast in
+    ``archetypes.order`` with each vote visible to those after it."""
     pool = [a for a in agents if a != submitter]
     reviewers = rng_pick.sample(pool, cfg.reviewers)
-    ordered = arch.order(reviewers, kind, b, cfg, rng_vote, seed)
+    open_ballot = cfg.governance == "majority_open"
+    ordered = arch.order(reviewers, kind, b, cfg, rng_vote, seed) if open_ballot else reviewers
     seen: list[bool] = []
     votes: dict[str, str] = {}
     for agent in ordered:
         view = arch.Ballot(b.artifact, b.quality, b.good, b.kind, b.now, False, tuple(seen))
         act = arch.vote(kind[agent], agent, view, cfg, rng_vote, seed)
         if act in (arch.ENDORSE, arch.OPPOSE):
-            seen.append(act == arch.ENDORSE)
+            if open_ballot:
+                seen.append(act == arch.ENDORSE)
             votes[agent] = "accept" if act == arch.ENDORSE else "reject"
     if len(votes) < cfg.quorum:
         return "expired", votes
+    if cfg.governance == "weighted_majority":
+        assert book is not None
+        yes_w = sum(book.weight(a) for a, v in votes.items() if v == "accept")
+        no_w = sum(book.weight(a) for a, v in votes.items() if v == "reject")
+        return ("active" if yes_w > no_w else "rejected"), votes
     yes = sum(1 for v in votes.values() if v == "accept")
     return ("active" if yes > len(votes) - yes else "rejected"), votes
 
 
-__all__ = ["run_baseline"]
+__all__ = ["MAJORITIES", "run_baseline"]

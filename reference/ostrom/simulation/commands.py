@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from ostrom.simulation import report
+from ostrom import layout
+from ostrom.simulation import evidence_docs, report
 from ostrom.simulation.config import (
     ABLATIONS,
     GOVERNANCE,
@@ -21,6 +22,7 @@ from ostrom.simulation.config import (
     SimConfig,
     load_config,
 )
+from ostrom.simulation.evidence import EvidenceError, git_commit, write_evidence
 from ostrom.simulation.experiments import (
     FAMILIES,
     RunError,
@@ -41,7 +43,9 @@ Examples:
   ostrom simulate --config my.toml --seeds 3        # SimConfig fields; [mix] table
   ostrom simulate --experiment smoke                # seconds; results/smoke/
   ostrom simulate --experiment paper --seeds 5 --rounds 100 --jobs 4
-  ostrom simulate --experiment paper                # 540 runs; results/paper/
+  ostrom simulate --experiment paper                # 480 runs; results/paper/
+  ostrom simulate --experiment paper --evidence evaluation/paper
+  ostrom simulate --tables                          # evaluation/tables.md from the evidence
   ostrom simulate --experiment forgetting           # ground-truth forgetting; results/forgetting/
   ostrom simulate --experiment forgetting --governance pbft --seeds 5
   ostrom simulate --experiment plasticity --scenario adv=0.20 --seeds 10
@@ -163,6 +167,21 @@ def single_config(
     help="Report directory (default results/<experiment>; without --experiment, none).",
 )
 @click.option(
+    "--evidence",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Also write the compact evidence (runs.csv: every run's final numbers; meta.json: "
+    "the commit, the command and the configuration) to this directory; the committed "
+    "evidence is evaluation/<experiment>/ (docs/evaluation.md's tables are made from it).",
+)
+@click.option(
+    "--tables",
+    is_flag=True,
+    help="Run nothing: write evaluation/tables.md (and the sensitivity's tornado plot into "
+    "docs/img/evaluation/) from the committed evidence (evaluation/<experiment>/); then "
+    "`ostrom docs` copies the tables into docs/evaluation.md.",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(1, 1024),
     default=None,
@@ -185,6 +204,8 @@ def simulate_command(
     config_file: Path | None,
     experiment: str | None,
     out: Path | None,
+    evidence: Path | None,
+    tables: bool,
     jobs: int | None,
     as_json: bool,
     quiet: bool,
@@ -195,21 +216,31 @@ def simulate_command(
     --ablation) over --seeds seeds; prints the mean ± sd of the final precision, recall,
     reputation Gini and sanction false-positive rate (and any extras the run records).
 
-    With --experiment: paper (protocol, four baselines, four ablations; moderate and
-    high; 30 seeds), truth (decision vs ground-truth feedback), bloc (a coordinated
-    adversary), sanctions (long horizons), smoke (tiny, for CI), forgetting (the
+    With --experiment: paper (protocol, six baselines, five ablations; moderate and
+    high; 20 seeds), truth (decision vs ground-truth feedback), bloc (a coordinated
+    adversary), sanctions (long horizons), sensitivity (the headline over the fixed
+    choices), smoke (tiny, for CI), forgetting (the
     Co-Forgetting evaluation against ground truth: protocol, six baselines, four
     ablations, consensus success under PBFT and Algorithm 1) or plasticity (valid
     updates under same-slot conflict and repeated history, by interference count and
     adversary share; docs/evaluation.md).  Writes results.csv,
     results.json, results.md, runs.csv, comparisons.csv and PNG plots to --out, and
     prints results.md.  Every configuration is compared with majority vote over the
-    same seeds (paired t-test, Cohen's d_z, 95% CI).
+    same seeds (paired t-test, Cohen's d_z, 95% CI).  --evidence writes the compact
+    per-run finals with the commit and configuration (what docs/evaluation.md cites).
 
     Runs go to --jobs worker processes; results do not depend on it.  A bad option or
     config is an error (exit 2); a failing run is reported with its config and seed
     (exit 1).  Progress goes to stderr.
     """
+    if tables:
+        try:
+            written = evidence_docs.write_tables(layout.source_tree("ostrom simulate --tables"))
+        except (EvidenceError, KeyError, OSError, layout.NotACheckout) as exc:
+            click.echo(f"error: --tables: {exc}", err=True)
+            sys.exit(2)
+        click.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
+        return
     try:
         if jobs is not None and jobs < 1:
             raise ConfigError(f"--jobs: must be at least 1, got {jobs}")
@@ -266,6 +297,7 @@ def simulate_command(
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
 
+    commit = git_commit() if evidence is not None else ("unknown", True)
     try:
         result = run_experiment(exp, jobs=jobs, progress=not quiet, run=simulate)
     except RunError as exc:
@@ -276,6 +308,13 @@ def simulate_command(
         target = out or Path("results") / exp.name
         written = report.write_report(result, target)
         click.echo(f"wrote {len(written)} files to {target}", err=True)
+    if evidence is not None:
+        try:
+            write_evidence(result, evidence, ["ostrom", *sys.argv[1:]], commit)
+        except OSError as exc:
+            click.echo(f"error: --evidence: cannot write {evidence}: {exc}", err=True)
+            sys.exit(2)
+        click.echo(f"wrote the evidence to {evidence}", err=True)
     if as_json:
         doc = report.results_doc(result) if experiment else report.single_doc(result)
         click.echo(json.dumps(doc, indent=2, allow_nan=False))

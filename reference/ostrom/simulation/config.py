@@ -75,17 +75,30 @@ MIXES: Final[dict[str, dict[str, float]]] = {
     },
 }
 
-#: Governance mechanisms: the protocol and the paper's four baselines.
+#: Governance mechanisms: the protocol and the baselines.  ``majority`` (concealed,
+#: simultaneous votes) is the main baseline; ``weighted_majority`` is the same ballot with
+#: reputation weights; ``majority_open`` (open votes in sequence, adversaries first) is the
+#: weaker variant the first evaluation used, kept to size what that choice was worth.
 GOVERNANCE: Final = (
     "protocol",
     "majority",
+    "weighted_majority",
+    "majority_open",
     "single_curator",
     "ungoverned",
     "weighted_no_deliberation",
 )
 
 #: Ablations of the protocol (each removes one component).
-ABLATIONS: Final = ("no_commit_reveal", "no_reputation", "no_sanctions", "no_farming_cap")
+#: ``no_reputation`` removes reputation everywhere (weights, tiers and so recruitment);
+#: ``no_reputation_weighting`` only flattens the weights (tiers still follow reputation).
+ABLATIONS: Final = (
+    "no_commit_reveal",
+    "no_reputation",
+    "no_reputation_weighting",
+    "no_sanctions",
+    "no_farming_cap",
+)
 
 #: Artifact quality classes and their latent quality ranges [lo, hi).
 QUALITY_RANGES: Final[dict[str, tuple[float, float]]] = {
@@ -154,6 +167,11 @@ class SimConfig:
     lazy_participation: float = 0.50  # probability that a lazy reviewer commits at all
     lazy_reveal: float = 0.70  # probability that a lazy reviewer who committed reveals
     dispute_scans: int = 2  # (agent, active artifact) pairs considered for a dispute per round
+    accept_threshold: float = ACCEPT_THRESHOLD  # a reading at or above it says accept
+    #                                           (honest, sycophant and adversary readings;
+    #                                           precision still counts good = quality 0.7+)
+    reputation_decay: float = DEFAULTS.delta  # the reputation book's evidence decay δ
+    #                                          (per round; the protocol's parameter)
     founder_reputation: float = 0.60  # every agent's prior mean (tier 1 at the start)
     founder_evidence: float = 2.0  # the prior's weight (pseudo-observations)
 
@@ -270,6 +288,8 @@ def check(c: SimConfig) -> None:
         "lazy_participation",
         "lazy_reveal",
         "founder_reputation",
+        "accept_threshold",
+        "reputation_decay",
     )
     for name in probs:
         v = getattr(c, name)

@@ -3,15 +3,19 @@ runs them on the engine, ``ostrom.simulation.engine``, which this module re-expo
 
 Built-in experiments (docs/design.md §10; docs/evaluation.md says what each one tests):
 
-* ``paper``     — the paper's §5.5–5.6: the protocol, the four baselines and the four
-  ablations, scenarios moderate and high, seeds 1..30 (540 runs);
+* ``paper``     — the paper's §5.5–5.6: the protocol, six baselines (majority concealed,
+  weighted and open, single curator, ungoverned, weighted without deliberation) and five
+  ablations, scenarios moderate and high, seeds 1..30 (720 runs);
 * ``truth``     — experiment (a): reputation fed by the decision (the paper's rule) or by
   the ground truth, for the protocol, the protocol without commit-reveal and majority;
 * ``bloc``      — experiment (b): a coordinated adversary (scenario ``bloc``) against
-  ``moderate``, for the protocol, majority and the protocol without reputation; reports
+  ``moderate``, for the protocol, majority (concealed and open), the protocol without
+  reputation, without commit-reveal and with ground-truth feedback; reports
   ``separation`` (mean E of the honest agents minus that of the adversaries);
 * ``sanctions`` — experiment (c): the protocol over horizons of 500 and 2,000 rounds ×
   broken-agent malfunction rates × lazy reveal rates, to see whether sanctions fire;
+* ``sensitivity`` — experiment (d): the protocol and majority vote with each fixed choice
+  of ``SENSITIVITY`` at a low and a high value (the tornado of the headline difference);
 * ``smoke``     — a tiny version for CI (20 agents, 60 rounds, 3 seeds);
 * ``forgetting`` — the Co-Forgetting paper's evaluation against ground truth: the protocol,
   six baselines and four ablations over 500 epochs, and consensus success under PBFT and
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from ostrom.simulation.config import (
     ABLATIONS,
@@ -66,11 +70,16 @@ CellDef = tuple[str, dict[str, Any], tuple[str, ...]]
 def _paper_cells(base: SimConfig, rounds: int | None) -> list[CellDef]:
     cells: list[CellDef] = [("protocol", {}, (REFERENCE,))]
     for g in GOVERNANCE[1:]:
-        # weighted-without-deliberation is also the deliberation ablation: vs the protocol
-        refs = (REFERENCE, "protocol") if g == "weighted_no_deliberation" else (REFERENCE,)
-        cells.append((g, {"governance": g}, () if g == REFERENCE else refs))
+        # weighted-without-deliberation is also the deliberation ablation, and the open
+        # majority the baseline choice's size: both are compared with the protocol too
+        both = ("weighted_no_deliberation", "majority_open")
+        vs: tuple[str, ...] = (REFERENCE, "protocol") if g in both else (REFERENCE,)
+        cells.append((g, {"governance": g}, () if g == REFERENCE else vs))
     for a in ABLATIONS:
-        cells.append((f"protocol+{a}", {"ablations": (a,)}, (REFERENCE, "protocol")))
+        vs = (REFERENCE, "protocol")
+        if a == "no_reputation":  # the size of the ablation's choice: everywhere vs weights
+            vs += ("protocol+no_reputation_weighting",)
+        cells.append((f"protocol+{a}", {"ablations": (a,)}, vs))
     return cells
 
 
@@ -96,6 +105,7 @@ def _bloc_cells(base: SimConfig, rounds: int | None) -> list[CellDef]:
     return [
         ("protocol", {}, (REFERENCE,)),
         (REFERENCE, {"governance": REFERENCE}, ()),
+        ("majority_open", {"governance": "majority_open"}, (REFERENCE, "protocol")),
         ("protocol+no_reputation", {"ablations": ("no_reputation",)}, (REFERENCE, "protocol")),
         (
             "protocol+no_commit_reveal",
@@ -129,6 +139,35 @@ def _sanctions_cells(base: SimConfig, rounds: int | None) -> list[CellDef]:
     return cells
 
 
+#: Experiment (d), the sensitivity of the headline (protocol − majority precision) to the
+#: fixed choices: field -> (low, high) around the default.  Each level is a plausible
+#: alternative fixed before any run, not a tuned value: feedback noise halved-ish and
+#: doubled, reading noise halved and doubled, the honest accept threshold moved by 0.05
+#: each way, the sycophant's own reading sharper and blunter, the reputation decay halved
+#: and doubled, the strategic agent's attack share from 0.1 to 0.5.
+SENSITIVITY: dict[str, tuple[float, float]] = {
+    "feedback_noise": (0.05, 0.30),
+    "perception_noise": (0.05, 0.20),
+    "accept_threshold": (0.65, 0.75),
+    "sycophant_noise": (0.15, 0.40),
+    "reputation_decay": (0.005, 0.02),
+    "strategic_attack": (0.10, 0.50),
+}
+
+
+def _sensitivity_cells(base: SimConfig, rounds: int | None) -> list[CellDef]:
+    cells: list[CellDef] = [
+        ("protocol", {}, (REFERENCE,)),
+        (REFERENCE, {"governance": REFERENCE}, ()),
+    ]
+    for name, levels in SENSITIVITY.items():
+        for v in levels:
+            tag = f" {name}={v:g}"
+            cells.append((f"{REFERENCE}{tag}", {"governance": REFERENCE, name: v}, ()))
+            cells.append((f"protocol{tag}", {name: v}, (f"{REFERENCE}{tag}",)))
+    return cells
+
+
 def _smoke_cells(base: SimConfig, rounds: int | None) -> list[CellDef]:
     small = {"agents": 20, "rounds": 60, "artifacts": 60 * base.proposals_per_round}
     return [
@@ -142,6 +181,20 @@ def _smoke_cells(base: SimConfig, rounds: int | None) -> list[CellDef]:
     ]
 
 
+#: Seeds of each experiment's full run: what ``make experiments`` runs and the committed
+#: evidence (``evaluation/``) holds.  A protocol run costs about 1.5 core-seconds of 500
+#: rounds (100 agents); the sizes were cut to what 2 workers could finish on a machine
+#: shared at a load average of 10-17, where each worker got under a tenth of a core: the
+#: paper's headline keeps 20 seeds, the reviewers' experiments fewer (their CIs say so).
+SEEDS: Final[dict[str, int]] = {
+    "paper": 20,
+    "truth": 5,
+    "bloc": 5,
+    "sanctions": 2,
+    "sensitivity": 3,
+}
+
+
 @dataclass(frozen=True)
 class ExperimentDef:
     description: str
@@ -152,28 +205,34 @@ class ExperimentDef:
 
 EXPERIMENTS: dict[str, ExperimentDef] = {
     "paper": ExperimentDef(
-        "the paper's §5.5-5.6: protocol, four baselines, four ablations",
+        "the paper's §5.5-5.6: protocol, six baselines, five ablations",
         _paper_cells,
         ("moderate", "high"),
-        30,
+        SEEDS["paper"],
     ),
     "truth": ExperimentDef(
         "(a) reputation fed by the decision (the paper's rule) vs by the ground truth",
         _truth_cells,
         ("moderate", "high"),
-        30,
+        SEEDS["truth"],
     ),
     "bloc": ExperimentDef(
         "(b) a coordinated adversary: does reputation still separate honest agents?",
         _bloc_cells,
-        ("moderate", "bloc", "bloc_high"),
-        30,
+        ("bloc", "bloc_high"),
+        SEEDS["bloc"],
     ),
     "sanctions": ExperimentDef(
         "(c) horizons long enough for sanctions to fire: broken malfunction x lazy reveal",
         _sanctions_cells,
         ("moderate", "high"),
-        10,
+        SEEDS["sanctions"],
+    ),
+    "sensitivity": ExperimentDef(
+        "(d) the headline's sensitivity to the fixed choices: each one at a low and a high value",
+        _sensitivity_cells,
+        ("moderate", "high"),
+        SEEDS["sensitivity"],
     ),
     "smoke": ExperimentDef(
         "a tiny run of the paper's comparison for CI (20 agents, 60 rounds)",
@@ -336,6 +395,8 @@ __all__ = [
     "EXPERIMENTS",
     "FAMILIES",
     "REFERENCE",
+    "SEEDS",
+    "SENSITIVITY",
     "Builder",
     "Cell",
     "Experiment",

@@ -15,7 +15,8 @@ agents, by sending the commands an agent of each archetype would send
 
 Ablations change one component and nothing else: ``no_commit_reveal`` makes each vote
 visible as it is cast (the commitments are still sent; the sycophant now sees them and
-adversaries vote first), ``no_reputation`` gives every agent the same weight w_max,
+adversaries vote first), ``no_reputation_weighting`` gives every agent the same weight
+w_max, ``no_reputation`` also gives every agent the top tier (reputation gates nothing),
 ``no_sanctions`` records no violation, ``no_farming_cap`` lifts the farming cap.
 ``weighted_no_deliberation`` is the protocol with the shortest deliberation (1 round,
 the parameter's minimum) and no deliberation bonus to the readings.
@@ -42,6 +43,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from ostrom.protocol.agents import MAX_TIER
 from ostrom.protocol.commands import Event, Observation
 from ostrom.protocol.community import Community, Member, Truth
 from ostrom.protocol.params import Params
@@ -99,6 +101,8 @@ def check_remote_config(cfg: SimConfig) -> None:
         raise ValueError(
             "--target: the node has no feedback noise; set feedback_noise = 0 in --config"
         )
+    if cfg.reputation_decay != Params().delta:
+        raise ValueError("--target: the node decays reputation by its own delta")
 
 
 def founders(cfg: SimConfig, seed: int) -> list[Member]:
@@ -129,6 +133,7 @@ def protocol_params(cfg: SimConfig, seed: int) -> Params:
         "T_delib": delib,
         "seed": seed,
         "tally_min_side": min(Params().tally_min_side, cfg.quorum),
+        "delta": cfg.reputation_decay,
     }
     if "no_farming_cap" in cfg.ablations:
         changes["farm_gain"] = 100.0  # the parameter's maximum: no cap within [w_min, w_max]
@@ -188,16 +193,36 @@ class Run:
                 super().observe(agent, positive, weight)
 
         book: type[ReputationBook] = NoisyBook
-        if "no_reputation" in cfg.ablations:
+        if "no_reputation_weighting" in cfg.ablations:
 
             class FlatBook(NoisyBook):
-                """Every agent votes with the same weight (tiers still follow reputation)."""
+                """Every agent votes with the same weight (tiers still follow reputation,
+                and so do the rights they gate and the recruitment pool)."""
 
                 def weight(self, agent: str) -> float:
                     self._record(agent)
                     return self.params.w_max
 
             book = FlatBook
+        elif "no_reputation" in cfg.ablations:
+
+            class NoReputation(NoisyBook):
+                """Reputation gates nothing: every agent votes with weight w_max and holds
+                the top tier for good (reviews, disputes, arbitrates; the sortition draws
+                from every agent who is not barred).  The book still scores votes, so the
+                Gini and separation metrics measure what reputation *would* say; the
+                sanction layer's tier cap still applies on top (issue 43, item 1: the
+                ablation that removes reputation everywhere, not only from the weights)."""
+
+                def weight(self, agent: str) -> float:
+                    self._record(agent)
+                    return self.params.w_max
+
+                def tier(self, agent: str, cap: int = MAX_TIER) -> int:
+                    self._record(agent)
+                    return min(MAX_TIER, cap)
+
+            book = NoReputation
 
         sanctions: type[SanctionBook] = SanctionBook
         if "no_sanctions" in cfg.ablations:

@@ -146,4 +146,120 @@ def _json(v: Any) -> Any:
     return v
 
 
-__all__ = ["Paired", "Summary", "mean_ci", "paired", "summarize"]
+# --- the reviewers' statistics (issue 43, item 5) ------------------------------------------
+
+#: Resamples of the paired bootstrap and of the sign-flip test: enough that the third
+#: decimal of a CI bound or a p-value does not move with the resampling seed.
+RESAMPLES = 10_000
+#: Sarle's bimodality coefficient above this (the value of a uniform distribution, 5/9)
+#: suggests two modes: the table then reports the distribution, not only the mean.
+BIMODAL_BC = 5 / 9
+
+
+@dataclass(frozen=True)
+class Robust:
+    """A paired comparison that assumes no distribution: the mean difference, its paired
+    bootstrap percentile CI (seeds resampled with their pairs kept together), and the
+    two-sided sign-flip permutation p-value (under H0 each seed's difference is as likely
+    negative as positive).  ``p_holm`` is filled in by :func:`holm` across a table."""
+
+    n: int
+    diff: float
+    ci_low: float
+    ci_high: float
+    p: float
+    p_holm: float = math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: _json(v) for k, v in asdict(self).items()}
+
+
+def robust(
+    a: Sequence[float],
+    b: Sequence[float],
+    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> Robust:
+    """Compare ``a`` with ``b`` pair by pair, without a normality assumption (bimodal
+    outcomes make the t-test's CI and p meaningless).  Deterministic: the resampling
+    stream is seeded with ``seed``.  NaN pairs are dropped; below two pairs the CI and p
+    are NaN."""
+    if len(a) != len(b):
+        raise ValueError(f"robust: samples differ in length ({len(a)} vs {len(b)})")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"robust: confidence must be in (0, 1), got {confidence}")
+    xa = np.asarray(a, dtype=float)
+    xb = np.asarray(b, dtype=float)
+    keep = ~(np.isnan(xa) | np.isnan(xb))
+    d = xa[keep] - xb[keep]
+    n = int(d.size)
+    diff = float(d.mean()) if n else math.nan
+    if n < 2:
+        return Robust(n, diff, math.nan, math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(resamples, n))
+    means = d[idx].mean(axis=1)
+    alpha = (1.0 - confidence) / 2
+    lo, hi = (float(v) for v in np.quantile(means, [alpha, 1.0 - alpha]))
+    if np.all(d == 0.0):
+        p = 1.0
+    else:
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(resamples, n))
+        null = np.abs((signs * d).mean(axis=1))
+        # the observed statistic counts as one of the permutations: p is never 0
+        p = float((1 + np.count_nonzero(null >= abs(diff) - 1e-15)) / (resamples + 1))
+    return Robust(n, diff, lo, hi, p)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of a family of p-values (one table's comparisons):
+    the i-th smallest is multiplied by (m - i), made monotone and capped at 1.  NaN stays
+    NaN and does not count in m."""
+    ps = [float(p) for p in pvalues]
+    order = sorted((p, i) for i, p in enumerate(ps) if not math.isnan(p))
+    m = len(order)
+    out = [math.nan] * len(ps)
+    running = 0.0
+    for rank, (p, i) in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
+
+
+def bimodality(values: Sequence[float]) -> float:
+    """Sarle's bimodality coefficient (skewness² + 1) / (excess kurtosis + 3(n-1)²/((n-2)
+    (n-3))), with the sample (bias-corrected) moments; NaN below four values or with no
+    spread.  Above ``BIMODAL_BC`` the outcome is reported as a distribution."""
+    x = _finite(values)
+    n = int(x.size)
+    if n < 4 or float(x.std()) == 0.0:
+        return math.nan
+    g = float(sps.skew(x, bias=False))
+    k = float(sps.kurtosis(x, bias=False))
+    return (g * g + 1.0) / (k + 3.0 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
+
+
+def quantiles(values: Sequence[float]) -> tuple[float, float, float, float, float]:
+    """Min, lower quartile, median, upper quartile and max of the non-NaN values."""
+    x = _finite(values)
+    if not x.size:
+        return (math.nan, math.nan, math.nan, math.nan, math.nan)
+    q = np.quantile(x, [0.0, 0.25, 0.5, 0.75, 1.0])
+    return (float(q[0]), float(q[1]), float(q[2]), float(q[3]), float(q[4]))
+
+
+__all__ = [
+    "BIMODAL_BC",
+    "RESAMPLES",
+    "Paired",
+    "Robust",
+    "Summary",
+    "bimodality",
+    "holm",
+    "mean_ci",
+    "paired",
+    "quantiles",
+    "robust",
+    "summarize",
+]
