@@ -45,7 +45,18 @@ NetStep ==
         \* honest sender or of the client that held messages grew: a duplication (a
         \* client retry fills only empty links, a Byzantine send only its own links)
         quiet == rs' = rs /\ rt' = rt /\ \A l \in Links : ch[l] \in {"same", "sent"}
-        dupd == {l \in Links : quiet /\ l[1] \notin Byz /\ chan[l] # <<>> /\ ch[l] = "sent"}
+        \* the last message a link gained (a Byzantine send or a duplicate appends one)
+        last(l) == chan'[l][Len(chan'[l])]
+        \* a Byzantine replica's link that gained a message it already carries: a copy
+        \* of a message in flight is a duplicate, whoever sent the original (ByzSend
+        \* sends again only once the previous copy has arrived)
+        byzCopy(l) == l[1] \in Byz /\ last(l) \in Range(chan[l])
+        dupd == {l \in Links : quiet /\ chan[l] # <<>> /\ ch[l] = "sent"
+                               /\ (l[1] \notin Byz \/ byzCopy(l))}
+        \* before the heal a partition loses what crosses it, a Byzantine sender's
+        \* messages too: a fresh message on a link to or from a replica cut off
+        crossed == {l \in Links : ~healed /\ l[1] \in Byz /\ ch[l] = "sent"
+                                  /\ ({l[1], l[2]} \cap cut) # {} /\ ~byzCopy(l)}
         copies == \A l \in dupd : \A k \in Len(chan[l]) + 1 .. Len(chan'[l]) :
                       chan'[l][k] \in Range(chan[l])
         skipped == {l \in Links : ch[l] = "skip"}
@@ -64,6 +75,7 @@ NetStep ==
         bad |-> net.bad
                 \cup Flag(\E l \in Links : ch[l] = "reshaped", "reshaped")
                 \cup Flag(~copies, "invented")
+                \cup Flag(crossed # {}, "crossed-partition")
                 \cup Flag(healed /\ (dupd \cup skipped) # {}, "fault-after-heal")
                 \cup Flag(reset /\ (retx # Honest \/ ~Empty \/ ~healed), "round-cut-short")
                 \cup Flag(reset /\ ~moved, "idle-round")
@@ -84,12 +96,14 @@ MCNext == Next /\ net' = NetStep
 \* out-of-order delivery or a drop) is one of at most ReorderBudget + LossBudget; a
 \* delivered message has left its link, so nothing is delivered again unless it was
 \* sent again or duplicated; no message is invented; after the heal the network
-\* neither drops, reorders nor duplicates; and a fault budget is spent only on a fault
+\* neither drops, reorders nor duplicates; a fault budget is spent only on a fault;
+\* and before the heal no message crosses a partition, a Byzantine sender's neither
 NetLinkInv ==
     /\ net.bad \cap {"reshaped", "invented", "fault-after-heal", "nothing-taken",
-                    "nothing-duplicated"} = {}
+                    "nothing-duplicated", "crossed-partition"} = {}
     /\ net.skips <= ReorderBudget + LossBudget
 \* BFT-NET-1: at most DupBudget duplicates, counted from the links, not from dupLeft
+\* (a Byzantine replica's copy of a message still on its link counts as one)
 DupBoundInv == net.dups <= DupBudget
 \* BFT-LIVE-1 (the round accounting LivenessInv rests on): a new round starts only once
 \* EVERY honest replica has retransmitted in the round before and nothing is in flight,

@@ -15,6 +15,13 @@ OneRequest == {ReqA}
 ReqC == [t |-> "Request", c |-> "c0", ts |-> 3, d |-> "c", sok |-> TRUE]
 TwoRequests == {ReqA, ReqB}
 ThreeRequests == {ReqA, ReqB, ReqC}
+\* two requests of one client whose digest ids sort against their timestamps (TLC
+\* orders a set of records by its fields, `d` before `ts`): the client sends the one of
+\* timestamp 1 first, though TLC enumerates the other first; a replica that executed
+\* the later one ignores the earlier one as old (PBFTReplica!Fresh_)
+ReqLate == [t |-> "Request", c |-> "c0", ts |-> 2, d |-> "a", sok |-> TRUE]
+ReqEarly == [t |-> "Request", c |-> "c0", ts |-> 1, d |-> "b", sok |-> TRUE]
+TsAgainstIds == {ReqLate, ReqEarly}
 MCDRank == ("null" :> 0) @@ ("a" :> 1) @@ ("b" :> 2) @@ ("c" :> 3)
 
 \* The Byzantine replica 3 lies about checkpoint 1 to replica 2 (a digest of no
@@ -40,6 +47,11 @@ ForgedCert == [pp |-> PPa, preps |-> <<PrepA(1, FALSE), PrepA(2, TRUE)>>]
 ByzVC(nv, P) == [to |-> 0, m |-> [t |-> "ViewChange", nv |-> nv, s |-> 0, proof |-> <<>>,
                                   P |-> P, r |-> 3, sok |-> TRUE]]
 ViewChangeLiar == {ByzVC(1, <<ForgedCert>>), ByzVC(1, <<>>), ByzVC(2, <<>>)}
+
+\* The Byzantine replica 3 sends replica 2, the replica a partition may cut off, its
+\* PREPARE of "a" at (0, 1): a vote consistent with the honest ones, sent at any time
+\* (the network models: what a partition and the links do with it is what is checked)
+CutOffVote == {ByzVote("Prepare", 2)}
 
 \* --- narrowing the adversary (CI models) ---------------------------------------
 \* Before the heal a timer fires only when nothing is in flight to its replica:
@@ -166,6 +178,37 @@ CurrentViewRetransmit(s) ==
 AmnesiacRecover(s) ==
     InitState([n |-> s.N, f |-> s.F, id |-> s.Id, k |-> s.K, w |-> s.W, base |-> s.Base,
                clients |-> s.Clients])
+
+\* idle-restart: a crash-restart that loses nothing (the spec mutant Restart/except/1)
+IdleRestart(i) ==
+    /\ ~healed /\ restartsLeft > 0
+    /\ restartsLeft' = restartsLeft - 1
+    /\ events' = events \cup {"restart", RestartTag(i)}
+    /\ UNCHANGED <<rs, chan, omitsLeft, lossLeft, reorderLeft, dupLeft, cut, partitionsLeft,
+                   timeoutsLeft, healed, rt, changed, rounds, retried, acks, execd, promises>>
+\* unguarded-timeout: a timer expires on any replica, waiting or not, also at the view
+\* bound (the spec mutant FireTimeout/conj/1)
+UnguardedFireTimeout(i) ==
+    /\ IF healed THEN Quiescent ELSE TimerMayFire(i) /\ timeoutsLeft > 0
+    /\ timeoutsLeft' = IF healed THEN timeoutsLeft ELSE timeoutsLeft - 1
+    /\ Apply(i, Step(rs[i], [op |-> "timeout"]), chan, "timeout")
+    /\ UNCHANGED <<lossLeft, reorderLeft, dupLeft, cut, partitionsLeft, restartsLeft, healed, rt, rounds>>
+
+\* --- the faults themselves, checked on the step (BFT-FAULT-1) ----------------------
+\* A fault budget says WHEN a fault was spent; what it did is read from the replicas'
+\* states before and after the step, so a fault that does something else than the
+\* one described (or nothing at all) fails here, whatever the step's own code says.
+\* A crash-restart gives one honest replica exactly PBFTReplica!Recover of its state
+\* before (the volatile part lost, the durable part kept) and leaves the others
+RestartStep ==
+    restartsLeft' < restartsLeft => \E i \in Honest : rs' = [rs EXCEPT ![i] = Recover(rs[i])]
+\* A timer expiry is spent on a replica that was waiting, and starts its view change:
+\* its view rises, and it is no longer active in it
+TimeoutStep ==
+    timeoutsLeft' < timeoutsLeft =>
+        \E i \in Honest : rs'[i].view > rs[i].view /\ ~rs'[i].active
+RestartStepProp == [][RestartStep]_vars
+TimeoutStepProp == [][TimeoutStep]_vars
 
 \* --- one reachability witness per action of Next (each must be VIOLATED) ----------
 \* NeverStep<A>Inv is violated exactly when action A of spec/PBFTReplicaSystem.tla

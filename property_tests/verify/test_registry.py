@@ -23,7 +23,8 @@ MANIFEST = json.loads((ROOT / "models" / "manifest.json").read_text(encoding="ut
 DESIGN_IDS = [
     "LC-SAFE-1", "LC-SAFE-2", "LC-SAFE-3", "LC-SAFE-4", "LC-SAFE-5", "LC-SAFE-6", "LC-LIVE-1",
     "CR-1", "CR-2", "TALLY-1", "REP-1", "REP-2", "SAN-1", "SAN-2", "FG-1",
-    "BFT-SAFE-1", "BFT-SAFE-2", "BFT-QUORUM-1", "BFT-LIVE-1", "BFT-NET-1", "ALG1-FAIL-1",
+    "BFT-SAFE-1", "BFT-SAFE-2", "BFT-QUORUM-1", "BFT-LIVE-1", "BFT-NET-1", "BFT-FAULT-1",
+    "ALG1-FAIL-1",
     "REPL-1", "FORGET-PURGE", "READ-1", "ENV-1", "ADM-1", "ADM-2",
 ]  # fmt: skip
 # The ids the lifecycle layer is responsible for: each needs a TLC and/or Hypothesis checker.

@@ -478,6 +478,18 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
         models=("pbft-replica-mutant-amnesia",),
     ),
     _m(
+        "pbft-idle-restart",
+        "BFT-FAULT-1",
+        "a crash-restart loses nothing: the replica keeps its volatile state (BFT-FAULT-1)",
+        models=("pbft-replica-mutant-idle-restart",),
+    ),
+    _m(
+        "pbft-unguarded-timeout",
+        "BFT-FAULT-1",
+        "a timer expires on a replica that is not waiting, or at the view bound (BFT-FAULT-1)",
+        models=("pbft-replica-mutant-unguarded-timeout",),
+    ),
+    _m(
         "pbft-view-change-drops-certificates",
         "BFT-SAFE-1 BFT-SAFE-2",
         "an honest VIEW-CHANGE carries no prepared certificates (BFT-SAFE-1)",
