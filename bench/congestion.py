@@ -18,10 +18,10 @@ control"): the issue's run before and after, and the sweep.
 * **cluster** (``--cluster``) — the same question against the process cluster: 4 replica
   processes whose replica-bound frames cross the fault-injecting proxy
   (property_tests/lossy_cluster.py, the experiment the cluster test runs): a fault-free
-  load, a load under loss and per-frame jitter (delay and reordering), the heal; frames
-  and bytes per request on the replica links against the fault-free load's, the idle
-  frames per second, the views.  Real time on a shared machine: the figures vary from
-  run to run.
+  load, a load under loss and per-frame jitter (delay and reordering) on the replica
+  links, the heal; frames and bytes per request on the replica links against the
+  fault-free load's, the idle frames per second, the views.  Real time on a shared
+  machine: the figures vary from run to run.
 
 Usage: python bench/congestion.py [--no-before]   (writes bench/results/congestion.json)
        python bench/congestion.py --cluster       (bench/results/congestion_cluster.json)

@@ -5,9 +5,9 @@ measure the same thing.
 
 A 4-replica cluster whose replica-bound frames all cross the fault-injecting proxy
 (cluster/proxy.py) takes a fault-free load, a load under loss and per-frame jitter (which
-delays and reorders), then the heal, an idle spell and one more load; the stores are
-audited at the end.  The cost is what the replicas offered one another (frames and
-bytes, counted by the proxy before any loss) per request.
+delays and reorders) on the replica-to-replica links, then the heal, an idle spell and
+one more load; the stores are audited at the end.  The cost is what the replicas offered
+one another (frames and bytes, counted by the proxy before any loss) per request.
 """
 
 from __future__ import annotations
@@ -110,6 +110,7 @@ def experiment(path: Path, faults: Faults, k: int, *, seed: int = 5) -> dict[str
         c.start(timeout=60)
         free, acked = run(c, proxy, "f", k, names, timeout=60)
         idle_free = idle(proxy, names)
+        proxy.limit_to(names)  # the replica links: the front's requests pass untouched
         proxy.set_drop(faults.loss)
         proxy.set_jitter(faults.jitter_s)
         view_before = max(views(c))

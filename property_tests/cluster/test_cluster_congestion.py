@@ -5,9 +5,9 @@ The simulation's congestion control (consensus/congestion.py) answers collapse i
 simulated network, whose retransmission timers run per message.  The replica processes
 retransmit on a timer too (cluster/replica_process.py: a quarter of the view-change
 timeout without progress, the period doubling at most twice), over TCP.  These tests put
-every replica-bound frame through the fault-injecting proxy (cluster/proxy.py) — loss,
-and a random hold per frame that delays and reorders — and show, on a real 4-replica
-cluster with signed commands:
+every replica-bound frame through the fault-injecting proxy (cluster/proxy.py), faulty
+on the replica-to-replica links — loss, and a random hold per frame that delays and
+reorders — and show, on a real 4-replica cluster with signed commands:
 
 * liveness after the faults stop: every command sent under the faults is acknowledged,
   and every honest replica executes the same log and passes the audit (BFT-LIVE-1);

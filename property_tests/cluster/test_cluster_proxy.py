@@ -18,9 +18,11 @@ from ostrom.cluster.wire import FrameDecoder, frame, hello
 FRAMES = 200
 
 
-def through_proxy(jitter: float, drop: float = 0.0) -> tuple[list[bytes], FaultProxy]:
-    """``FRAMES`` numbered frames from "r0" to "r1" through a proxy; what "r1" received
-    (its hello first), and the proxy (closed)."""
+def through_proxy(
+    jitter: float, drop: float = 0.0, src: str = "r0", scope: set[str] | None = None
+) -> tuple[list[bytes], FaultProxy]:
+    """``FRAMES`` numbered frames from ``src`` to "r1" through a proxy (its faults limited
+    to ``scope``); what "r1" received (its hello first), and the proxy (closed)."""
     listen, upstream = free_ports(2)
     server = socket.create_server(("127.0.0.1", upstream))
     got: list[bytes] = []
@@ -47,10 +49,11 @@ def through_proxy(jitter: float, drop: float = 0.0) -> tuple[list[bytes], FaultP
     t.start()
     proxy = FaultProxy({"r1": (Address("127.0.0.1", listen), Address("127.0.0.1", upstream))})
     try:
+        proxy.limit_to(scope)
         proxy.set_jitter(jitter)
         proxy.set_drop(drop)
         with socket.create_connection(("127.0.0.1", listen)) as out:
-            out.sendall(hello("r0"))
+            out.sendall(hello(src))
             for i in range(FRAMES):
                 out.sendall(frame(f"m{i:04d}".encode()))
             if drop > 0:
@@ -84,3 +87,15 @@ def test_lost_frames_are_counted_as_offered() -> None:
     assert 0 < proxy.stats["dropped"] < FRAMES
     assert len(got) - 1 == FRAMES - proxy.stats["dropped"]
     assert proxy.offered()[("r0", "r1")][0] == FRAMES
+
+
+def test_faults_limited_to_the_replica_links() -> None:
+    """``limit_to``: the front's frames to a replica pass untouched (in order, none lost)
+    while loss and jitter apply between replicas, and they are counted all the same."""
+    replicas = {"r0", "r1"}
+    got, proxy = through_proxy(jitter=0.02, drop=0.5, src="front", scope=replicas)
+    assert got[1:] == [f"m{i:04d}".encode() for i in range(FRAMES)]
+    assert proxy.stats["dropped"] == 0
+    assert proxy.offered()[("front", "r1")][0] == FRAMES
+    _, proxy = through_proxy(jitter=0.0, drop=0.5, src="r0", scope=replicas)
+    assert proxy.stats["dropped"] > 0

@@ -10,6 +10,9 @@ has a link ``(src, dst)`` and the rules apply per link:
 * **jitter**: each frame held for its own random time, uniform in ``[0, jitter]``
   seconds, without holding up the frames behind it, so frames of one link arrive
   reordered (what a datagram network does; TCP alone never reorders);
+* **scope** (``limit_to``): loss, delay and jitter only on the links between the given
+  principals (the replicas: the front's requests then pass untouched), everywhere by
+  default;
 * **partition**: groups of principals; a frame between two groups is dropped (the TCP
   connections stay up, as in a network partition that loses packets).  ``heal`` ends it.
 
@@ -46,6 +49,7 @@ class FaultProxy:
         self.drop = 0.0
         self.delay = 0.0
         self.jitter = 0.0
+        self.scope: frozenset[str] | None = None
         self.groups: list[frozenset[str]] = []
         self.stats: Counter[str] = Counter()
         #: (sender, receiver) -> [frames, bytes] offered by the sender
@@ -80,6 +84,15 @@ class FaultProxy:
         with self._lock:
             self.delay = seconds
 
+    def limit_to(self, principals: Iterable[str] | None) -> None:
+        """Loss, delay and jitter only between two of ``principals`` (None: everywhere)."""
+        with self._lock:
+            self.scope = None if principals is None else frozenset(principals)
+
+    def _faulty(self, src: str, dst: str) -> bool:
+        scope = self.scope
+        return scope is None or (src in scope and dst in scope)
+
     def set_jitter(self, seconds: float) -> None:
         with self._lock:
             self.jitter = seconds
@@ -106,6 +119,8 @@ class FaultProxy:
             gd = [g for g in self.groups if dst in g]
             if gs and gd and gs[0] != gd[0]:
                 return True
+            if not self._faulty(src, dst):
+                return False
             return self.drop > 0 and self.rng.random() < self.drop
 
     def _main(self) -> None:
@@ -170,10 +185,11 @@ class FaultProxy:
                         if self._blocked(src, dst):
                             self.stats["dropped"] += 1
                             continue
-                        if self.delay > 0:
+                        faulty = self._faulty(src, dst)
+                        if self.delay > 0 and faulty:
                             await asyncio.sleep(self.delay)
                         self.stats["passed"] += 1
-                        hold = self._hold()
+                        hold = self._hold() if faulty else 0.0
                         if hold > 0:
                             loop.call_later(hold, self._emit, out, frame(payload))
                         else:
