@@ -15,20 +15,35 @@ control"): the issue's run before and after, and the sweep.
   view, and every lossy run's messages per request against ``LOSS_BOUND`` times its
   loss-free run's.
 
+* **cluster** (``--cluster``) — the same question against the process cluster: 4 replica
+  processes whose replica-bound frames cross the fault-injecting proxy
+  (property_tests/lossy_cluster.py, the experiment the cluster test runs): a fault-free
+  load, a load under loss and per-frame jitter (delay and reordering) on the replica
+  links, the heal; frames and bytes per request on the replica links against the
+  fault-free load's, the idle frames per second, the views.  Real time on a shared
+  machine: the figures vary from run to run.
+
 Usage: python bench/congestion.py [--no-before]   (writes bench/results/congestion.json)
+       python bench/congestion.py --cluster       (bench/results/congestion_cluster.json)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from ostrom.harness.sweep import FULL, LOSS_BOUND, Cell, bound_violations, run_cell
 from record import save
 
 ISSUE_TICKS = 14_000
+#: (loss, jitter in seconds) of the cluster rows, and the commands per load
+CLUSTER_CELLS = ((0.05, 0.02), (0.1, 0.02), (0.2, 0.02), (0.1, 0.1), (0.2, 0.1))
+CLUSTER_REQUESTS = 60
 
 
 def issue_run(faulty: str, *, congestion: bool) -> dict[str, Any]:
@@ -69,6 +84,20 @@ def measure(*, before: bool = True) -> dict[str, Any]:
     }
 
 
+def measure_cluster(requests: int = CLUSTER_REQUESTS) -> dict[str, Any]:
+    """One cluster experiment per cell of ``CLUSTER_CELLS``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property_tests"))
+    from lossy_cluster import Faults, experiment
+
+    start = time.perf_counter()
+    rows = []
+    for loss, jitter in CLUSTER_CELLS:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows.append(experiment(Path(tmp), Faults(loss, jitter), requests))
+        print(json.dumps(rows[-1]), flush=True)
+    return {"rows": rows, "wall_s": round(time.perf_counter() - start, 1)}
+
+
 def print_tables(data: dict[str, Any]) -> None:
     print("issue run (N=7, max_delay=20, T=280, 30 requests, 14,000 ticks at most):")
     for r in data["issue_run"]:
@@ -87,7 +116,11 @@ def print_tables(data: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--no-before", action="store_true", help="skip the slow run of before")
+    parser.add_argument("--cluster", action="store_true", help="the process cluster's rows only")
     args = parser.parse_args()
+    if args.cluster:
+        save("congestion_cluster", measure_cluster())
+        return
     data = measure(before=not args.no_before)
     save("congestion", data)
     print_tables(data)

@@ -20,7 +20,10 @@ and 20% message loss for the earlier (``quiet``) and the timer-driven retransmis
 with and without congestion control, and the sweep over N in {4, 7, 10, 13}, max_delay
 in {0, 5, 20, 50}, loss in {0, 5, 20%} with no faulty replica, f silent and f flooding
 VIEW-CHANGEs: every request executed everywhere, messages per request within
-``LOSS_BOUND`` times the loss-free run's.
+``LOSS_BOUND`` times the loss-free run's; then the process cluster (four replica
+processes behind the fault-injecting proxy, five cells of loss and jitter, about a
+minute): frames and bytes per request on the replica links against the fault-free load's,
+written to ``congestion_cluster``.
 
 ``sortition`` (``bench/sortition.py``, seconds): a tick recruiting 200 artifacts among 1k,
 10k and 100k agents; the per-tick figures must lie within a factor 2 of each other.
@@ -183,13 +186,14 @@ def bench_pbft() -> None:
 
 
 def bench_congestion() -> None:
-    """Issue 42's run before and after congestion control, and the sweep (see
-    ``bench/congestion.py``)."""
+    """Issue 42's run before and after congestion control, the sweep, and the process
+    cluster under jitter and loss (see ``bench/congestion.py``)."""
     import congestion
 
     data = congestion.measure()
     save("congestion", data)
     congestion.print_tables(data)
+    save("congestion_cluster", congestion.measure_cluster())
 
 
 def bench_reputation() -> None:

@@ -7,12 +7,22 @@ has a link ``(src, dst)`` and the rules apply per link:
 
 * **pass** (the default), **drop** with a probability (seeded ``random.Random``),
   **delay** by a fixed number of seconds;
+* **jitter**: each frame held for its own random time, uniform in ``[0, jitter]``
+  seconds, without holding up the frames behind it, so frames of one link arrive
+  reordered (what a datagram network does; TCP alone never reorders);
+* **scope** (``limit_to``): loss, delay and jitter only on the links between the given
+  principals (the replicas: the front's requests then pass untouched), everywhere by
+  default;
 * **partition**: groups of principals; a frame between two groups is dropped (the TCP
   connections stay up, as in a network partition that loses packets).  ``heal`` ends it.
 
 It runs its own asyncio loop in a thread, so a synchronous test controls it with plain
-method calls (``partition``, ``heal``, ``set_drop``, ``set_delay``) and stops it with
-``close``.  Garbage from either side closes that connection only.
+method calls (``partition``, ``heal``, ``set_drop``, ``set_delay``, ``set_jitter``) and
+stops it with ``close``.  Garbage from either side closes that connection only.
+
+``traffic`` counts, per link, the frames and bytes the sender offered (before any fault):
+what a sender's retransmission costs the network, the cluster's messages per request
+(issue 42 item 0).
 """
 
 from __future__ import annotations
@@ -38,8 +48,12 @@ class FaultProxy:
         self.rng = random.Random(seed)
         self.drop = 0.0
         self.delay = 0.0
+        self.jitter = 0.0
+        self.scope: frozenset[str] | None = None
         self.groups: list[frozenset[str]] = []
         self.stats: Counter[str] = Counter()
+        #: (sender, receiver) -> [frames, bytes] offered by the sender
+        self.traffic: dict[tuple[str, str], list[int]] = {}
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._servers: list[asyncio.base_events.Server] = []
@@ -70,6 +84,24 @@ class FaultProxy:
         with self._lock:
             self.delay = seconds
 
+    def limit_to(self, principals: Iterable[str] | None) -> None:
+        """Loss, delay and jitter only between two of ``principals`` (None: everywhere)."""
+        with self._lock:
+            self.scope = None if principals is None else frozenset(principals)
+
+    def _faulty(self, src: str, dst: str) -> bool:
+        scope = self.scope
+        return scope is None or (src in scope and dst in scope)
+
+    def set_jitter(self, seconds: float) -> None:
+        with self._lock:
+            self.jitter = seconds
+
+    def offered(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """A copy of ``traffic``: (sender, receiver) -> (frames, bytes) offered so far."""
+        with self._lock:
+            return {link: (f, b) for link, (f, b) in self.traffic.items()}
+
     def close(self) -> None:
         if self._loop.is_closed():
             return
@@ -87,6 +119,8 @@ class FaultProxy:
             gd = [g for g in self.groups if dst in g]
             if gs and gd and gs[0] != gd[0]:
                 return True
+            if not self._faulty(src, dst):
+                return False
             return self.drop > 0 and self.rng.random() < self.drop
 
     def _main(self) -> None:
@@ -138,7 +172,8 @@ class FaultProxy:
             upr, out = await asyncio.wait_for(asyncio.open_connection(up.host, up.port), 5)
             upw = out
             out.write(hello(src))
-            back = asyncio.get_running_loop().create_task(self._pump_back(upr, writer))
+            loop = asyncio.get_running_loop()
+            back = loop.create_task(self._pump_back(upr, writer))
             decoder = FrameDecoder()
             try:
                 while True:
@@ -146,13 +181,19 @@ class FaultProxy:
                     if not data:
                         return
                     for payload in decoder.feed(data):
+                        self._count(src, dst, len(payload))
                         if self._blocked(src, dst):
                             self.stats["dropped"] += 1
                             continue
-                        if self.delay > 0:
+                        faulty = self._faulty(src, dst)
+                        if self.delay > 0 and faulty:
                             await asyncio.sleep(self.delay)
                         self.stats["passed"] += 1
-                        out.write(frame(payload))
+                        hold = self._hold() if faulty else 0.0
+                        if hold > 0:
+                            loop.call_later(hold, self._emit, out, frame(payload))
+                        else:
+                            out.write(frame(payload))
                     await out.drain()
             finally:
                 back.cancel()
@@ -164,6 +205,24 @@ class FaultProxy:
             writer.close()
             if upw is not None:
                 upw.close()
+
+    def _count(self, src: str, dst: str, size: int) -> None:
+        with self._lock:
+            row = self.traffic.setdefault((src, dst), [0, 0])
+            row[0] += 1
+            row[1] += size
+
+    def _hold(self) -> float:
+        with self._lock:
+            return self.rng.uniform(0, self.jitter) if self.jitter > 0 else 0.0
+
+    def _emit(self, out: asyncio.StreamWriter, data: bytes) -> None:
+        """A jittered frame, written when its time comes (lost if the connection closed
+        meanwhile, as a frame in flight is when a link breaks)."""
+        if out.is_closing():
+            self.stats["lost_in_flight"] += 1
+            return
+        out.write(data)
 
     async def _pump_back(self, upr: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """What the receiver answers (a status frame): passed unchanged."""

@@ -1,0 +1,48 @@
+"""docs/consensus.md ("Congestion control", "The process cluster") quotes
+bench/results/congestion_cluster.json (``python bench/congestion.py --cluster``): its table
+is generated from the committed results by ``cluster_table``, and this test fails when the
+two drift apart (issue 42 item 0, the cluster part)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ostrom.layout import ROOT
+
+RESULTS = ROOT / "bench" / "results" / "congestion_cluster.json"
+DOC = ROOT / "docs" / "consensus.md"
+
+
+def cluster_table(results: dict[str, Any]) -> str:
+    """The Markdown table of the process cluster under jitter and loss."""
+    out = [
+        "| loss | jitter | frames/request: free, faults (×) | bytes/request: free, faults (×) "
+        "| faulted load | idle frames/s: free, healed | view after the heal |",
+        "|---:|---:|---|---|---:|---|---:|",
+    ]
+    for r in results["rows"]:
+        out.append(
+            f"| {r['loss']:.0%} | {r['jitter_ms']:g} ms "
+            f"| {r['frames_per_request_free']}, {r['frames_per_request_faults']} "
+            f"({r['ratio_frames']}×) "
+            f"| {r['bytes_per_request_free']:,}, {r['bytes_per_request_faults']:,} "
+            f"({r['ratio_bytes']}×) "
+            f"| {r['seconds_faults']} s "
+            f"| {r['idle_frames_per_s_free']}, {r['idle_frames_per_s_healed']} "
+            f"| {r['view_healed']} |"
+        )
+    return "\n".join(out)
+
+
+def test_docs_cluster_congestion_figures_are_the_committed_results() -> None:
+    results = json.loads(RESULTS.read_text(encoding="utf-8"))
+    doc = DOC.read_text(encoding="utf-8")
+    assert cluster_table(results) in doc, "regenerate docs/consensus.md's table: cluster_table()"
+
+
+def test_a_changed_figure_is_caught() -> None:
+    """The check can fail: one view more after the heal changes the table."""
+    results = json.loads(RESULTS.read_text(encoding="utf-8"))
+    results["rows"][0]["view_healed"] += 1
+    assert cluster_table(results) not in DOC.read_text(encoding="utf-8")
