@@ -38,11 +38,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from ostrom.consensus.crypto import derive_key  # noqa: E402
-from ostrom.service.identity import public_hex, sign_envelope  # noqa: E402
 from ostrom.service.node import Node  # noqa: E402
 from record import save  # noqa: E402
-from service import COMMUNITY, PARAMS, SEED, setup  # noqa: E402
+from service import PARAMS, newcomer_join, setup  # noqa: E402
 
 AGENTS = (10_000, 100_000)
 ARTIFACTS = (10_000, 100_000)
@@ -72,17 +70,7 @@ def child_build_agents(db: Path, n: int) -> dict[str, Any]:
     t = time.perf_counter()
     batch: list[dict[str, Any]] = []
     for i in range(n):
-        key = derive_key(SEED, f"j{i}")
-        batch.append(
-            sign_envelope(
-                key,
-                f"j{i}",
-                1,
-                {"op": "join", "agent": f"j{i}"},
-                public_hex(key),
-                community=COMMUNITY,
-            )
-        )
+        batch.append(newcomer_join(i))
         if len(batch) == GROUP or i == n - 1:
             for r in node.submit_many(batch):
                 if r.status != 200 or r.body.get("result") != "ok":

@@ -76,6 +76,15 @@ def setup() -> Setup:
     return Setup(founders, {OPERATOR: public_hex(derive_key(SEED, OPERATOR))}, COMMUNITY)
 
 
+def newcomer_join(i: int) -> dict[str, Any]:
+    """The signed ``join`` of the i-th newcomer, ``j{i}`` (the benches that grow the
+    community: tick, memory)."""
+    agent = f"j{i}"
+    key = derive_key(SEED, agent)
+    cmd = {"op": "join", "agent": agent}
+    return sign_envelope(key, agent, 1, cmd, public_hex(key), community=COMMUNITY)
+
+
 class Workload:
     """``n`` signed envelopes in one global order, and the same split by sender."""
 

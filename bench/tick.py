@@ -41,13 +41,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "property_tests"))
 
 from eager_reputation import EagerCommunity  # noqa: E402
-from ostrom.consensus.crypto import derive_key  # noqa: E402
 from ostrom.protocol.community import Community  # noqa: E402
 from ostrom.protocol.reputation import ReputationBook  # noqa: E402
-from ostrom.service.identity import public_hex, sign_envelope  # noqa: E402
 from ostrom.service.node import Node  # noqa: E402
 from record import save  # noqa: E402
-from service import COMMUNITY, PARAMS, SEED, Workload, setup  # noqa: E402
+from service import PARAMS, Workload, newcomer_join, setup  # noqa: E402
 
 AGENTS = (1_000, 10_000, 100_000)
 EAGER_AGENTS = (1_000, 10_000)  # the eager tick at 100k: about a second a tick
@@ -87,19 +85,7 @@ def node_row(db: Path, envs: list[dict[str, Any]], agents: int) -> dict[str, Any
     """The node with ``agents`` registered by signed ``join``s, then ``envs``."""
     gc.collect()  # the previous row's state, gone before this one is timed
     node = Node.open(db, params=PARAMS, setup=setup(), fsync=False)
-    joins = []
-    for i in range(agents):
-        key = derive_key(SEED, f"j{i}")
-        joins.append(
-            sign_envelope(
-                key,
-                f"j{i}",
-                1,
-                {"op": "join", "agent": f"j{i}"},
-                public_hex(key),
-                community=COMMUNITY,
-            )
-        )
+    joins = [newcomer_join(i) for i in range(agents)]
     t = time.perf_counter()
     for e in joins:
         assert node.submit(e).status == 200

@@ -4,6 +4,8 @@ and helpers that sign commands for them (keys derived from a seed: reproducible)
 from __future__ import annotations
 
 import contextlib
+import re
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -162,3 +164,22 @@ def validate_schema(body: Any, component: str) -> None:
     # the component, with the document's components beside it: its refs resolve
     schema = {**doc["components"]["schemas"][component], "components": doc["components"]}
     Draft202012Validator(schema).validate(body)
+
+
+@contextlib.contextmanager
+def serving_port(proc: subprocess.Popen[bytes]) -> Iterator[int]:
+    """The port an ``ostrom serve`` process (started with ``--port 0`` and stderr piped)
+    prints on its first line; the process is stopped when the block ends."""
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline().decode()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        assert found, f"the node did not start: {line!r}"
+        yield int(found.group(1))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)

@@ -46,6 +46,7 @@ from ostrom.service.identity import (
     sign_invite,
     solve_pow,
 )
+from service_world import serving_port
 
 ENV = {**os.environ, "PYTHONPATH": str(layout.ROOT / "reference")}
 SEED = b"admission-tests"
@@ -79,19 +80,8 @@ def node(tmp: Path, name: str, *options: str, params: str | None = None) -> Iter
     proc = subprocess.Popen(
         [*cmd, *options], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=ENV
     )
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline().decode()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        assert found, f"the node did not start: {line!r}"
-        yield f"http://127.0.0.1:{found.group(1)}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    with serving_port(proc) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

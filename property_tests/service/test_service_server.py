@@ -31,6 +31,7 @@ import pytest
 
 from ostrom import layout
 from ostrom.service.limits import DEFAULT_LIMITS, RESERVED_FDS, Limits, effective_cap
+from service_world import serving_port
 
 ENV = {**os.environ, "PYTHONPATH": str(layout.ROOT / "reference")}
 #: a probe of /health must answer within this many seconds while the attack runs
@@ -54,19 +55,8 @@ def node(tmp: Path, *options: str, nofile: int | None = None) -> Iterator[int]:
         env=ENV,
         preexec_fn=None if nofile is None else (lambda: _limit_fds(nofile)),
     )
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline().decode()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        assert found, f"the node did not start: {line!r}"
-        yield int(found.group(1))
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    with serving_port(proc) as port:
+        yield port
 
 
 def probe(url: str) -> str:
