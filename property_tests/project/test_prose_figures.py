@@ -1,0 +1,57 @@
+"""Figures quoted in prose, tied to the committed result files they come from: the
+congestion-controlled issue run (docs/consensus.md, bench/results/congestion.json) and
+the validation of a node's export (docs/conformance.md, bench/results/trace_export.json).
+A re-run that changes a figure fails here until the prose says the new one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ostrom.layout import ROOT
+
+
+def _results(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (ROOT / "bench" / "results" / f"{name}.json").read_text(encoding="utf-8")
+    )
+    return data
+
+
+def _flat(path: str) -> str:
+    return " ".join((ROOT / path).read_text(encoding="utf-8").split())
+
+
+def congestion_sentence(results: dict[str, Any]) -> str:
+    runs = {r["faulty"]: r for r in results["issue_run"] if r["clients"] == 3}
+    a, s, f = runs["none"], runs["silent"], runs["flood"]
+    return (
+        f"all {a['executed_min']} requests in {a['ticks']:,} ticks, view {a['view']}, "
+        f"{a['messages']:,} messages ({a['messages_per_request']:.1f} per request), "
+        f"{a['retransmitted']} retransmissions, {a['queue']} queued at the end; with the "
+        f"two highest replicas silent, {s['ticks']:,} ticks and {s['retransmitted']} "
+        f"retransmissions; with them flooding VIEW-CHANGEs, {f['ticks']:,} ticks, "
+        f"view {f['view']}."
+    )
+
+
+def validate_sentence(results: dict[str, Any]) -> str:
+    v = {r["commands"]: r for r in results["validate"]}
+    return f"{v[500]['seconds']:,.0f} s for 500 commands, {v[1000]['seconds']:,.0f} s for 1,000"
+
+
+def test_the_issue_runs_figures_are_the_committed_results() -> None:
+    assert congestion_sentence(_results("congestion")) in _flat("docs/consensus.md")
+
+
+def test_the_export_validation_figures_are_the_committed_results() -> None:
+    assert validate_sentence(_results("trace_export")) in _flat("docs/conformance.md")
+
+
+def test_a_changed_figure_is_caught() -> None:
+    results = _results("congestion")
+    results["issue_run"][0]["ticks"] += 1
+    assert congestion_sentence(results) not in _flat("docs/consensus.md")
+    export = _results("trace_export")
+    export["validate"][0]["seconds"] += 10
+    assert validate_sentence(export) not in _flat("docs/conformance.md")
