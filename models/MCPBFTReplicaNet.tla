@@ -117,6 +117,17 @@ RoundInv == net.bad \cap {"round-cut-short", "idle-round"} = {} /\ rounds = net.
 \* reported and the client could receive (acks), as Client.on_reply does
 ClientServedInv == Stuck /\ ~BoundStop => ClientDone
 
+\* --- reachability witness of the round accounting (must be VIOLATED) ---------------
+\* a round after the heal whose only change is an answer: every honest replica has
+\* retransmitted in it (Retransmission empties `answered`), none's protocol state has
+\* changed since it began (net.moved, judged by Progress), and one has answered a late
+\* VIEW-CHANGE or a FETCH-STATE since its retransmission. Here the spec's `changed`
+\* must stay FALSE: a Core that counted `answered` (the spec mutant Core/except/1)
+\* would start another round, which RoundInv reports as an idle round.
+NeverAnswerOnlyRoundInv ==
+    ~(net.resets > 0 /\ ~net.moved /\ (\A i \in Honest : rt[i])
+      /\ \E i \in Honest : rs[i].answered # {})
+
 \* the state TLC fingerprints: MCPBFTReplicaSystem's and the history
 NetView == <<MCView, net>>
 

@@ -48,6 +48,13 @@ ByzVC(nv, P) == [to |-> 0, m |-> [t |-> "ViewChange", nv |-> nv, s |-> 0, proof 
                                   P |-> P, r |-> 3, sok |-> TRUE]]
 ViewChangeLiar == {ByzVC(1, <<ForgedCert>>), ByzVC(1, <<>>), ByzVC(2, <<>>)}
 
+\* The Byzantine replica 3 sends replica 0 its genuine VIEW-CHANGE for view 1, at any
+\* time: before the view change it is one of the f+1 that make replica 0 join; once
+\* replica 0 has installed view 1 it is late, and replica 0 answers it with its NEW-VIEW
+\* (PBFTReplica!AnswerLateVC), a step that changes only `answered` (the answer-only
+\* round of models/MCPBFTReplicaNet.tla)
+LateViewChange == {ByzVC(1, <<>>)}
+
 \* The Byzantine replica 3 sends replica 2, the replica a partition may cut off, its
 \* PREPARE of "a" at (0, 1): a vote consistent with the honest ones, sent at any time
 \* (the network models: what a partition and the links do with it is what is checked)

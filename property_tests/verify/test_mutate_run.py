@@ -199,6 +199,26 @@ def test_each_new_replica_invariant_kills_the_survivor_it_was_written_for() -> N
     assert {r.mutant.id: r.why for r in report.results} == expected
 
 
+@pytest.mark.tlc
+@pytest.mark.mutation  # about 40 s of TLC: make mutate and make test-slow
+def test_an_answer_is_not_progress_the_answer_only_round_kills_core_except_1() -> None:
+    # BFT-LIVE-1 (RoundInv): spec/PBFTReplicaSystem.tla's Core leaves out `answered`, the
+    # rate limit an answer to a late VIEW-CHANGE or a FETCH-STATE sets. Core/except/1 keeps
+    # it, so an answer alone counts as progress and starts another round after the heal.
+    # pbft-replica-net-late-answer-ci reaches a round whose only change is such an answer
+    # (its witness NeverAnswerOnlyRoundInv), and RoundInv, which judges progress from
+    # outside the spec, reports the idle round the mutant starts.
+    manifest = load_manifest(MANIFEST)
+    entry = manifest.get("pbft-replica-net-late-answer-ci")
+    assert entry is not None and "NeverAnswerOnlyRoundInv" in entry.witnesses
+    report = mutate_models(
+        manifest, [entry], spec="PBFTReplicaSystem", only=["Core/except/1"], timeout=300
+    )
+    [result] = report.results
+    assert result.mutant.change == "!.answered = {}, -> (nothing)"
+    assert (result.verdict, result.why) == ("killed", "RoundInv")
+
+
 def test_a_model_expected_to_fail_cannot_be_mutation_tested() -> None:
     manifest = load_manifest(MANIFEST)
     entry = manifest.get("sanctions-mutant-expire-late")
