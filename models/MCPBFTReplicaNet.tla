@@ -113,9 +113,11 @@ DupBoundInv == net.dups <= DupBudget
 RoundInv == net.bad \cap {"round-cut-short", "idle-round"} = {} /\ rounds = net.resets
 
 \* BFT-LIVE-1 for the client: a run that ends (not at the view bound) has given the client
-\* f+1 replies to every request, counted from the replies the honest replicas' steps
-\* reported and the client could receive (acks), as Client.on_reply does
-ClientServedInv == Stuck /\ ~BoundStop => ClientDone
+\* f+1 replies to every request it is due (Due: all but one a later request of the client
+\* overtook on a faulty network, which PBFT refuses as old and whose reply never comes),
+\* counted from the replies the honest replicas' steps reported and the client could
+\* receive (acks), as Client.on_reply does
+ClientServedInv == Stuck /\ ~BoundStop => \A d \in Due : Cardinality(acks[d]) >= F + 1
 
 \* --- reachability witness of the round accounting (must be VIOLATED) ---------------
 \* a round after the heal whose only change is an answer: every honest replica has
@@ -127,6 +129,10 @@ ClientServedInv == Stuck /\ ~BoundStop => ClientDone
 NeverAnswerOnlyRoundInv ==
     ~(net.resets > 0 /\ ~net.moved /\ (\A i \in Honest : rt[i])
       /\ \E i \in Honest : rs[i].answered # {})
+
+\* a request is overtaken by a later one of its client (spec/PBFTReplicaSystem.tla:
+\* Overtaken), so that Due excuses it
+NeverOvertakenInv == \A q \in Requests : ~Overtaken(q)
 
 \* the state TLC fingerprints: MCPBFTReplicaSystem's and the history
 NetView == <<MCView, net>>

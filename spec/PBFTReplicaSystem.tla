@@ -67,8 +67,10 @@
 (* reaching MaxRounds with the last round still changing state            *)
 (* (OutOfRounds) counts as not live. LivenessInv: every Stuck or          *)
 (* OutOfRounds state has every request executed at every honest replica,  *)
-(* unless the view bound stopped it (BoundStop: a replica waits in view    *)
-(* MaxView, where no timeout is allowed). This is BFT-LIVE-1 bounded:     *)
+(* but one a later request of its client overtook on a faulty network     *)
+(* (Due; see THE CLIENT), unless the view bound stopped it (BoundStop: a   *)
+(* replica waits in view MaxView, where no timeout is allowed). This is    *)
+(* BFT-LIVE-1 bounded:                                                     *)
 (* "within MaxRounds rounds after the heal", Simulation.run_fair's        *)
 (* max_rounds, and a model whose honest recovery needs more rounds fails   *)
 (* rather than passes. The witnesses in models/MCPBFTReplicaSystem.tla    *)
@@ -91,6 +93,11 @@
 (* timed out on the primary: the request then reaches every replica, or    *)
 (* is lost), and after the heal sends it again to every replica whenever   *)
 (* the system is quiescent and it lacks f+1 matching replies.              *)
+(* Unlike PBFT's client (and ostrom/consensus/client.py), which has one    *)
+(* request outstanding at a time, it sends them all at once: a drop or an  *)
+(* out-of-order delivery may then let a later request reach the primary   *)
+(* first, and the earlier one is refused as old for ever (Overtaken). That *)
+(* is PBFT's timestamp rule, not a defect; BFT-LIVE-1 excuses it (Due).    *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets, TLC, PBFTReplica
 
@@ -377,13 +384,32 @@ ByzSend(e) ==
 \* BFT-LIVE-1 (see the header)
 AllExecuted == \A i \in Honest : ReqIds \subseteq {x.d : x \in Range(rs[i].hist)}
 ClientDone == \A d \in ReqIds : Cardinality(acks[d]) >= F + 1
+\* A request that a later one of its client overtook: an honest replica reported executing
+\* a request of the same client with a larger timestamp without having executed this one
+\* before it. From then on every replica refuses it as old (PBFTReplica!Fresh_), as PBFT
+\* does: a client's timestamps order its requests, and an older one is not executed
+\* after a newer one. This client sends all its requests at once (THE CLIENT, above);
+\* PBFT's client, and ostrom/consensus/client.py's, has one outstanding request at a time,
+\* so none of its requests is ever overtaken. Sent in timestamp order on FIFO links
+\* (SortByTs), the requests can overtake each other only through the network: a message
+\* dropped or delivered out of order before the heal.
+Overtaken(q) ==
+    \E x \in execd, p \in Requests :
+        /\ p.c = q.c /\ p.ts > q.ts /\ x[3] = p.d
+        /\ ~\E y \in execd : y[1] = x[1] /\ y[3] = q.d /\ y[2] < x[2]
+\* the requests BFT-LIVE-1 promises to execute and answer: every request, but one
+\* overtaken in a run in which the network dropped or reordered a message (no other
+\* cause is excused: a request overtaken otherwise still fails LivenessInv)
+Due == {q.d : q \in {r \in Requests :
+                     ~(Overtaken(r) /\ (lossLeft < LossBudget \/ reorderLeft < ReorderBudget))}}
+DueExecuted == \A i \in Honest : Due \subseteq {x.d : x \in Range(rs[i].hist)}
 TimerRuns == \E i \in Honest : Waiting(rs[i]) /\ rs[i].view < MaxView
 Stuck == Quiescent /\ ~TimerRuns /\ (ClientDone \/ retried)
 \* the round bound is reached with the last round still changing state: a livelock,
 \* or a recovery slower than MaxRounds rounds (BFT-LIVE-1 within the bound)
 OutOfRounds == RoundDone /\ rounds = MaxRounds
 BoundStop == \E i \in Honest : Waiting(rs[i]) /\ rs[i].view = MaxView
-LivenessInv == Stuck \/ OutOfRounds => AllExecuted \/ BoundStop
+LivenessInv == Stuck \/ OutOfRounds => DueExecuted \/ BoundStop
 
 \* a run ends only in a Stuck or OutOfRounds state (LivenessInv judges them); any
 \* other state without a successor is a deadlock TLC reports

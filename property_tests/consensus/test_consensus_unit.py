@@ -48,6 +48,7 @@ from ostrom.consensus.replica import (
     Output,
     ReplayMismatch,
     Replica,
+    Send,
     quorum,
     signer_matches,
     state_digest,
@@ -552,6 +553,30 @@ def test_executing_one_clients_request_keeps_the_other_clients_pending() -> None
     assert r1.last_exec == 1 and r1.last_ts["c0"] == 2
     assert request_digest(early) in r1.pending and r1.pending_per_client["c1"] == 1
     assert r1.waiting  # still waiting for c1's request
+
+
+def test_a_request_overtaken_by_a_later_one_of_its_client_is_refused_for_good() -> None:
+    """BFT-LIVE-1's `Due` (spec/PBFTReplicaSystem.tla: Overtaken): a client's timestamps
+    order its requests, so once a later request of the client has executed, an earlier one
+    that arrives after it is refused as old, and its reply never comes, however often it
+    is sent. Only a client with two requests in flight can meet this (the spec's client,
+    on a link that drops or reorders); ostrom.consensus.Client has one at a time."""
+    w = World()
+    early, late = w.request("first"), w.request("second")  # timestamps 1 and 2
+    _pump(w, [(4, Output(sends=[Send(BROADCAST, late)]))])  # the later one arrives first
+    for r in w.replicas:
+        assert r.last_exec == 1 and r.last_ts["c0"] == 2 and not r.pending
+    for _ in range(2):  # the client sends the earlier one again: refused every time
+        for r in w.replicas:
+            out = r.on_message(early)
+            assert not out.sends and request_digest(early) not in r.pending
+            assert r.rejected["replayed"] >= 1 and r.last_ts["c0"] == 2
+    assert all(early not in r.history for r in w.replicas)
+    ring, signers = make_keys(1, ["r0", "r1", "r2", "r3", "c0"])
+    client = Client("c0", signers["c0"], ring, 4, 1)
+    client.request({"op": "first"})
+    with pytest.raises(RuntimeError, match="outstanding"):
+        client.request({"op": "second"})
 
 
 def test_a_late_view_change_is_answered_with_the_installed_new_view() -> None:
