@@ -1,7 +1,9 @@
 """Figures quoted in prose, tied to the committed result files they come from: the
 congestion-controlled issue run (docs/consensus.md, bench/results/congestion.json) and
-the validation of a node's export (docs/conformance.md, bench/results/trace_export.json).
-A re-run that changes a figure fails here until the prose says the new one."""
+the validation of a node's export (docs/conformance.md, bench/results/trace_export.json),
+and the composed PBFT system's spec-mutation score (docs/checking.md,
+models/mutation/scores.json). A re-run that changes a figure fails here until the prose
+says the new one."""
 
 from __future__ import annotations
 
@@ -55,3 +57,33 @@ def test_a_changed_figure_is_caught() -> None:
     export = _results("trace_export")
     export["validate"][0]["seconds"] += 10
     assert validate_sentence(export) not in _flat("docs/conformance.md")
+
+
+def system_score_sentence(scores: dict[str, Any]) -> str:
+    """docs/checking.md's sentence on spec/PBFTReplicaSystem.tla's recorded sample and CI
+    gate (models/mutation/scores.json, written by ``ostrom mutate --suite ... --record``)."""
+    s, ci = scores["PBFTReplicaSystem"]["sample"], scores["PBFTReplicaSystem"]["ci"]
+    c, g = s["counts"], ci["counts"]
+    scored = c["killed"] + c["survived"] + c["timeout"]
+    gated = g["killed"] + g["survived"] + g["timeout"]
+    return (
+        f"scores {c['killed']} of {scored} valid, non-equivalent mutants "
+        f"({s['score']:.0%}; {c['equivalent']} equivalent, {c['invalid']} invalid, "
+        f"{len(s['survivors']) or 'no'} survivor"
+        f"{'s' if len(s['survivors']) > 1 else ''}). The CI gate scores {g['killed']} of "
+        f"{gated} valid ({ci['score']:.0%})."
+    )
+
+
+def _scores() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (ROOT / "models" / "mutation" / "scores.json").read_text(encoding="utf-8")
+    )
+    return data
+
+
+def test_the_composed_systems_mutation_score_is_the_recorded_one() -> None:
+    scores = _scores()
+    assert system_score_sentence(scores) in _flat("docs/checking.md")
+    scores["PBFTReplicaSystem"]["sample"]["counts"]["killed"] -= 1
+    assert system_score_sentence(scores) not in _flat("docs/checking.md")
