@@ -14,7 +14,8 @@ the payloads to three of them only, and the batch marks the commands that had on
 * a peer refuses to serve a forgotten artifact's payload, a payload wanted for an
   artifact forgotten before it came is never fetched, and one fetched and then
   forgotten is purged from every file (FORGET-PURGE: grepped);
-* the payload file refuses a put beyond its bound in bytes, and keeps nothing of it.
+* the payload file refuses a put beyond its bound in bytes, and keeps nothing of it;
+* hostile fetch requests and answers (Hypothesis) are refused, never kept, never a crash.
 
 Mutants are caught: a repair that trusts a peer's bytes, a replica that never wants what
 it lacks, a peer that serves a forgotten payload.
@@ -41,6 +42,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cluster_world import converge, founders_file
 from content_world import FORGET_PARAMS, forget, propose, to_active
@@ -57,6 +60,7 @@ from ostrom.cluster.payloads import (
 )
 from ostrom.cluster.supervisor import Cluster, create, replica_status
 from ostrom.cluster.wire import FETCH, READ, authenticate, frame, hello, parse_hello, read_one
+from ostrom.protocol.commands import payload_digest
 from ostrom.protocol.lifecycle import FORGOTTEN
 from ostrom.service.identity import without_payload
 from ostrom.service.node import Node
@@ -501,3 +505,34 @@ def test_a_killed_replica_repairs_its_content_from_its_peers(tmp_path: Path) -> 
     assert len(tables[0][0]) == len(contents)  # one payload per proposal; the pin has none
     for p in (tmp_path / "c").glob("r3*"):
         assert b"forged by a Byzantine peer" not in p.read_bytes()
+
+
+def _nested(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6), _nested, max_leaves=6
+)
+_fields = st.fixed_dictionaries(
+    {"agent": _json | st.just("f1"), "seq": _json | st.just(1), "artifact": _json, "digest": _json}
+)
+
+
+@given(_fields | _json | st.fixed_dictionaries({"payload": _json}))
+def test_hostile_fetches_and_answers_are_refused(doc: Any) -> None:
+    """Whatever a peer sends on the fetch channel: an error, never a payload it was not
+    asked for, never an exception (the lookup holds one for (f1, 1) only).  Whatever a
+    peer answers a fetch with: kept only if it is the digest's preimage (none of these
+    is: the digest is of a payload no strategy makes)."""
+    held = {"content": "held"}
+    got = fetch_answer(doc, lambda a, s, d: held if (a, s) == ("f1", 1) else None, lambda x: False)
+    assert set(got) in ({"error"}, {"payload"})
+    if "payload" in got:
+        assert Wanted.from_json(doc).agent == "f1"
+    r = Repair(PEERS, 1024, 4)
+    w = Wanted("f1", 1, "x", payload_digest({"content": "the one"}))
+    r.want(w)
+    [(asked, peer)] = r.asks(0.0, 1)
+    assert r.answer(asked, peer, doc, 0.0) is None
+    assert r.is_wanted(w)
