@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,14 +25,16 @@ import httpx
 import pytest
 
 from cluster_world import converge, founders_file
+from content_world import propose
 from ostrom.cluster.config import Address
 from ostrom.cluster.front import MAX_QUEUED_BYTES, Front
 from ostrom.cluster.keys import load_signer
 from ostrom.cluster.supervisor import Cluster, create, front_status, replica_status
-from ostrom.cluster.wire import HELLO_TIMEOUT_S, frame, hello, prove
+from ostrom.cluster.wire import HELLO_TIMEOUT_S, PUT, frame, hello, prove
 from ostrom.consensus.crypto import Signer as CryptoSigner
 from ostrom.consensus.crypto import derive_key
 from ostrom.consensus.messages import Prepare, Signed
+from ostrom.protocol.commands import payload_digest
 from ostrom.service.identity import public_hex, sign_envelope
 from service_world import OPERATOR, Signer
 
@@ -289,3 +292,126 @@ def test_full_batches_then_the_primary_killed(tmp_path: Path) -> None:
             assert i not in live or (s is not None and s["view"] >= 1), s
     finally:
         c.stop()
+
+
+async def _put(
+    address: Address, put: dict[str, Any], proof_by: CryptoSigner | None, receiver: str
+) -> bytes:
+    """A put on a replica's payload channel, proved by ``proof_by`` if given; what the
+    replica answered before it closed (nothing: refused unread)."""
+    reader, writer = await asyncio.open_connection(address.host, address.port)
+    try:
+        writer.write(hello(PUT))
+        if proof_by is not None:
+            await prove(reader, writer, proof_by, PUT, receiver)
+        writer.write(frame(json.dumps(put).encode()))  # without a proof: the put at once
+        await writer.drain()
+        data = await asyncio.wait_for(reader.read(1 << 16), HELLO_TIMEOUT_S + 5)
+        return data[4:] if len(data) > 4 and b"challenge" not in data[4:] else b""
+    except (ConnectionError, TimeoutError):
+        return b""
+    finally:
+        writer.close()
+
+
+def _forged_put(i: int, size: int = 60_000) -> dict[str, Any]:
+    payload = {"content": f"forged {i} " + "F" * size}
+    return {
+        "agent": "f5",
+        "seq": 10_000 + i,
+        "artifact": f"forged{i}",
+        "digest": payload_digest(payload),
+        "payload": payload,
+    }
+
+
+def test_only_the_front_may_put_a_payload(cluster: Cluster) -> None:
+    """Issue 40, item 4: the put channel is authenticated like a replica link.  A put
+    with no proof, a stranger's proof, or a replica's (replicas never put) is closed
+    unread and stores nothing; one proved with a front client identity's key is kept."""
+    c = cluster
+    r0 = c.cfg.replica(0).listen
+    before = replica_status(r0)
+    assert before is not None
+    stranger = CryptoSigner("c0", derive_key(b"hostile-put", "c0"))
+    r2 = load_signer(c.cfg.keys, "r2")
+    for i, proof_by in enumerate((None, stranger, r2)):
+        assert asyncio.run(_put(r0, _forged_put(i), proof_by, "r0")) == b""
+    after = replica_status(r0)
+    assert after is not None
+    assert after["payload_bytes"] == before["payload_bytes"]  # nothing stored
+    assert after["stats"].get("puts", 0) == before["stats"].get("puts", 0)  # none read
+    closed = after["stats"].get("unauthenticated_connections", 0)
+    assert closed - before["stats"].get("unauthenticated_connections", 0) == 3
+    # the check can pass: the front's own key may put
+    answer = asyncio.run(_put(r0, _forged_put(9, 100), load_signer(c.cfg.keys, "c0"), "r0"))
+    assert json.loads(answer) == {"ok": True}
+    kept = replica_status(r0)
+    assert kept is not None and kept["payload_bytes"] > after["payload_bytes"]
+
+
+#: the flood: connections that put without a proof while honest proposals go on
+FLOOD, HONEST = 240, 4
+
+
+def test_a_put_flood_does_not_stop_honest_proposals(cluster: Cluster) -> None:
+    """A local process floods every replica's payload channel (160 puts of 60 KB sent
+    without a proof, and 80 connections held open while the proposals go on)
+    while an agent proposes content through the front: every honest proposal is
+    answered 200 and readable, and the replicas stored none of the flood."""
+    c = cluster
+    s = Signer(c.cfg.community)
+    before = {i: replica_status(c.cfg.replica(i).listen) for i in range(c.cfg.n)}
+
+    async def flood_one(i: int) -> None:
+        rc = c.cfg.replica(i % c.cfg.n).listen
+        reader, writer = await asyncio.open_connection(rc.host, rc.port)
+        try:
+            writer.write(hello(PUT))
+            if i % 3:  # the put at once, as before the proof: closed unread
+                writer.write(frame(json.dumps(_forged_put(i)).encode()))
+            await writer.drain()
+            await asyncio.wait_for(reader.read(1 << 16), HELLO_TIMEOUT_S + 5)
+        except (ConnectionError, TimeoutError):
+            pass
+        finally:
+            writer.close()
+
+    async def honest(http: httpx.AsyncClient) -> list[tuple[int, float]]:
+        out = []
+        for k in range(HONEST):
+            f = f"f{2 + k % 4}"  # f2..f5: within a founder's rate per round
+            env = s.env(f, propose(f, f"honest{k}", f"h{k}", content=f"honest text {k}"))
+            t0 = time.monotonic()
+            r = await http.post(c.url + "/commands", json=env)
+            ok = r.status_code == 200 and r.json().get("result") == "ok"
+            out.append((200 if ok else r.status_code, time.monotonic() - t0))
+        return out
+
+    async def attack() -> list[tuple[int, float]]:
+        async with httpx.AsyncClient(timeout=60) as http:
+            flood = [asyncio.ensure_future(flood_one(i)) for i in range(FLOOD)]
+            got = await honest(http)
+            # the puts sent at once were refused by now or shortly; the held connections
+            # are let go here rather than at the proof's deadline (5 s of test time)
+            await asyncio.wait([t for i, t in enumerate(flood) if i % 3], timeout=10)
+            for t in flood:
+                t.cancel()
+            await asyncio.gather(*flood, return_exceptions=True)
+            return got
+
+    got = asyncio.run(attack())
+    assert [status for status, _ in got] == [200] * HONEST, got  # and each accepted
+    with httpx.Client(timeout=30) as http:
+        for k in range(HONEST):
+            r = http.get(c.url + f"/artifacts/honest{k}/content")
+            assert r.status_code == 200 and r.json()["content"] == f"honest text {k}", r.text
+    for i in range(c.cfg.n):
+        st, was = replica_status(c.cfg.replica(i).listen), before[i]
+        assert st is not None and was is not None
+        # each honest payload once; nothing of 60 KB from the flood
+        grown = st["payload_bytes"] - was["payload_bytes"]
+        assert grown < HONEST * 200, (i, grown)
+        refused = st["stats"]["unauthenticated_connections"]
+        sent_at_once = sum(1 for k in range(FLOOD) if k % c.cfg.n == i and k % 3)
+        assert refused - was["stats"].get("unauthenticated_connections", 0) >= sent_at_once

@@ -151,3 +151,19 @@ def test_a_bad_payload_is_refused_before_anything_is_handed(cfg: ClusterConfig) 
 
     assert asyncio.run(order()) == {**odd, "command": without_payload(odd["command"])}
     assert len(handed) == 1
+
+
+def test_a_plain_read_passes_over_a_replica_still_fetching_the_content(
+    cfg: ClusterConfig,
+) -> None:
+    """A replica that executed a proposal without its payload and is fetching it answers
+    503 ``content_pending`` (cluster/payloads.py, "Repair"): the front asks the next
+    replica, and answers the pending reply only if every replica is pending."""
+    pending = (503, {"error": "content_pending", "detail": "fetching"}, 5)
+    content = Read.of("content", artifact="x")
+    front = _front(cfg, [{"r0": pending, "r1": (200, {"content": "c"}, 5)}])
+    a = asyncio.run(front.read(content, False))
+    assert (a.status, a.body, a.source) == (200, {"content": "c"}, "r1")
+    front = _front(cfg, [{f"r{i}": pending for i in range(4)}])
+    a = asyncio.run(front.read(content, False))
+    assert (a.status, a.body["error"], a.source) == (503, "content_pending", "r0")

@@ -33,6 +33,7 @@ from ostrom.cluster.wire import (
     hello,
     parse_hello,
     prove,
+    read_one,
 )
 from ostrom.service.reads import Read
 
@@ -129,11 +130,26 @@ def test_a_replica_survives_garbage_on_its_port(tmp_path: Path) -> None:
                         got += chunk
             return json.loads(got[4:]) if len(got) > 4 else None
 
+        async def proven_ask(channel: str, body: bytes, by: str) -> Any:
+            """A request on a payload channel after a proof by ``by`` (wire.CHANNELS)."""
+            reader, writer = await asyncio.open_connection(addr.host, addr.port)
+            try:
+                writer.write(hello(channel))
+                await prove(reader, writer, load_signer(c.cfg.keys, by), channel, "r0")
+                writer.write(frame(body))
+                await writer.drain()
+                got = await asyncio.wait_for(read_one(reader), 5)
+                return None if got is None else json.loads(got)
+            finally:
+                writer.close()
+
         for channel, body in [
             ("read", b"not json"),
             ("read", b'{"read": "log", "args": {"limit": 1000000000}}'),
             ("read", b'{"read": "nope", "args": {}}'),
             ("put", b'{"agent": 1}'),
+            ("fetch", b'{"agent": 1}'),
+            ("fetch", b"not json"),
             (
                 "put",
                 json.dumps(
@@ -147,7 +163,14 @@ def test_a_replica_survives_garbage_on_its_port(tmp_path: Path) -> None:
                 ).encode(),
             ),
         ]:
-            assert set(ask(hello(channel) + frame(body))) == {"error"}, (channel, body)
+            if channel == "read":
+                assert set(ask(hello(channel) + frame(body))) == {"error"}, (channel, body)
+                continue
+            # a payload channel without a proof: the challenge, then closed unread
+            assert set(ask(hello(channel) + frame(body))) == {"challenge"}, (channel, body)
+            by = "c0" if channel == "put" else "r1"
+            got = asyncio.run(proven_ask(channel, body, by))
+            assert set(got) == {"error"}, (channel, body)
         assert ask(hello("read") + b"\xff\xff\xff\xff") is None  # a bad length: closed
         health = ask(hello("read") + frame(json.dumps(Read.of("health").to_json()).encode()))
         assert health["status"] == 200 and health["position"] == 0 == health["executed"]

@@ -12,6 +12,11 @@ envelope the gate refuses is ordered like any other and refused identically by e
 replica (nothing changes for it), so the replicas stay deterministic whatever a client
 sends; an operation that is not a batch is submitted as one command.
 
+A batch also says which of its commands were ordered without the payload the front
+handed the replicas for them (``{"batch": [...], "payloads": [index, ...]}``, present only
+if any: cluster/payloads.py).  A replica that holds no payload for such a command
+executes it all the same and then fetches the payload from its peers (``Repair``).
+
 The audit (``audit.py``, REPL-1) replays a replica's log on a bare core instead
 (``Retries`` over a ``Gate``, ``execute_operation``): the node's state is its gate's, so
 the replay's public state is the one the replica reports (its ``app_digest``), which the
@@ -22,12 +27,13 @@ from __future__ import annotations
 
 import copy
 import json
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from ostrom.cluster.config import ClusterConfig, ConfigError
-from ostrom.cluster.payloads import PayloadStore
+from ostrom.cluster.payloads import PayloadError, PayloadStore, Repair, Wanted
 from ostrom.consensus.application import Core, CoreFactory
 from ostrom.consensus.messages import canonical, sha256_hex
 from ostrom.protocol.commands import Observation, payload_of
@@ -35,16 +41,19 @@ from ostrom.protocol.lifecycle import FORGOTTEN
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.founders import FoundersError, load_founders
 from ostrom.service.gate import GATE_ERRORS, Gate, Setup
-from ostrom.service.node import Node, Reply
-from ostrom.service.store import Store, StoreError
+from ostrom.service.node import Node, Reply, error
+from ostrom.service.reads import Answer, Read, answer
+from ostrom.service.store import DbUnavailable, Store, StoreError
 
 __all__ = [
     "BATCH",
+    "PAYLOADS",
     "RESULTS",
     "ClusterApp",
     "ReplicaStoreFailure",
     "Retries",
     "batch_operation",
+    "carried_of",
     "commands_of",
     "community",
     "community_factory",
@@ -55,23 +64,45 @@ __all__ = [
 ]
 
 BATCH: Final = "batch"
+#: The indices of a batch's commands ordered without the payload handed for them.
+PAYLOADS: Final = "payloads"
 RESULTS: Final = "results"
 #: ``snapshot_every`` of a replica's node: never (it is rebuilt by re-execution).
 _NEVER: Final = 2**62
 
 
-def batch_operation(commands: list[Any]) -> dict[str, Any]:
-    """The PBFT operation that carries ``commands`` (the front builds it)."""
+def batch_operation(commands: list[Any], carried: Sequence[int] = ()) -> dict[str, Any]:
+    """The PBFT operation that carries ``commands`` (the front builds it); ``carried``:
+    the indices of those ordered without the payload the front handed for them."""
+    if carried:
+        return {BATCH: list(commands), PAYLOADS: sorted(set(carried))}
     return {BATCH: list(commands)}
+
+
+def _is_batch(operation: Any) -> bool:
+    return (
+        isinstance(operation, dict)
+        and set(operation) in ({BATCH}, {BATCH, PAYLOADS})
+        and isinstance(operation[BATCH], list)
+    )
 
 
 def commands_of(operation: Any) -> list[Any]:
     """The commands an operation carries, in execution order."""
-    if isinstance(operation, dict) and set(operation) == {BATCH}:
-        cmds = operation[BATCH]
-        if isinstance(cmds, list):
-            return list(cmds)
+    if _is_batch(operation):
+        return list(operation[BATCH])
     return [operation]
+
+
+def carried_of(operation: Any) -> frozenset[int]:
+    """The indices of the commands of ``operation`` whose payload was handed apart (none
+    for anything but a batch that names them)."""
+    if not _is_batch(operation):
+        return frozenset()
+    marks = operation.get(PAYLOADS, [])
+    if not isinstance(marks, list):
+        return frozenset()
+    return frozenset(i for i in marks if isinstance(i, int) and not isinstance(i, bool))
 
 
 def execute_operation(core: Core, operation: Any) -> dict[str, Any]:
@@ -126,17 +157,30 @@ class ClusterApp:
     ``payloads``: the replica's payload file (cluster/payloads.py).  The front orders a
     propose or resubmit without its payload; executing it, the replica gives back the
     payload handed for that envelope (``_give_back``), and after the batch drops the
-    payloads the node did not keep and those of forgotten artifacts (``_settle``)."""
+    payloads the node did not keep and those of forgotten artifacts (``_settle``).
 
-    def __init__(self, node: Node, payloads: PayloadStore | None = None) -> None:
+    ``repair``: what the replica lacks (cluster/payloads.py, "Repair").  A command the
+    batch marks as carried whose payload this replica was not handed is executed
+    without it; if it is accepted, its payload is wanted (``_lacks``), and ``repaired``
+    keeps a payload a peer gave, once checked."""
+
+    def __init__(
+        self, node: Node, payloads: PayloadStore | None = None, repair: Repair | None = None
+    ) -> None:
         self.node = node
         self.payloads = payloads
+        self.repair = repair
         self.executed = 0
 
     def execute(self, operation: dict[str, Any]) -> dict[str, Any]:
         self.executed += 1
         commands = [_json_copy(c) for c in commands_of(operation)]
+        carried = carried_of(operation)
         handed = [self._give_back(c) for c in commands]
+        lacking = [
+            _wanted(c) if i in carried and h is None else None
+            for i, (c, h) in enumerate(zip(commands, handed, strict=True))
+        ]
         replies = self.node.submit_many(commands)
         out = []
         for r in replies:
@@ -145,7 +189,47 @@ class ClusterApp:
             out.append({"status": r.status, "body": r.body})
         if self.payloads is not None:
             self._settle(handed, replies)
+            self._lacks(lacking, replies)
         return {RESULTS: out}
+
+    def _lacks(self, lacking: list[Wanted | None], replies: list[Reply]) -> None:
+        """Want the payloads of the accepted commands executed without them (``want`` is
+        idempotent, and a retry finds the payload file holding one kept since); stop
+        wanting those of artifacts forgotten (FORGET-PURGE: never fetched)."""
+        if self.repair is None:
+            return
+        for w, r in zip(lacking, replies, strict=True):
+            if w is not None and r.status == 200 and r.body.get("result") == "ok":
+                self.repair.want(w)
+        forgotten = [
+            str(ev["artifact"])
+            for r in replies
+            if r.status == 200
+            for ev in r.body.get("events", ())
+            if isinstance(ev, dict) and ev.get("to") == FORGOTTEN and "artifact" in ev
+        ]
+        if forgotten:
+            self.repair.drop(forgotten)
+
+    def repaired(self, w: Wanted, payload: dict[str, Any]) -> bool:
+        """Keep ``payload``, a peer's answer that ``Repair.answer`` checked against ``w``'s
+        digest: in the payload file (a restart gives it back like a handed one) and in
+        the node's content table and search index.  False, nothing kept, if it is no
+        longer wanted or its artifact was forgotten meanwhile (FORGET-PURGE); False, and
+        still wanted, if a file refused it (full, or a failed write)."""
+        if self.repair is None or self.payloads is None or not self.repair.is_wanted(w):
+            return False
+        art = self.node.gate.community.orchestrator.public_artifact(w.artifact)
+        if art is None or art["state"] == FORGOTTEN:
+            self.repair.drop([w.artifact])
+            return False
+        try:
+            self.payloads.put(w.agent, w.seq, w.artifact, w.digest, payload)
+            self.node.keep_payload(w.artifact, w.digest, payload)
+        except (PayloadError, DbUnavailable, sqlite3.Error):
+            return False
+        self.repair.done(w)
+        return True
 
     def _give_back(self, command: Any) -> tuple[str, int, str] | None:
         """Give a propose or resubmit ordered without its payload the payload the front
@@ -198,11 +282,42 @@ class ClusterApp:
         if forgotten:
             self.payloads.forget(forgotten)  # FORGET-PURGE
 
+    def read(self, read: Read) -> Answer:
+        """A read of the HTTP API from this replica's executed state (service/reads.py),
+        but for the content of an artifact whose payload is being fetched: 503
+        ``content_pending``, not ``no_content`` (that is "proposed by digest only"),
+        so the front asks another replica (cluster/payloads.py, "Repair")."""
+        ans = answer(self.node, read)
+        if (
+            read.name == "content"
+            and ans.body.get("error") == "no_content"
+            and self.repair is not None
+            and read.arg("artifact") in self.repair.pending()
+        ):
+            err = error("content_pending", "this replica is still fetching the content")
+            return Answer(err.status, err.body, ans.position)
+        return ans
+
     def state(self) -> dict[str, Any]:
         return self.node.public_state()
 
     def digest(self) -> str:
         return state_digest(self.state())
+
+
+def _wanted(command: Any) -> Wanted | None:
+    """What a command ordered without its payload lacks (None: not such a command)."""
+    if not isinstance(command, dict):
+        return None
+    agent, seq, inner = command.get("agent"), command.get("seq"), command.get("command")
+    if not (isinstance(agent, str) and isinstance(seq, int) and not isinstance(seq, bool)):
+        return None
+    if not isinstance(inner, dict) or payload_of(inner):
+        return None
+    artifact, digest = inner.get("artifact"), inner.get("digest")
+    if not isinstance(artifact, str) or not isinstance(digest, str):
+        return None
+    return Wanted(agent, seq, artifact, digest)
 
 
 def replica_node(cfg: ClusterConfig, replica_id: int) -> Node:

@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_BATCH_WINDOW_MS",
     "DEFAULT_CHECKPOINT_K",
     "DEFAULT_CLIENTS",
+    "DEFAULT_PAYLOAD_BYTES",
     "DEFAULT_WATERMARK_WINDOW",
     "MIN_REQUEST_BYTES",
     "Address",
@@ -47,6 +48,8 @@ DEFAULT_CLIENTS: Final = 8
 DEFAULT_BASE_TIMEOUT_MS: Final = 1000
 DEFAULT_CHECKPOINT_K: Final = 16
 DEFAULT_WATERMARK_WINDOW: Final = 32
+#: The bound of each replica's payload file in bytes (cluster/payloads.py): 4 GiB.
+DEFAULT_PAYLOAD_BYTES: Final = 1 << 32
 #: The smallest request a cluster must be able to order (``max_request_bytes`` of its n
 #: and window): a batch of commands, each without its payload, fits in it.
 MIN_REQUEST_BYTES: Final = 16 * 1024
@@ -115,6 +118,9 @@ class ClusterConfig:
     #: the community's id, 32 hex digits: every envelope is signed for it (ENV-1); made
     #: at random by ``cluster up``, the same for every replica and the front
     community: str = ""
+    #: each replica's payload file holds at most this many bytes (a put beyond it is
+    #: refused: cluster/payloads.py)
+    payload_bytes: int = DEFAULT_PAYLOAD_BYTES
 
     @property
     def client_names(self) -> list[str]:
@@ -142,6 +148,7 @@ class ClusterConfig:
             f"checkpoint_k = {self.checkpoint_k}",
             f"watermark_window = {self.watermark_window}",
             f'synchronous = "{self.synchronous}"',
+            f"payload_bytes = {self.payload_bytes}",
             f'keys = "{_rel(self.keys, base)}"',
             f'community = "{self.community}"',
             *([f'founders = "{_rel(self.founders, base)}"'] if self.founders else []),
@@ -207,6 +214,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
             "checkpoint_k",
             "watermark_window",
             "synchronous",
+            "payload_bytes",
             "keys",
             "founders",
             "params",
@@ -245,6 +253,9 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
             f"{max(0, max_request_bytes(n, wm))} bytes per request, "
             f"below {MIN_REQUEST_BYTES}: use a smaller window"
         )
+    payload_bytes = _int(
+        c, "payload_bytes", "cluster", lo=1 << 16, hi=1 << 50, default=DEFAULT_PAYLOAD_BYTES
+    )
     sync = c.get("synchronous", "FULL")
     if sync not in _SYNCHRONOUS:
         raise ConfigError(f"cluster.synchronous must be one of {', '.join(_SYNCHRONOUS)}")
@@ -299,6 +310,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
         path=path,
         params=params,
         community=str(community_id),
+        payload_bytes=payload_bytes,
     )
 
 

@@ -11,7 +11,9 @@ What differs is here (docs/design.md §11):
 * ``read`` (every GET, and POST /search) asks a replica over its read channel for the
   answer from its executed state (service/reads.py) and says at which log position
   (``Ostrom-Position``) and from which replica (``Ostrom-Answered-By``).  A plain read is
-  one replica's word: a Byzantine replica may answer anything.  ``consistent=1`` asks
+  one replica's word: a Byzantine replica may answer anything.  A replica still fetching
+  the content asked for (503 ``content_pending``: cluster/payloads.py, "Repair") is passed
+  over for the next.  ``consistent=1`` asks
   every replica and answers only what ``f+1`` of them answer at the same position (one
   of them honest), asking again for ``_CONSISTENT_S``; else 503 ``not_consistent``.
 
@@ -66,6 +68,7 @@ from ostrom.cluster.links import Link
 from ostrom.cluster.payloads import PayloadError, check_put, ordered_form, put_request
 from ostrom.cluster.screen import Lookup, Refusal, screen
 from ostrom.cluster.wire import (
+    CHANNELS,
     HELLO_TIMEOUT_S,
     PUT,
     READ,
@@ -75,6 +78,7 @@ from ostrom.cluster.wire import (
     frame,
     hello,
     parse_hello,
+    prove,
     read_frames,
     read_one,
 )
@@ -104,6 +108,9 @@ MAX_BODY: Final = 1 << 20
 #: signature; 300 bytes measured with a 32-character client name), and each command's
 #: separator is counted as one byte more.
 _REQUEST_WRAPPER: Final = 512
+#: What naming a command in its batch's list of carried commands adds (an index below
+#: 1024, ``batch_size``'s bound, and a comma; the list's key is within the wrapper).
+_CARRIED_BYTES: Final = 8
 #: Levels of the request envelope above a command (Signed, Request, operation, batch).
 _ENVELOPE_DEPTH: Final = 6
 #: Commands waiting for a client identity before the front answers 503 (busy).
@@ -153,6 +160,8 @@ class _Pending:
     command: Any
     future: asyncio.Future[dict[str, Any]]
     size: int = 0
+    #: ordered without the payload handed to the replicas (the batch names it: app.py)
+    carried: bool = False
 
 
 @dataclass
@@ -251,7 +260,11 @@ class Front:
             self.stats["requests"] += 1
             self.stats["commands"] += len(batch)
             try:
-                out = slot.client.request(batch_operation([p.command for p in batch]))
+                out = slot.client.request(
+                    batch_operation(
+                        [p.command for p in batch], [i for i, p in enumerate(batch) if p.carried]
+                    )
+                )
             except Exception as exc:  # check_command admits only what signs; never die here
                 self.stats["unsendable"] += 1
                 for p in batch:
@@ -374,7 +387,8 @@ class Front:
             if refused is not None:
                 return error(*refused)
             envelope = ordered_form(envelope)
-            size = len(canonical(envelope))
+            # its index in the batch's list of carried commands (app.PAYLOADS)
+            size = len(canonical(envelope)) + _CARRIED_BYTES
             if size + 1 > self.max_batch_bytes:
                 return self._too_large(size)
             try:
@@ -393,7 +407,7 @@ class Front:
                         f"{self.cfg.n - self.cfg.f}: nothing was ordered",
                     )
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.queue.put_nowait(_Pending(envelope, fut, size))
+        self.queue.put_nowait(_Pending(envelope, fut, size, carried=put is not None))
         self.queued_bytes += size
         try:
             done = await asyncio.wait_for(fut, _RESULT_TIMEOUT_S)
@@ -474,14 +488,18 @@ class Front:
         if consistent:
             return await self._read_consistent(read)
         n = len(self.cfg.replicas)
+        pending: Answer | None = None
         for i in range(n):
             k = (self._reader + i) % n
             rc = self.cfg.replicas[k]
             got = await self._ask(rc, read)
+            if got is not None and _pending(got):
+                pending = pending or Answer(got[0], got[1], got[2], rc.name)
+                continue  # that replica is still fetching the content: another has it
             if got is not None:
                 self._reader = k  # sticky: the next read sees this state or a later one
                 return Answer(got[0], got[1], got[2], rc.name)
-        return _no_replica()
+        return pending or _no_replica()
 
     async def _read_consistent(self, read: Read) -> Answer:
         """Ask every replica; the answer ``f+1`` of them give at one log position (at least
@@ -552,7 +570,10 @@ class Front:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(rc.dial.host, rc.dial.port), _READ_TIMEOUT_S
             )
-            writer.write(hello(channel) + frame(request))
+            writer.write(hello(channel))
+            if channel in CHANNELS:  # a put: proved with a client identity's key (wire.py)
+                await prove(reader, writer, self._link_signer, channel, rc.name)
+            writer.write(frame(request))
             await writer.drain()
             data = await asyncio.wait_for(read_one(reader), _READ_TIMEOUT_S)
             return None if data is None else json.loads(data.decode("utf-8"))
@@ -649,6 +670,12 @@ class _Known(Mapping[str, "str | None"]):
 
     def __len__(self) -> int:
         return len({**self.kept, **self.looked})
+
+
+def _pending(got: tuple[int, dict[str, Any], int]) -> bool:
+    """A replica's answer that it is still fetching the content asked for (repair:
+    cluster/payloads.py)."""
+    return got[1].get("error") == "content_pending"
 
 
 def _no_replica() -> Answer:

@@ -33,9 +33,14 @@ loop:
 * **reads**: a connection whose hello is ``read`` sends one frame, a read of the HTTP API
   (service/reads.py), and gets one frame, its answer from the replica's node with the log
   position and the executed sequence number, and is closed (the front's read channel:
-  docs/design.md §11); one whose hello is ``put`` sends one frame, a payload the front
-  hands for an envelope it orders next, kept in the replica's payload file before the
-  answer (cluster/payloads.py);
+  docs/design.md §11); one whose hello is ``put`` proves it is the front (one of its
+  client identities) and sends one frame, a payload the front hands for an envelope it
+  orders next, kept in the replica's payload file (bounded in bytes) before the answer
+  (cluster/payloads.py);
+* **repair**: one whose hello is ``fetch`` proves it is another replica and asks for a
+  payload it executed without (``fetch_answer``); this replica asks its peers the same
+  for what it lacks (``_repairer``, driven by the sans-IO ``Repair``) and keeps only an
+  answer that hashes to the ordered command's digest;
 * **Byzantine** (the fault tests): a ``Wrapper`` in place of the store wraps the replica
   (without a store: a Byzantine replica may forget anything).  The product knows no
   attack: ``python -m ostrom.harness.byzantine_node`` passes one of the harness's
@@ -65,9 +70,19 @@ from ostrom.cluster.app import ClusterApp, ReplicaStoreFailure, replica_node
 from ostrom.cluster.config import ClusterConfig, ConfigError, load
 from ostrom.cluster.keys import KeyFileError, load_ring, load_signer
 from ostrom.cluster.links import Link
-from ostrom.cluster.payloads import PayloadError, PayloadStore, check_put
+from ostrom.cluster.payloads import (
+    PayloadError,
+    PayloadFull,
+    PayloadStore,
+    Repair,
+    Wanted,
+    check_put,
+    fetch_answer,
+)
 from ostrom.cluster.wire import (
+    FETCH,
     HELLO_TIMEOUT_S,
+    MAX_FETCH,
     MAX_FRAME,
     MAX_READ,
     PUBLIC,
@@ -78,14 +93,17 @@ from ostrom.cluster.wire import (
     FrameError,
     authenticate,
     frame,
+    hello,
     parse_hello,
+    prove,
     read_frames,
     read_one,
 )
 from ostrom.consensus.messages import Commit, Malformed, Prepare, PrePrepare, decode, replica_name
 from ostrom.consensus.replica import BROADCAST, RETRY_LATER, Output, Replica
 from ostrom.consensus.storage import DurableReplica, FileLocation, StoreError, StoreMissing
-from ostrom.service.reads import Read, ReadError, answer
+from ostrom.protocol.lifecycle import FORGOTTEN
+from ostrom.service.reads import Read, ReadError
 from ostrom.service.store import StoreError as NodeStoreError
 
 __all__ = ["Node", "Wrapper", "main", "run_node"]
@@ -99,6 +117,12 @@ _RESEND_DOUBLINGS: Final = 2
 #: Messages refused for now kept for another try (the oldest dropped beyond).
 _DEFER_MAX: Final = 2048
 _EXIT_STORE: Final = 3
+#: How often the repair looks for payloads to fetch (seconds) ...
+_REPAIR_TICK_S: Final = 0.05
+#: ... with at most this many fetches in flight ...
+_REPAIR_FETCHES: Final = 4
+#: ... each given this long to connect, prove and answer (seconds).
+_FETCH_TIMEOUT_S: Final = 2.0
 
 
 class Wrapper(Protocol):
@@ -127,12 +151,17 @@ class Node:
         signer = load_signer(cfg.keys, self.name)
         self.ring, self.signer = ring, signer
         try:
-            payloads = PayloadStore(self.me.payload_db, synchronous=cfg.synchronous)
+            payloads = PayloadStore(
+                self.me.payload_db, synchronous=cfg.synchronous, max_bytes=cfg.payload_bytes
+            )
         except sqlite3.Error as exc:
             raise ConfigError(f"{self.me.payload_db}: not a payload file: {exc}") from None
-        self.app = ClusterApp(replica_node(cfg, replica_id), payloads)
-        self.content_limit = self.app.node.gate.params.content_limit
-        self.embedding_dim = self.app.node.gate.params.embedding_dim
+        node = replica_node(cfg, replica_id)
+        self.content_limit = node.gate.params.content_limit
+        self.embedding_dim = node.gate.params.embedding_dim
+        peers = [rc.name for rc in cfg.replicas if rc.id != replica_id]
+        repair = Repair(peers, self.content_limit, self.embedding_dim)
+        self.app = ClusterApp(node, payloads, repair)
 
         def new_replica() -> Replica:
             return Replica(
@@ -358,6 +387,8 @@ class Node:
             "recovered": self.recovered,
             "transactions": None if self.durable is None else self.durable.store.batch,
             "rejected": dict(sorted(r.rejected.items())),
+            "payloads_wanted": 0 if self.app.repair is None else len(self.app.repair.wanted),
+            "payload_bytes": None if self.app.payloads is None else self.app.payloads.bytes,
             "stats": dict(sorted(self.stats.items())),
             "uptime_s": round(time.monotonic() - self.started, 3),
         }
@@ -374,15 +405,16 @@ class Node:
             self.stats["bad_reads"] += 1
             return json.dumps({"error": str(exc)[:200]}).encode()
         try:
-            ans = answer(self.app.node, read)
+            ans = self.app.read(read)
         except (sqlite3.Error, NodeStoreError) as exc:
             return json.dumps({"error": f"the node database cannot be read: {exc}"}).encode()
         doc = {**ans.to_json(), "executed": self.replica.last_exec, "replica": self.name}
         return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
 
     def put(self, request: bytes) -> bytes:
-        """The payload channel: keep the payload the front hands for an envelope it is
-        about to order (cluster/payloads.py), checked as the gate checks a payload;
+        """The payload channel (only the front, proved: ``_may_sign``): keep the payload
+        the front hands for an envelope it is about to order (cluster/payloads.py),
+        checked as the gate checks a payload and within the file's bound in bytes;
         ``{"ok": true}`` once it is committed, ``{"error"}`` for anything else."""
         self.stats["puts"] += 1
         try:
@@ -392,6 +424,9 @@ class Node:
             )
             assert self.app.payloads is not None
             self.app.payloads.put(agent, seq, artifact, digest, payload)
+        except PayloadFull as exc:
+            self.stats["full_puts"] += 1
+            return json.dumps({"error": str(exc)[:200]}).encode()
         except (UnicodeDecodeError, ValueError, RecursionError, PayloadError) as exc:
             self.stats["bad_puts"] += 1
             return json.dumps({"error": str(exc)[:200]}).encode()
@@ -399,13 +434,90 @@ class Node:
             return json.dumps({"error": f"the payload file refused it: {exc}"}).encode()
         return b'{"ok":true}'
 
+    def fetch(self, request: bytes) -> bytes:
+        """The repair channel: a peer asks for a payload it lacks (cluster/payloads.py,
+        ``fetch_answer``): never one of an artifact this replica executed the forget of."""
+        self.stats["fetches"] += 1
+        orch = self.app.node.gate.community.orchestrator
+
+        def forgotten(x: str) -> bool:
+            art = orch.public_artifact(x)
+            return art is not None and art["state"] == FORGOTTEN
+
+        assert self.app.payloads is not None
+        try:
+            doc = fetch_answer(
+                json.loads(request.decode("utf-8")), self.app.payloads.get, forgotten
+            )
+        except (UnicodeDecodeError, ValueError, RecursionError, sqlite3.Error) as exc:
+            doc = {"error": str(exc)[:200]}
+        self.stats["fetches_served" if "payload" in doc else "fetches_refused"] += 1
+        return json.dumps(doc, sort_keys=True, ensure_ascii=False).encode()
+
+    # --- repair: payloads this replica executed without ---------------------------------
+
+    async def _repairer(self) -> None:
+        """Fetch what ``Repair`` wants, at most ``_REPAIR_FETCHES`` at a time, each from
+        the peer it names; a peer's answer goes back to ``Repair`` (checked against the
+        digest) and an accepted payload is kept (``ClusterApp.repaired``)."""
+        repair = self.app.repair
+        assert repair is not None
+        flying: set[asyncio.Task[None]] = set()
+        while not self.stopping.is_set():
+            await asyncio.sleep(_REPAIR_TICK_S)
+            for w, peer in repair.asks(time.monotonic(), _REPAIR_FETCHES - len(flying)):
+                task = asyncio.get_running_loop().create_task(self._fetch_one(w, peer))
+                flying.add(task)
+                task.add_done_callback(flying.discard)
+        for task in list(flying):
+            task.cancel()
+
+    async def _fetch_one(self, w: Wanted, peer: str) -> None:
+        doc = await self._ask_peer(peer, json.dumps(w.request(), sort_keys=True).encode())
+        repair = self.app.repair
+        assert repair is not None
+        payload = repair.answer(w, peer, doc, time.monotonic())
+        if payload is not None and not self.stopping.is_set():
+            if self.app.repaired(w, payload):
+                self.stats["repaired"] += 1
+            else:
+                self.stats["repair_not_kept"] += 1
+        elif payload is None:
+            self.stats["repair_asks_failed"] += 1
+
+    async def _ask_peer(self, peer: str, request: bytes) -> Any:
+        """One fetch on ``peer``'s repair channel, proved as this replica; its answer as
+        JSON, or None (unreachable, too slow, not proved, garbage)."""
+        rc = next(r for r in self.cfg.replicas if r.name == peer)
+        writer = None
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(rc.dial.host, rc.dial.port), _FETCH_TIMEOUT_S
+            )
+            writer.write(hello(FETCH))
+            await prove(reader, writer, self.signer, FETCH, peer)
+            writer.write(frame(request))
+            await writer.drain()
+            data = await asyncio.wait_for(read_one(reader), _FETCH_TIMEOUT_S)
+            return None if data is None else json.loads(data.decode("utf-8"))
+        except (OSError, TimeoutError, ConnectionError, FrameError, ValueError, RecursionError):
+            return None
+        finally:
+            if writer is not None:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+
     def _may_sign(self, peer: str) -> Callable[[str], bool]:
         """Who may prove a hello naming ``peer``: a replica itself; the front (it has
         no key of its own) one of its client identities (wire.py)."""
-        if peer == "front":
+        if peer in ("front", PUT):  # only the front puts (issue 40, item 4)
             clients = frozenset(self.cfg.client_names)
             return lambda signer: signer in clients
         replicas = frozenset(rc.name for rc in self.cfg.replicas)
+        if peer == FETCH:  # a peer replica repairing what it lacks
+            others = replicas - {self.name}
+            return lambda signer: signer in others
         return lambda signer: signer == peer and signer in replicas
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -426,11 +538,12 @@ class Node:
                 writer.write(frame(json.dumps(self.status(), sort_keys=True).encode()))
                 await writer.drain()
                 return
-            if peer in (READ, PUT):
-                limit = MAX_READ if peer == READ else MAX_FRAME
+            if peer in (READ, PUT, FETCH):
+                limit = {READ: MAX_READ, PUT: MAX_FRAME, FETCH: MAX_FETCH}[peer]
                 request = await asyncio.wait_for(read_one(reader, limit), HELLO_TIMEOUT_S)
                 if request is not None:
-                    writer.write(frame(self.read(request) if peer == READ else self.put(request)))
+                    handle = {READ: self.read, PUT: self.put, FETCH: self.fetch}[peer]
+                    writer.write(frame(handle(request)))
                     await writer.drain()
                 return
             self.stats["connections"] += 1
@@ -466,6 +579,7 @@ class Node:
         for link in self.links.values():
             link.start()
         ticker = loop.create_task(self._ticker())
+        repairer = loop.create_task(self._repairer())
         print(
             f"{self.name}: listening on {self.me.listen.host}:{self.me.listen.port}"
             f" ({'recovered' if self.recovered else 'fresh'}, view {self.replica.view},"
@@ -477,9 +591,10 @@ class Node:
             await self.stopping.wait()
         finally:
             server.close()
-            ticker.cancel()
-            with contextlib.suppress(BaseException):
-                await ticker
+            for task in (ticker, repairer):
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
             for link in self.links.values():
                 await link.close()
             if self.durable is not None:

@@ -73,6 +73,7 @@ def create(
     checkpoint_k: int = C.DEFAULT_CHECKPOINT_K,
     watermark_window: int = C.DEFAULT_WATERMARK_WINDOW,
     synchronous: str = "FULL",
+    payload_bytes: int = C.DEFAULT_PAYLOAD_BYTES,
     host: str = "127.0.0.1",
     http_port: int | None = None,
     dial_ports: Sequence[int] | None = None,
@@ -138,6 +139,7 @@ def create(
         path=directory / _CONFIG_FILE,
         params=None if params_text is None else directory / _PARAMS_FILE,
         community=new_community_id(),  # ENV-1: this cluster's own
+        payload_bytes=payload_bytes,
     )
     path = directory / _CONFIG_FILE
     try:

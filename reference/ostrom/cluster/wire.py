@@ -3,10 +3,15 @@
 A frame is a 4-byte big-endian length and that many bytes.  The bytes of a frame are
 one ``messages.encode`` envelope (a signed PBFT message), except the first frames of a
 connection.  The first is the *hello*: ``{"hello": NAME}``, naming who dials (a
-principal, or ``"status"`` for a status request, ``"read"`` for a read of the HTTP API or
-``"put"`` for a payload to keep: one request frame of JSON after it,
-cluster/replica_process.py).  A status, a read or a put (``PUBLIC``) asks only for what
-is public or gives a payload that its digest already names (cluster/payloads.py).
+principal, or ``"status"`` for a status request, ``"read"`` for a read of the HTTP API,
+``"put"`` for a payload to keep or ``"fetch"`` for a payload a peer lacks: one request
+frame of JSON after it, cluster/replica_process.py).  A status or a read (``PUBLIC``)
+asks only for what is public and needs no proof.  A put and a fetch are *channels*
+(``CHANNELS``): their hello is proved like a principal's, by one of the principals the
+receiver allows (a put: the front's client identities only; a fetch: a peer replica),
+because a put makes the receiver store what it carries (issue 40, item 4: any local
+process could fill a replica's payload file) and a fetch is one replica's repair
+request to another (cluster/payloads.py, "Repair").
 
 **A principal's hello is authenticated** (issue 41, item 6; docs/security.md, "replica
 links").  Without it any local process could open a peer's connection and put frames in
@@ -46,9 +51,12 @@ from ostrom.consensus.crypto import KeyRing, Signer
 from ostrom.consensus.messages import MAX_MESSAGE_BYTES, canonical
 
 __all__ = [
+    "CHANNELS",
+    "FETCH",
     "HEADER",
     "HELLO_TIMEOUT_S",
     "LINK_DOMAIN",
+    "MAX_FETCH",
     "MAX_FRAME",
     "MAX_READ",
     "PUBLIC",
@@ -80,10 +88,16 @@ READ: Final = "read"
 MAX_READ: Final = 1 << 16
 #: The hello of the payload channel (a payload the front hands a replica to keep).
 PUT: Final = "put"
+#: The hello of the repair channel (a replica asks a peer for a payload it lacks).
+FETCH: Final = "fetch"
+#: The largest fetch request (an envelope's agent, seq, artifact and digest).
+MAX_FETCH: Final = 1 << 14
 #: The hello of a status request (one frame of JSON answers it).
 STATUS: Final = "status"
-#: The hellos that name no principal: answered without a challenge.
-PUBLIC: Final = frozenset({STATUS, READ, PUT})
+#: The hellos that name no principal and ask only for what is public: no challenge.
+PUBLIC: Final = frozenset({STATUS, READ})
+#: The hellos of one-request channels whose dialer must prove who it is (``authenticate``).
+CHANNELS: Final = frozenset({PUT, FETCH})
 #: What a link's proof signs under (``Signer.sign_domain``): never a PBFT message's bytes.
 LINK_DOMAIN: Final = b"ostrom-link/1\n"
 _NONCE: Final = 32

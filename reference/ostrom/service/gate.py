@@ -186,6 +186,13 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
             "n - f kept a command's payload (nothing was ordered)",
         ),
         GateError(
+            "content_pending",
+            503,
+            "a cluster replica executed the artifact's command without its payload and is "
+            "still fetching it from its peers (the front asks another replica first); ask "
+            "again",
+        ),
+        GateError(
             "not_consistent",
             503,
             "consistent=1: f+1 replicas did not agree on one answer at one log position in "

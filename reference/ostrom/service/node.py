@@ -40,7 +40,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -475,6 +475,16 @@ class Node:
             else:
                 self._indexed[x] = new
         self.store.index_search(delta)
+
+    def keep_payload(self, artifact: str, digest: str, payload: Mapping[str, Any]) -> None:
+        """Keep the payload of an accepted command that was applied without it (a cluster
+        replica repairing what it missed: cluster/payloads.py), then index the artifact
+        as if it had come with the command.  The caller checked that ``payload`` is the
+        digest's preimage and that the artifact is not forgotten (FORGET-PURGE); the
+        public state does not change (content is payload, not protocol state)."""
+        with self._lock:
+            self.store.keep_late(artifact, digest, payload)
+            self._index({artifact})
 
     def search_index_agrees(self) -> bool:
         """Whether the search index, kept in step command by command, is the one the

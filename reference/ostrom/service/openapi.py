@@ -112,6 +112,7 @@ _WRITE_ERRORS: Final = tuple(
         "not_found",
         "no_content",
         "content_forgotten",
+        "content_pending",
         "method_not_allowed",
         "bad_query",
         "query_syntax",
@@ -189,9 +190,16 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "content",
         "The content and metadata the artifact was proposed (or last resubmitted) with, "
         "and its digest. 404 `no_content`: proposed by digest only; `content_forgotten`: "
-        "the artifact was forgotten and its content purged (FORGET-PURGE). Before the "
+        "the artifact was forgotten and its content purged (FORGET-PURGE). 503 "
+        "`content_pending`: a cluster's replicas are still repairing it. Before the "
         "artifact route: an artifact id ending in `/content` is read through this one.",
-        errors=("not_found", "no_content", "content_forgotten", "db_unavailable"),
+        errors=(
+            "not_found",
+            "no_content",
+            "content_forgotten",
+            "content_pending",
+            "db_unavailable",
+        ),
         response="Content",
     ),
     _reading(

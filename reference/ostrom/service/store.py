@@ -778,6 +778,21 @@ class Store:
         if payload.get("embedding") is not None:
             self._keep_embedding(digest, payload["embedding"])
 
+    def keep_late(self, artifact: str, digest: str, payload: Mapping[str, Any]) -> None:
+        """``_keep`` in a transaction of its own, outside any command: a cluster replica
+        keeps the payload of a command it executed without it, once a peer gave it
+        (cluster/payloads.py, "Repair").  ``DbUnavailable`` if SQLite refuses."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._keep(artifact, digest, payload)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+        except sqlite3.Error as exc:
+            raise DbUnavailable(str(exc)) from None
+
     def _keep_embedding(self, digest: str, embedding: Sequence[float]) -> None:
         """Store the embedding of the payload ``digest`` (once): its canonical JSON and
         its unit vector (service/dense.py), keyed by the payload's content id."""
