@@ -498,12 +498,6 @@ class Retransmitter:
     def next_due(self) -> int | None:
         return min((r.due for r in self.unacked.values()), default=None)
 
-    def forget(self, peer: str) -> None:
-        """``peer`` restarted: its acknowledgements stand (it acknowledges only what its
-        store holds), but what was in flight to it is sent again on its timers."""
-        self.owed.pop(peer, None)
-        self._owed_since.pop(peer, None)
-
     def _prune(self, now: int) -> None:
         self._pruned_at = now
         for peer, acked in self.acked.items():
