@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -54,6 +55,7 @@ def issue_run(faulty: str, *, congestion: bool) -> dict[str, Any]:
 
 def measure(*, before: bool = True) -> dict[str, Any]:
     start = time.perf_counter()
+    load = os.getloadavg()[0]  # CPU seconds per run move with the machine's load
     runs = [issue_run(k, congestion=True) for k in ("none", "silent", "flood")]
     if before:
         runs.append(issue_run("none", congestion=False))
@@ -81,6 +83,8 @@ def measure(*, before: bool = True) -> dict[str, Any]:
         "worst_ratio_to_loss_free": worst,
         "violations": violations,
         "wall_s": round(time.perf_counter() - start, 1),
+        "load_average_before": round(load, 2),
+        "load_average_after": round(os.getloadavg()[0], 2),
     }
 
 
@@ -92,8 +96,16 @@ def measure_cluster(requests: int = CLUSTER_REQUESTS) -> dict[str, Any]:
     start = time.perf_counter()
     rows = []
     for loss, jitter in CLUSTER_CELLS:
+        load = os.getloadavg()[0]  # real time on a shared machine: say how busy it was
         with tempfile.TemporaryDirectory() as tmp:
-            rows.append(experiment(Path(tmp), Faults(loss, jitter), requests))
+            row = experiment(Path(tmp), Faults(loss, jitter), requests)
+        rows.append(
+            {
+                **row,
+                "load_average_before": round(load, 2),
+                "load_average_after": round(os.getloadavg()[0], 2),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     return {"rows": rows, "wall_s": round(time.perf_counter() - start, 1)}
 

@@ -16,14 +16,15 @@ the in-process figure and the Ed25519 bound; and view changes per 1,000 requests
 and 20% message loss for the earlier (``quiet``) and the timer-driven retransmission.
 
 ``congestion`` (``bench/congestion.py``; the sweep took eight and a half minutes on a busy
-2-core machine, the run without congestion control alone several CPU-minutes): issue 42's run
+2-core machine and 38 at a load average near 30, the run without congestion control alone
+several CPU-minutes): issue 42's run
 with and without congestion control, and the sweep over N in {4, 7, 10, 13}, max_delay
 in {0, 5, 20, 50}, loss in {0, 5, 20%} with no faulty replica, f silent and f flooding
 VIEW-CHANGEs: every request executed everywhere, messages per request within
 ``LOSS_BOUND`` times the loss-free run's; then the process cluster (four replica
-processes behind the fault-injecting proxy, five cells of loss and jitter, about a
-minute): frames and bytes per request on the replica links against the fault-free load's,
-written to ``congestion_cluster``.
+processes behind the fault-injecting proxy, five cells of loss and jitter, one to six
+minutes with the machine's load): frames and bytes per request on the replica links
+against the fault-free load's, written to ``congestion_cluster``.
 
 ``sortition`` (``bench/sortition.py``, seconds): a tick recruiting 200 artifacts among 1k,
 10k and 100k agents; the per-tick figures must lie within a factor 2 of each other.

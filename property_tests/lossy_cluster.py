@@ -7,7 +7,8 @@ A 4-replica cluster whose replica-bound frames all cross the fault-injecting pro
 (cluster/proxy.py) takes a fault-free load, a load under loss and per-frame jitter (which
 delays and reorders) on the replica-to-replica links, then the heal, an idle spell and
 one more load; the stores are audited at the end.  The cost is what the replicas offered
-one another (frames and bytes, counted by the proxy before any loss) per request.
+one another (frames and bytes, counted by the proxy before any loss, the acknowledgement
+frames included) per request.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def run(
 
 def idle(proxy: FaultProxy, names: set[str]) -> float:
     """Frames per second on the replica links while no command is sent for ``IDLE_S``:
-    what the timer retransmission costs a quiet cluster."""
+    what retransmission costs a quiet cluster (position updates only, once each peer
+    acknowledged everything)."""
     f0, _ = replica_links(proxy, names)
     time.sleep(IDLE_S)
     return round((replica_links(proxy, names)[0] - f0) / IDLE_S, 1)

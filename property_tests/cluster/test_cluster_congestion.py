@@ -1,22 +1,25 @@
 """The process cluster under jitter and loss (issue 42 item 0, its cluster part;
 docs/consensus.md, "Congestion control").
 
-The simulation's congestion control (consensus/congestion.py) answers collapse in the
-simulated network, whose retransmission timers run per message.  The replica processes
-retransmit on a timer too (cluster/replica_process.py: a quarter of the view-change
-timeout without progress, the period doubling at most twice), over TCP.  These tests put
-every replica-bound frame through the fault-injecting proxy (cluster/proxy.py), faulty
-on the replica-to-replica links — loss, and a random hold per frame that delays and
-reorders — and show, on a real 4-replica cluster with signed commands:
+The replica processes retransmit under the simulation's congestion control
+(consensus/congestion.py ``Retransmitter``, carried by cluster/replica_process.py: each
+message to a peer tracked until the peer's acknowledgement frame names it, re-sent after
+the observed timeout with back-off and a per-link budget unless covered or superseded;
+the periodic ``Replica.retransmit`` skips what the peer has).  These tests put every
+replica-bound frame through the fault-injecting proxy (cluster/proxy.py), faulty on the
+replica-to-replica links — loss, and a random hold per frame that delays and reorders —
+and show, on a real 4-replica cluster with signed commands:
 
 * liveness after the faults stop: every command sent under the faults is acknowledged,
   and every honest replica executes the same log and passes the audit (BFT-LIVE-1);
 * the view stays bounded: after the heal the view does not move while the cluster
   idles, and a further command is answered in the view the cluster healed in;
-* the cost, measured and not bounded: frames (and bytes) per request on the
-  replica-to-replica links under the faults and without them, from the proxy's
-  per-link count of what the senders offered (before any loss), and the frames per
-  second while the cluster idles, after the fault-free load and after the heal.  The
+* the cost is bounded: frames per request on the replica-to-replica links under the
+  faults (the proxy's per-link count of what the senders offered, before any loss,
+  acknowledgements included) at most ``LOSS_BOUND`` times the fault-free load's, as in
+  the simulation's sweep; and an idle cluster sends nothing but the position updates
+  (``Retransmitter.acks_due``: at most one per peer per heartbeat, and only after a
+  change), counted while it idles after the fault-free load and after the heal.  The
   figures are printed and recorded (bench/congestion.py ``--cluster``:
   bench/results/congestion_cluster.json).
 """
@@ -28,15 +31,23 @@ from typing import Any
 
 import pytest
 
-from lossy_cluster import Faults, experiment
+from lossy_cluster import IDLE_S, Faults, experiment
+from ostrom.harness.sweep import LOSS_BOUND
+
+
+def idle_bound(n: int, timeout_ms: int) -> float:
+    """The most frames per second an idle cluster of ``n`` replicas may send one
+    another: each replica tells each peer its position at most once per heartbeat (the
+    view-change timeout) and only after it changed, plus one for a change at the edge of
+    the ``IDLE_S`` window."""
+    return n * (n - 1) * (1000 / timeout_ms + 1 / IDLE_S)
+
 
 pytestmark = pytest.mark.system
 
 
 def assert_row(row: dict[str, Any]) -> None:
-    """Liveness and a bounded view; the cost is printed (and recorded by the bench), not
-    bounded here: the replica processes have no acknowledgement to measure delay by, so
-    there is no rule of theirs to hold it to (docs/consensus.md, "Congestion control")."""
+    """Liveness, a bounded view, a bounded cost (printed and recorded by the bench)."""
     print(row)
     # BFT-LIVE-1: every command was acknowledged (Load.join fails on any refused or
     # unanswered one) and check() audited them at every replica after the heal
@@ -44,6 +55,11 @@ def assert_row(row: dict[str, Any]) -> None:
     assert row["dropped"] > 0, "the faults dropped nothing: the test saw no loss"
     # bounded view: once healed, the view stays where it is (idle, and under new load)
     assert row["view_idle"] == row["view_healed"] == row["view_end"], row
+    # the cost: what loss adds is bounded as in the simulation's sweep, and idle is quiet
+    assert row["ratio_frames"] <= LOSS_BOUND, row
+    bound = idle_bound(row["n"], row["timeout_ms"])
+    assert row["idle_frames_per_s_free"] <= bound, row
+    assert row["idle_frames_per_s_healed"] <= bound, row
 
 
 def test_jitter_and_loss_ci(tmp_path: Path) -> None:

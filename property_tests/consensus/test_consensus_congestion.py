@@ -11,7 +11,10 @@
    at most ``LINK_BUDGET`` retransmissions per link per window; a message for a sequence
    number its receiver executed is not re-sent (cumulative acknowledgement); the issue's
    run completes in view 0;
-3. the witness that the rule is what prevents the collapse: a loaded run (N = 4, ten
+3. the witness that the view-change timer must wait for its peers' timeouts
+   (``waited_timeout``): the sweep's worst cell changes view twice without it, never
+   with it;
+4. the witness that the rule is what prevents the collapse: a loaded run (N = 4, ten
    clients, 20 ticks of jitter) completes with congestion control and no view change,
    and without it (the fixed timers of before) it collapses — thousands of
    retransmissions, views changing, requests stuck.
@@ -37,6 +40,7 @@ from ostrom.consensus.congestion import (
     view_change_timeout,
 )
 from ostrom.consensus.messages import PrePrepare, Signed
+from ostrom.harness import network
 from ostrom.harness.network import Faults, Simulation
 from ostrom.harness.sweep import Cell, run_cell
 
@@ -259,3 +263,22 @@ def test_safety_holds_with_congestion_control_under_loss() -> None:
     assert sim.all_executed()
     check_safety_1(sim)  # BFT-SAFE-1
     check_safety_2(sim)  # BFT-SAFE-2
+
+
+def test_the_timer_waits_for_its_peers_timeouts_in_the_worst_cell(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sweep's worst cell (N = 13, max_delay 5, four silent replicas, 20% loss: every
+    one of the nine honest votes needed).  With each replica's view-change timer sized
+    by its own observed timeout alone, a replica whose messages travel fast gives up
+    while a needed vote is still being re-sent on its slower sender's timeout, leaves
+    view 0 without a quorum behind it, and the others follow: two view changes.  Sized
+    by the f+1-th largest of its own and its peers' (``waited_timeout``): none
+    (BFT-LIVE-1)."""
+    cell = Cell(13, 5, 0.2, "silent")
+    good = run_cell(cell)
+    assert good["completed"] and good["view"] == 0, good
+    monkeypatch.setattr(network, "waited_timeout", lambda own, peers, f: own)
+    bad = run_cell(cell)
+    assert bad["completed"] and bad["view"] == 2, bad
+    assert bad["messages"] > good["messages"], (bad, good)

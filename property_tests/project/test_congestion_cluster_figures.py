@@ -18,8 +18,8 @@ def cluster_table(results: dict[str, Any]) -> str:
     """The Markdown table of the process cluster under jitter and loss."""
     out = [
         "| loss | jitter | frames/request: free, faults (×) | bytes/request: free, faults (×) "
-        "| faulted load | idle frames/s: free, healed | view after the heal |",
-        "|---:|---:|---|---|---:|---|---:|",
+        "| faulted load | idle frames/s: free, healed | view after the heal | load |",
+        "|---:|---:|---|---|---:|---|---:|---:|",
     ]
     for r in results["rows"]:
         out.append(
@@ -30,7 +30,7 @@ def cluster_table(results: dict[str, Any]) -> str:
             f"({r['ratio_bytes']}×) "
             f"| {r['seconds_faults']} s "
             f"| {r['idle_frames_per_s_free']}, {r['idle_frames_per_s_healed']} "
-            f"| {r['view_healed']} |"
+            f"| {r['view_healed']} | {r['load_average_before']:g} |"
         )
     return "\n".join(out)
 

@@ -1,9 +1,9 @@
 """Figures quoted in prose, tied to the committed result files they come from: the
-congestion-controlled issue run (docs/consensus.md, bench/results/congestion.json) and
-the validation of a node's export (docs/conformance.md, bench/results/trace_export.json),
-and the composed PBFT system's spec-mutation score (docs/checking.md,
-models/mutation/scores.json). A re-run that changes a figure fails here until the prose
-says the new one."""
+congestion-controlled issue run and the sweep (docs/consensus.md,
+bench/results/congestion.json), the validation of a node's export (docs/conformance.md,
+bench/results/trace_export.json), and the composed PBFT system's spec-mutation score
+(docs/checking.md, models/mutation/scores.json). A re-run that changes a figure fails
+here until the prose says the new one."""
 
 from __future__ import annotations
 
@@ -37,6 +37,35 @@ def congestion_sentence(results: dict[str, Any]) -> str:
     )
 
 
+def sweep_sentence(results: dict[str, Any]) -> str:
+    """The congestion sweep's summary (docs/consensus.md, "The sweep")."""
+    rows = results["sweep"]
+    in_view_0 = sum(1 for r in rows if r["view"] == 0)
+    means = []
+    for n in sorted({r["n"] for r in rows}):
+        per = []
+        for kind in ("none", "silent", "flood"):
+            free = [
+                r["messages_per_request"]
+                for r in rows
+                if (r["n"], r["faulty"], r["loss"]) == (n, kind, 0)
+            ]
+            per.append(f"{sum(free) / len(free):.1f}")
+        means.append(f"N = {n}: {', '.join(per)}")
+    worst = results["worst_ratio_to_loss_free"]
+    return (
+        f"{results['wall_s'] / 60:.1f} minutes on a 2-core machine shared with other jobs, "
+        f"load average {results['load_average_before']:g} before and "
+        f"{results['load_average_after']:g} after): "
+        f"{results['completed']} of {results['runs']} runs complete, {in_view_0} of them "
+        f"in view 0. Messages per request without loss (none, f silent, f flooding), the "
+        f"mean over the four jitters: {'; '.join(means)}. The worst ratio of a lossy run "
+        f"to its loss-free run is {worst['loss 0.05']} at 5% loss and {worst['loss 0.20']} "
+        f"at 20% loss, against the bound of {results['loss_bound']:g}; "
+        f"{len(results['violations'])} violations."
+    )
+
+
 def validate_sentence(results: dict[str, Any]) -> str:
     v = {r["commands"]: r for r in results["validate"]}
     return f"{v[500]['seconds']:,.0f} s for 500 commands, {v[1000]['seconds']:,.0f} s for 1,000"
@@ -44,6 +73,10 @@ def validate_sentence(results: dict[str, Any]) -> str:
 
 def test_the_issue_runs_figures_are_the_committed_results() -> None:
     assert congestion_sentence(_results("congestion")) in _flat("docs/consensus.md")
+
+
+def test_the_sweeps_figures_are_the_committed_results() -> None:
+    assert sweep_sentence(_results("congestion")) in _flat("docs/consensus.md")
 
 
 def test_the_export_validation_figures_are_the_committed_results() -> None:
@@ -54,6 +87,8 @@ def test_a_changed_figure_is_caught() -> None:
     results = _results("congestion")
     results["issue_run"][0]["ticks"] += 1
     assert congestion_sentence(results) not in _flat("docs/consensus.md")
+    results["worst_ratio_to_loss_free"]["loss 0.20"] += 0.001
+    assert sweep_sentence(results) not in _flat("docs/consensus.md")
     export = _results("trace_export")
     export["validate"][0]["seconds"] += 10
     assert validate_sentence(export) not in _flat("docs/conformance.md")

@@ -5,8 +5,9 @@ sends the hello, proves who it is (the peer's challenge signed with ``signer``: 
 and writes the queue.  A peer that is down (killed, restarting,
 partitioned) costs nothing but the frames queued for it: the queue drops its oldest
 frame when full, and a frame being written when the connection breaks is lost.  Both
-are what PBFT's retransmission is for (BFT-LIVE-1: replicas re-send their own messages
-each retransmission period), so a link never blocks the process and never raises.
+are what PBFT's retransmission is for (BFT-LIVE-1: a replica re-sends each message until
+its peer acknowledges it, congestion.Retransmitter), so a link never blocks the process
+and never raises.
 """
 
 from __future__ import annotations

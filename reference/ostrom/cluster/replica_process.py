@@ -14,17 +14,23 @@ loop:
   restarted process resumes from ``DurableReplica.recover``.  The frames of one read
   are committed together (``deliver_all``: group commit, one transaction and one fsync
   for all of them, their sends released after it);
-* **timers** (as ``Simulation._rearm`` and ``_fire_resends``): the view-change timer runs
-  while ``Replica.waiting`` and restarts when ``progress`` moves, then ``on_timeout``;
-  ``retransmit`` runs when a quarter of the view-change timeout passed without progress,
-  the period doubling (capped) while nothing progresses (BFT-LIVE-1: PBFT assumes
-  retransmission until delivery).  TCP delivers what a live connection carries, so only
-  a broken connection (a killed or partitioned peer) loses messages; a replica that
-  executes meanwhile needs no repetition, and one left behind catches up by the next
-  stable checkpoint (state transfer).  Re-sending the whole window every period under
-  load (the simulation's per-message acknowledgements skip what arrived; TCP gives no
-  such acknowledgement to the replica) cost most of a replica's CPU.  One logical tick
-  of the replica is one millisecond here;
+* **retransmission and timers** (as ``Simulation``'s, with the same rules: docs/consensus.md,
+  "Congestion control"): an honest replica's ``congestion.Retransmitter`` decides, this
+  layer only carries its decisions.  Every message to a peer is tracked until the peer
+  acknowledges it (an acknowledgement frame, wire.py: the peer's keys of what it took and
+  its position, within ``ACK_DELAY``) and re-sent on its own timer, after the observed
+  timeout and with back-off, within the link's budget, unless the peer's position covers
+  it or the replica no longer holds it (superseded).  Loss happens above TCP too (a
+  broken connection, a proxy that drops frames), so TCP's delivery is not enough
+  (BFT-LIVE-1: PBFT assumes retransmission until delivery).  ``Replica.retransmit`` runs
+  each quarter of the adapted view-change timer (the period doubling while nothing
+  progresses), its copies skipped where acknowledged, outstanding or covered: an idle
+  cluster sends nothing but a position update per peer after a change
+  (``Retransmitter.acks_due``).  The view-change timer runs while ``Replica.waiting``
+  and restarts when ``progress`` moves, lasts at least ``VIEW_CHANGE_DELAYS`` observed
+  timeouts, and one due that the delay observed since lengthened moves to its new end.
+  The timers are explicit ticks: one tick is one millisecond of ``time.monotonic``
+  since the process started;
 * **links**: a connection whose hello names a principal (a peer, or the front) must
   prove it (wire.py: a signed challenge) before any of its frames is read; one that does
   not is closed and counted (``unauthenticated_connections``);
@@ -80,6 +86,7 @@ from ostrom.cluster.payloads import (
     fetch_answer,
 )
 from ostrom.cluster.wire import (
+    ACK_MAGIC,
     FETCH,
     HELLO_TIMEOUT_S,
     MAX_FETCH,
@@ -91,15 +98,35 @@ from ostrom.cluster.wire import (
     STATUS,
     FrameDecoder,
     FrameError,
+    ack_frame,
     authenticate,
     frame,
     hello,
+    parse_ack,
     parse_hello,
     prove,
     read_frames,
     read_one,
 )
-from ostrom.consensus.messages import Commit, Malformed, Prepare, PrePrepare, decode, replica_name
+from ostrom.consensus.congestion import (
+    ACK_MEMORY_TIMEOUTS,
+    RESEND_PERIOD_DIVISOR,
+    RETRANSMIT_BACKOFF_CAP,
+    RETRANSMIT_PERIOD_DIVISOR,
+    Retransmitter,
+    holds,
+    resend_interval,
+    view_change_timeout,
+)
+from ostrom.consensus.messages import (
+    Commit,
+    Malformed,
+    Prepare,
+    PrePrepare,
+    Signed,
+    decode,
+    replica_name,
+)
 from ostrom.consensus.replica import BROADCAST, RETRY_LATER, Output, Replica
 from ostrom.consensus.storage import DurableReplica, FileLocation, StoreError, StoreMissing
 from ostrom.protocol.lifecycle import FORGOTTEN
@@ -110,10 +137,6 @@ __all__ = ["Node", "Wrapper", "main", "run_node"]
 
 #: How often the timers are looked at (milliseconds).
 _TICK_MS: Final = 10
-#: ``retransmit`` runs each this fraction of the view-change timeout ...
-_RESEND_DIVISOR: Final = 4
-#: ... doubling at most this many times while nothing progresses.
-_RESEND_DOUBLINGS: Final = 2
 #: Messages refused for now kept for another try (the oldest dropped beyond).
 _DEFER_MAX: Final = 2048
 _EXIT_STORE: Final = 3
@@ -195,24 +218,50 @@ class Node:
                 self.durable = DurableReplica.create(self.replica, location)
             self.node = self.durable
         self.links: dict[str, Link] = {}
+        self.peers = tuple(rc.name for rc in cfg.replicas if rc.id != replica_id)
         self.stats: Counter[str] = Counter()
         self.stopping = asyncio.Event()
         self.exit_code = 0
-        self._vc_deadline: float | None = None
+        # congestion control (BFT-LIVE-1): an honest replica's retransmission state; a
+        # Byzantine one's is its strategy's (it acknowledges nothing and tracks nothing)
+        t = cfg.base_timeout_ms
+        period = max(1, t // RETRANSMIT_PERIOD_DIVISOR)
+        self.transport: Retransmitter | None = (
+            None
+            if wrapper is not None
+            else Retransmitter(
+                initial=period,
+                at_least=period * RETRANSMIT_BACKOFF_CAP,
+                memory=ACK_MEMORY_TIMEOUTS * t,
+                heartbeat=t,
+            )
+        )
+        self._vc_deadline: int | None = None
+        self._vc_armed = 0
         self._vc_progress = -1
-        self._resend_at = 0.0
-        self._resend_interval = 0.0
+        self._resend_at = 0
+        self._resend_interval = 0
         self._resend_progress = -1
         self.started = time.monotonic()
-        self.deferred: list[bytes] = []
+        #: frames refused for now, with the peer they came from (None: the front)
+        self.deferred: list[tuple[bytes, str | None]] = []
         #: the held output of a group of messages (deliver_all), None outside one
         self._held: Output | None = None
         self._deferred_at: tuple[int, int, bool, int] | None = None
 
     # --- the replica's outputs ------------------------------------------------------------
 
-    def route(self, out: Output) -> None:
+    def now(self) -> int:
+        """The replica's tick: milliseconds since the process started."""
+        return int((time.monotonic() - self.started) * 1000)
+
+    def route(self, out: Output, *, periodic: bool = False) -> None:
+        """``out``'s sends on the links; to a peer, as the ``Retransmitter`` decides
+        (a ``periodic`` copy of what the peer acknowledged, covers or still gets on its
+        own timer is skipped)."""
         loop = asyncio.get_running_loop()
+        now = self.now()
+        peers = frozenset(self.peers)
         for s in out.sends:
             payload = s.payload if isinstance(s.payload, bytes) else s.payload.encoded
             if s.dest == BROADCAST:
@@ -223,6 +272,14 @@ class Node:
                 dests = ["front"]  # a client's reply: every client lives at the front
             for d in dests:
                 link = self.links[d]
+                if (
+                    self.transport is not None
+                    and d in peers
+                    and not self.transport.offer(
+                        d, s.payload, payload, now + s.delay, periodic=periodic
+                    )
+                ):
+                    continue
                 if s.delay > 0:
                     loop.call_later(s.delay / 1000, link.send, payload)
                 else:
@@ -250,9 +307,9 @@ class Node:
             self.stopping.set()
             return
         self.stats[kind] += 1
-        self.route(out)
+        self.route(out, periodic=kind == "retransmit")
 
-    def deliver_all(self, frames: list[bytes]) -> None:
+    def deliver_all(self, frames: list[bytes], peer: str | None = None) -> None:
         """The frames of one read, delivered with one commit (group commit): the durable
         state of all their steps is written in one transaction (one fsync with
         ``synchronous=FULL``) before anything they send is released (BFT-SAFE-1 holds:
@@ -260,12 +317,12 @@ class Node:
         if the frames had been lost on the way)."""
         if self.durable is None or len(frames) == 1:
             for data in frames:
-                self.deliver(data)
+                self.deliver(data, peer)
             return
         self._held = Output()
         try:
             for data in frames:
-                self.deliver(data)
+                self.deliver(data, peer)
         finally:
             held, self._held = self._held, None
         if self.stopping.is_set():
@@ -280,22 +337,40 @@ class Node:
         self.stats["group_commits"] += 1
         self.route(out)
 
-    def deliver(self, data: bytes) -> None:
-        """A frame from the network.  A message refused *for now* (above the window,
-        of a future view, rate limited, or of the view being entered: ``network.py``'s
-        ``RETRY_LATER``) is kept and offered again when the replica's position changes:
-        the receiver-side half of what the simulation's per-message retransmission
-        timers do (BFT-LIVE-1).  Without it a backup whose stable checkpoint trails the
-        primary's refuses the next PRE-PREPAREs for good and waits for the next
+    def deliver(self, data: bytes, peer: str | None = None) -> None:
+        """A frame from the network (from replica ``peer``, or None: the front).  An
+        acknowledgement from a peer goes to the ``Retransmitter``; a message is stepped,
+        and acknowledged to the peer that sent it unless it was refused *for now* (above
+        the window, of a future view, rate limited, or of the view being entered:
+        ``RETRY_LATER``).  Such a message is kept and offered again when the replica's
+        position changes (and acknowledged then): the receiver-side half of the
+        retransmission (BFT-LIVE-1).  Without it a backup whose stable checkpoint trails
+        the primary's refuses the next PRE-PREPAREs for good and waits for the next
         checkpoint to catch up."""
+        if peer is not None and data.startswith(ACK_MAGIC):
+            self.acknowledgement(peer, data)
+            return
         before, view, active = self._refusals(), self.replica.view, self.replica.active
         self.step("message", data)
         if self._not_yet(data, before, view, active):
-            self.deferred.append(data)
+            self.deferred.append((data, peer))
             if len(self.deferred) > _DEFER_MAX:
                 del self.deferred[0]
                 self.stats["deferred_dropped"] += 1
+        elif self.transport is not None and peer is not None:
+            self.transport.received(peer, data, self.now())
         self._redeliver()
+
+    def acknowledgement(self, peer: str, data: bytes) -> None:
+        """Peer ``peer``'s acknowledgement frame (malformed ones dropped and counted)."""
+        ack = parse_ack(data)
+        if ack is None:
+            self.stats["malformed_acks"] += 1
+            return
+        self.stats["acks"] += 1
+        if self.transport is not None:
+            t = self.transport
+            t.acknowledged(peer, ack.keys, ack.executed, ack.stable, self.now(), ack.timeout)
 
     def _refusals(self) -> tuple[int, ...]:
         rej = self.replica.rejected
@@ -330,38 +405,64 @@ class Node:
             self._deferred_at = pos
             frames, self.deferred = self.deferred, []
             self.stats["redelivered"] += len(frames)
-            for data in frames:
+            for data, peer in frames:
                 before, view, active = self._refusals(), self.replica.view, self.replica.active
                 self.step("message", data)
                 if self._not_yet(data, before, view, active):
-                    self.deferred.append(data)
+                    self.deferred.append((data, peer))
+                elif self.transport is not None and peer is not None:
+                    self.transport.received(peer, data, self.now())
             pos = self._position()
 
     # --- timers ---------------------------------------------------------------------------
 
-    def tick(self) -> None:
+    def view_change_timeout(self) -> int:
+        """The view-change timer (ms): the replica's own, and once the delay of its
+        messages is measured at least ``VIEW_CHANGE_DELAYS`` observed timeouts, its own or
+        the ``f+1``-th largest of its own and its peers' (``congestion.waited_timeout``,
+        ``congestion.view_change_timeout``; as ``Simulation.view_change_timeout``)."""
         r = self.replica
-        now = time.monotonic()
+        observed = None if self.transport is None else self.transport.waited(self.cfg.f)
+        if observed is None:
+            return r.timeout_duration()
+        return view_change_timeout(r.timeout_duration(), r.consecutive_view_changes, observed)
+
+    def tick(self) -> None:
+        """The timers at the current tick: the view-change timer, the per-message
+        retransmissions, the replica's own period, the acknowledgements owed."""
+        r = self.replica
+        now = self.now()
         if not r.waiting:
             self._vc_deadline = None
         elif self._vc_deadline is None or self._vc_progress != r.progress:
-            self._vc_deadline = now + r.timeout_duration() / 1000
-            self._vc_progress = r.progress
+            self._vc_deadline = now + self.view_change_timeout()
+            self._vc_armed, self._vc_progress = now, r.progress
         if self._vc_deadline is not None and now >= self._vc_deadline:
-            self._vc_deadline = None
-            self.step("timeout")
-        if now >= self._resend_at:
-            base = max(r.timeout_duration() / _RESEND_DIVISOR, _TICK_MS) / 1000
-            if r.progress != self._resend_progress:
-                # progressing: the links deliver, nothing to repeat
-                self._resend_interval = base
-                self._resend_progress = r.progress
+            end = self._vc_armed + self.view_change_timeout()
+            if end > now:  # the delay observed since it started lengthened it
+                self._vc_deadline = end
+                self.stats["timer_lengthened"] += 1
             else:
-                self.step("retransmit")
-                self._resend_interval = min(
-                    2 * self._resend_interval, base * (1 << _RESEND_DOUBLINGS)
-                )
+                self._vc_deadline = None
+                self.step("timeout")
+        if self.transport is not None:
+            for rec in self.transport.due(now, self._holds):
+                self.links[rec.dst].send(rec.data)
+        if now >= self._resend_at:
+            base = max(self.view_change_timeout() // RESEND_PERIOD_DIVISOR, _TICK_MS)
+            progressed = r.progress != self._resend_progress
+            self._resend_interval = resend_interval(base, self._resend_interval, progressed)
+            self._resend_progress = r.progress
             self._resend_at = now + self._resend_interval
+            self.step("retransmit")
+        if self.transport is not None:
+            pos = (r.last_exec, r.stable_seq)
+            timeout = self.transport.observed() or 0
+            for peer, keys in self.transport.acks_due(now, *pos, self.peers):
+                self.links[peer].send(ack_frame(keys, *pos, timeout))
+
+    def _holds(self, dst: str, payload: Signed | bytes) -> bool:
+        return holds(self.replica, dst, payload)
 
     async def _ticker(self) -> None:
         while not self.stopping.is_set():
@@ -552,7 +653,7 @@ class Node:
                 frames = await read_frames(reader, decoder)
                 if frames is None:
                     return
-                self.deliver_all(frames)
+                self.deliver_all(frames, peer if peer in self.peers else None)
         except FrameError:
             self.stats["garbage_connections"] += 1  # closed: the stream is out of step
         except (TimeoutError, OSError, ConnectionError):
@@ -573,6 +674,10 @@ class Node:
             if rc.id != self.me.id:
                 self.links[rc.name] = Link(self.name, rc.name, rc.dial, self.signer)
         self.links["front"] = Link(self.name, "front", self.cfg.front, self.signer)
+        if self.transport is not None:
+            r = self.replica
+            for peer in self.peers:  # the position this replica starts from
+                self.transport.told(peer, self.now(), r.last_exec, r.stable_seq)
         server = await asyncio.start_server(
             self._serve, self.me.listen.host, self.me.listen.port, reuse_address=True
         )

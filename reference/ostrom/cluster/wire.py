@@ -29,6 +29,18 @@ late or wrong is closed before any frame of it is read.  The proof does not repl
 PBFT messages' own signatures: a Byzantine replica authenticates as itself and then
 sends what it likes, under its own name only (BFT-SAFE-1 needs nothing from the links).
 
+**Acknowledgements** (issue 42 item 0; docs/consensus.md, "Congestion control"): on a
+connection between two replicas a frame may also be an *acknowledgement*, ``ACK_MAGIC``
+(a zero byte, which no JSON envelope starts with), the sender's last executed sequence
+number and stable checkpoint (8 bytes each, big-endian, signed), its observed
+retransmission timeout in milliseconds (4 bytes, 0 before its first sample: its peers
+size their view-change timers with it, ``congestion.waited_timeout``), the number of
+keys (2 bytes) and that many ``congestion.message_key``s: the messages of the receiver's that
+the sender took.  It travels on the acknowledging replica's own link to the other (so
+the fault-injecting proxy loses and delays it like any frame) and is not signed: the
+connection's proof says who sent it, and a forged or lost acknowledgement can only stop a
+retransmission, which the network may do anyway (BFT-SAFE-1 needs nothing from it).
+
 Every byte from the network is hostile.  ``FrameDecoder`` is sans-IO: ``feed`` takes
 any bytes and returns the complete frames; a length above ``MAX_FRAME`` (or zero) is
 garbage and raises ``FrameError``, after which the connection is closed (a stream out
@@ -44,18 +56,22 @@ import asyncio
 import json
 import os
 import re
+import struct
 from collections.abc import Callable
 from typing import Final
 
+from ostrom.consensus.congestion import ACK_BATCH, KEY_BYTES
 from ostrom.consensus.crypto import KeyRing, Signer
 from ostrom.consensus.messages import MAX_MESSAGE_BYTES, canonical
 
 __all__ = [
+    "ACK_MAGIC",
     "CHANNELS",
     "FETCH",
     "HEADER",
     "HELLO_TIMEOUT_S",
     "LINK_DOMAIN",
+    "MAX_ACK_TIMEOUT",
     "MAX_FETCH",
     "MAX_FRAME",
     "MAX_READ",
@@ -63,11 +79,14 @@ __all__ = [
     "PUT",
     "READ",
     "STATUS",
+    "Ack",
     "FrameDecoder",
     "FrameError",
+    "ack_frame",
     "authenticate",
     "frame",
     "hello",
+    "parse_ack",
     "parse_hello",
     "prove",
     "read_frames",
@@ -102,6 +121,13 @@ CHANNELS: Final = frozenset({PUT, FETCH})
 LINK_DOMAIN: Final = b"ostrom-link/1\n"
 _NONCE: Final = 32
 _MAX_PROOF: Final = 512
+
+
+#: The first bytes of an acknowledgement frame's payload.
+ACK_MAGIC: Final = b"\x00ack"
+_ACK_HEAD: Final = struct.Struct(">qqIH")
+#: The largest timeout an acknowledgement can carry (ms).
+MAX_ACK_TIMEOUT: Final = 2**32 - 1
 
 
 class FrameError(Exception):
@@ -146,6 +172,39 @@ class FrameDecoder:
     def pending(self) -> int:
         """Bytes of an incomplete frame held."""
         return len(self._buf)
+
+
+class Ack:
+    """A parsed acknowledgement: the keys of the messages taken, and the position of the
+    replica that took them."""
+
+    __slots__ = ("executed", "keys", "stable", "timeout")
+
+    def __init__(self, keys: tuple[bytes, ...], executed: int, stable: int, timeout: int) -> None:
+        self.keys, self.executed, self.stable, self.timeout = keys, executed, stable, timeout
+
+
+def ack_frame(keys: tuple[bytes, ...], executed: int, stable: int, timeout: int = 0) -> bytes:
+    """The payload of an acknowledgement (put in a frame by the link); ``timeout`` is
+    clamped to what the frame carries."""
+    if len(keys) > ACK_BATCH or any(len(k) != KEY_BYTES for k in keys):
+        raise FrameError(f"an acknowledgement names at most {ACK_BATCH} keys of {KEY_BYTES} bytes")
+    head = _ACK_HEAD.pack(executed, stable, min(max(0, timeout), MAX_ACK_TIMEOUT), len(keys))
+    return ACK_MAGIC + head + b"".join(keys)
+
+
+def parse_ack(payload: bytes) -> Ack | None:
+    """The acknowledgement in ``payload``, None if it is not a well-formed one (a frame
+    that does not start with ``ACK_MAGIC`` is a message; one that does but is malformed is
+    dropped and counted by the caller).  Never raises."""
+    head = len(ACK_MAGIC) + _ACK_HEAD.size
+    if len(payload) < head or not payload.startswith(ACK_MAGIC):
+        return None
+    executed, stable, timeout, count = _ACK_HEAD.unpack_from(payload, len(ACK_MAGIC))
+    if count > ACK_BATCH or len(payload) != head + count * KEY_BYTES or executed < 0 or stable < 0:
+        return None
+    keys = tuple(payload[head + k * KEY_BYTES : head + (k + 1) * KEY_BYTES] for k in range(count))
+    return Ack(keys, executed, stable, timeout)
 
 
 def hello(name: str) -> bytes:

@@ -54,19 +54,28 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal, Protocol
 
 from ostrom.consensus.client import Client
-from ostrom.consensus.congestion import DelayEstimator, LinkBudget, view_change_timeout
+from ostrom.consensus.congestion import (
+    ACK_MEMORY_TIMEOUTS,
+    RESEND_BACKOFF_DOUBLINGS,
+    RESEND_PERIOD_DIVISOR,
+    RETRANSMIT_BACKOFF_CAP,
+    RETRANSMIT_PERIOD_DIVISOR,
+    DelayEstimator,
+    LinkBudget,
+    covers,
+    holds,
+    resend_interval,
+    retransmission_wait,
+    view_change_timeout,
+    waited_timeout,
+)
 from ostrom.consensus.crypto import KeyRing, make_keys
 from ostrom.consensus.messages import (
-    Checkpoint,
     Commit,
-    FetchState,
-    NewView,
     Prepare,
     PrePrepare,
-    Reply,
     Request,
     Signed,
-    ViewChange,
     replica_name,
     request_digest,
 )
@@ -173,18 +182,13 @@ class Network:
 #: The retransmission schedulers of ``Simulation`` (docs/consensus.md, "Retransmission").
 RETRANSMISSION_MODES: Final = ("timer", "quiet")
 Retransmission = Literal["timer", "quiet"]
-#: A message is first retransmitted this fraction of the view-change timeout after it
-#: was sent (``retransmit_period``) ...
-RETRANSMIT_PERIOD_DIVISOR: Final = 8
-#: ... and then after twice as long each time, up to this many periods
-#: (``retransmit_max``: a quarter of the timeout, so that a message has five chances
-#: to arrive before a replica waiting for it gives up on the primary).
-RETRANSMIT_BACKOFF_CAP: Final = 2
-#: Every replica runs its own ``Replica.retransmit`` each this fraction of its
-#: view-change timeout ...
-RESEND_PERIOD_DIVISOR: Final = 4
-#: ... doubling (at most this many times) while it makes no progress.
-RESEND_BACKOFF_DOUBLINGS: Final = 4
+#: A message is first retransmitted a ``RETRANSMIT_PERIOD_DIVISOR``-th of the view-change
+#: timeout after it was sent (``retransmit_period``), then after twice as long each time,
+#: up to ``RETRANSMIT_BACKOFF_CAP`` periods (``retransmit_max``; both in
+#: ``ostrom.consensus.congestion``, which the cluster's replica processes share).
+#: Every replica runs its own ``Replica.retransmit`` each ``RESEND_PERIOD_DIVISOR``-th of
+#: its view-change timeout, doubling at most ``RESEND_BACKOFF_DOUBLINGS`` times while it
+#: makes no progress (``congestion.resend_interval``).
 #: Refusals that mean "not yet" (the receiver may take the message later): no
 #: acknowledgement, so the sender keeps retransmitting.  ``out_of_window`` only above the
 #: receiver's window (it is behind; below, its stable checkpoint covers the message), and
@@ -193,59 +197,8 @@ RESEND_BACKOFF_DOUBLINGS: Final = 4
 #: duplicate or refused for good, is acknowledged.
 _REFUSALS: Final = operator.itemgetter(*RETRY_LATER, "stale_view")
 _FAR: Final = 1 << 62  # a tick no run reaches
-#: Acknowledgements are remembered for this many view-change timeouts.
-ACK_MEMORY: Final = 4
-
-
-def holds(replica: Replica, dst: str, payload: Signed | bytes) -> bool:
-    """Whether ``replica`` still has a use for ``payload`` reaching ``dst``; once it has
-    not, the message is *superseded* and its retransmission timer stops.
-
-    This mirrors what ``Replica.retransmit`` re-sends (``test_consensus_retransmission``
-    checks that the two agree): the PRE-PREPAREs (its own and those it accepted) and its
-    own PREPAREs and COMMITs that its log still holds (a stable checkpoint garbage
-    collects them, and state transfer serves what is below); its CHECKPOINTs and the
-    stable proof; its VIEW-CHANGEs for the view it left and the one it wants, while the
-    view change is on; the last NEW-VIEW it installed; the pending requests it relays to
-    the primary of its view; and a FETCH-STATE while the replica is still behind where it
-    asked from (``retransmit`` signs a new one each period: held by content, not
-    identity).  Besides those, the last reply to each client (the replica answers a
-    repeated request with it, so a lost one is worth re-sending).  A STATE-TRANSFER is
-    an answer and never held: the FETCH-STATE it answers is.
-
-    Identity (``is``), not equality: the replica re-sends the very objects it keeps.
-    """
-    if not isinstance(payload, Signed):
-        return False
-    m, r = payload.message, replica
-    if isinstance(m, Prepare | Commit):
-        log = r.prepares if isinstance(m, Prepare) else r.commits
-        return log.get((m.view, m.seq, m.digest), {}).get(r.id) is payload
-    if isinstance(m, PrePrepare):
-        return r.pre_prepares.get((m.view, m.seq)) is payload
-    if isinstance(m, Checkpoint):
-        own = r.checkpoints.get(m.seq, {}).get(r.id)
-        return own is payload or any(p is payload for p in r.stable_proof)
-    if isinstance(m, ViewChange):
-        return (
-            not r.active
-            and m.new_view in (r.view - 1, r.view)
-            and r.view_changes.get(m.new_view, {}).get(m.replica) is payload
-        )
-    if isinstance(m, NewView):
-        return payload is r.new_view_msg
-    if isinstance(m, Request):
-        return (
-            r.active
-            and not r.is_primary
-            and dst == replica_name(r.primary())
-            and r.pending.get(request_digest(payload)) is payload
-        )
-    if isinstance(m, Reply):
-        return r.last_reply.get(dst) is payload
-    if isinstance(m, FetchState):
-        return m.replica == r.id and m.after_seq == r.last_exec < r.stable_seq
-    return False
+#: Acknowledgements are remembered for this many view-change timeouts (the cluster's too).
+ACK_MEMORY: Final = ACK_MEMORY_TIMEOUTS
 
 
 #: A link's message: (sender, receiver, ``id`` of the payload object).
@@ -454,15 +407,24 @@ class Simulation:
 
     def view_change_timeout(self, i: int) -> int:
         """Replica ``i``'s view-change timer: its own (``Replica.timeout_duration``), and
-        with congestion control at least ``VIEW_CHANGE_DELAYS`` of its observed timeouts
-        (BFT-LIVE-1: a timer shorter than a commit under the current queueing fires on a
-        correct primary, and the view change it starts adds to the queue)."""
+        with congestion control at least ``VIEW_CHANGE_DELAYS`` observed timeouts — its
+        own, or the ``f+1``-th largest of its own and its peers' (``waited_timeout``: what
+        it waits for is re-sent on its senders' timeouts) — (BFT-LIVE-1: a timer shorter
+        than a commit under the current queueing fires on a correct primary, and the view
+        change it starts adds to the queue)."""
         r = self.replicas[i]
         own = r.timeout_duration()
         observed = self._observed(replica_name(i))
         if observed is None:
             return own
-        return view_change_timeout(own, r.consecutive_view_changes, observed)
+        peers = [
+            est.rto()
+            for k in range(self.n)
+            if k != i and (est := self.delays.get(replica_name(k))) is not None and est.samples
+        ]
+        return view_change_timeout(
+            own, r.consecutive_view_changes, waited_timeout(observed, peers, self.f)
+        )
 
     def client_wait(self, c: str) -> int:
         """Client ``c``'s timer: ``client_timeout``, and with congestion control at least
@@ -575,13 +537,8 @@ class Simulation:
         i = _index(dst)
         if not self.congestion or i is None or i in self.byzantine or i in self.down:
             return False
-        m = payload.message if isinstance(payload, Signed) else None
         r = self.replicas[i]
-        if isinstance(m, PrePrepare | Prepare | Commit):
-            return m.seq <= r.last_exec
-        if isinstance(m, Checkpoint):
-            return m.seq <= r.stable_seq
-        return False
+        return covers(r.last_exec, r.stable_seq, payload)
 
     def _has(self, principal: str, payload: Signed | bytes) -> None:
         self.acknowledged.setdefault(principal, {})[id(payload)] = (payload, self.network.now)
@@ -617,15 +574,18 @@ class Simulation:
             if self.congestion:
                 est = self.estimator(rec.src)
                 budget = self.budgets.setdefault((rec.src, rec.dst), LinkBudget())
-                if not budget.take(net.now, est.rto()):
+                # never more often than the fixed timers' cap towards a silent receiver
+                wait = retransmission_wait(
+                    est, budget, net.now, rec.retransmissions + 1, self._fixed_cap
+                )
+                if wait is None:
                     # over the link's budget: wait for its next window, no back-off spent
                     net.stats["deferred"] += 1
                     rec.due = budget.next_slot()
                     self._push_timer(rec.due, key)
                     continue
                 rec.retransmissions += 1
-                # never more often than the fixed timers' cap towards a silent receiver
-                rec.interval = est.backoff(rec.retransmissions, self._fixed_cap)
+                rec.interval = wait
             else:
                 rec.retransmissions += 1
                 rec.interval = min(2 * rec.interval, self.retransmit_max)
@@ -663,10 +623,8 @@ class Simulation:
             if at > now or self.resend_deadlines.get(i) != at:
                 continue
             r, base = self.replicas[i], self._resend_base(i)
-            if r.progress != self._resend_progress[i]:
-                interval = base
-            else:
-                interval = min(2 * self._resend_interval[i], base << RESEND_BACKOFF_DOUBLINGS)
+            progressed = r.progress != self._resend_progress[i]
+            interval = resend_interval(base, self._resend_interval[i], progressed)
             self._resend_interval[i] = interval
             self._resend_progress[i] = r.progress
             self.resend_deadlines[i] = now + interval
