@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Final
 
 from ostrom import layout
-from ostrom.codegen import api_docs, cli_docs, diagram, js_commands, params_docs, service_docs
+from ostrom.codegen import (
+    api_docs,
+    cli_docs,
+    diagram,
+    js_commands,
+    params_docs,
+    service_docs,
+)
 from ostrom.conformance import killmatrix, runner
 from ostrom.conformance.mutants import registry as mutant_registry
 from ostrom.docblocks import blocks, replace_block
@@ -301,6 +308,13 @@ REGISTRY: Final[tuple[Generated, ...]] = (
         "ostrom.service.gate.GATE_ERRORS",
         lambda _root: service_docs.errors_table(),
         block="service-errors",
+    ),
+    Generated(
+        "service-identity",
+        "docs/service.md",
+        "ostrom.service.gate.IDENTITY_COMMANDS",
+        lambda _root: service_docs.identity_table(),
+        block="service-identity",
     ),
     Generated(
         "exit-codes",
