@@ -27,6 +27,7 @@ from ostrom import layout
 from ostrom.codegen import (
     api_docs,
     cli_docs,
+    deployment_docs,
     diagram,
     js_commands,
     params_docs,
@@ -315,6 +316,13 @@ REGISTRY: Final[tuple[Generated, ...]] = (
         "ostrom.service.gate.IDENTITY_COMMANDS",
         lambda _root: service_docs.identity_table(),
         block="service-identity",
+    ),
+    Generated(
+        "deployment-limits",
+        "docs/deployment.md",
+        "ostrom serve and cluster up options, protocol/params.py, service and front bounds",
+        lambda _root: deployment_docs.limits_table(),
+        block="deployment-limits",
     ),
     Generated(
         "exit-codes",
