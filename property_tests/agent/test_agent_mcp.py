@@ -412,6 +412,7 @@ def test_the_streamable_http_transport(node: tuple[str, Path]) -> None:
             proc.wait(timeout=10)
 
 
+@pytest.mark.slow  # an MCP server process (15 s); test_agent_keyfile.py is the fast twin
 def test_rotate_key_replaces_the_key_file_once_the_node_bound_it(
     node: tuple[str, Path],
 ) -> None:

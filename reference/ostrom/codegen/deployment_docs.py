@@ -16,8 +16,10 @@ import click
 from ostrom.cli.cluster import up
 from ostrom.cli.service import serve
 from ostrom.cluster import front
+from ostrom.cluster.wire import MAX_FRAME
+from ostrom.consensus.messages import max_request_bytes
 from ostrom.protocol.commands import MAX_EMBEDDING
-from ostrom.protocol.params import table
+from ostrom.protocol.params import DEFAULTS, table
 from ostrom.service import budget, limits, openapi, search
 
 __all__ = ["limits_table"]
@@ -95,6 +97,18 @@ def limits_table() -> str:
         ),
         ("refusal senders", f"{budget.MAX_SENDERS:,}", "addresses and keys whose budgets are kept"),
         ("cluster front body", _kib(front.MAX_BODY), "largest request body the front reads"),
+        (
+            "cluster request",
+            _kib(max_request_bytes(4, DEFAULTS.watermark_window)),
+            "largest command the front orders, for n = 4 and the default watermark window "
+            "(consensus/messages.py: max_request_bytes; 413 too_large beyond)",
+        ),
+        ("cluster frame", _kib(MAX_FRAME), "largest message between replicas"),
+        (
+            "cluster front queue count",
+            f"{front._MAX_QUEUED:,}",
+            "commands waiting to be ordered (503 busy beyond)",
+        ),
         (
             "cluster front queue",
             _kib(front.MAX_QUEUED_BYTES),
