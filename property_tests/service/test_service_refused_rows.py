@@ -110,6 +110,10 @@ def test_a_resend_of_a_row_kept_as_its_hash_is_a_retry(tmp_path: Path) -> None:
         other = sign_envelope(key(AGENT), AGENT, 1, {**cmd, "junk": "k" * 5000},
                               community=node.gate.setup.community)  # fmt: skip
         assert node.submit(other).body["error"] == "replayed"
+        # the same within one group commit: the second is answered as a retry
+        env2 = sign_envelope(key(AGENT), AGENT, 2, cmd, community=node.gate.setup.community)
+        first2, again2 = node.submit_many([env2, env2])
+        assert again2.body == {**first2.body, "retry": True}
     finally:
         node.close()
 

@@ -137,11 +137,11 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _same_logged(logged: dict[str, Any], envelope: dict[str, Any]) -> bool:
+def _same_logged(logged: dict[str, Any], envelope: Any) -> bool:
     """Whether ``envelope`` is the one ``logged`` is the row of: the same envelope, or
     for a row kept as its hash (ROW-1) one whose hash it is."""
     info = logged.get("elided")
-    if not isinstance(info, dict):
+    if not isinstance(info, dict) or not isinstance(envelope, dict):
         return _same(logged, envelope)
     try:
         return sha256(canonical(_stripped(envelope))).hexdigest() == info.get("sha256")
@@ -315,7 +315,7 @@ class Node:
                 key = _agent_seq(envelope)
                 if key is not None and key in by_key:
                     k = by_key[key]
-                    if _same(staged[k].envelope, envelope):  # a retry within the group
+                    if _same_logged(staged[k].envelope, envelope):  # a retry within the group
                         out.append(_Pending(k, retry=True))
                         continue
                 adm = self._decide(envelope)
