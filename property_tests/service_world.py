@@ -4,13 +4,17 @@ and helpers that sign commands for them (keys derived from a seed: reproducible)
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from ostrom import layout
 from ostrom.consensus.crypto import derive_key
 from ostrom.protocol import voting
 from ostrom.protocol.community import Member
@@ -183,3 +187,23 @@ def serving_port(proc: subprocess.Popen[bytes]) -> Iterator[int]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+@contextlib.contextmanager
+def serve_founders(tmp: Path, *options: str) -> Iterator[str]:
+    """``ostrom serve`` of ``tmp/n.db`` whose founders are ``setup()``'s (f1..f5) and whose
+    operator is ``OPERATOR`` (the keys of ``key``), on a free port: its URL."""
+    lines = []
+    for f in setup().founders:
+        lines += ["[[founder]]", f'id = "{f.member.id}"', "tier = 3", "reputation = 0.95"]
+        lines += ["evidence = 40", f'public_key = "{f.public_key}"']
+    lines += ["[[operator]]", f'id = "{OPERATOR}"', f'public_key = "{public_hex(key(OPERATOR))}"']
+    (tmp / "founders.toml").write_text("\n".join(lines) + "\n")
+    cmd = [sys.executable, "-m", "ostrom", "serve", "--db", str(tmp / "n.db")]
+    cmd += ["--founders", str(tmp / "founders.toml"), "--fsync", "off", "--port", "0"]
+    env = {**os.environ, "PYTHONPATH": str(layout.ROOT / "reference")}
+    proc = subprocess.Popen(
+        [*cmd, *options], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env
+    )
+    with serving_port(proc) as port:
+        yield f"http://127.0.0.1:{port}"

@@ -58,6 +58,7 @@ const TABLE = {
   checkpoint_k: ['int', 16, 1, 1000000],
   watermark_window: ['int', 32, 1, 1000000],
   content_limit: ['int', 65536, 0, 16777216],
+  refused_row_bytes: ['int', 8192, 1024, 16777216],
   embedding_dim: ['int', 0, 0, 4096],
   join_mode: ['str', 'open', ['open', 'pow', 'invite'], INF],
   join_pow_bits: ['int', 20, 0, 64],

@@ -30,8 +30,8 @@ from mcp import Client as McpClient
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ostrom import layout
-from ostrom.client import Client
-from ostrom.service.identity import public_hex, save_key
+from ostrom.client import Client, ClientError
+from ostrom.service.identity import load_key, public_hex, save_key
 from ostrom.service.search import MAX_K
 from service_world import key
 
@@ -410,3 +410,30 @@ def test_the_streamable_http_transport(node: tuple[str, Path]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+@pytest.mark.slow  # an MCP server process (15 s); test_agent_keyfile.py is the fast twin
+def test_rotate_key_replaces_the_key_file_once_the_node_bound_it(
+    node: tuple[str, Path],
+) -> None:
+    """KEY-1 through MCP: the tool binds a fresh key on the node, then replaces the key
+    file (mode 600, no ``.next`` left); the agent goes on writing with it, and the old
+    key writes nothing."""
+    url, keys = node
+    path = keys / f"{NEWCOMER}.key"
+
+    async def main() -> None:
+        async with agents(url, keys, (NEWCOMER,)) as a:
+            n = a[NEWCOMER]
+            assert (await call(n, "join"))["result"] == "ok"
+            out = await call(n, "rotate_key")
+            assert out["public_key"] == public_hex(load_key(path)) != public_hex(key(NEWCOMER))
+            assert not path.with_name(path.name + ".next").exists()
+            assert path.stat().st_mode & 0o777 == 0o600
+            await call(n, "remember", slot="after-rotation", content="written with the new key")
+
+    anyio.run(main)
+    with Client(url, NEWCOMER, key(NEWCOMER)) as old:
+        with pytest.raises(ClientError) as refused_old:
+            old.send({"op": "forget_vote", "agent": NEWCOMER, "artifact": "x"})
+        assert refused_old.value.code == "key_retired"

@@ -153,3 +153,35 @@ def test_an_unknown_agent_is_looked_up_then_decided() -> None:
     assert isinstance(refused, Refusal) and refused.code == "unknown_agent"
     # a join signed by the key it carries needs no look-up
     assert screen(base("join", "newbie"), C, SETUP.operators, {}) is None
+
+
+def test_the_screen_of_key_commands_is_the_gates() -> None:
+    """KEY-1, KEY-2 at the front: after f1 rotated (the gate applied it; the screen knows
+    the new key and the retired one, as the replicas answer them), every envelope below
+    gets the gate's answer, or is let through to a gate that admits it."""
+    g = Gate(PARAMS, SETUP)
+    new = derive_key(b"screen-rotation", "f1")
+    rot = {"op": "rotate_key", "agent": "f1", "public_key": public_hex(new)}
+    assert g.apply(sign_envelope(key("f1"), "f1", 1, rot, community=C))["result"] == "ok"
+    registered = {**REGISTERED, "f1": public_hex(new)}
+    retired = {"f1": [public_hex(key("f1"))]}
+    prop = {"op": "propose", "agent": "f1", "artifact": "x", "slot": "s", "digest": "d"}
+    revoke = {"op": "revoke_key", "agent": "f1"}
+    cases = [
+        sign_envelope(key("f1"), "f1", 2, prop, community=C),  # the old key: key_retired
+        sign_envelope(new, "f1", 2, prop, community=C),  # the new key: through
+        sign_envelope(key("f1"), "f1", 2, revoke, community=C),  # a retired key revokes
+        sign_envelope(STRANGER, "f1", 2, revoke, community=C),  # a stranger: bad_signature
+        sign_envelope(key(OPERATOR), OPERATOR, 1, revoke, community=C),  # an operator
+        sign_envelope(key("f2"), "f2", 1, revoke, community=C),  # f2 for f1: impersonation
+    ]
+    for env in cases:
+        got = screen(env, C, SETUP.operators, registered, retired)
+        adm = g.admit(env)
+        if isinstance(got, Refusal):
+            assert got.code == adm.code, (env["command"], got, adm)
+        else:
+            assert got is None and adm.ok, (env["command"], got, adm)
+    # without the retired keys (the kept key stale), the old key is only a bad signature
+    old = screen(cases[0], C, SETUP.operators, REGISTERED)
+    assert old is None  # the kept key is the old one: the front orders, the gate refuses

@@ -22,9 +22,8 @@ def test_an_online_backup_of_a_running_node_restores(tmp_path: Path) -> None:
         for i in range(12):
             cmd = {"op": "propose", "agent": "f1", "artifact": f"a{i}", "slot": f"s{i}",
                    "digest": "d"}  # fmt: skip
-            assert (
-                node.submit(sign_envelope(key("f1"), "f1", i + 1, cmd, community=cid)).status == 200
-            )
+            env = sign_envelope(key("f1"), "f1", i + 1, cmd, community=cid)
+            assert node.submit(env).status == 200
             states[node.last_pos] = node.gate.public_state()
             if i == 7:  # the backup, while the node is open and writing
                 with sqlite3.connect(db) as src, sqlite3.connect(tmp_path / "copy.db") as dst:

@@ -358,7 +358,7 @@ def test_an_envelope_of_another_community_is_a_bad_signature() -> None:
 def test_a_refused_join_of_a_new_name_changes_nothing() -> None:
     """ADM-1: a join for a name nobody registered, signed by any key, that the Community
     refuses (an unknown field, a bad subscription, a founder's name) leaves the gate as it
-    was — the name's seq included — and ``leaves_no_trace`` says so; the owner's own join
+    was — the name's seq included — and ``untraced`` says so; the owner's own join
     with seq 1 then succeeds.  A registered agent's refused join is a sequenced command."""
     g = _gate()
     mallory = identity.public_hex(key("mallory"))
@@ -369,17 +369,17 @@ def test_a_refused_join_of_a_new_name_changes_nothing() -> None:
         env = identity.sign_envelope(key("mallory"), "victim", 1, cmd, mallory, community=COMMUNITY)
         before = _state(g)
         obs = g.apply(env)
-        assert obs["result"] == "invalid_input" and g.leaves_no_trace(env, obs)
+        assert obs["result"] == "invalid_input" and g.untraced(env, obs) == "join_refused"
         assert _state(g) == before and g.last_seq("victim") == 0
     own = Signer().env("victim", {"op": "join", "agent": "victim"}, join=True)
     obs = g.apply(own)
-    assert obs["result"] == "ok" and not g.leaves_no_trace(own, obs)
+    assert obs["result"] == "ok" and g.untraced(own, obs) is None
     again = identity.sign_envelope(
         key("victim"), "victim", 2, {"op": "join", "agent": "victim"},
         identity.public_hex(key("victim")), community=COMMUNITY,
     )  # fmt: skip
     obs = g.apply(again)
-    assert obs["result"] == "duplicate" and not g.leaves_no_trace(again, obs)
+    assert obs["result"] == "duplicate" and g.untraced(again, obs) is None
     assert g.last_seq("victim") == 2
 
 

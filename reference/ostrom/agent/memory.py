@@ -17,10 +17,13 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ostrom.agent.ballots import BallotBook, plan
+from ostrom.agent.keyfile import rotate_key_file
 from ostrom.client import Ballot, Client, ClientError
+from ostrom.service.identity import KeyFileError
 from ostrom.service.search import MAX_K
 
 __all__ = ["MAX_K", "VOTES", "Memory", "MemoryRefused"]
@@ -39,9 +42,11 @@ class MemoryRefused(Exception):
 class Memory:
     """One agent's governed memory: its client, its ballot file, one lock."""
 
-    def __init__(self, client: Client, book: BallotBook) -> None:
+    def __init__(self, client: Client, book: BallotBook, key_path: Path | None = None) -> None:
         self.client = client
         self.book = book
+        #: the agent's key file (``rotate_key`` replaces it); None: no rotation
+        self.key_path = key_path
         self._lock = threading.Lock()
         client.ballots.update(book.ballots)  # the commits of a previous run, to reveal
 
@@ -67,6 +72,21 @@ class Memory:
 
     def join(self) -> dict[str, Any]:
         return self._call(lambda: self._ok(self.client.join()))
+
+    def rotate_key(self) -> dict[str, Any]:
+        """Replace the agent's key by a fresh one, on the node (rotate_key, KEY-1) and in
+        its key file (agent/keyfile.py: the file is replaced only once the node bound it)."""
+        path = self.key_path
+        if path is None:
+            raise MemoryRefused("no_key_file: this server was started without a key file")
+
+        def rotate() -> dict[str, Any]:
+            try:
+                return {"result": "ok", "public_key": rotate_key_file(self.client, path)}
+            except (KeyFileError, OSError) as exc:
+                raise MemoryRefused(f"key_file: {exc}") from None
+
+        return self._call(rotate)
 
     def search(
         self,

@@ -82,6 +82,12 @@ def build_server(memory: Memory, *, reveal_every: float = 2.0) -> MCPServer[None
         return run(memory.join)  # type: ignore[no-any-return]
 
     @server.tool()
+    def rotate_key() -> dict[str, Any]:
+        """Replace this agent's key by a fresh one (for instance when the old one may
+        have leaked): the node binds the new key, then the key file is replaced."""
+        return run(memory.rotate_key)  # type: ignore[no-any-return]
+
+    @server.tool()
     def search_memory(
         query: str | None = None,
         k: int = 10,

@@ -79,7 +79,7 @@ def mcp(
     """
     from ostrom.agent.ballots import BallotBook, BallotFileError
     from ostrom.agent.memory import Memory
-    from ostrom.client import Client
+    from ostrom.client import Client, ClientError
 
     if not agent or len(agent) > 256:
         _fail("--agent must be 1 to 256 characters")
@@ -93,10 +93,15 @@ def mcp(
         book = BallotBook(ballots or key.with_name(key.name + ".ballots.json"), agent)
     except BallotFileError as exc:
         _fail(str(exc))
+    from ostrom.agent.keyfile import recover_key_file
     from ostrom.agent.server import build_server  # the mcp SDK, loaded here only
 
     with Client(url, agent, private) as client:
-        server = build_server(Memory(client, book), reveal_every=reveal_every)
+        try:  # a rotation that stopped before its key file was replaced
+            recover_key_file(client, key)
+        except (KeyFileError, ClientError, OSError) as exc:
+            _fail(f"{key}: {exc}")
+        server = build_server(Memory(client, book, key), reveal_every=reveal_every)
         if transport == "stdio":
             server.run("stdio")
         else:

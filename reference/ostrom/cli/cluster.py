@@ -35,10 +35,36 @@ def cluster() -> None:
 
 @cluster.command()
 @click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path("ostrom-cluster"))
-@click.option("--replicas", "n", type=click.IntRange(1, 64), default=4, show_default=True)
-@click.option("--batch-size", type=click.IntRange(1, 1024), default=16, show_default=True)
-@click.option("--clients", type=click.IntRange(1, 256), default=8, show_default=True)
-@click.option("--timeout-ms", type=click.IntRange(10, 600_000), default=1000, show_default=True)
+@click.option(
+    "--replicas",
+    "n",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="Replicas n; the cluster tolerates f = (n - 1) // 3 Byzantine ones.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, 1024),
+    default=16,
+    show_default=True,
+    help="Most commands the primary orders in one batch.",
+)
+@click.option(
+    "--clients",
+    type=click.IntRange(1, 256),
+    default=8,
+    show_default=True,
+    help="PBFT client identities of the front: commands in flight at once.",
+)
+@click.option(
+    "--timeout-ms",
+    type=click.IntRange(10, 600_000),
+    default=1000,
+    show_default=True,
+    help="A replica's view-change timeout (ms): how long a request may wait to execute "
+    "before the replica suspects the primary.",
+)
 @click.option(
     "--synchronous",
     type=click.Choice(["FULL", "NORMAL", "OFF"]),

@@ -187,6 +187,27 @@ class Client:
             raise ClientError(str(body.get("error")), str(body.get("detail")), r.status_code)
         return body
 
+    # --- the key (service/gate.py: IDENTITY_COMMANDS) -------------------------------------
+
+    def rotate_key(self, new_key: Ed25519PrivateKey, agent: str | None = None) -> dict[str, Any]:
+        """Bind ``new_key`` to ``agent`` (default: this client's agent) in place of its
+        current key (KEY-1), signed with this client's key.  For this client's own agent
+        the client signs with ``new_key`` from then on, once the node has answered; an
+        operator's client passes ``agent`` to re-key another agent (which also lifts a
+        revocation) and keeps its own key."""
+        target = self.agent if agent is None else agent
+        body = self.send({"op": "rotate_key", "agent": target, "public_key": public_hex(new_key)})
+        if target == self.agent and body.get("result") == "ok":
+            self.key = new_key
+        return body
+
+    def revoke_key(self, agent: str | None = None) -> dict[str, Any]:
+        """Revoke ``agent``'s key (default: this client's own agent; KEY-2): nothing more
+        is accepted for it until an operator's ``rotate_key``.  An agent may sign its own
+        revocation with its current key or any key it held before (a stolen key that a
+        thief has rotated away from still revokes), an operator anyone's."""
+        return self.send({"op": "revoke_key", "agent": self.agent if agent is None else agent})
+
     # --- the ops (protocol/commands.py) -----------------------------------------------------
 
     def join(

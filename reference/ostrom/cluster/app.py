@@ -442,7 +442,10 @@ class Retries:
                 digest = None
             prior = self.applied.get(key)
             if prior is not None and digest is not None and prior[0] == digest:
-                return canonical({**json.loads(prior[1]), "retry": True})
+                stale = self.gate.usable_retry(command)  # KEY-1, KEY-2: an old key's replay
+                if stale is None:
+                    return canonical({**json.loads(prior[1]), "retry": True})
+                return canonical({"result": stale.code, "events": []})
         before = None if key is None else self.gate.last_seq(key[0])
         text = canonical(self.gate.apply(command))
         if key is not None and digest is not None and self.gate.last_seq(key[0]) != before:

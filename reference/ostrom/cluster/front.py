@@ -40,7 +40,8 @@ envelope its sender did not sign by ``screen`` (cluster/screen.py: the gate's ow
 400 to 403), and a command beyond the queue's bound in bytes (``MAX_QUEUED_BYTES``) or
 count by 503 ``busy``; nothing is sent for any of them.  The front looks up an agent's
 registered key from the replicas (``registered_key``: ``f+1`` of them agreeing) and
-keeps it, since a registered key never changes.  A reply frame that is not a valid
+keeps it; a key kept is looked up again when a signature fails under it (a
+rotate_key may have replaced it, KEY-1).  A reply frame that is not a valid
 signed reply is counted and dropped by ``Client.on_reply``; a read answer that is not one
 is counted and the next replica asked.
 """
@@ -94,7 +95,7 @@ from ostrom.consensus.messages import (
 )
 from ostrom.consensus.replica import BROADCAST, Output
 from ostrom.service.app import create_app
-from ostrom.service.gate import payload_refusal
+from ostrom.service.gate import IDENTITY_OPS, payload_refusal
 from ostrom.service.node import Reply as HttpReply
 from ostrom.service.node import error
 from ostrom.service.openapi import body_limit
@@ -119,7 +120,7 @@ _MAX_QUEUED: Final = 10_000
 #: the queue's memory, whatever the size of each command (a count alone let 10,000
 #: bodies of 1 MiB wait).
 MAX_QUEUED_BYTES: Final = 64 << 20
-#: Registered keys the front keeps (an agent's key never changes once registered).
+#: Registered keys the front keeps (looked up again when one no longer verifies: KEY-1).
 _MAX_KEYS: Final = 1 << 16
 #: How long an HTTP request waits for its result before answering 504.
 _RESULT_TIMEOUT_S: Final = 60.0
@@ -127,6 +128,8 @@ _RESULT_TIMEOUT_S: Final = 60.0
 _READ_TIMEOUT_S: Final = 5.0
 #: How long a consistent read asks again for f+1 agreeing answers (then 503).
 _CONSISTENT_S: Final = 2.0
+#: Least time between two look-ups of one agent's key caused by a failed signature (s).
+_RELOOK_S: Final = 1.0
 #: How often a consistent read asks again, and the long poll looks for a new entry.
 _POLL_S: Final = 0.05
 _TICK_S: Final = 0.01
@@ -204,6 +207,10 @@ class Front:
         self.community_id = setup.community  # ENV-1: what every envelope is signed for
         #: registered keys f+1 replicas agreed on (insertion order: the oldest evicted)
         self.keys: dict[str, str] = {}
+        #: the keys each agent of ``keys`` rotated away from, as the same f+1 answered
+        self.retired: dict[str, tuple[str, ...]] = {}
+        #: when each agent's kept key was last looked up again after a failed signature
+        self._relooked: dict[str, float] = {}
         self.queued_bytes = 0
         #: the commands of one request, encoded, stay within this: every VIEW-CHANGE and
         #: NEW-VIEW that may carry the request then fits a frame (``max_request_bytes``)
@@ -422,6 +429,8 @@ class Front:
             and isinstance(result["status"], int)
             and isinstance(result["body"], dict)
         ):
+            if result["body"].get("result") == "ok":
+                self._forget_key(envelope)
             return HttpReply(result["status"], result["body"])
         # f+1 replicas, one of them honest, sent this: not the shape ClusterApp answers
         self.stats["unshaped_results"] += 1
@@ -435,6 +444,16 @@ class Front:
             " bytes per request (its size and window: max_request_bytes)",
         )
 
+    def _forget_key(self, envelope: Any) -> None:
+        """After an applied rotate_key or revoke_key, the kept key of the agent it names
+        is stale (KEY-1, KEY-2): the next envelope of that agent looks it up again."""
+        command = envelope.get("command") if isinstance(envelope, dict) else None
+        if isinstance(command, dict) and command.get("op") in IDENTITY_OPS:
+            agent = command.get("agent")
+            if isinstance(agent, str):
+                self.keys.pop(agent, None)
+                self.retired.pop(agent, None)
+
     async def screened(self, envelope: Any) -> Refusal | None:
         """The gate's refusal of an envelope its sender did not sign (cluster/screen.py),
         or None: signed, to be ordered.  An agent's registered key is asked of the
@@ -442,7 +461,27 @@ class Front:
         ordered and the gate decides (counted: ``unscreened``)."""
         looked: dict[str, str | None] = {}
         while True:
-            got = screen(envelope, self.community_id, self.operators, _Known(self.keys, looked))
+            known = _Known(self.keys, looked)
+            got = screen(envelope, self.community_id, self.operators, known, self.retired)
+            agent = envelope.get("agent") if isinstance(envelope, dict) else None
+            now = asyncio.get_running_loop().time()
+            if (
+                isinstance(got, Refusal)
+                and got.code == "bad_signature"
+                and isinstance(agent, str)
+                and agent in self.keys
+                and agent not in looked
+                and now - self._relooked.get(agent, -_RELOOK_S) >= _RELOOK_S
+            ):
+                # the kept key may be one the agent has since rotated away from (KEY-1,
+                # a rotation this front did not see answered): ask the replicas again,
+                # at most once a _RELOOK_S per agent, so forgeries cost no more lookups
+                if len(self._relooked) >= _MAX_KEYS:
+                    self._relooked.clear()
+                self._relooked[agent] = now
+                del self.keys[agent]
+                self.retired.pop(agent, None)
+                continue
             if not isinstance(got, Lookup):
                 return got
             decided, key = await self.registered_key(got.agent)
@@ -453,7 +492,7 @@ class Front:
 
     async def registered_key(self, agent: str) -> tuple[bool, str | None]:
         """``(True, key)``: ``agent``'s registered key as ``f+1`` replicas answer it (one
-        of them honest, and an honest replica's registered key never changes);
+        of them honest; a kept key that no longer verifies is looked up again);
         ``(True, None)`` if ``f+1`` answer that it has none and none answers a key;
         ``(False, None)``, undecided, after asking for ``_CONSISTENT_S`` (replicas still
         executing its join, or Byzantine ones disagreeing).  A key is kept (``keys``, at
@@ -463,20 +502,24 @@ class Front:
         read = Read.of("agent", agent=agent)
         while True:
             got = await asyncio.gather(*(self._ask(rc, read) for rc in self.cfg.replicas))
-            votes: Counter[str | None] = Counter()
+            votes: Counter[tuple[str, tuple[str, ...]] | None] = Counter()
             for a in got:
                 if a is None:
                     continue
                 status, body, _ = a
                 key = body.get("public_key") if status == 200 else None
+                old = body.get("retired_keys", []) if status == 200 else []
                 if status in (200, 404):
-                    votes[key if isinstance(key, str) else None] += 1
-            for key, count in votes.items():
-                if key is not None and count >= self.cfg.f + 1:
+                    ok = isinstance(key, str) and isinstance(old, list)
+                    votes[(str(key), tuple(map(str, old))) if ok else None] += 1
+            for vote, count in votes.items():
+                if vote is not None and count >= self.cfg.f + 1:
                     if len(self.keys) >= _MAX_KEYS:
-                        del self.keys[next(iter(self.keys))]
-                    self.keys[agent] = key
-                    return True, key
+                        evicted = next(iter(self.keys))
+                        del self.keys[evicted]
+                        self.retired.pop(evicted, None)
+                    self.keys[agent], self.retired[agent] = vote
+                    return True, vote[0]
             if votes[None] >= self.cfg.f + 1 and len(votes) == 1:
                 return True, None
             if loop.time() >= deadline:

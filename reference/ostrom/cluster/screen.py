@@ -26,18 +26,26 @@ it signs, the front checks the same ones.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ostrom.service.gate import OPERATOR_OPS
+from ostrom.service.gate import IDENTITY_OPS, OPERATOR_OPS
 from ostrom.service.identity import envelope_shape, is_public_key, verify_envelope
 
 __all__ = ["SCREENED", "Lookup", "Refusal", "screen"]
 
 #: The gate's codes the front may answer (each one ``GATE_ERRORS`` names).
 SCREENED: Final = frozenset(
-    {"malformed", "unsigned", "bad_signature", "unknown_agent", "impersonation", "not_operator"}
+    {
+        "malformed",
+        "unsigned",
+        "bad_signature",
+        "unknown_agent",
+        "impersonation",
+        "not_operator",
+        "key_retired",
+    }
 )
 
 
@@ -62,14 +70,17 @@ def screen(
     community: str,
     operators: Mapping[str, str],
     registered: Mapping[str, str | None],
+    retired: Mapping[str, Sequence[str]] | None = None,
 ) -> Refusal | Lookup | None:
     """None if ``envelope`` is signed by its sender's key (the front orders it), else
     the gate's refusal, or the agent whose registered key decides (``Lookup``).
 
     ``community``: the cluster's community id (ENV-1: what the signature covers);
     ``operators``: the community's operator ids and keys (its founders file);
-    ``registered``: the registered key of agents already looked up (None: not joined).
-    Never raises."""
+    ``registered``: the registered key of agents already looked up (None: not joined);
+    ``retired``: the keys they rotated away from (KEY-1: an envelope signed by one is
+    refused ``key_retired``, but a revoke_key, which any key the agent held may sign,
+    KEY-2, goes to the gate).  Never raises."""
     shape = envelope_shape(envelope)  # the gate's own first check, the same function
     if shape is not None:
         return Refusal(*shape)
@@ -80,6 +91,8 @@ def screen(
         key = operators.get(agent)
         if key is None:
             return Refusal("not_operator", f"{op} is an operator command")
+    elif isinstance(op, str) and op in IDENTITY_OPS and agent in operators:
+        key = operators[agent]  # an operator rotates or revokes any agent's key
     else:
         if command.get("agent") != agent:
             return Refusal("impersonation", "the command's agent is not the envelope's")
@@ -100,5 +113,10 @@ def screen(
         if key is None:
             return Refusal("unknown_agent", f"{agent!r} has not joined")
     if not verify_envelope(envelope, key, community):  # ENV-1
+        old = (retired or {}).get(agent, ())
+        if agent not in operators and any(verify_envelope(envelope, k, community) for k in old):
+            if op == "revoke_key":
+                return None  # KEY-2: any key the agent held may revoke it
+            return Refusal("key_retired", "signed by a retired key of the agent")  # KEY-1
         return Refusal("bad_signature", "the signature does not verify")
     return None

@@ -24,7 +24,15 @@ from pathlib import Path
 from typing import Final
 
 from ostrom import layout
-from ostrom.codegen import api_docs, cli_docs, diagram, js_commands, params_docs, service_docs
+from ostrom.codegen import (
+    api_docs,
+    cli_docs,
+    deployment_docs,
+    diagram,
+    js_commands,
+    params_docs,
+    service_docs,
+)
 from ostrom.conformance import killmatrix, runner
 from ostrom.conformance.mutants import registry as mutant_registry
 from ostrom.docblocks import blocks, replace_block
@@ -301,6 +309,20 @@ REGISTRY: Final[tuple[Generated, ...]] = (
         "ostrom.service.gate.GATE_ERRORS",
         lambda _root: service_docs.errors_table(),
         block="service-errors",
+    ),
+    Generated(
+        "service-identity",
+        "docs/service.md",
+        "ostrom.service.gate.IDENTITY_COMMANDS",
+        lambda _root: service_docs.identity_table(),
+        block="service-identity",
+    ),
+    Generated(
+        "deployment-limits",
+        "docs/deployment.md",
+        "ostrom serve and cluster up options, protocol/params.py, service and front bounds",
+        lambda _root: deployment_docs.limits_table(),
+        block="deployment-limits",
     ),
     Generated(
         "exit-codes",

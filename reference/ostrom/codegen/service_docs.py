@@ -8,10 +8,10 @@ document into the repository (``ostrom.codegen.registry``).
 
 from __future__ import annotations
 
-from ostrom.service.gate import GATE_ERRORS
+from ostrom.service.gate import GATE_ERRORS, IDENTITY_COMMANDS
 from ostrom.service.openapi import ENDPOINTS, openapi_path
 
-__all__ = ["errors_table", "markdown_table"]
+__all__ = ["errors_table", "identity_table", "markdown_table"]
 
 
 def markdown_table() -> str:
@@ -28,4 +28,14 @@ def errors_table() -> str:
     """docs/service.md's error table (from ``GATE_ERRORS``)."""
     rows = ["| code | HTTP | meaning |", "|---|---|---|"]
     rows += [f"| `{e.code}` | {e.status} | {e.doc} |" for e in GATE_ERRORS.values()]
+    return "\n".join(rows) + "\n"
+
+
+def identity_table() -> str:
+    """docs/service.md's table of the gate's own commands (from ``IDENTITY_COMMANDS``)."""
+    rows = ["| op | fields | what it does |", "|---|---|---|"]
+    rows += [
+        f"| `{c.op}` | {', '.join(f'`{f}`' for f in c.fields)} | {c.doc} |"
+        for c in IDENTITY_COMMANDS.values()
+    ]
     return "\n".join(rows) + "\n"

@@ -326,6 +326,16 @@ class Params:
         "most UTF-8 bytes of an artifact's content a node accepts (a propose or resubmit "
         "over it: 413 content_too_large, nothing changed); the protocol never reads it",
     )
+    refused_row_bytes: int = _p(
+        8 * 1024,
+        "bytes",
+        1024,
+        16 * 1024 * 1024,
+        "largest refused command a node logs as sent (its envelope without payload, canonical "
+        "JSON): above it, one refused invalid_input is logged as its SHA-256 only, and one "
+        "refused without a violation is answered 413 oversized_refusal and not logged "
+        "(ROW-1); the protocol never reads it",
+    )
     embedding_dim: int = _p(
         0,
         "floats",

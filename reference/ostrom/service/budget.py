@@ -62,6 +62,8 @@ SIGNED_REFUSALS: Final = frozenset(
         "embeddings_off",
         "digest_mismatch",
         "join_refused",
+        "key_reused",  # a rotate_key signed by the agent's current key (or an operator's)
+        "oversized_refusal",  # after the Community applied it (ROW-1)
     }
 )
 

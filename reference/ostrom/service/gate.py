@@ -29,11 +29,21 @@ Who may send what (docs/service.md "Identity"):
 * ``tick`` and ``recruit`` (no ``agent`` field) are *operator* commands: the sender must
   be an operator of the setup (``not_operator`` otherwise);
 * a propose's or resubmit's payload (content, metadata, embedding) is checked last
-  (``payload_refusal``): the log keeps no payload, so a bad one must never reach it.
+  (``payload_refusal``): the log keeps no payload, so a bad one must never reach it;
+* ``rotate_key`` and ``revoke_key`` (``IDENTITY_COMMANDS``) change which key speaks for
+  an agent: the binding of keys to names is the gate's, not the Community's, so they
+  never reach the Community (docs/design.md §11, "Keys"; docs/deployment.md).  An agent
+  rotates with its current key (KEY-1: from then on only the new key is valid for it,
+  and an envelope under a retired key is refused ``key_retired``, one signed before the
+  rotation included); it revokes itself with its current key *or any key it ever held*
+  (KEY-2: then nothing is accepted for it, ``key_revoked``), so the owner of a stolen
+  key can stop a thief who rotated first; an operator may revoke any agent, and rotate
+  any agent's key, which is the only way out of a revocation.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -52,6 +62,7 @@ from ostrom.protocol.community import Community, Member
 from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.service.identity import (
     admission_shape,
+    canonical,
     envelope_shape,
     is_community_id,
     is_public_key,
@@ -59,18 +70,25 @@ from ostrom.service.identity import (
     pow_bits,
     verify_envelope,
     verify_invite,
+    without_payload,
 )
 
 __all__ = [
+    "ELIDED_KEYS",
     "GATE_ERRORS",
+    "IDENTITY_COMMANDS",
+    "IDENTITY_OPS",
     "OPERATOR_OPS",
     "PAYLOAD_OPS",
     "Admission",
     "Founder",
     "Gate",
     "GateError",
+    "IdentityCommand",
     "Setup",
+    "elided",
     "embedding_refusal",
+    "identity_command_schema",
     "member_from_json",
     "member_json",
     "payload_refusal",
@@ -111,6 +129,13 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
             "the Community refused a join from a key not yet registered (its result in the "
             "detail): nothing logged, the name's seq unchanged (ADM-1)",
         ),
+        GateError(
+            "oversized_refusal",
+            413,
+            "the Community refused the command (its result in the detail) without counting a "
+            "violation, and its envelope is over the refused_row_bytes parameter: nothing "
+            "logged, the seq unused (ROW-1)",
+        ),
         GateError("not_found", 404, "no such resource"),
         GateError("no_content", 404, "the artifact was proposed by digest only: no content"),
         GateError(
@@ -119,6 +144,23 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
             "the artifact was forgotten: its content was purged (FORGET-PURGE)",
         ),
         GateError("method_not_allowed", 405, "the path exists but not with this method"),
+        GateError(
+            "key_retired",
+            403,
+            "signed by a key the agent has rotated away from (KEY-1): only its current key "
+            "is valid, for envelopes signed before the rotation too",
+        ),
+        GateError(
+            "key_revoked",
+            403,
+            "the agent's key is revoked (KEY-2): nothing is accepted for it until an "
+            "operator rotates its key",
+        ),
+        GateError(
+            "key_reused",
+            409,
+            "a rotate_key to a key the agent holds or has held (a retired key stays retired)",
+        ),
         GateError("replayed", 409, "seq is not above the sender's last seq (already used)"),
         GateError("out_of_order", 409, "seq skips ahead of the sender's last seq + 1"),
         GateError("too_large", 413, "the request body exceeds the node's limit"),
@@ -206,6 +248,76 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
         ),
     )
 }
+
+
+@dataclass(frozen=True)
+class IdentityCommand:
+    """A command of the gate's own (``IDENTITY_COMMANDS``): its fields, all required."""
+
+    op: str
+    fields: tuple[str, ...]
+    doc: str
+
+
+#: The commands that change which key speaks for an agent: the gate's, not the
+#: Community's (the binding of keys to names is not protocol state: docs/design.md §11).
+#: Signed and sequenced like any command, logged, ordered by a cluster; the one table the
+#: gate, the OpenAPI document and docs/service.md read.
+IDENTITY_COMMANDS: Final[dict[str, IdentityCommand]] = {
+    c.op: c
+    for c in (
+        IdentityCommand(
+            "rotate_key",
+            ("agent", "public_key"),
+            "bind public_key to agent in place of its current key (KEY-1): sent by the agent, "
+            "signed with its current key, or by an operator (which also lifts a revocation)",
+        ),
+        IdentityCommand(
+            "revoke_key",
+            ("agent",),
+            "nothing more is accepted for agent (KEY-2): sent by the agent, signed with its "
+            "current key or any key it held before, or by an operator",
+        ),
+    )
+}
+IDENTITY_OPS: Final = frozenset(IDENTITY_COMMANDS)
+
+_IDENTITY_FIELD_SCHEMA: Final[dict[str, dict[str, Any]]] = {
+    "agent": {"type": "string", "minLength": 1, "maxLength": 256},
+    "public_key": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+}
+
+
+def identity_command_schema() -> list[dict[str, Any]]:
+    """The JSON Schema of each ``IDENTITY_COMMANDS`` command (the OpenAPI's Command)."""
+    return [
+        {
+            "title": c.op,
+            "description": c.doc,
+            "type": "object",
+            "required": ["op", *c.fields],
+            "additionalProperties": False,
+            "properties": {
+                "op": {"const": c.op},
+                **{f: _IDENTITY_FIELD_SCHEMA[f] for f in c.fields},
+            },
+        }
+        for c in IDENTITY_COMMANDS.values()
+    ]
+
+
+def _identity_shape(command: Mapping[str, Any]) -> str | None:
+    """Why ``command`` (an identity op) is not its ``IDENTITY_COMMANDS`` shape, or None."""
+    spec = IDENTITY_COMMANDS[str(command.get("op"))]
+    if set(command) != {"op", *spec.fields}:
+        return f"{spec.op} has exactly the fields {', '.join(spec.fields)}"
+    agent = command["agent"]
+    if not isinstance(agent, str) or not is_text(agent) or not 0 < len(agent) <= 256:
+        return "agent must be a string of 1 to 256 characters"
+    if "public_key" in spec.fields and not is_public_key(command["public_key"]):
+        return "public_key must be 64 hex digits (Ed25519)"
+    return None
+
 
 #: The ops that may carry a payload (content and metadata).
 PAYLOAD_OPS: Final = frozenset(op for op, c in COMMANDS.items() if "content" in c.optional)
@@ -378,6 +490,41 @@ def payload_refusal(
     return None
 
 
+#: The keys of a log row's envelope kept as its hash (``elided``): no signature.
+ELIDED_KEYS: Final = frozenset({"agent", "seq", "command", "elided"})
+
+
+def elided(envelope: Mapping[str, Any], size: int) -> dict[str, Any]:
+    """What the log keeps of an admitted envelope of ``size`` canonical bytes (over
+    ``refused_row_bytes``) that the Community refused ``invalid_input`` (ROW-1): its
+    agent, seq, the SHA-256 and size of its canonical JSON, and a *surrogate* command
+    that the Community refuses exactly as it refused the original.
+
+    Why the surrogate replays the same: ``invalid_input`` is check 1 (the command's
+    shape: the orchestrator's ``_parse``, or a join's or set_agent's own check), and its
+    only effect is a ``malformed`` violation of the sender if the op is an agent's op
+    and the sender is registered.  The surrogate keeps the op if it is a known one (an
+    unknown op stays unknown), the sender as its ``agent`` if the original named it
+    (the gate admits an agent's op only from the agent it names), and adds a field
+    ``elided`` that no command has: it fails check 1 with the same violation or none.
+    ``replay`` and ``--verify`` check the observation again; the signature cannot be
+    checked (its bytes are gone), which is what ``admit_logged`` accepts instead."""
+    command = envelope["command"]
+    digest = hashlib.sha256(canonical(dict(envelope))).hexdigest()
+    surrogate: dict[str, Any] = {"elided": digest}
+    op = command.get("op")
+    if isinstance(op, str) and (op in COMMANDS or op == "join"):
+        surrogate["op"] = op
+    if command.get("agent") == envelope["agent"] and op not in OPERATOR_OPS:
+        surrogate["agent"] = envelope["agent"]
+    return {
+        "agent": envelope["agent"],
+        "seq": envelope["seq"],
+        "command": surrogate,
+        "elided": {"sha256": digest, "bytes": size},
+    }
+
+
 def _agent_seq(envelope: object) -> tuple[str | None, int | None]:
     """The envelope's agent and seq where each is well typed (a refusal names them)."""
     if not isinstance(envelope, dict):
@@ -404,6 +551,11 @@ class Gate:
         self._keys: dict[str, str] = {f.member.id: f.public_key for f in setup.founders}
         self._operators: dict[str, str] = dict(setup.operators)
         self._last: dict[str, int] = {}
+        #: each agent's keys that no longer speak for it, oldest first (KEY-1)
+        self._retired: dict[str, list[str]] = {}
+        #: the agents whose key is revoked (KEY-2): nothing accepted until an operator's
+        #: rotate_key
+        self._revoked: set[str] = set()
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -417,21 +569,36 @@ class Gate:
     def is_operator(self, principal: str) -> bool:
         return principal in self._operators
 
+    def is_revoked(self, agent: str) -> bool:
+        """Whether ``agent``'s key is revoked (KEY-2)."""
+        return agent in self._revoked
+
+    def retired_keys(self, agent: str) -> tuple[str, ...]:
+        """The keys that spoke for ``agent`` before its current one, oldest first."""
+        return tuple(self._retired.get(agent, ()))
+
     def public_state(self) -> dict[str, Any]:
         """The Community's public state plus the gate's (keys, last seqs): what replicas
         compare.  Nothing secret: public keys and counters."""
         names = sorted({*self._keys, *self._operators, *self._last})
         return {
             **self.community.public_state(),
-            "principals": {
-                p: {
-                    "public_key": self.key_of(p),
-                    "last_seq": self.last_seq(p),
-                    "operator": p in self._operators,
-                }
-                for p in names
-            },
+            "principals": {p: self._principal(p) for p in names},
         }
+
+    def _principal(self, p: str) -> dict[str, Any]:
+        """A principal's public entry; ``retired_keys`` and ``revoked`` only once it has
+        rotated or been revoked (an entry without them is as before key rotation)."""
+        out: dict[str, Any] = {
+            "public_key": self.key_of(p),
+            "last_seq": self.last_seq(p),
+            "operator": p in self._operators,
+        }
+        if p in self._retired:
+            out["retired_keys"] = list(self._retired[p])
+        if p in self._revoked:
+            out["revoked"] = True
+        return out
 
     # --- deciding ---------------------------------------------------------------------------
 
@@ -449,6 +616,8 @@ class Gate:
         assert isinstance(envelope, dict)
         agent, seq, command = envelope["agent"], envelope["seq"], envelope["command"]
         op = command.get("op")
+        if isinstance(op, str) and op in IDENTITY_OPS:
+            return self._admit_identity(envelope, agent, seq, command)
         # The command's own shape is NOT checked here: a signed, well-sequenced command
         # that fails the schema is the sender's protocol input, logged and answered by the
         # Community (invalid_input, and a `malformed` violation of the sender: the
@@ -479,9 +648,27 @@ class Gate:
                     return Admission("admission_required", refused, agent, seq)
             if key is None:
                 return Admission("unknown_agent", f"{agent!r} has not joined", agent, seq)
+            if agent in self._revoked:  # KEY-2: no key speaks for it
+                return Admission("key_revoked", f"{agent!r}'s key is revoked", agent, seq)
         assert isinstance(key, str)
         if not verify_envelope(envelope, key, self.setup.community):  # ENV-1
-            return Admission("bad_signature", "the signature does not verify", agent, seq)
+            return self._bad_signature(envelope, agent, seq)
+        return self._sequenced(envelope, agent, seq, command)
+
+    def _bad_signature(self, envelope: dict[str, Any], agent: str, seq: int) -> Admission:
+        """``key_retired`` if a key ``agent`` rotated away from signed ``envelope`` (KEY-1:
+        a stable answer for an old key's envelopes, signed before the rotation or after),
+        else ``bad_signature``.  Only an agent that rotated pays the extra checks."""
+        community = self.setup.community
+        for old in self._retired.get(agent, ()):
+            if verify_envelope(envelope, old, community):
+                return Admission("key_retired", "signed by a retired key of the agent", agent, seq)
+        return Admission("bad_signature", "the signature does not verify", agent, seq)
+
+    def _sequenced(
+        self, envelope: dict[str, Any], agent: str, seq: int, command: dict[str, Any]
+    ) -> Admission:
+        """The seq and payload checks of an authentic envelope (``admit``'s last steps)."""
         last = self.last_seq(agent)
         if seq <= last:
             return Admission("replayed", f"seq {seq} <= last seq {last}", agent, seq)
@@ -491,6 +678,73 @@ class Gate:
         if refusal is not None:
             return Admission(refusal[0], refusal[1], agent, seq)
         return Admission(None, "", agent, seq)
+
+    def _admit_identity(
+        self, envelope: dict[str, Any], sender: str, seq: int, command: dict[str, Any]
+    ) -> Admission:
+        """``admit`` for ``rotate_key`` and ``revoke_key`` (module docstring, KEY-1, KEY-2).
+
+        Who may send it: the agent it names, or an operator.  Which key signs it: an
+        operator's own; the agent's current key for a rotation; for a revocation its
+        current key or any it held before, because a thief who stole a key and rotated
+        first leaves the owner holding only that retired key, and the owner must still
+        be able to stop the thief (the worst a stolen key does, then, is a revocation
+        that an operator's rotate_key undoes).  A revoked agent sends nothing more: only
+        an operator's rotate_key gives it a key again."""
+        problem = _identity_shape(command)
+        if problem is not None:
+            return Admission("malformed", problem, sender, seq)
+        op, target = command["op"], command["agent"]
+        if target not in self._keys:
+            return Admission("unknown_agent", f"{target!r} has not joined", sender, seq)
+        community = self.setup.community
+        if sender in self._operators:
+            if not verify_envelope(envelope, self._operators[sender], community):  # ENV-1
+                return Admission("bad_signature", "the signature does not verify", sender, seq)
+        elif sender != target:
+            return Admission(
+                "impersonation", f"only {target!r} or an operator may {op} it", sender, seq
+            )
+        elif target in self._revoked:  # KEY-2
+            return Admission("key_revoked", f"{target!r}'s key is revoked", sender, seq)
+        elif op == "revoke_key":
+            keys = (self._keys[target], *self._retired.get(target, ()))
+            if not any(verify_envelope(envelope, k, community) for k in keys):
+                return Admission("bad_signature", "the signature does not verify", sender, seq)
+        elif not verify_envelope(envelope, self._keys[target], community):  # KEY-1
+            return self._bad_signature(envelope, sender, seq)
+        if op == "rotate_key":
+            new = command["public_key"]
+            if new == self._keys[target] or new in self._retired.get(target, ()):
+                return Admission(
+                    "key_reused", f"{target!r} holds or has held this key", sender, seq
+                )
+        elif target in self._revoked:
+            return Admission("key_revoked", f"{target!r}'s key is revoked already", sender, seq)
+        return self._sequenced(envelope, sender, seq, command)
+
+    def usable_retry(self, envelope: object) -> Admission | None:
+        """For a retry the node found in its log (the same envelope, already applied):
+        the refusal of an envelope whose key no longer speaks for its agent — revoked
+        (KEY-2) or rotated away from (KEY-1) — or None (answered from the log).  A retried
+        identity command is always answered: it is what changed the key."""
+        if not isinstance(envelope, dict) or not isinstance(envelope.get("command"), dict):
+            return None
+        agent, seq = envelope.get("agent"), envelope.get("seq")
+        if not isinstance(agent, str) or not isinstance(seq, int):
+            return None
+        if envelope["command"].get("op") in IDENTITY_OPS or agent in self._operators:
+            return None
+        if agent in self._revoked:
+            return Admission("key_revoked", f"{agent!r}'s key is revoked", agent, seq)
+        key = self._keys.get(agent)
+        if (
+            agent in self._retired
+            and key is not None
+            and not verify_envelope(envelope, key, self.setup.community)
+        ):
+            return self._bad_signature(envelope, agent, seq)
+        return None
 
     def _admission_refusal(self, key: str, admission: object) -> str | None:
         """Why a join registering ``key`` does not pass the community's ``join_mode`` (its
@@ -517,15 +771,80 @@ class Gate:
             return "the invitation is not an operator's signature of this key"
         return None
 
-    def leaves_no_trace(self, envelope: dict[str, Any], obs: Observation) -> bool:
-        """Whether ``envelope``, just applied with observation ``obs``, is a join from a key
-        not yet registered that the Community refused: it changed nothing (not even its
-        name's seq, ADM-1), so the node logs nothing for it."""
-        return (
+    def untraced(self, envelope: dict[str, Any], obs: Observation) -> str | None:
+        """The ``GATE_ERRORS`` code of ``envelope``, just applied with observation ``obs``,
+        if it changed nothing, not even its sender's seq, so the node logs nothing for it:
+        ``join_refused``, a join from a key not yet registered that the Community refused
+        (ADM-1); ``oversized_refusal``, a refusal over ``refused_row_bytes`` that counted
+        no violation (ROW-1).  None: the command is logged."""
+        if (
             envelope["command"].get("op") == "join"
             and obs["result"] != "ok"
             and envelope["agent"] not in self._keys
+        ):
+            return "join_refused"
+        if self._oversized_refusal(envelope, obs):
+            return "oversized_refusal"
+        return None
+
+    def row_size(self, envelope: Mapping[str, Any]) -> int:
+        """The canonical bytes of an admitted envelope without its payload (what the log
+        keeps, and what ``refused_row_bytes`` bounds)."""
+        return len(canonical({**envelope, "command": without_payload(envelope["command"])}))
+
+    def _oversized_refusal(self, envelope: Mapping[str, Any], obs: Observation) -> bool:
+        """A refusal other than ``invalid_input`` that counted no violation (so it changed
+        nothing in the Community), of an envelope over ``refused_row_bytes`` (ROW-1)."""
+        return (
+            obs["result"] not in ("ok", "invalid_input")
+            and not obs["events"]
+            and envelope["command"].get("op") not in IDENTITY_OPS
+            and self.row_size(envelope) > self.params.refused_row_bytes
         )
+
+    def logged_form(self, envelope: dict[str, Any], obs: Observation) -> dict[str, Any]:
+        """The envelope as the log keeps it: an ``invalid_input`` refusal over
+        ``refused_row_bytes`` as its hash and surrogate (``elided``, ROW-1), anything
+        else as it is (without its payload: the node strips it before)."""
+        if obs["result"] == "invalid_input":
+            size = self.row_size(envelope)
+            if size > self.params.refused_row_bytes:
+                return elided(envelope, size)
+        return envelope
+
+    def admit_logged(self, envelope: object) -> Admission:
+        """``admit`` for a row of the node's own log (replay, and the rollback of a failed
+        write): an envelope as sent, or one the log keeps as its hash (``elided``), whose
+        signature cannot be checked again; its sender must be a principal with a key, not
+        revoked, at its next seq, and its command the surrogate ``elided`` makes (the
+        replay then checks that the Community refuses it ``invalid_input``)."""
+        if not isinstance(envelope, dict) or "elided" not in envelope:
+            return self.admit(envelope)
+        agent, seq = _agent_seq(envelope)
+        info = envelope.get("elided")
+        if (
+            set(envelope) != ELIDED_KEYS
+            or agent is None
+            or seq is None
+            or not isinstance(info, dict)
+            or set(info) != {"sha256", "bytes"}
+            or not isinstance(info["bytes"], int)
+            or not isinstance(envelope["command"], dict)
+            or envelope["command"].get("elided") != info["sha256"]
+            or not set(envelope["command"]) <= {"op", "agent", "elided"}
+        ):
+            return Admission("malformed", "not a row kept as its hash", agent, seq)
+        if self.key_of(agent) is None or agent in self._revoked:
+            return Admission("unknown_agent", f"{agent!r} has no key", agent, seq)
+        return self._sequenced(envelope, agent, seq, envelope["command"])
+
+    def apply_logged(self, envelope: object) -> Observation:
+        """``apply`` of a row of the node's own log (``admit_logged``)."""
+        adm = self.admit_logged(envelope)
+        if not adm.ok:
+            return _refused(str(adm.code))
+        assert isinstance(envelope, dict)
+        return self.apply_admitted(envelope, adm)
 
     def apply(self, command: object) -> Observation:
         """Apply an envelope (``command``: the ``Core`` signature): the Community's
@@ -541,11 +860,31 @@ class Gate:
         applied in between (the node's write path: one signature check per command)."""
         assert adm.ok and adm.agent is not None and adm.seq is not None
         inner = envelope["command"]
+        if inner.get("op") in IDENTITY_OPS:
+            obs = self._apply_identity(inner, adm.agent)
+            self._last[adm.agent] = adm.seq
+            return obs
         obs = self.community.apply(inner)
         if inner.get("op") == "join" and adm.agent not in self._keys:
             if obs["result"] != "ok":
                 return obs  # ADM-1: a refused join of an unregistered name uses no seq
             # a join registers its key only when the Community admits it (tier 0, w_min: REP-2)
             self._keys[adm.agent] = str(envelope["public_key"])
+        elif self._oversized_refusal(envelope, obs):
+            return obs  # ROW-1: it changed nothing, and it uses no seq
         self._last[adm.agent] = adm.seq
         return obs
+
+    def _apply_identity(self, command: dict[str, Any], sender: str) -> Observation:
+        """Apply an admitted ``rotate_key`` or ``revoke_key``: the key binding changes, the
+        Community does not (its event names the agent, the key and who sent it)."""
+        target = command["agent"]
+        if command["op"] == "rotate_key":
+            self._retired.setdefault(target, []).append(self._keys[target])
+            self._keys[target] = str(command["public_key"])
+            self._revoked.discard(target)
+            event = {"event": "key_rotated", "agent": target, "public_key": self._keys[target]}
+        else:
+            self._revoked.add(target)
+            event = {"event": "key_revoked", "agent": target}
+        return {"result": "ok", "events": [{**event, "by": sender}]}

@@ -42,6 +42,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from hashlib import sha256
 from pathlib import Path
 from typing import Any, Final
 
@@ -132,6 +133,18 @@ def _same(a: Any, b: Any) -> bool:
         b = _stripped(b)
     try:
         return canonical(a) == canonical(b)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def _same_logged(logged: dict[str, Any], envelope: Any) -> bool:
+    """Whether ``envelope`` is the one ``logged`` is the row of: the same envelope, or
+    for a row kept as its hash (ROW-1) one whose hash it is."""
+    info = logged.get("elided")
+    if not isinstance(info, dict) or not isinstance(envelope, dict):
+        return _same(logged, envelope)
+    try:
+        return sha256(canonical(_stripped(envelope))).hexdigest() == info.get("sha256")
     except (TypeError, ValueError, RecursionError):
         return False
 
@@ -302,7 +315,7 @@ class Node:
                 key = _agent_seq(envelope)
                 if key is not None and key in by_key:
                     k = by_key[key]
-                    if _same(staged[k].envelope, envelope):  # a retry within the group
+                    if _same_logged(staged[k].envelope, envelope):  # a retry within the group
                         out.append(_Pending(k, retry=True))
                         continue
                 adm = self._decide(envelope)
@@ -322,10 +335,13 @@ class Node:
                     self._rebuild([s.envelope for s in staged])  # undo it, keep the group's
                     out.append(error("internal_error", f"{type(exc).__name__}; nothing applied"))
                     continue
-                if self.gate.leaves_no_trace(envelope, obs):  # ADM-1: changed nothing
-                    detail = f"the Community refused the join ({obs['result']}); nothing logged"
-                    out.append(error("join_refused", detail))
+                untraced = self.gate.untraced(envelope, obs)  # ADM-1, ROW-1: changed nothing
+                if untraced is not None:
+                    what = "join" if untraced == "join_refused" else "oversized command"
+                    detail = f"the Community refused the {what} ({obs['result']}); nothing logged"
+                    out.append(error(untraced, detail))
                     continue
+                envelope = self.gate.logged_form(envelope, obs)  # ROW-1: a bounded row
                 snap = None
                 if since_cmds + 1 >= self.snapshot_every and (
                     since_bytes >= self.snapshot_ratio * snap_bytes
@@ -383,6 +399,9 @@ class Node:
         except (StoreError, DbUnavailable, OSError) as exc:
             return error("db_unavailable", f"cannot read the log: {exc}")
         if retry is not None:
+            stale = self.gate.usable_retry(envelope)  # KEY-1, KEY-2: an old key's replay
+            if stale is not None:
+                return error(str(stale.code), stale.detail)
             # the logged row has no payload to compare: a retry's payload must still be
             # one the gate admits (it then is the logged digest's, by its hash)
             command = envelope.get("command") if isinstance(envelope, dict) else None
@@ -409,7 +428,7 @@ class Node:
             prior = self.store.find(agent, seq)
         except Exception as exc:  # sqlite3.Error, an undecodable row: the read failed
             raise DbUnavailable(str(exc)) from None
-        if prior is None or not _same(prior.envelope, envelope):
+        if prior is None or not _same_logged(prior.envelope, envelope):
             return None
         obs = prior.observation
         return Reply(
@@ -500,7 +519,7 @@ class Node:
         params, setup = self.gate.params, self.gate.setup
         gate = Gate(params, setup) if self._base is None else restore(params, setup, self._base)
         for env in [*self._envelopes, *staged]:
-            gate.apply(env)
+            gate.apply_logged(env)
         self.gate = gate
 
     def tick(self) -> Reply:
@@ -550,13 +569,18 @@ class Node:
             if key is None and pub is None:
                 return None
             last = self.gate.last_seq(agent)
-            return {
+            out = {
                 **(pub or {"agent": agent}),
                 "operator": self.gate.is_operator(agent),
                 "public_key": key,
                 "last_seq": last,
                 "next_seq": last + 1,
             }
+            if self.gate.retired_keys(agent):  # KEY-1
+                out["retired_keys"] = list(self.gate.retired_keys(agent))
+            if self.gate.is_revoked(agent):  # KEY-2
+                out["revoked"] = True
+            return out
 
     def content(self, artifact: str) -> Reply:
         """GET /artifacts/{id}/content: the payload the artifact carries under its current
@@ -841,10 +865,12 @@ def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[
         break
     envelopes: list[dict[str, Any]] = []
     for e in store.entries(after=start):
-        adm = gate.admit(e.envelope)  # every row's signature and seq, checked again
+        adm = gate.admit_logged(e.envelope)  # every row's signature and seq, checked again
         if not adm.ok:
             raise StoreError(f"log[{e.pos}]: the gate refuses this row ({adm.code})")
         obs = gate.apply_admitted(e.envelope, adm)
+        if "elided" in e.envelope and obs["result"] != "invalid_input":  # ROW-1
+            raise StoreError(f"log[{e.pos}]: a row kept as its hash replays as {obs['result']}")
         if verify and _json(obs) != e.observation:
             raise StoreError(f"log[{e.pos}]: the replayed observation differs from the logged one")
         if e.pos in snaps:  # only with verify: otherwise the replay starts after the last

@@ -20,7 +20,7 @@ from ostrom import __version__
 from ostrom.protocol.commands import MAX_EMBEDDING, command_schema
 from ostrom.protocol.params import DEFAULTS
 from ostrom.service.dense import FUSION_DEPTH, RRF_K
-from ostrom.service.gate import GATE_ERRORS
+from ostrom.service.gate import GATE_ERRORS, identity_command_schema
 from ostrom.service.identity import SIGNING_DOMAIN
 from ostrom.service.search import DEFAULT_K, HISTORY, MAX_K, MAX_QUERY_BYTES, MAX_TERMS
 
@@ -440,7 +440,14 @@ _RESPONSES: Final[dict[str, Any]] = {
             "last_seq": _POS,
             "next_seq": {"type": "integer", "minimum": 1},
         },
-        {"tier": _INT, "weight": {"type": "number"}, "sanction": _STR, "reputation_micro": _INT},
+        {
+            "tier": _INT,
+            "weight": {"type": "number"},
+            "sanction": _STR,
+            "reputation_micro": _INT,
+            "retired_keys": {"type": "array", "items": _STR},
+            "revoked": {"const": True},
+        },
     ),
     "Agents": _obj({"agents": {"type": "object"}, "principals": {"type": "object"}}),
     "Slots": _obj(
@@ -626,12 +633,20 @@ def openapi() -> dict[str, Any]:
         "components": {
             "schemas": {
                 "Envelope": _ENVELOPE_SCHEMA,
-                "Command": _rebase(command_schema(), "#/components/schemas/Command"),
+                "Command": _command_schema(),
                 "Error": _error_schema(),
                 **_RESPONSES,
             }
         },
     }
+
+
+def _command_schema() -> dict[str, Any]:
+    """A command of an envelope: the protocol's (protocol/commands.py) or one of the gate's
+    own ``IDENTITY_COMMANDS`` (rotate_key, revoke_key: service/gate.py)."""
+    schema: dict[str, Any] = _rebase(command_schema(), "#/components/schemas/Command")
+    schema["oneOf"] = [*schema["oneOf"], *identity_command_schema()]
+    return schema
 
 
 def openapi_text() -> str:

@@ -170,6 +170,18 @@ def _attrs(obj: Any) -> dict[str, Any]:
     return out
 
 
+def _gate_state(gate: Gate) -> dict[str, Any]:
+    """The gate's own state: keys and seqs, and the retired keys and revocations once
+    there are any (KEY-1, KEY-2; absent, the snapshot is the one written before key
+    rotation existed, so such a snapshot is still this format)."""
+    out = {"keys": encode(gate._keys), "last": encode(gate._last)}
+    if gate._retired:
+        out["retired"] = encode(gate._retired)
+    if gate._revoked:
+        out["revoked"] = encode(gate._revoked)
+    return out
+
+
 def snapshot(gate: Gate) -> dict[str, Any]:
     """The gate's whole state (``restore`` inverts it, given the same header).
 
@@ -186,7 +198,7 @@ def snapshot(gate: Gate) -> dict[str, Any]:
             "orchestrator": _attrs(c.orchestrator),
             "reputation": _attrs(c.reputation),
             "sanctions": _attrs(c.sanctions),
-            "gate": {"keys": encode(gate._keys), "last": encode(gate._last)},
+            "gate": _gate_state(gate),
         }
     finally:
         if paused:
@@ -320,11 +332,25 @@ def restore(params: Params, setup: Setup, doc: Any) -> Gate:
             raise CodecError(f"artifact state {str(state)[:40]!r}")
         machine.add_model(art, initial=state)
     g = doc["gate"]
-    if not isinstance(g, dict) or set(g) != {"keys", "last"}:
-        raise CodecError("gate: {keys, last}")
+    if not isinstance(g, dict) or not {"keys", "last"} <= set(g) <= _GATE_KEYS:
+        raise CodecError("gate: {keys, last[, retired][, revoked]}")
     keys, last = decode(g["keys"]), decode(g["last"])
+    retired = decode(g["retired"]) if "retired" in g else {}
+    revoked = decode(g["revoked"]) if "revoked" in g else set()
     if not isinstance(keys, dict) or not isinstance(last, dict):
         raise CodecError("gate keys and seqs are dicts")
+    if not isinstance(retired, dict) or not all(
+        isinstance(v, list) and all(isinstance(k, str) for k in v) for v in retired.values()
+    ):
+        raise CodecError("gate retired keys: a dict of lists of keys")
+    if not isinstance(revoked, set) or not all(isinstance(a, str) for a in revoked):
+        raise CodecError("gate revoked: a set of agents")
     gate._keys = keys
     gate._last = last
+    gate._retired = retired
+    gate._revoked = revoked
     return gate
+
+
+#: The keys of a snapshot's gate state (``_gate_state``).
+_GATE_KEYS: Final = frozenset({"keys", "last", "retired", "revoked"})

@@ -1,0 +1,187 @@
+"""Logged refused rows are bounded in size (ROW-1, issue 41 item 4).
+
+A registered agent's command that the Community refuses is logged (it is sequenced and
+may count a violation), but over the ``refused_row_bytes`` parameter it no longer costs
+the log its size: an ``invalid_input`` refusal is kept as its SHA-256 and a surrogate
+command that the Community refuses the same way (``gate.elided``); a refusal that
+counted no violation changed nothing and is not logged at all (413
+``oversized_refusal``, its seq unused).  Checked here:
+
+* on random oversized commands (known and unknown ops, extra fields, long fields), the
+  reply is the Community's own answer to the command as sent, every row is within the
+  bound, and the log replays with ``--verify`` (each surrogate's observation equals the
+  one logged) and exports;
+* a resend of a command kept as its hash is answered as a retry;
+* over loopback, a flood of 50 KiB refused commands from a registered agent grows a real
+  node's log by a bounded amount per row (before: by the whole body each).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ostrom.protocol.commands import COMMANDS
+from ostrom.protocol.params import Params
+from ostrom.service.export import export
+from ostrom.service.gate import Gate
+from ostrom.service.identity import canonical, sign_envelope
+from ostrom.service.node import Node
+from service_world import key, serve_founders, setup
+
+BOUND = 1024  # the smallest refused_row_bytes: every row below stays as sent
+PARAMS = Params(refused_row_bytes=BOUND)
+AGENT = "f1"
+
+OPS = st.sampled_from([*COMMANDS, "join", "no_such_op", "x" * 2000])
+BIG = st.text(alphabet="ab\u00e9 ", min_size=0, max_size=3000)
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> dict[str, Any]:
+    """A command from the agent: a known op or not, with fields of any size, some
+    extra: mostly refused, some of them over the bound."""
+    cmd: dict[str, Any] = {"op": draw(OPS), "agent": AGENT}
+    for f in draw(st.lists(st.sampled_from(["artifact", "reason", "slot", "junk", "digest"]))):
+        cmd[f] = draw(BIG)
+    return cmd
+
+
+def _rows(node: Node) -> list[str]:
+    return [canonical(e.envelope).decode() for e in node.store.entries()]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(commands(), min_size=1, max_size=6))
+def test_refused_rows_are_bounded_and_replay(cmds: list[dict[str, Any]]) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        db = Path(d) / "n.db"
+        node = Node.open(db, params=PARAMS, setup=setup(), fsync=False)
+        twin = Gate(PARAMS, node.gate.setup)  # applies every command as sent, never elided
+        try:
+            for cmd in cmds:
+                seq = node.gate.last_seq(AGENT) + 1
+                cid = node.gate.setup.community
+                env = sign_envelope(key(AGENT), AGENT, seq, cmd, community=cid)
+                size = node.gate.row_size(env)
+                reply = node.submit(env)
+                obs = twin.apply(env)
+                if reply.status == 200:
+                    assert reply.body["result"] == obs["result"]
+                    assert reply.body["events"] == obs["events"]
+                elif reply.body["error"] != "oversized_refusal":  # the gate's, before the log
+                    assert obs == {"result": reply.body["error"], "events": []}, reply.body
+                else:  # ROW-1: refused without a violation, over the bound: no row, no seq
+                    assert obs["result"] not in ("ok", "invalid_input") and not obs["events"]
+                    assert size > BOUND
+                    twin = Gate(PARAMS, node.gate.setup)  # the twin's seq moved: redo it
+                    for e in node.store.entries():
+                        assert twin.apply_logged(e.envelope)["result"] == e.result
+                assert node.gate.last_seq(AGENT) == twin.last_seq(AGENT)
+                assert node.gate.public_state() == twin.public_state()
+            for e in node.store.entries():
+                if e.result != "ok":
+                    assert len(canonical(e.envelope)) <= max(BOUND, 400), e.envelope
+        finally:
+            node.close()
+        again = Node.open(db, verify=True, fsync=False)  # every surrogate replays the same
+        again.close()
+        export(db, Path(d) / "t.jsonl")
+
+
+def test_a_resend_of_a_row_kept_as_its_hash_is_a_retry(tmp_path: Path) -> None:
+    node = Node.open(tmp_path / "n.db", params=PARAMS, setup=setup(), fsync=False)
+    try:
+        cmd = {"op": "dispute", "agent": AGENT, "artifact": "x", "reason": "r", "junk": "j" * 5000}
+        env = sign_envelope(key(AGENT), AGENT, 1, cmd, community=node.gate.setup.community)
+        first = node.submit(env)
+        assert first.body["result"] == "invalid_input" and not first.body["retry"]
+        (row,) = node.store.entries()
+        assert "elided" in row.envelope and "signature" not in row.envelope
+        again = node.submit(env)
+        assert again.body == {**first.body, "retry": True}
+        other = sign_envelope(key(AGENT), AGENT, 1, {**cmd, "junk": "k" * 5000},
+                              community=node.gate.setup.community)  # fmt: skip
+        assert node.submit(other).body["error"] == "replayed"
+        # the same within one group commit: the second is answered as a retry
+        env2 = sign_envelope(key(AGENT), AGENT, 2, cmd, community=node.gate.setup.community)
+        first2, again2 = node.submit_many([env2, env2])
+        assert again2.body == {**first2.body, "retry": True}
+    finally:
+        node.close()
+
+
+def test_the_bound_can_fail() -> None:
+    """A gate that keeps every refused row as sent (the mutant) writes rows over it."""
+
+    class KeepsEverything(Gate):
+        def logged_form(self, envelope: dict[str, Any], obs: Any) -> dict[str, Any]:
+            return envelope
+
+    cmd = {"op": "dispute", "agent": AGENT, "artifact": "x", "reason": "r", "junk": "j" * 5000}
+    with tempfile.TemporaryDirectory() as d:
+        node = Node.open(Path(d) / "n.db", params=PARAMS, setup=setup(), fsync=False)
+        node.gate.__class__ = KeepsEverything
+        env = sign_envelope(key(AGENT), AGENT, 1, cmd, community=node.gate.setup.community)
+        node.submit(env)
+        assert max(len(r) for r in _rows(node)) > BOUND
+        node.close()
+
+
+def _log_bytes(db: Path) -> tuple[int, int]:
+    """(rows, bytes of their envelopes and observations) of a node's log."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        q = "SELECT count(*), sum(length(envelope) + length(observation)) FROM log"
+        n, b = c.execute(q).fetchone()
+    return int(n), int(b or 0)
+
+
+def _flood(tmp: Path, n: int) -> None:
+    """``n`` refused 50 KiB commands of a registered founder against ``ostrom serve`` (the
+    refusal budget raised so that every one reaches the log's decision): half
+    ``invalid_input`` (a violation: logged as its hash), half ``unknown_artifact`` (no
+    violation: not logged)."""
+    with serve_founders(tmp, "--refusal-burst", "100000") as url:
+        cid = httpx.get(url + "/health", timeout=10).json()["community"]
+        statuses: dict[int, int] = {}
+        sent = 0
+        with httpx.Client(timeout=30) as http:
+            for i in range(n):
+                if i % 2:
+                    cmd = {"op": "dispute", "agent": AGENT, "artifact": "x", "reason": "r",
+                           "junk": "j" * 50_000}  # fmt: skip
+                else:
+                    cmd = {"op": "dispute", "agent": AGENT, "artifact": f"none{i}",
+                           "reason": "r" * 50_000}  # fmt: skip
+                seq = http.get(f"{url}/agents/{AGENT}").json()["next_seq"]
+                env = sign_envelope(key(AGENT), AGENT, seq, cmd, community=cid)
+                sent += len(canonical(env))
+                r = http.post(url + "/commands", json=env)
+                statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
+        assert statuses == {200: n // 2, 413: n - n // 2}, statuses
+        rows, stored = _log_bytes(tmp / "n.db")
+    assert rows == n // 2
+    per_row = stored / rows
+    # each row far within the default refused_row_bytes (8 KiB): a few hundred bytes;
+    # before ROW-1 every one of them was logged whole (``sent`` bytes in all)
+    assert per_row < 1024, per_row
+    print(f"\n{n} refused 50 KiB commands ({sent} bytes sent): {rows} rows, {stored} bytes "
+          f"stored ({per_row:.0f} a row)")  # fmt: skip
+
+
+@pytest.mark.system
+def test_a_flood_of_large_refused_commands_costs_the_log_little(tmp_path: Path) -> None:
+    _flood(tmp_path, 12)
+
+
+@pytest.mark.system
+@pytest.mark.slow
+def test_three_hundred_large_refused_commands(tmp_path: Path) -> None:
+    _flood(tmp_path, 300)
