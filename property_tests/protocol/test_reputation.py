@@ -20,6 +20,7 @@ import json
 import math
 import random
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -31,7 +32,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from networkx.algorithms.link_analysis.pagerank_alg import _pagerank_python
 
 from mutant_check import assert_mutant_caught, run_machine
-from ostrom.codegen.reputation_plot import group_mean, simulate
+from ostrom.codegen.reputation_plot import group_mean, main, simulate
 from ostrom.protocol.agents import MAX_TIER, micro
 from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.protocol.reputation import (
@@ -772,3 +773,17 @@ def test_thresholds_are_reached_at_equality() -> None:
     book.add("z", prior=Beta(0.9, 20.0), tier=0)
     assert book.snapshot()["agents"]["z"]["held"] == [served, 0, 0, 0]
     assert Beta().observe(True).total == PRIOR_WEIGHT + 1.0  # one observation weighs 1
+
+
+def test_the_plot_takes_no_option_for_its_output_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--help`` prints the usage and writes nothing (it once wrote ``--help.png``); any
+    other option is refused with exit 2."""
+    monkeypatch.chdir(tmp_path)
+    main(["--help"])
+    assert "reputation_plot" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["-o"])
+    assert exc.value.code == 2
+    assert list(tmp_path.iterdir()) == []

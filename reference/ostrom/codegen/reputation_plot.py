@@ -168,7 +168,15 @@ def summary(run: Run) -> dict[str, dict[str, float]]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """``[OUT.png]``: an option (``--help``, ``-h``, anything that starts with ``-``) is
+    never taken for the output path (a ``--help.png`` once landed in the repository)."""
     args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-h", "--help"):
+        print(__doc__)
+        return
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        print("usage: python -m ostrom.codegen.reputation_plot [OUT.png]", file=sys.stderr)
+        raise SystemExit(2)
     out = Path(args[0] if args else "docs/img/reputation.png")
     runs = [simulate(random.Random(7), feedback=mode) for mode in ("decision", "truth")]
     plot(runs, out)
