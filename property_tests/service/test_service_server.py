@@ -161,6 +161,32 @@ def test_a_half_open_flood_past_the_descriptor_limit(tmp_path: Path) -> None:
 
 
 @pytest.mark.system
+def test_a_flood_evicts_slow_connections_before_answered_ones(tmp_path: Path) -> None:
+    """At the cap, connections that never completed a request go before keep-alive ones
+    that were answered: 10 clients each answered once, idle between two requests, then
+    twice the cap of half-open connections (each younger than the idle clients, as a slow
+    client that reconnects at once always is).  Every client's next request on its own
+    connection is answered.  By age alone (before) the idle clients went first."""
+    with node(tmp_path, nofile=256) as port:
+        cap = 256 - RESERVED_FDS
+        clients = hold(port, 10, HALF + b"\r\n")
+        assert all(c.recv(65536).startswith(b"HTTP/1.1 200") for c in clients)
+        held = hold(port, 2 * cap)
+        try:
+            answered = []
+            for c in clients:
+                try:
+                    c.sendall(HALF + b"\r\n")
+                    answered.append(c.recv(65536).startswith(b"HTTP/1.1 200"))
+                except OSError:
+                    answered.append(False)
+            assert all(answered), answered
+        finally:
+            for s in held + clients:
+                s.close()
+
+
+@pytest.mark.system
 def test_stalled_headers_and_bodies_are_cut(tmp_path: Path) -> None:
     opts = ("--header-timeout", "1", "--body-timeout", "1")
     with node(tmp_path, *opts) as port:
