@@ -72,6 +72,12 @@ took 100 s, the 1M one more than half an hour on a loaded machine): search p50/p
 second against digest-only ones, the database's bytes per artifact and the cost of
 purging a forgotten artifact.
 
+``siege`` (``bench/siege.py``, about three minutes): ``ostrom serve`` (fsync on) under
+1,000 concurrent honest clients, with and without 1,000 slow clients (half a request, then
+nothing) and a Sybil flood (joins from fresh keys, refused), each side in its own
+processes over loopback: honest commands/s and p50/p99 under attack next to the
+attack-free run, and whether the first is at least half the second (issue 41).
+
 ``ceiling`` (``bench/ceiling.py``, half a minute): ``Community.apply``, one Ed25519
 verification and one bare Starlette request, timed here, and the best share each of the
 node's and the cluster's targets could reach if every other cost were zero.
@@ -79,7 +85,7 @@ node's and the cluster's targets could reach if every other cost were zero.
 Usage: python bench/run.py
        [--only tlc|orchestrator|sortition|hypothesis|pbft|congestion|reputation|thresholds|
                conformance|simulation|experiments|service|trace_export|tick|memory|cluster|
-               ceiling|search]
+               siege|ceiling|search]
        [--artifacts N]
 """
 
@@ -247,6 +253,14 @@ def bench_service() -> None:
     save("service", service.measure())
 
 
+def bench_siege() -> None:
+    """The node under 1,000 honest clients, with and without slow clients and a Sybil
+    flood (see ``bench/siege.py``)."""
+    import siege
+
+    save("siege", siege.measure())
+
+
 def bench_trace_export() -> None:
     """Export bytes and seconds at 1k, 10k and 100k commands of a node's log, and
     validate-trace seconds (see ``bench/trace_export.py``)."""
@@ -321,6 +335,7 @@ def main() -> None:
             "tick",
             "memory",
             "cluster",
+            "siege",
             "ceiling",
             "search",
         ],
@@ -359,6 +374,8 @@ def main() -> None:
         bench_memory()
     if args.only in (None, "cluster"):
         bench_cluster()
+    if args.only in (None, "siege"):
+        bench_siege()
     if args.only in (None, "ceiling"):
         bench_ceiling()
     if args.only in (None, "tlc"):

@@ -137,6 +137,11 @@ def _run(world: _World, steps: list[tuple[str, int]]) -> None:
         assert gate.key_of(AGENT) == public_hex(world.current)
         assert gate.is_revoked(AGENT) == world.revoked
         assert list(gate.retired_keys(AGENT)) == [public_hex(k) for k in world.retired]
+        # the view reads answer from is the gate's state, an operator's re-key included
+        # (it changes another principal's entry than its signer's)
+        assert world.node.public_state() == gate.public_state()
+        assert world.node.agent(AGENT) is not None
+        assert world.node.agent(AGENT).get("revoked", False) == world.revoked  # type: ignore[union-attr]
 
 
 STEPS = st.lists(

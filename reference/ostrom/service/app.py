@@ -142,11 +142,13 @@ def _consistent(request: Request) -> bool:
     raise _BadRequest("bad_query", "consistent must be 0 or 1")
 
 
-def _answer(a: Answer) -> JSONResponse:
+def _answer(a: Answer) -> Response:
     """A read's answer with the position it was read at (and who answered, on a cluster)."""
     headers = {} if a.position is None else {POSITION_HEADER: str(a.position)}
     if a.source is not None:
         headers[SOURCE_HEADER] = a.source
+    if a.raw is not None:  # encoded once for every read of the node's view
+        return Response(a.raw, a.status, headers, media_type="application/json")
     return JSONResponse(a.body, status_code=a.status, headers=headers)
 
 

@@ -583,10 +583,10 @@ class Gate:
         names = sorted({*self._keys, *self._operators, *self._last})
         return {
             **self.community.public_state(),
-            "principals": {p: self._principal(p) for p in names},
+            "principals": {p: self.principal(p) for p in names},
         }
 
-    def _principal(self, p: str) -> dict[str, Any]:
+    def principal(self, p: str) -> dict[str, Any]:
         """A principal's public entry; ``retired_keys`` and ``revoked`` only once it has
         rotated or been revoked (an entry without them is as before key rotation)."""
         out: dict[str, Any] = {

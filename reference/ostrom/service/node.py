@@ -30,6 +30,16 @@ fixed interval (the tests use it to place snapshots exactly).  On open the node 
 snapshot and replays the log after it; with ``verify`` it replays the *whole* log from
 the header instead and checks every logged observation and every snapshot against the
 replay (a snapshot that is not what the log produces is refused).
+
+Reads do not take the lock (issue 41, item 9; docs/design.md §11).  Once a group's rows
+are committed, the writer publishes a ``View``: the public state at the new log
+position, never changed afterwards.  The reads of the public state (``/health``,
+``/artifacts``, ``/artifacts/{id}``, ``/agents``, ``/agents/{id}``, ``/slots``) answer from
+the latest view, one attribute read, so they never wait for a write in progress: not for
+its fsync, nor for the replay after a failed append (the state the failure rolls back to
+is the published one).  The view is built incrementally (``_next_view``): a command
+changes only the artifacts its command and events name and the principal that signed
+it; a change of the agents' registry rebuilds that part whole.
 """
 
 from __future__ import annotations
@@ -53,7 +63,14 @@ from ostrom.protocol.commands import Observation, is_text, payload_of
 from ostrom.protocol.lifecycle import ACTIVE, FORGOTTEN, SUPERSEDED
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.dense import FUSION_DEPTH, rrf
-from ostrom.service.gate import GATE_ERRORS, Admission, Gate, Setup, payload_refusal
+from ostrom.service.gate import (
+    GATE_ERRORS,
+    IDENTITY_COMMANDS,
+    Admission,
+    Gate,
+    Setup,
+    payload_refusal,
+)
 from ostrom.service.identity import canonical, sign_envelope, without_payload
 from ostrom.service.search import SearchQuery, eligible
 from ostrom.service.snapshot import CodecError, older_format, restore, snapshot
@@ -64,6 +81,7 @@ __all__ = [
     "Node",
     "Operator",
     "Reply",
+    "View",
     "error",
     "provenance",
     "public_command",
@@ -189,6 +207,25 @@ class _Pending:
     retry: bool = False
 
 
+@dataclass(frozen=True)
+class View:
+    """The public state after the first ``pos`` logged commands (``Gate.public_state``:
+    now, artifacts, agents, principals), published whole by the writer once those
+    commands are committed and never changed afterwards: a reader that holds it reads
+    one state, whatever the writer does meanwhile (READ-1 is decided on it).  Read-only:
+    successive views share their unchanged entries."""
+
+    pos: int
+    state: dict[str, Any]
+    #: the registry the ``agents`` part was built from (an ``Agent`` is immutable and
+    #: replaced on every change, so the same objects mean the same entries)
+    registry: dict[str, Any]
+    #: the answers of the reads that take no argument, body and encoded bytes, made by
+    #: the first read of this view that needs them (service/reads.py): a read of the
+    #: whole state is encoded once per write, not once per read
+    answers: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
 @dataclass
 class Operator:
     """The node's own operator identity (for ``--tick-interval``)."""
@@ -225,10 +262,11 @@ class Node:
         self.snapshot_ratio = snapshot_ratio
         self.operator = operator
         self._lock = threading.RLock()
-        #: the public state as of the last write, built by the first read after it and
-        #: shared by every read until the next write (issue 41, item 9: each read rebuilt
-        #: the whole state under the lock, so a stream of reads stalled every write)
-        self._view: dict[str, Any] | None = None
+        #: the public state at the last committed position (``View``): what every read
+        #: of the public state answers from, without the lock (issue 41, item 9: each
+        #: read rebuilt the whole state under the lock, so reads stalled writes and a
+        #: write in progress stalled every read)
+        self._view = self._whole_view()
         self._waiters: list[_Waiter] = []
         #: the search index's entry of each artifact READ-1 lets through: (its content
         #: id, 1 if without history, 1 if with); the store's ``search_index`` counts them
@@ -305,7 +343,6 @@ class Node:
         except that if the transaction fails *every* command of the group gets the 503
         and none is applied.  Never raises for any input."""
         with self._lock:
-            self._stale()  # whatever this group applies or undoes
             out: list[Reply | _Pending] = []
             staged: list[_Staged] = []
             by_key: dict[tuple[str, int], int] = {}  # (agent, seq) -> index in staged
@@ -370,17 +407,7 @@ class Node:
                 self._rebuild()
                 failed = error("db_unavailable", f"the command was not applied: {exc}")
                 return [failed if isinstance(r, _Pending) else r for r in out]
-            self._index(
-                {
-                    str(x)
-                    for s in staged
-                    for x in (
-                        s.envelope["command"].get("artifact"),
-                        *(ev.get("artifact") for ev in s.observation["events"]),
-                    )
-                    if x is not None
-                }
-            )
+            self._index(_named(staged))
             for s, pos in zip(staged, positions, strict=True):
                 s.pos = pos
                 if s.base is not None:
@@ -388,6 +415,8 @@ class Node:
                     self._base, self._envelopes = s.base, []
                 else:
                     self._envelopes.append(s.envelope)
+            # READ-1: the reads see the group once it is durable, all of it at once
+            self._view = self._next_view(self._view, staged)
             self._wake()
             return [staged[r.index].reply(r.retry) if isinstance(r, _Pending) else r for r in out]
 
@@ -544,43 +573,84 @@ class Node:
     def last_pos(self) -> int:
         return self.store.last_pos
 
-    def _stale(self) -> None:
-        """Drop the shared view (``public_state``): the state is about to change."""
-        self._view = None
+    def view(self) -> View:
+        """The public state at the last committed position: no lock, no copy (module
+        docstring).  A write in progress is not in it until its rows are committed."""
+        return self._view
+
+    def _whole_view(self) -> View:
+        """The view of the gate's state, built whole (on open)."""
+        registry = dict(self.gate.community.orchestrator.agents)
+        return View(self.store.last_pos, self.gate.public_state(), registry)
+
+    def _next_view(self, old: View, staged: Sequence[_Staged]) -> View:
+        """The view after the committed ``staged`` commands, from ``old`` (the view before
+        them): only the entries they can have changed are built again.
+
+        * artifacts: those each command and its events name (a tick's timers fire an
+          event for each artifact they move; the search index relies on the same);
+        * agents: the whole registry part, if any ``Agent`` in it is another object than
+          the old view's (the orchestrator replaces an agent's entry on every change:
+          ``Orchestrator.set_agent``), else the old one;
+        * principals: those that signed a command (the gate records a key and a last
+          seq for the signer: ``Gate.apply_admitted``) and those a ``rotate_key`` or
+          ``revoke_key`` names (an operator's changes another agent's key: KEY-1, KEY-2).
+
+        ``Node.public_state() == Node.gate.public_state()`` after every command is what
+        property_tests/service/test_service_views.py checks, over whole simulated runs."""
+        gate, orch = self.gate, self.gate.community.orchestrator
+        st = old.state
+        artifacts = dict(st["artifacts"])
+        for x in sorted(_named(staged)):
+            art = orch.public_artifact(x)
+            if art is None:
+                artifacts.pop(x, None)
+            else:
+                artifacts[x] = art
+        registry = dict(orch.agents)
+        same = _same_registry(old.registry, registry)
+        agents = st["agents"] if same else gate.community.public_agents()
+        signers = _signers(staged)
+        principals = dict(st["principals"])
+        for p in signers:
+            principals[p] = gate.principal(p)
+        if not signers <= st["principals"].keys():  # a new principal: keep them sorted
+            principals = dict(sorted(principals.items()))
+        state = {"now": orch.now, "artifacts": artifacts, "agents": agents}
+        state["principals"] = principals
+        return View(self.store.last_pos, state, registry if not same else old.registry)
 
     def public_state(self) -> dict[str, Any]:
-        """The gate's public state at the last position: built at most once per write and
-        shared by the reads that follow it, so it is read-only (callers copy what they
+        """The gate's public state at the last committed position (``view``), shared by
+        every read until the next write, so it is read-only (callers copy what they
         change)."""
-        with self._lock:
-            if self._view is None:
-                self._view = self.gate.public_state()
-            return self._view
+        return self._view.state
 
     def log(self, after: int, limit: int) -> list[dict[str, Any]]:
         with self._lock:
             return [_public_entry(e) for e in self.store.entries(after, limit)]
 
-    def agent(self, agent: str) -> dict[str, Any] | None:
-        """An agent's public registry entry, its key and seqs (an operator's too)."""
-        with self._lock:
-            key = self.gate.key_of(agent)
-            pub = self.public_state()["agents"].get(agent)
-            if key is None and pub is None:
-                return None
-            last = self.gate.last_seq(agent)
-            out = {
-                **(pub or {"agent": agent}),
-                "operator": self.gate.is_operator(agent),
-                "public_key": key,
-                "last_seq": last,
-                "next_seq": last + 1,
-            }
-            if self.gate.retired_keys(agent):  # KEY-1
-                out["retired_keys"] = list(self.gate.retired_keys(agent))
-            if self.gate.is_revoked(agent):  # KEY-2
-                out["revoked"] = True
-            return out
+    def agent(self, agent: str, view: View | None = None) -> dict[str, Any] | None:
+        """An agent's public registry entry, its key and seqs (an operator's too), from
+        ``view`` (default: the latest)."""
+        st = (view or self._view).state
+        principal = st["principals"].get(agent)
+        pub = st["agents"].get(agent)
+        if principal is None and pub is None:
+            return None
+        last = 0 if principal is None else principal["last_seq"]
+        out = {
+            **(pub or {"agent": agent}),
+            "operator": principal is not None and principal["operator"],
+            "public_key": None if principal is None else principal["public_key"],
+            "last_seq": last,
+            "next_seq": last + 1,
+        }
+        if principal is not None and "retired_keys" in principal:  # KEY-1
+            out["retired_keys"] = list(principal["retired_keys"])
+        if principal is not None and principal.get("revoked"):  # KEY-2
+            out["revoked"] = True
+        return out
 
     def content(self, artifact: str) -> Reply:
         """GET /artifacts/{id}/content: the payload the artifact carries under its current
@@ -598,13 +668,14 @@ class Node:
                 return error("no_content", "the artifact was proposed by digest only")
             return Reply(200, {"artifact": artifact, "digest": digest, **payload})
 
-    def artifact(self, artifact: str) -> dict[str, Any] | None:
-        """GET /artifacts/{id}: the public entry and the advisory read record (``reads``)."""
-        with self._lock:
-            art = self.gate.community.orchestrator.public_artifact(artifact)
-            if art is None:
-                return None
-            return {"artifact": artifact, **art, "reads": self.store.reads(artifact)}
+    def artifact(self, artifact: str, view: View | None = None) -> dict[str, Any] | None:
+        """GET /artifacts/{id}: the public entry in ``view`` (default: the latest) and the
+        advisory read record (``Store.reads``: not protocol state, read on the store's
+        reading connection, so not under the lock either)."""
+        art = (view or self._view).state["artifacts"].get(artifact)
+        if art is None:
+            return None
+        return {"artifact": artifact, **art, "reads": self.store.reads(artifact)}
 
     def _hit(self, x: str, art: dict[str, Any], score: float | None) -> dict[str, Any]:
         """One hit: the artifact, its payload and its provenance (service/search.py)."""
@@ -761,6 +832,37 @@ class Node:
             with contextlib.suppress(RuntimeError):
                 w.loop.call_soon_threadsafe(w.event.set)
         self._waiters.clear()
+
+
+def _named(staged: Sequence[_Staged]) -> set[str]:
+    """The artifacts the commands of ``staged`` and their events name: nothing else
+    changes state (the search index and the view are updated for these only)."""
+    return {
+        str(x)
+        for s in staged
+        for x in (
+            s.envelope["command"].get("artifact"),
+            *(ev.get("artifact") for ev in s.observation["events"]),
+        )
+        if x is not None
+    }
+
+
+def _signers(staged: Sequence[_Staged]) -> set[str]:
+    """The principals whose entry the commands of ``staged`` can have changed: each
+    signer, and the agent an identity command names (KEY-1, KEY-2)."""
+    out = {str(s.envelope["agent"]) for s in staged}
+    for s in staged:
+        command = s.envelope.get("command")
+        if isinstance(command, dict) and command.get("op") in IDENTITY_COMMANDS:
+            out.add(str(command["agent"]))
+    return out
+
+
+def _same_registry(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two copies of the orchestrator's registry hold the same ``Agent`` objects
+    (an entry is replaced, never changed in place: ``Orchestrator.set_agent``)."""
+    return len(new) == len(old) and all(old.get(k) is v for k, v in new.items())
 
 
 def provenance(gate: Gate, obs: Observation) -> list[tuple[str, dict[str, Any]]]:

@@ -8,8 +8,10 @@ answer a single node gives in the same state, byte for byte, and the route table
 errors and the OpenAPI document of the two are one (docs/design.md §11).
 
 Every answer says at which log position it was read (``Answer.position``: the state
-after that many logged commands); the node and the replica read the answer and its
-position under the node's lock, so the two belong to one state.  ``Read.from_json`` is
+after that many logged commands), and the two belong to one state: the reads of the
+public state (``VIEWED``) answer from one ``node.View`` and its position, without the
+node's lock (a write in progress never delays them: issue 41, item 9); the others (the
+log, a slot's payloads, a search, a content) read the store under the lock.  ``Read.from_json`` is
 the replica's side of the channel: a frame from the network is hostile, and anything
 that is not a read the app could have built is refused (``ReadError``), never answered
 and never a crash.
@@ -17,15 +19,17 @@ and never a crash.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
+from starlette.responses import JSONResponse
+
 from ostrom.protocol.commands import MAX_EMBEDDING, is_number
-from ostrom.service.node import Node, Reply, error
+from ostrom.service.node import Node, Reply, View, error
 from ostrom.service.openapi import MAX_LIMIT
 from ostrom.service.search import SearchError, SearchQuery
 
-__all__ = ["READS", "Answer", "Read", "ReadError", "answer", "slots_of"]
+__all__ = ["READS", "VIEWED", "Answer", "Read", "ReadError", "answer", "slots_of"]
 
 #: Each read and the names of its arguments (all optional but the path's).
 READS: Final[dict[str, frozenset[str]]] = {
@@ -40,6 +44,10 @@ READS: Final[dict[str, frozenset[str]]] = {
     "log": frozenset({"after", "limit"}),
     "health": frozenset(),
 }
+#: The reads answered from the published view alone, without the node's lock.
+VIEWED: Final = frozenset({"artifacts", "artifact", "agents", "agent", "slots", "health"})
+#: The reads of the view that take no argument: their answer is kept with the view.
+_WHOLE: Final = frozenset({"artifacts", "agents", "slots"})
 #: The arguments a read must carry (a path parameter).
 _REQUIRED: Final = {"artifact": "artifact", "content": "artifact", "agent": "agent", "slot": "slot"}
 #: Longest id in a path (the gate's agent bound; artifact and slot ids are no longer).
@@ -112,6 +120,8 @@ class Answer:
     body: dict[str, Any]
     position: int | None  # None: no state answered (a cluster's read error)
     source: str | None = None
+    #: the body already encoded as the app sends it (a node's answer kept with its view)
+    raw: bytes | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "body": self.body, "position": self.position}
@@ -129,34 +139,54 @@ def slots_of(artifacts: dict[str, Any]) -> dict[str, Any]:
 
 
 def answer(node: Node, read: Read) -> Answer:
-    """The answer of ``node`` to ``read`` and the position it was read at (one state:
-    the node's lock is held across both; it is reentrant, the node's reads take it too)."""
+    """The answer of ``node`` to ``read`` and the position it was read at (one state: a
+    ``VIEWED`` read answers from one view and its position; the others hold the node's
+    lock across both, which is reentrant: the node's reads take it too)."""
+    if read.name in VIEWED:
+        view = node.view()
+        if read.name in _WHOLE:  # the same answer for every read of this view
+            kept = view.answers.get(read.name)
+            if kept is None:
+                body = _viewed(node, view, read).body
+                kept = view.answers[read.name] = (body, bytes(JSONResponse(body).body))
+            return Answer(200, kept[0], view.pos, raw=kept[1])
+        reply = _viewed(node, view, read)
+        return Answer(reply.status, reply.body, view.pos)
     with node._lock:
         reply = _reply(node, read)
         return Answer(reply.status, reply.body, node.last_pos)
 
 
-def _reply(node: Node, read: Read) -> Reply:
-    name = read.name
+def _viewed(node: Node, view: View, read: Read) -> Reply:
+    """A ``VIEWED`` read, answered from ``view`` alone."""
+    name, st = read.name, view.state
     if name == "artifacts":
-        st = node.public_state()
         return Reply(200, {"now": st["now"], "artifacts": st["artifacts"]})
     if name == "artifact":
         x = str(read.arg("artifact"))
-        a = node.artifact(x)
+        a = node.artifact(x, view)
         return error("not_found", f"no artifact {x[:200]!r}") if a is None else Reply(200, a)
-    if name == "content":
-        return node.content(str(read.arg("artifact")))
     if name == "agents":
-        st = node.public_state()
         return Reply(200, {"agents": st["agents"], "principals": st["principals"]})
     if name == "agent":
-        info = node.agent(str(read.arg("agent")))
+        info = node.agent(str(read.arg("agent")), view)
         if info is None:
             return error("not_found", "no such agent or operator (join first)")
         return Reply(200, info)
     if name == "slots":
-        return Reply(200, {"slots": slots_of(node.public_state()["artifacts"])})
+        return Reply(200, {"slots": slots_of(st["artifacts"])})
+    if name == "health":
+        community = node.gate.setup.community  # what a client signs for (ENV-1)
+        return Reply(
+            200, {"status": "ok", "last_pos": view.pos, "now": st["now"], "community": community}
+        )
+    raise ReadError(f"not a read of the view: {name!r}")
+
+
+def _reply(node: Node, read: Read) -> Reply:
+    name = read.name
+    if name == "content":
+        return node.content(str(read.arg("artifact")))
     if name == "slot":
         return Reply(200, node.slot(str(read.arg("slot"))))
     if name == "search":
@@ -175,10 +205,4 @@ def _reply(node: Node, read: Read) -> Reply:
     if name == "log":
         entries = node.log(int(read.arg("after", 0)), int(read.arg("limit", 100)))
         return Reply(200, {"entries": entries, "last_pos": node.last_pos})
-    if name == "health":
-        now = node.gate.community.orchestrator.now
-        community = node.gate.setup.community  # what a client signs for (ENV-1)
-        return Reply(
-            200, {"status": "ok", "last_pos": node.last_pos, "now": now, "community": community}
-        )
     raise ReadError(f"no such read: {name!r}")

@@ -63,8 +63,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, suppress
+from contextlib import AbstractContextManager, closing, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -328,7 +329,11 @@ class Row:
 
 
 class Store:
-    """One node's SQLite file.  Not thread-safe by itself: the node serialises access."""
+    """One node's SQLite file.  Not thread-safe by itself: the node serialises access,
+    but for ``reads`` (the advisory read record of GET /artifacts/{id}), which any thread
+    may call while a write is in progress: it reads on a read-only connection of its own
+    thread (WAL: a reader never waits for the writer) and takes ``_pending_lock``, which a
+    commit holds only while it writes buffered reads (``append_rows``)."""
 
     def __init__(self, db: sqlite3.Connection, path: Path, params: Any, setup: Any) -> None:
         self._db = db
@@ -348,6 +353,13 @@ class Store:
         #: (a search used to read every vector from SQLite: seconds at 100k)
         self._vectors: tuple[Any, Any] | None = None
         self._pending_queries: list[tuple[str, str, int]] = []
+        #: held while the buffered reads change or are written and committed, so that
+        #: ``reads`` sees them either buffered or in the file, never both nor neither
+        self._pending_lock = threading.Lock()
+        #: each thread's read-only connection (``reads``), all of them to close
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
 
     # --- opening ----------------------------------------------------------------------------
 
@@ -462,8 +474,12 @@ class Store:
                 self._db.execute("ROLLBACK")
 
     def close(self) -> None:
+        with self._readers_lock:
+            for r in self._readers:
+                r.close()
+            self._readers.clear()
         if self._pending_queries:
-            with suppress(sqlite3.Error):  # advisory: written if the file takes it
+            with self._buffered(), suppress(sqlite3.Error):  # advisory: if the file takes it
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     self._flush_reads()
@@ -695,41 +711,60 @@ class Store:
         ).fetchone()
         return dict(zip(PROVENANCE, row or (None,) * len(PROVENANCE), strict=True))
 
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's read-only connection to the file (opened on first use)."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            with self._readers_lock:
+                self._readers.append(db)
+            self._local.db = db
+        return db
+
     def reads(self, artifact: str) -> dict[str, Any]:
         """The advisory read record of ``artifact``: times returned by a search, the last
         round it was, and the recent query texts that returned it (newest first, at most
-        ``RECENT_QUERIES``); the reads not yet written included."""
-        row = self._db.execute(
-            "SELECT returned, last_round FROM reads WHERE artifact = ?", (artifact,)
-        ).fetchone()
-        returned, last = (0, None) if row is None else (int(row[0]), int(row[1]))
-        pending = self._pending_reads.get(artifact)
-        if pending is not None:
-            returned, last = returned + pending[0], pending[1]
-        queries = [q for x, q, _ in reversed(self._pending_queries) if x == artifact]
-        queries += [
-            str(r[0])
-            for r in self._db.execute(
+        ``RECENT_QUERIES``); the reads not yet written included.  Safe from any thread
+        while a write is in progress (the class docstring)."""
+        db = self._reader()
+        with self._pending_lock:
+            pending = self._pending_reads.get(artifact)
+            buffered = [q for x, q, _ in reversed(self._pending_queries) if x == artifact]
+            # fetchall: a statement stepped to its end holds no read lock on the WAL
+            found = db.execute(
+                "SELECT returned, last_round FROM reads WHERE artifact = ?", (artifact,)
+            ).fetchall()
+            logged = db.execute(
                 "SELECT q FROM read_queries WHERE artifact = ? ORDER BY id DESC LIMIT ?",
                 (artifact, RECENT_QUERIES),
-            )
-        ]
+            ).fetchall()
+        returned, last = (0, None) if not found else (int(found[0][0]), int(found[0][1]))
+        if pending is not None:
+            returned, last = returned + pending[0], pending[1]
+        queries = buffered + [str(r[0]) for r in logged]
         return {
             "returned": returned,
             "last_round": last,
             "recent_queries": queries[:RECENT_QUERIES],
         }
 
+    def _buffered(self) -> AbstractContextManager[Any]:
+        """``_pending_lock`` if reads are buffered (a commit that writes them holds it to
+        its end), else nothing to hold."""
+        return self._pending_lock if self._pending_queries else nullcontext()
+
     def record_reads(self, artifacts: Sequence[str], q: str, round: int) -> None:
         """Count a search that returned ``artifacts`` (advisory, not protocol state): kept
         in memory and written with the next log append (no fsync of its own), or once
         ``_READ_BUFFER`` reads wait; a crash loses at most those."""
-        for x in artifacts:
-            n, _ = self._pending_reads.get(x, (0, round))
-            self._pending_reads[x] = (n + 1, round)
-            self._pending_queries.append((x, q, round))
+        with self._pending_lock:
+            for x in artifacts:
+                n, _ = self._pending_reads.get(x, (0, round))
+                self._pending_reads[x] = (n + 1, round)
+                self._pending_queries.append((x, q, round))
         if len(self._pending_queries) >= _READ_BUFFER:
-            with suppress(sqlite3.Error):  # advisory: a failed write loses counts only
+            with self._buffered(), suppress(sqlite3.Error):  # advisory: loses counts only
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     self._flush_reads()
@@ -855,6 +890,10 @@ class Store:
         """Append ``rows`` in order in *one* transaction (a group commit: one fsync for
         all); their positions.  ``DbUnavailable`` if SQLite refuses: the transaction is
         rolled back and none of them was kept."""
+        with self._buffered():  # the buffered reads move to the file: ``reads`` waits
+            return self._append_rows(rows)
+
+    def _append_rows(self, rows: Sequence[Row]) -> list[int]:
         first = self.last_pos + 1
         purged = 0
         try:
