@@ -4,7 +4,9 @@ content ids, the same scores to the bit, in the same order, for either column of
 search index, any page — on random stores: payloads with title, tags and source (the
 column weights), terms shared by most rows and by few, readable and unreadable rows,
 rows added after a term's postings were read (their catch-up) and rows purged
-(FORGET-PURGE drops every posting).  Two mutants of the fast path are shown caught.
+(FORGET-PURGE drops every posting).  Two mutants of the fast path are shown caught
+(marked ``mutation``: ``make mutate`` and ``make test-slow`` run them), and a slow variant
+compares on many more stores.
 """
 
 from __future__ import annotations
@@ -159,6 +161,7 @@ def _caught(tmp: Path, monkeypatch: pytest.MonkeyPatch, name: str, mutant: Any) 
         )
 
 
+@pytest.mark.mutation
 def test_mutants_of_the_fast_path_are_caught(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
