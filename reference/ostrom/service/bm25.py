@@ -261,18 +261,33 @@ class Postings:
             if got is None:
                 return None
             lists.append((*got, idf(n_row, len(got[0]))))
-        ids = np.unique(np.concatenate([i for i, _, _ in lists]))
-        ids = ids[(ids < len(readable))]
-        ids = ids[readable[ids]]
+        # the union of the posting lists, READ-1 applied: a mask over content ids (every
+        # posting's id is below the sizes' length), not a sort
+        size = len(self._dl)
+        held = np.zeros(size, dtype=bool)
+        for t_ids, _, _ in lists:
+            held[t_ids] = True
+        let = np.zeros(size, dtype=bool)
+        m = min(size, len(readable))
+        let[:m] = readable[:m]
+        held &= let
+        if len(lists) == 1:  # one term: its rows in id order already
+            t_ids, t_tf, w = lists[0]
+            sel = held[t_ids]
+            ids = t_ids[sel]
+            return self._best(ids, part(w, t_tf[sel], self._dl[ids], avgdl), n)
+        ids = np.flatnonzero(held)
         dl = self._dl[ids]
         score = np.zeros(len(ids))
         for t_ids, t_tf, w in lists:  # phrase by phrase, in the query's order, as FTS5 adds
-            tf = np.zeros(len(ids))
-            pos = np.searchsorted(t_ids, ids)
-            pos[pos == len(t_ids)] = 0
-            has = t_ids[pos] == ids if len(t_ids) else np.zeros(len(ids), dtype=bool)
-            tf[has] = t_tf[pos[has]]
-            score = score + part(w, tf, dl, avgdl)
+            full = np.zeros(size)
+            full[t_ids] = t_tf
+            score = score + part(w, full[ids], dl, avgdl)
+        return self._best(ids, score, n)
+
+    @staticmethod
+    def _best(ids: Ids, score: Floats, n: int) -> tuple[Ids, Floats]:
+        """The best ``n`` of (ids, score), in FTS5's order: score descending, then id."""
         neg = -score  # FTS5's bm25 (exactly: a negation), ascending is best first
         if n < len(ids):  # only the rows that can be among the best n (ties included)
             sel = np.nonzero(neg <= np.partition(neg, n - 1)[n - 1])[0]
