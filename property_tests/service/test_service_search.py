@@ -334,6 +334,9 @@ def test_docs_search_figures_are_the_committed_results() -> None:
     assert sizes and set(sizes) <= set(bench.SIZES) and sizes == sorted(sizes)
     assert results["target"]["measured"] == (max(bench.SIZES) in sizes)
     assert results["bulk_path"]["same_answers"] is True
+    for row in results["sizes"]:  # the hot terms' postings answered as FTS5 (bench/search.py)
+        same = row["in_process"].get("fast_path_same_answers", {"same_answers": True})
+        assert same["same_answers"] is True, row["artifacts"]
     docs = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
     assert bench.figures_table(results) in docs, "regenerate: python bench/search.py --table"
 

@@ -7,7 +7,8 @@ hidden, their current digest) and the payloads the test itself sent, with its ow
 tokenizer.  The hits must be exactly the artifacts the model lets through that match a
 term (all of them when k allows, else k of them), best first, never a proposed,
 rejected, expired, retracted, disputed, hidden or forgotten one, and superseded ones
-only with ``include=history``.
+only with ``include=history``.  Searches are ranked by FTS5's own query or by the hot
+terms' postings (service/bm25.py), the rule ``hot_terms`` switching between them.
 
 Dense retrieval takes the same filter: every payload carries an embedding (one axis per
 word of ``WORDS``, so the model knows which payloads a query vector is near), and
@@ -250,6 +251,16 @@ class SearchMachine(RuleBasedStateMachine):
             if h["state"] == "superseded":
                 by = h["superseded_by"]
                 assert by is None or public[by]["slot"] == h["slot"], "READ-1: superseded_by"
+
+    @rule(hot=st.booleans())
+    def hot_terms(self, hot: bool) -> None:
+        """Rank from here on by the hot terms' postings (every term kept, caught up and
+        dropped as the store changes: service/bm25.py) or by FTS5's own query."""
+        store = self.node.store
+        if hot:
+            store.postings.hot_df = 1
+        else:
+            store.postings = store.postings.never_hot()
 
     @rule(
         words=st.lists(st.sampled_from((*WORDS, "u1", "u2", "u3", "title", "none")), min_size=1),

@@ -43,7 +43,9 @@ Tables:
   without and with ``include=history``.  The node keeps it in step with the Community's
   public state (``Node`` rebuilds it on open and updates it after every command);
   ``matches`` joins it, so the READ-1 filter and ``k`` reach SQL and a search reads
-  ``k`` rows instead of every match (docs/design.md §11);
+  ``k`` rows instead of every match (docs/design.md §11); for a term most payloads hold,
+  ``matches`` ranks from the node's postings of it instead (service/bm25.py), with the
+  same answer;
 * ``reads`` and ``read_queries``: advisory read counts of GET /search (per artifact: times
   returned, last round read, the recent query texts, bounded) — not protocol state, not
   replicated, purged with a forgotten artifact;
@@ -70,9 +72,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
+
 from ostrom.protocol.commands import payload_digest
 from ostrom.protocol.lifecycle import FORGOTTEN
-from ostrom.service import dense
+from ostrom.service import bm25, dense
+from ostrom.service.bm25 import match_terms
 from ostrom.service.identity import canonical
 
 __all__ = [
@@ -360,6 +365,14 @@ class Store:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
+        #: the hot terms' postings: ``matches`` ranks them as FTS5 would without calling
+        #: bm25 on every row (service/bm25.py)
+        self.postings = bm25.Postings(db, "content_fts", _WEIGHTS)
+        #: the search index's counts by content id (``current``, ``history``), what the
+        #: fast path filters with: the temporary table's columns, kept in step with it
+        self._counts: dict[str, Any] = {
+            c: np.zeros(0, dtype=np.int64) for c in _SEARCH_INDEX_COLUMNS
+        }
 
     # --- opening ----------------------------------------------------------------------------
 
@@ -607,7 +620,14 @@ class Store:
         twice the text, source half; ties in content id order.  ``within``: only these
         content ids.  ``only`` (``"current"`` or ``"history"``): only the payloads the
         search index lists for that column (READ-1 decided in SQL: FTS5 then keeps only
-        the best ``limit`` rows after ``offset``, not every match)."""
+        the best ``limit`` rows after ``offset``, not every match).  With ``only`` and a
+        hot term in ``match`` the same rows come from the hot terms' postings instead
+        (``_ranked``, service/bm25.py): FTS5 would call bm25 on every row that holds it."""
+        if only is not None and within is None:
+            fast = self._ranked(match, only, offset + (limit if limit is not None else 1 << 62))
+            if fast is not None:
+                yield from fast[offset:]
+                return
         sql = (
             f"SELECT f.rowid, -bm25(content_fts, {_WEIGHTS}) FROM content_fts f"
             if only is None
@@ -631,6 +651,25 @@ class Store:
         with closing(self._db.execute(sql, args)) as cur:
             for rowid, score in cur:
                 yield int(rowid), float(score)
+
+    def _ranked(self, match: str, only: str, n: int) -> list[tuple[int, float]] | None:
+        """The best ``n`` of ``matches(match, only=only)`` from the hot terms' postings
+        (service/bm25.py), the same rows and scores in the same order; None when no term of
+        the query is hot (FTS5's query is fast then) or the postings cannot answer."""
+        if only not in _SEARCH_INDEX_COLUMNS:
+            raise ValueError(f"only must be one of {_SEARCH_INDEX_COLUMNS}")
+        terms = match_terms(match)
+        if terms is None:
+            return None
+        p = self.postings
+        top = int(self._db.execute("SELECT coalesce(max(id), 0) FROM content").fetchone()[0])
+        if not p.worth(terms, top):
+            return None
+        got = p.rank(terms, self._counts[only] > 0, top, max(0, min(n, 1 << 40)))
+        if got is None:
+            return None
+        ids, scores = got
+        return list(zip(ids.tolist(), scores.tolist(), strict=True))
 
     def neighbours(self, vector: Sequence[float]) -> Iterator[tuple[int, float]]:
         """(content id, cosine similarity) of every payload that carries an embedding,
@@ -665,6 +704,18 @@ class Store:
         to the search index (``reset``: to an empty one); rows left at no carrier go."""
         if reset:
             self._db.execute("DELETE FROM temp.search_index")
+            for c in _SEARCH_INDEX_COLUMNS:
+                self._counts[c] = np.zeros(0, dtype=np.int64)
+        if delta:
+            top = max(delta) + 1
+            for j, c in enumerate(_SEARCH_INDEX_COLUMNS):
+                arr = self._counts[c]
+                if len(arr) < top:
+                    arr = self._counts[c] = np.concatenate(
+                        [arr, np.zeros(max(top, 2 * len(arr)) - len(arr), dtype=np.int64)]
+                    )
+                for i, counts in delta.items():
+                    arr[i] += counts[j]
         self._db.executemany(
             "INSERT INTO temp.search_index VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
             "current = current + excluded.current, history = history + excluded.history",
@@ -862,6 +913,8 @@ class Store:
                 (d, d),
             )
             purged += cur.rowcount
+        if purged:
+            self.postings.clear()  # FORGET-PURGE: no purged row is ranked, ids come again
         return purged
 
     def _provenance(self, artifact: str, cols: Mapping[str, Any]) -> None:
