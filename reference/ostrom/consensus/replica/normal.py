@@ -38,6 +38,9 @@ class NormalCase(ReplicaBase):
 
     def _on_request(self, signed: Signed, req: Request) -> None:
         # spec/PBFT.tla: PrePrepare  (enabled by a sent request; backups relay it)
+        if self._oversized(signed):
+            self._reject("too_large")  # BFT-LIVE-1: not pending, relayed nor ordered
+            return
         if req.timestamp <= self.last_ts.get(req.client, 0):
             self._reject("replayed")
             last = self.last_reply.get(req.client)
@@ -110,6 +113,11 @@ class NormalCase(ReplicaBase):
             isinstance(pp.request.message, Request) and self._authentic(pp.request)
         ):
             self._reject("forged")
+            return False
+        if self._oversized(pp.request):
+            # BFT-LIVE-1: a primary that orders an oversized request gets no PREPARE
+            # from an honest backup, so no certificate can carry it into a VIEW-CHANGE
+            self._reject("too_large")
             return False
         return True
 
