@@ -145,6 +145,7 @@ class Node:
                 checkpoint_k=cfg.checkpoint_k,
                 watermark_window=cfg.watermark_window,
                 base_timeout=cfg.base_timeout_ms,
+                max_message=cfg.max_frame_bytes,
             )
 
         self.replica = new_replica()
@@ -434,7 +435,7 @@ class Node:
                     await writer.drain()
                 return
             self.stats["connections"] += 1
-            decoder = FrameDecoder()
+            decoder = FrameDecoder(self.cfg.max_frame_bytes)
             while not self.stopping.is_set():
                 frames = await read_frames(reader, decoder)
                 if frames is None:
