@@ -49,6 +49,7 @@ __all__ = [
     "decode",
     "encode",
     "max_request_bytes",
+    "message_bounds",
     "message_from_tree",
     "replica_name",
     "request_digest",
@@ -82,6 +83,40 @@ _WRAPPER: Final = 512
 _MAX_DEPTH: Final = 48
 #: Integers must fit a signed 64-bit word, so that every implementation reads the same.
 MAX_INT: Final = 2**63 - 1
+
+
+def message_bounds(
+    n: int, watermark_window: int, frame: int = MAX_MESSAGE_BYTES
+) -> dict[str, int | None]:
+    """The largest encoded signed message of each type an honest replica sends, for a
+    cluster of ``n`` replicas, its window and its frame (one source: the replica, the
+    front and test_consensus_message_bounds.py read it).  Each is within ``frame``:
+
+    * a REQUEST is refused above ``max_request_bytes`` (by the front and by every
+      replica: ``too_large``), so a PRE-PREPARE, a VIEW-CHANGE (a certificate per
+      sequence number of its window) and a NEW-VIEW (``n`` VIEW-CHANGEs) are bounded by
+      the formulas of ``max_request_bytes``;
+    * a STATE-TRANSFER is cut to ``frame`` (``Checkpoints._chunk``);
+    * PREPARE, COMMIT, CHECKPOINT and FETCH-STATE have fields of bounded size.
+
+    ``None``: not bounded by the protocol.  A REPLY carries the application's result,
+    which the replica does not bound (docs/consensus.md, "Bounded messages": open).  A
+    prepared certificate is never sent on its own (``signer_matches`` refuses it)."""
+    w, e, s = watermark_window, _WRAPPER, _SMALL_SIGNED
+    r = max_request_bytes(n, w, frame)
+    view_change = e + n * s + w * (r + 2 * e + n * s)
+    return {
+        Request.TAG: r,
+        PrePrepare.TAG: e + r,
+        Prepare.TAG: s,
+        Commit.TAG: s,
+        Checkpoint.TAG: s,
+        FetchState.TAG: s,
+        ViewChange.TAG: view_change,
+        NewView.TAG: e + n * view_change + w * (r + e),
+        StateTransfer.TAG: frame,
+        Reply.TAG: None,
+    }
 
 
 def max_request_bytes(n: int, watermark_window: int, frame: int = MAX_MESSAGE_BYTES) -> int:
