@@ -27,7 +27,6 @@ from ostrom.consensus.messages import (
     Prepare,
     PreparedCert,
     PrePrepare,
-    Reply,
     Request,
     Signed,
     StateTransfer,
@@ -87,9 +86,9 @@ def test_the_largest_new_view_fits_a_frame(n: int, window: int) -> None:
     size = len(nv.encoded)
     assert size <= MAX_MESSAGE_BYTES, (size, MAX_MESSAGE_BYTES)
     bounds = message_bounds(n, window)
-    assert size <= (bounds[NewView.TAG] or 0)  # the one source's bound holds
+    assert size <= bounds[NewView.TAG]  # the one source's bound holds
     for vc in nv.message.view_changes if isinstance(nv.message, NewView) else ():
-        assert len(vc.encoded) <= (bounds[ViewChange.TAG] or 0)
+        assert len(vc.encoded) <= bounds[ViewChange.TAG]
     assert size > MAX_MESSAGE_BYTES // 2  # the bound is not needlessly small
     assert decode(nv.encoded) == nv
 
@@ -116,14 +115,12 @@ CONFIGS = [(4, 32, MAX_MESSAGE_BYTES), (7, 32, MAX_MESSAGE_BYTES), (4, 4, 512 * 
 
 @pytest.mark.parametrize(("n", "window", "frame"), CONFIGS)
 def test_every_message_type_has_a_bound_within_the_frame(n: int, window: int, frame: int) -> None:
-    """A new message type without a bound, or a bound above the frame, fails here.  The
-    one type the protocol does not bound, REPLY (the application's result), is named."""
+    """A new message type without a bound, or a bound above the frame, fails here."""
     bounds = message_bounds(n, window, frame)
     sent = set(MESSAGE_TYPES) - {PreparedCert.TAG}  # never sent on its own
     assert set(bounds) == sent
-    assert {t for t, b in bounds.items() if b is None} == {Reply.TAG}
     for tag, bound in bounds.items():
-        assert bound is None or bound <= frame, (tag, bound, frame)
+        assert bound <= frame, (tag, bound, frame)
     assert bounds[Request.TAG] == max_request_bytes(n, window, frame) >= MIN_REQUEST_BYTES
 
 
@@ -139,8 +136,7 @@ def test_the_fixed_size_messages_fit_their_bound() -> None:
         Checkpoint(MAX_INT, digest, MAX_INT),
         FetchState(MAX_INT, MAX_INT),
     ):
-        bound = bounds[m.TAG]
-        assert bound is not None and len(signers["r6"].sign(m).encoded) <= bound, m.TAG
+        assert len(signers["r6"].sign(m).encoded) <= bounds[m.TAG], m.TAG
 
 
 def _serving_replica(frame: int, requests: int) -> tuple[Replica, dict[str, Signer]]:

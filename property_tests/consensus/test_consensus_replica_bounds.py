@@ -24,14 +24,17 @@ from ostrom.consensus.messages import (
     FetchState,
     Prepare,
     PrePrepare,
+    Reply,
     Request,
     Signed,
     StateTransfer,
+    canonical,
     max_request_bytes,
     replica_name,
     request_digest,
+    sha256_hex,
 )
-from ostrom.consensus.replica import Output, Replica
+from ostrom.consensus.replica import CounterApp, Output, Replica
 from ostrom.harness.network import Simulation
 
 #: A frame small enough that a few hundred requests of a kilobyte exceed it.
@@ -183,3 +186,53 @@ def test_a_chunk_of_a_forged_or_reordered_log_executes_nothing() -> None:
     )
     r3.on_message(donor.signer.sign(right))
     assert r3.last_exec == stable and r3.executed_log == donor.executed_log[:stable]
+
+
+class _BigResult(CounterApp):
+    """An application whose result is larger than the frame."""
+
+    def execute(self, operation: dict[str, Any]) -> dict[str, Any]:
+        super().execute(operation)
+        return {"blob": "b" * (2 * FRAME)}
+
+
+def test_a_result_larger_than_a_frame_is_answered_by_its_digest() -> None:
+    """Every honest replica sends the same REPLY within the frame: the result's digest,
+    so the client still gets f+1 matching replies (and learns the result is too large)."""
+    names = [replica_name(i) for i in range(4)] + ["c0"]
+    ring, signers = make_keys(12, names)
+    reps = [
+        _Framed(
+            i,
+            4,
+            1,
+            ring,
+            signers[replica_name(i)],
+            app=_BigResult(),
+            max_message=FRAME,
+            watermark_window=WINDOW,
+            checkpoint_k=2,
+        )
+        for i in range(4)
+    ]
+    req = signers["c0"].sign(Request("c0", 1, {"k": 1}))
+    queue: list[tuple[int, Signed]] = []
+    replies: list[Signed] = []
+
+    def route(src: int, out: Output) -> None:
+        for send in out.sends:
+            assert isinstance(send.payload, Signed)
+            if send.dest == "c0":
+                replies.append(send.payload)
+            for j in range(4):
+                if j != src and send.dest in ("*", replica_name(j)):
+                    queue.append((j, send.payload))
+
+    route(0, reps[0].on_request(req))
+    while queue:
+        j, m = queue.pop(0)
+        route(j, reps[j].on_message(m))
+    assert len(replies) == 4 and all(r.unsendable == 0 for r in reps)
+    digest = {"too_large": sha256_hex(canonical({"blob": "b" * (2 * FRAME)}))}
+    assert all(isinstance(r.message, Reply) and r.message.result == digest for r in replies)
+    assert max(len(r.encoded) for r in replies) <= FRAME

@@ -85,9 +85,7 @@ _MAX_DEPTH: Final = 48
 MAX_INT: Final = 2**63 - 1
 
 
-def message_bounds(
-    n: int, watermark_window: int, frame: int = MAX_MESSAGE_BYTES
-) -> dict[str, int | None]:
+def message_bounds(n: int, watermark_window: int, frame: int = MAX_MESSAGE_BYTES) -> dict[str, int]:
     """The largest encoded signed message of each type an honest replica sends, for a
     cluster of ``n`` replicas, its window and its frame (one source: the replica, the
     front and test_consensus_message_bounds.py read it).  Each is within ``frame``:
@@ -97,11 +95,11 @@ def message_bounds(
       sequence number of its window) and a NEW-VIEW (``n`` VIEW-CHANGEs) are bounded by
       the formulas of ``max_request_bytes``;
     * a STATE-TRANSFER is cut to ``frame`` (``Checkpoints._chunk``);
+    * a REPLY whose result would not fit ``frame`` carries the result's digest instead
+      (``NormalCase._reply``);
     * PREPARE, COMMIT, CHECKPOINT and FETCH-STATE have fields of bounded size.
 
-    ``None``: not bounded by the protocol.  A REPLY carries the application's result,
-    which the replica does not bound (docs/consensus.md, "Bounded messages": open).  A
-    prepared certificate is never sent on its own (``signer_matches`` refuses it)."""
+    A prepared certificate is never sent on its own (``signer_matches`` refuses it)."""
     w, e, s = watermark_window, _WRAPPER, _SMALL_SIGNED
     r = max_request_bytes(n, w, frame)
     view_change = e + n * s + w * (r + 2 * e + n * s)
@@ -115,7 +113,7 @@ def message_bounds(
         ViewChange.TAG: view_change,
         NewView.TAG: e + n * view_change + w * (r + e),
         StateTransfer.TAG: frame,
-        Reply.TAG: None,
+        Reply.TAG: frame,
     }
 
 
