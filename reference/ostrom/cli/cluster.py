@@ -117,6 +117,8 @@ def up(
     from ostrom.cluster.config import ConfigError
     from ostrom.cluster.supervisor import Cluster, create
 
+    if not refusal_rate > 0:  # NaN passes click's range: refused before anything is made
+        _fail(f"--refusal-rate {refusal_rate}: a number above 0 is required")
     if (directory / "pids.json").exists():
         raise click.ClickException(f"{directory} already runs a cluster: ostrom cluster down first")
     byz: dict[int, str] = {}
