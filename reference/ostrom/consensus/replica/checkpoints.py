@@ -6,9 +6,12 @@ but LogsFrom).
 Every ``checkpoint_k`` executions a replica signs a CHECKPOINT of its state; ``q``
 matching ones make it stable: the low watermark moves and the log below it is garbage
 collected.  A replica behind a stable checkpoint fetches the certified request log
-(FETCH-STATE / STATE-TRANSFER) and replays it after checking it against the checkpoint's
-digest.  Separate from the normal case because it bounds the log rather than orders it:
-TLC checks it with models of its own (``pbft-replica-checkpoint-ci``).
+(FETCH-STATE / STATE-TRANSFER, in chunks of at most a frame: ``_chunk``) and replays it
+after checking it against the checkpoint's digest.  The chunks are below the spec's
+abstraction: nothing the spec sees changes until the last one, and they assembled are
+its STATE-TRANSFER (docs/consensus.md, "Bounded messages").  Separate from the normal
+case because it bounds the log rather than orders it: TLC checks it with models of its
+own (``pbft-replica-checkpoint-ci``).
 """
 
 from __future__ import annotations
