@@ -432,3 +432,16 @@ def test_mutated_trace_logs(tmp_path_factory: pytest.TempPathFactory, data: st.D
     f = tmp_path_factory.mktemp("log") / "log.jsonl"
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
     run(["validate-trace", "--timeout", "120", str(f)])
+
+
+def test_cluster_up_refuses_a_refusal_budget_out_of_range() -> None:
+    """``--refusal-rate nan`` passes click's range (NaN compares false): refused with exit
+    2 before anything is created, as 0, a negative rate, infinity and a zero burst are."""
+    for args in (
+        ["--refusal-rate", "nan"],
+        ["--refusal-rate", "0"],
+        ["--refusal-rate", "-1"],
+        ["--refusal-rate", "inf"],
+        ["--refusal-burst", "0"],
+    ):
+        run(["cluster", "up", "--dir", "c", *args], allowed={2})

@@ -8,7 +8,13 @@ ones), envelopes signed by the wrong key, from unknown agents, impersonations â€
 check that each is answered with the gate's code and that no replica executes anything
 for them; and enough large signed commands to fill the front's queue while its client
 identities wait, which must be answered 503 ``busy`` at the queue's bound in bytes, not
-held in memory by the thousand.  Every wait is bounded.
+held in memory by the thousand; a REQUEST over ``messages.max_request_bytes`` handed to
+every replica by a local process that holds one of the front's client keys (the front
+has no key of its own: its client identities' keys are in the cluster's ``keys/``),
+which every replica refuses itself (``too_large``); and a flood of envelopes with bad
+signatures from one address, answered 429 ``too_many_refusals`` once the address's
+refusal budget is spent (the screen then verifies nothing), while a registered agent
+from the same address is still served.  Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -26,15 +32,16 @@ import pytest
 
 from cluster_world import converge, founders_file
 from content_world import propose
-from ostrom.cluster.config import Address
+from ostrom.cluster.config import Address, ClusterConfig
 from ostrom.cluster.front import MAX_QUEUED_BYTES, Front
 from ostrom.cluster.keys import load_signer
 from ostrom.cluster.supervisor import Cluster, create, front_status, replica_status
 from ostrom.cluster.wire import HELLO_TIMEOUT_S, PUT, frame, hello, prove
 from ostrom.consensus.crypto import Signer as CryptoSigner
 from ostrom.consensus.crypto import derive_key
-from ostrom.consensus.messages import Prepare, Signed
+from ostrom.consensus.messages import Prepare, Request, Signed, max_request_bytes
 from ostrom.protocol.commands import payload_digest
+from ostrom.service.budget import DEFAULT_BURST
 from ostrom.service.identity import public_hex, sign_envelope
 from service_world import OPERATOR, Signer
 
@@ -260,6 +267,7 @@ def test_full_batches_then_the_primary_killed(tmp_path: Path) -> None:
         base_timeout_ms=800,
         checkpoint_k=64,
         watermark_window=128,
+        refusal_burst=10_000,  # 48 refusals (413) at once: the budget is not the point here
     )
     c = Cluster(d)
     front = Front(c.cfg)
@@ -310,6 +318,26 @@ async def _put(
         return data[4:] if len(data) > 4 and b"challenge" not in data[4:] else b""
     except (ConnectionError, TimeoutError):
         return b""
+
+
+def _oversized(cfg: ClusterConfig, signer: CryptoSigner, size: int) -> Signed:
+    """A request of the front's client ``signer`` of exactly ``size`` encoded bytes,
+    stamped after every timestamp the front used."""
+    ts = time.time_ns() // 1000 + 10**9
+    base = signer.sign(Request(signer.principal, ts, {"batch": [{"pad": ""}]}))
+    pad = "x" * (size - len(base.encoded))
+    return signer.sign(Request(signer.principal, ts, {"batch": [{"pad": pad}]}))
+
+
+async def _as_front(cfg: ClusterConfig, i: int, signer: CryptoSigner, data: bytes) -> None:
+    """Dial replica ``i`` as the front does (its hello proved by a client key), send."""
+    address = cfg.replica(i).dial
+    reader, writer = await asyncio.open_connection(address.host, address.port)
+    try:
+        writer.write(hello("front"))
+        await prove(reader, writer, signer, "front", f"r{i}")
+        writer.write(data)
+        await writer.drain()
     finally:
         writer.close()
 
@@ -415,3 +443,88 @@ def test_a_put_flood_does_not_stop_honest_proposals(cluster: Cluster) -> None:
         refused = st["stats"]["unauthenticated_connections"]
         sent_at_once = sum(1 for k in range(FLOOD) if k % c.cfg.n == i and k % 3)
         assert refused - was["stats"].get("unauthenticated_connections", 0) >= sent_at_once
+
+
+def test_every_replica_refuses_a_request_over_the_bound(cluster: Cluster) -> None:
+    c = cluster
+    cfg = c.cfg
+    s = Signer(cfg.community)
+    with httpx.Client(timeout=30) as http:
+        r = http.post(
+            c.url + "/commands", json=s.env("f4", {**_proposal("f4", 100), "digest": "d"})
+        )
+        assert r.status_code == 200, r.text
+    before = converge(c, list(range(cfg.n)), 1)
+    bound = max_request_bytes(cfg.n, cfg.watermark_window, cfg.max_frame_bytes)
+    signer = load_signer(cfg.keys, cfg.client_names[-1])
+    req = _oversized(cfg, signer, bound + 1)
+    assert len(req.encoded) == bound + 1
+    for i in range(cfg.n):
+        asyncio.run(_as_front(cfg, i, signer, frame(req.encoded)))
+    deadline = time.monotonic() + 20
+    for i in range(cfg.n):
+        while True:  # each replica counts it once it has read the frame
+            st = replica_status(cfg.replica(i).listen)
+            if (st is not None and st["rejected"].get("too_large", 0) >= 1) or (
+                time.monotonic() > deadline
+            ):
+                break
+            time.sleep(0.05)
+        assert st is not None and st["rejected"].get("too_large", 0) >= 1, st
+    # nothing was ordered for it; an honest command still is
+    after = converge(c, list(range(cfg.n)), 1)
+    assert after == before
+    with httpx.Client(timeout=30) as http:
+        r = http.post(
+            c.url + "/commands", json=s.env("f4", {**_proposal("f4", 101), "digest": "d"})
+        )
+        assert r.status_code == 200, r.text
+    converge(c, list(range(cfg.n)), next(iter(before.values()))[0] + 1)
+
+
+def _bad_join(community: str, i: int) -> dict[str, Any]:
+    """A join from a fresh key whose signature is flipped: the screen must verify it to
+    refuse it (401 ``bad_signature``)."""
+    k = derive_key(b"front-flood", str(i))
+    env = sign_envelope(
+        k, f"flood{i}", 1, {"op": "join", "agent": f"flood{i}"}, public_hex(k), community=community
+    )
+    bad = copy.deepcopy(env)
+    bad["signature"] = ("0" if env["signature"][0] != "0" else "1") + env["signature"][1:]
+    return bad
+
+
+def test_a_flood_of_bad_envelopes_meets_the_fronts_refusal_budget(cluster: Cluster) -> None:
+    c = cluster
+    s = Signer(c.cfg.community)
+    flood = 2 * DEFAULT_BURST
+    with httpx.Client(timeout=30) as http:
+        # a registered agent's command first: the front keeps its key from then on
+        r = http.post(
+            c.url + "/commands", json=s.env("f3", {**_proposal("f3", 100), "digest": "d"})
+        )
+        assert r.status_code == 200, r.text
+        st0 = front_status(c.cfg)
+        assert st0 is not None
+        started = time.monotonic()
+        codes = [
+            http.post(c.url + "/commands", json=_bad_join(c.cfg.community, i)).status_code
+            for i in range(flood)
+        ]
+        elapsed = time.monotonic() - started
+        # the honest agent, from the same address, is still served
+        r = http.post(
+            c.url + "/commands", json=s.env("f3", {**_proposal("f3", 101), "digest": "d"})
+        )
+        assert r.status_code == 200, r.text
+    refused = [x for x in codes if x != 429]
+    assert set(refused) == {401}, codes
+    # the burst, and what the rate refilled meanwhile (1 a second by default)
+    assert len(refused) <= DEFAULT_BURST + int(elapsed) + 1, (len(refused), elapsed)
+    assert codes.count(429) >= flood - DEFAULT_BURST - int(elapsed) - 1
+    assert 429 in codes  # (the flood is done in seconds; the rate refills one a second)
+    st1 = front_status(c.cfg)
+    assert st1 is not None
+    # the screen checked only what was not answered 429: no signature checks past the budget
+    screened = st1["stats"].get("screened", 0) - st0["stats"].get("screened", 0)
+    assert screened == len(refused)

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from ostrom.service.budget import DEFAULT_BURST, DEFAULT_RATE
+
 if TYPE_CHECKING:
     from ostrom.cluster.config import ClusterConfig
 
@@ -97,6 +99,21 @@ def cluster() -> None:
     help="Start replica I with a strategy of harness/byzantine.py.",
 )
 @click.option(
+    "--refusal-burst",
+    type=click.IntRange(min=1),
+    default=DEFAULT_BURST,
+    show_default=True,
+    help="Refused commands one address, or one key, may send the front at once; past it "
+    "the front answers 429 too_many_refusals before checking a signature (as ostrom serve).",
+)
+@click.option(
+    "--refusal-rate",
+    type=click.FloatRange(min=0, min_open=True, max=1e9),
+    default=DEFAULT_RATE,
+    show_default=True,
+    help="Refused commands per second an address's or a key's budget refills by.",
+)
+@click.option(
     "--reuse",
     is_flag=True,
     help="DIR holds a cluster already (after cluster down): start it again with its own "
@@ -115,6 +132,8 @@ def up(
     founders_file: Path | None,
     params_file: Path | None,
     byzantine: tuple[str, ...],
+    refusal_burst: int,
+    refusal_rate: float,
     reuse: bool,
 ) -> None:
     """Create DIR (config and keys) and start the replicas and the front.
@@ -124,6 +143,8 @@ def up(
     from ostrom.cluster.config import ConfigError
     from ostrom.cluster.supervisor import Cluster, create
 
+    if not refusal_rate > 0:  # NaN passes click's range: refused before anything is made
+        _fail(f"--refusal-rate {refusal_rate}: a number above 0 is required")
     if (directory / "pids.json").exists():
         raise click.ClickException(f"{directory} already runs a cluster: ostrom cluster down first")
     byz: dict[int, str] = {}
@@ -147,6 +168,8 @@ def up(
                 seed=seed,
                 founders_file=founders_file,
                 params_file=params_file,
+                refusal_burst=refusal_burst,
+                refusal_rate=refusal_rate,
             )
         except ConfigError as exc:
             _fail(str(exc))

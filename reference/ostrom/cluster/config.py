@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ostrom.consensus.messages import max_request_bytes, replica_name
+from ostrom.consensus.messages import MAX_MESSAGE_BYTES, max_request_bytes, replica_name
+from ostrom.service.budget import DEFAULT_BURST, DEFAULT_RATE
 from ostrom.service.identity import is_community_id
 
 __all__ = [
@@ -121,6 +122,14 @@ class ClusterConfig:
     #: each replica's payload file holds at most this many bytes (a put beyond it is
     #: refused: cluster/payloads.py)
     payload_bytes: int = DEFAULT_PAYLOAD_BYTES
+    #: the largest message a replica sends (bytes): requests are bounded so that every
+    #: VIEW-CHANGE and NEW-VIEW fits it, a STATE-TRANSFER is cut into chunks of it
+    #: (``messages.max_request_bytes``, ``Replica.max_message``); smaller only in tests
+    max_frame_bytes: int = MAX_MESSAGE_BYTES
+    #: the front's refusal budget per address and key (ADM-2, as ``ostrom serve
+    #: --refusal-burst/--refusal-rate``): refusals at once, and refilled per second
+    refusal_burst: int = DEFAULT_BURST
+    refusal_rate: float = DEFAULT_RATE
 
     @property
     def client_names(self) -> list[str]:
@@ -151,6 +160,11 @@ class ClusterConfig:
             f"payload_bytes = {self.payload_bytes}",
             f'keys = "{_rel(self.keys, base)}"',
             f'community = "{self.community}"',
+            *(
+                [f"max_frame_bytes = {self.max_frame_bytes}"]
+                if self.max_frame_bytes != MAX_MESSAGE_BYTES
+                else []
+            ),
             *([f'founders = "{_rel(self.founders, base)}"'] if self.founders else []),
             *([f'params = "{_rel(self.params, base)}"'] if self.params else []),
             "",
@@ -159,6 +173,16 @@ class ClusterConfig:
             f"port = {self.front.port}",
             f'http_host = "{self.http.host}"',
             f"http_port = {self.http.port}",
+            *(
+                [f"refusal_burst = {self.refusal_burst}"]
+                if self.refusal_burst != DEFAULT_BURST
+                else []
+            ),
+            *(
+                [f"refusal_rate = {self.refusal_rate!r}"]
+                if self.refusal_rate != DEFAULT_RATE
+                else []
+            ),
         ]
         for r in self.replicas:
             lines += [
@@ -219,6 +243,7 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
             "founders",
             "params",
             "community",
+            "max_frame_bytes",
         },
         "[cluster]",
     )
@@ -245,12 +270,15 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
     wm = _int(c, "watermark_window", "cluster", lo=1, hi=1 << 20, default=DEFAULT_WATERMARK_WINDOW)
     if wm < 2 * k:
         raise ConfigError(f"cluster.watermark_window = {wm} must be at least 2 * checkpoint_k")
-    if max_request_bytes(n, wm) < MIN_REQUEST_BYTES:
-        # every NEW-VIEW must fit a frame (messages.max_request_bytes): the window and n
-        # bound the request, which must still hold a command of a useful size
+    frame = _int(
+        c, "max_frame_bytes", "cluster", lo=1, hi=MAX_MESSAGE_BYTES, default=MAX_MESSAGE_BYTES
+    )
+    if max_request_bytes(n, wm, frame) < MIN_REQUEST_BYTES:
+        # every NEW-VIEW must fit a frame (messages.max_request_bytes): the window, n and
+        # the frame bound the request, which must still hold a command of a useful size
         raise ConfigError(
-            f"cluster.watermark_window = {wm} with n = {n} leaves "
-            f"{max(0, max_request_bytes(n, wm))} bytes per request, "
+            f"cluster.watermark_window = {wm} with n = {n} and a frame of {frame} bytes "
+            f"leaves {max(0, max_request_bytes(n, wm, frame))} bytes per request, "
             f"below {MIN_REQUEST_BYTES}: use a smaller window"
         )
     payload_bytes = _int(
@@ -263,7 +291,15 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
     founders = base / _str(c, "founders", "cluster") if "founders" in c else None
     params = base / _str(c, "params", "cluster") if "params" in c else None
     fr = _table(doc, "front")
-    _only(fr, {"host", "port", "http_host", "http_port"}, "[front]")
+    _only(
+        fr,
+        {"host", "port", "http_host", "http_port", "refusal_burst", "refusal_rate"},
+        "[front]",
+    )
+    burst = _int(fr, "refusal_burst", "front", lo=1, hi=1 << 30, default=DEFAULT_BURST)
+    rate = fr.get("refusal_rate", DEFAULT_RATE)
+    if not isinstance(rate, int | float) or isinstance(rate, bool) or not 0 < rate <= 1e9:
+        raise ConfigError(f"front.refusal_rate must be a number in (0, 1e9], not {rate!r}")
     front = Address(_str(fr, "host", "front"), _port(fr, "port", "front"))
     http = Address(
         _str(fr, "http_host", "front", default=front.host), _port(fr, "http_port", "front")
@@ -311,6 +347,9 @@ def parse(raw: bytes, *, base: Path, path: Path | None = None) -> ClusterConfig:
         params=params,
         community=str(community_id),
         payload_bytes=payload_bytes,
+        max_frame_bytes=frame,
+        refusal_burst=burst,
+        refusal_rate=float(rate),
     )
 
 

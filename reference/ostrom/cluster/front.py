@@ -38,7 +38,10 @@ Hostile input: a body larger than ``MAX_BODY`` or not JSON is refused by the app
 (413, 400), a command the replicas could not decode by ``check_command`` (400), an
 envelope its sender did not sign by ``screen`` (cluster/screen.py: the gate's own codes,
 400 to 403), and a command beyond the queue's bound in bytes (``MAX_QUEUED_BYTES``) or
-count by 503 ``busy``; nothing is sent for any of them.  The front looks up an agent's
+count by 503 ``busy``; nothing is sent for any of them.  Each refusal is charged to the
+node's refusal budget (service/budget.py, ADM-2: ``refusal_burst`` and ``refusal_rate``
+in cluster.toml's ``[front]``), and a sender past it is answered 429
+``too_many_refusals`` before the screen checks a signature.  The front looks up an agent's
 registered key from the replicas (``registered_key``: ``f+1`` of them agreeing) and
 keeps it; a key kept is looked up again when a signature fails under it (a
 rotate_key may have replaced it, KEY-1).  A reply frame that is not a valid
@@ -95,6 +98,7 @@ from ostrom.consensus.messages import (
 )
 from ostrom.consensus.replica import BROADCAST, Output
 from ostrom.service.app import create_app
+from ostrom.service.budget import RefusalBudget
 from ostrom.service.gate import IDENTITY_OPS, payload_refusal
 from ostrom.service.node import Reply as HttpReply
 from ostrom.service.node import error
@@ -214,7 +218,13 @@ class Front:
         self.queued_bytes = 0
         #: the commands of one request, encoded, stay within this: every VIEW-CHANGE and
         #: NEW-VIEW that may carry the request then fits a frame (``max_request_bytes``)
-        self.max_batch_bytes = max_request_bytes(cfg.n, cfg.watermark_window) - _REQUEST_WRAPPER
+        self.max_batch_bytes = (
+            max_request_bytes(cfg.n, cfg.watermark_window, cfg.max_frame_bytes) - _REQUEST_WRAPPER
+        )
+        #: ADM-2: the node's refusal budget (service/budget.py), checked before the screen
+        #: verifies anything: a flood of bad envelopes is answered 429 without a signature
+        #: check once its address or key has spent its burst
+        self.refusals = RefusalBudget(cfg.refusal_burst, cfg.refusal_rate)
         self.content_limit = params.content_limit
         self.embedding_dim = params.embedding_dim
         #: the node's body limit for this community, within the front's own bound
@@ -686,7 +696,10 @@ class Front:
         loop = asyncio.get_running_loop()
         # the node's server, with its timeouts and connection cap (service/server.py)
         config = server_config(
-            create_app(self), host=self.cfg.http.host, port=self.cfg.http.port, lifespan="on"
+            create_app(self, refusals=self.refusals, key_of=self.keys.get),
+            host=self.cfg.http.host,
+            port=self.cfg.http.port,
+            lifespan="on",
         )
         http = _QuietServer(config)
         for sig in (signal.SIGTERM, signal.SIGINT):

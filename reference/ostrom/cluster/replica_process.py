@@ -197,6 +197,7 @@ class Node:
                 checkpoint_k=cfg.checkpoint_k,
                 watermark_window=cfg.watermark_window,
                 base_timeout=cfg.base_timeout_ms,
+                max_message=cfg.max_frame_bytes,
             )
 
         self.replica = new_replica()
@@ -648,7 +649,7 @@ class Node:
                     await writer.drain()
                 return
             self.stats["connections"] += 1
-            decoder = FrameDecoder()
+            decoder = FrameDecoder(self.cfg.max_frame_bytes)
             while not self.stopping.is_set():
                 frames = await read_frames(reader, decoder)
                 if frames is None:

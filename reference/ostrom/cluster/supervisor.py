@@ -32,6 +32,8 @@ from ostrom.cluster.config import Address, ClusterConfig, ConfigError, ReplicaCo
 from ostrom.cluster.keys import generate
 from ostrom.cluster.wire import STATUS, hello, read_one
 from ostrom.consensus.crypto import derive_key
+from ostrom.consensus.messages import MAX_MESSAGE_BYTES
+from ostrom.service.budget import DEFAULT_BURST, DEFAULT_RATE
 from ostrom.service.identity import create_file, new_community_id, new_key, public_hex, save_key
 
 _CONFIG_FILE: Final = "cluster.toml"
@@ -81,6 +83,9 @@ def create(
     founders: Sequence[tuple[str, int]] = _DEFAULT_FOUNDERS,
     founders_file: Path | None = None,
     params_file: Path | None = None,
+    max_frame_bytes: int = MAX_MESSAGE_BYTES,
+    refusal_burst: int = DEFAULT_BURST,
+    refusal_rate: float = DEFAULT_RATE,
 ) -> ClusterConfig:
     """Write ``cluster.toml``, the keys and a founders file into ``directory``; the
     configuration read back from the file (so the file is what every process will see).
@@ -140,6 +145,9 @@ def create(
         params=None if params_text is None else directory / _PARAMS_FILE,
         community=new_community_id(),  # ENV-1: this cluster's own
         payload_bytes=payload_bytes,
+        max_frame_bytes=max_frame_bytes,
+        refusal_burst=refusal_burst,
+        refusal_rate=refusal_rate,
     )
     path = directory / _CONFIG_FILE
     try:

@@ -49,6 +49,7 @@ __all__ = [
     "decode",
     "encode",
     "max_request_bytes",
+    "message_bounds",
     "message_from_tree",
     "replica_name",
     "request_digest",
@@ -67,7 +68,8 @@ class Malformed(ValueError):
 #: NEW-VIEW (up to n VIEW-CHANGEs with up to a window of prepared certificates each,
 #: every certificate carrying its request) and a STATE-TRANSFER (the requests since the
 #: receiver's last execution): a NEW-VIEW stays below it if every request does below
-#: ``max_request_bytes``; a STATE-TRANSFER is not bounded yet (docs/security.md).
+#: ``max_request_bytes``; a STATE-TRANSFER is cut into chunks of at most a frame
+#: (``Replica.max_message``, docs/consensus.md).
 MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 #: At least the encoded size of a signed PREPARE, COMMIT or CHECKPOINT (345 bytes at
 #: most: 64-bit integers, a 32-character name).
@@ -83,9 +85,42 @@ _MAX_DEPTH: Final = 48
 MAX_INT: Final = 2**63 - 1
 
 
-def max_request_bytes(n: int, watermark_window: int) -> int:
+def message_bounds(n: int, watermark_window: int, frame: int = MAX_MESSAGE_BYTES) -> dict[str, int]:
+    """The largest encoded signed message of each type an honest replica sends, for a
+    cluster of ``n`` replicas, its window and its frame (one source: the replica, the
+    front and test_consensus_message_bounds.py read it).  Each is within ``frame``:
+
+    * a REQUEST is refused above ``max_request_bytes`` (by the front and by every
+      replica: ``too_large``), so a PRE-PREPARE, a VIEW-CHANGE (a certificate per
+      sequence number of its window) and a NEW-VIEW (``n`` VIEW-CHANGEs) are bounded by
+      the formulas of ``max_request_bytes``;
+    * a STATE-TRANSFER is cut to ``frame`` (``Checkpoints._chunk``);
+    * a REPLY whose result would not fit ``frame`` carries the result's digest instead
+      (``NormalCase._reply``);
+    * PREPARE, COMMIT, CHECKPOINT and FETCH-STATE have fields of bounded size.
+
+    A prepared certificate is never sent on its own (``signer_matches`` refuses it)."""
+    w, e, s = watermark_window, _WRAPPER, _SMALL_SIGNED
+    r = max_request_bytes(n, w, frame)
+    view_change = e + n * s + w * (r + 2 * e + n * s)
+    return {
+        Request.TAG: r,
+        PrePrepare.TAG: e + r,
+        Prepare.TAG: s,
+        Commit.TAG: s,
+        Checkpoint.TAG: s,
+        FetchState.TAG: s,
+        ViewChange.TAG: view_change,
+        NewView.TAG: e + n * view_change + w * (r + e),
+        StateTransfer.TAG: frame,
+        Reply.TAG: frame,
+    }
+
+
+def max_request_bytes(n: int, watermark_window: int, frame: int = MAX_MESSAGE_BYTES) -> int:
     """The largest signed REQUEST (its encoded bytes) such that the largest NEW-VIEW an
-    honest primary can send stays within ``MAX_MESSAGE_BYTES`` (0 or less: none does).
+    honest primary can send stays within ``frame`` bytes (``MAX_MESSAGE_BYTES``, or a
+    cluster's smaller ``max_frame_bytes``; 0 or less: none does).
 
     A VIEW-CHANGE carries a certificate per prepared sequence number above its stable
     checkpoint — at most ``watermark_window`` of them, each a signed PRE-PREPARE with its
@@ -98,7 +133,7 @@ def max_request_bytes(n: int, watermark_window: int) -> int:
     it never completes (issue 41, item 6)."""
     w, e, s = watermark_window, _WRAPPER, _SMALL_SIGNED
     fixed = e + n * (e + n * s + w * (2 * e + n * s)) + w * e
-    return (MAX_MESSAGE_BYTES - fixed) // (w * (n + 1))
+    return (frame - fixed) // (w * (n + 1))
 
 
 def sha256_hex(data: bytes) -> str:

@@ -157,11 +157,13 @@ def create_app(
     *,
     tick_interval: float | None = None,
     refusals: RefusalBudget | None = None,
+    key_of: Callable[[str], str | None] | None = None,
 ) -> Starlette:
     """The Starlette app of a node or of a cluster's front (``served``: a ``Node`` is
     served by a ``LocalBackend``; ``tick_interval``: the node ticks by itself;
     ``refusals``: the refusal budget of each address and key, ADM-2 — ``ostrom serve``
-    always passes one, None serves without)."""
+    always passes one, None serves without; ``key_of``: a backend's registered keys, for
+    the budget — a node's are its gate's, a cluster's front passes those it keeps)."""
 
     backend: Backend = (
         LocalBackend(served, tick_interval=tick_interval) if isinstance(served, Node) else served
@@ -169,7 +171,13 @@ def create_app(
     limit = backend.body_limit
 
     # a registered principal is charged for its own signed refusals only (ADM-2)
-    known = served.gate.key_of if isinstance(served, Node) else (lambda _agent: None)
+    known = (
+        served.gate.key_of
+        if isinstance(served, Node)
+        else key_of
+        if key_of is not None
+        else (lambda _agent: None)
+    )
 
     async def commands(request: Request) -> Response:
         if refusals is None:

@@ -33,8 +33,11 @@ Quorum: ``q = ceil((n+f+1)/2)``, which is ``2f+1`` when ``n = 3f+1`` (BFT-QUORUM
 Two things a textbook omits are explicit here because a simulation with message loss
 needs them: ``retransmit`` re-sends this replica's own signed messages of the current
 view (PBFT assumes retransmission until delivery), and a replica behind a stable
-checkpoint fetches the certified request log (``FetchState``/``StateTransfer``) and
-replays it after checking its hash chain against the checkpoint digest.
+checkpoint fetches the certified request log (``FetchState``/``StateTransfer``, in
+chunks of at most a frame) and replays it after checking its hash chain against the
+checkpoint digest.  A request above ``max_request`` is refused (``too_large``) and a
+reply above the frame carries its result's digest, so that no message this replica
+sends exceeds the frame (``messages.message_bounds``).
 
 Each handler names its TLA+ action (``# spec/PBFT.tla: Name``); what PBFT.tla abstracts
 (checkpoints, state transfer) is named in the code-level ``spec/PBFTReplica.tla``.

@@ -16,17 +16,20 @@ call type-checks against the method that answers it, while no section imports an
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ostrom.consensus.crypto import KeyRing, Signer
 from ostrom.consensus.messages import (
+    MAX_MESSAGE_BYTES,
     AnyMessage,
     PreparedCert,
     PrePrepare,
     Signed,
     ViewChange,
+    max_request_bytes,
     replica_name,
 )
 from ostrom.consensus.replica.app import App, CounterApp
@@ -39,7 +42,24 @@ from ostrom.consensus.replica.helpers import (
 )
 from ostrom.consensus.replica.outputs import Output, Send
 
-__all__ = ["ReplicaBase"]
+__all__ = ["ReplicaBase", "Transfer"]
+
+
+@dataclasses.dataclass
+class Transfer:
+    """The chunks of one STATE-TRANSFER received from one sender so far: they follow
+    ``base`` (this replica's last execution when the first came); ``chain`` is this
+    replica's hash chain extended over them.  Executed only once the last chunk arrives
+    and the whole chain checks against the certified checkpoint digest it carries."""
+
+    base: int
+    requests: list[Signed | None]
+    chain: str
+
+    @property
+    def position(self) -> int:
+        """The sequence number the next chunk follows."""
+        return self.base + len(self.requests)
 
 
 class ReplicaBase:
@@ -57,6 +77,8 @@ class ReplicaBase:
         checkpoint_k: int = 16,
         watermark_window: int = 32,
         base_timeout: int = 1000,
+        max_request: int | None = None,
+        max_message: int = MAX_MESSAGE_BYTES,
     ) -> None:
         if n < 3 * f + 1:
             raise ValueError(f"n={n} < 3f+1 with f={f}")
@@ -72,6 +94,17 @@ class ReplicaBase:
         self.checkpoint_k = checkpoint_k
         self.window = watermark_window
         self.base_timeout = base_timeout
+        #: The frame limit (encoded bytes of a signed message): no message this replica
+        #: sends is larger (test_consensus_message_bounds.py proves it per message type).
+        self.max_message = max_message
+        #: The largest signed REQUEST (encoded bytes) this replica orders: by default the
+        #: one whose largest VIEW-CHANGE and NEW-VIEW still fit a frame
+        #: (``messages.max_request_bytes``, one source for the front and the replicas).
+        self.max_request = (
+            max_request_bytes(n, watermark_window, max_message)
+            if max_request is None
+            else max_request
+        )
         # view
         self.view = 0
         self.active = True  # False between StartViewChange and NewView
@@ -114,6 +147,12 @@ class ReplicaBase:
         # Peers answered this retransmission period (("fetch"|"new_view", replica)): one
         # STATE-TRANSFER and one NEW-VIEW per peer per period, whatever it sends.
         self.answered: set[tuple[str, int]] = set()
+        # A STATE-TRANSFER cut into frames (checkpoints.py): per sender, the chunks received
+        # so far toward one certified checkpoint, not executed until the last one makes
+        # the whole chain check against the checkpoint's digest.
+        self.transfers: dict[int, Transfer] = {}
+        # Peers served a chunk this retransmission period: where the next one starts.
+        self.served: dict[int, int] = {}
         # observability (monotone: the property tests read them)
         self.prepared_log: set[Key3] = set()
         self.committed: dict[int, set[str]] = {}  # seq -> digests committed here
@@ -150,6 +189,16 @@ class ReplicaBase:
     def _late(self, view: int) -> bool:
         """A message of a view this replica has left (or is leaving)."""
         return view < self.view or (view == self.view and not self.active)
+
+    def _oversized(self, request: Signed | None) -> bool:
+        """A request beyond ``max_request``: never ordered, prepared or relayed here.
+
+        BFT-LIVE-1: a certificate carrying it could make a VIEW-CHANGE or NEW-VIEW larger
+        than a frame, unsendable, and the view change that needs it impossible.  Refused
+        by the replica itself, not only by the front, since any client principal (a
+        Byzantine one, or a local process holding the front's client key) can send one.
+        """
+        return request is not None and len(request.encoded) > self.max_request
 
     def _reject(self, reason: str) -> None:
         self.rejected[reason] += 1

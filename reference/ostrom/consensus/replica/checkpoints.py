@@ -6,9 +6,12 @@ but LogsFrom).
 Every ``checkpoint_k`` executions a replica signs a CHECKPOINT of its state; ``q``
 matching ones make it stable: the low watermark moves and the log below it is garbage
 collected.  A replica behind a stable checkpoint fetches the certified request log
-(FETCH-STATE / STATE-TRANSFER) and replays it after checking it against the checkpoint's
-digest.  Separate from the normal case because it bounds the log rather than orders it:
-TLC checks it with models of its own (``pbft-replica-checkpoint-ci``).
+(FETCH-STATE / STATE-TRANSFER, in chunks of at most a frame: ``_chunk``) and replays it
+after checking it against the checkpoint's digest.  The chunks are below the spec's
+abstraction: nothing the spec sees changes until the last one, and they assembled are
+its STATE-TRANSFER (docs/consensus.md, "Bounded messages").  Separate from the normal
+case because it bounds the log rather than orders it: TLC checks it with models of its
+own (``pbft-replica-checkpoint-ci``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from ostrom.consensus.messages import (
     replica_name,
     request_digest,
 )
-from ostrom.consensus.replica.base import ReplicaBase
+from ostrom.consensus.replica.base import ReplicaBase, Transfer
 from ostrom.consensus.replica.helpers import chain_step, state_digest
 from ostrom.consensus.replica.outputs import BROADCAST, Executed
 
@@ -138,10 +141,20 @@ class Checkpoints(ReplicaBase):
                 self._fetch_from(m.replica)
 
     def _fetch_from(self, replica: int) -> None:
-        """Ask ``replica`` for the certified log, at most once per retransmission period."""
+        """Ask ``replica`` for the certified log, at most once per retransmission period
+        (from where its chunks so far end, if it is sending one cut into frames)."""
         if replica != self.id and replica not in self.fetched:
             self.fetched.add(replica)
-            self._send(replica_name(replica), FetchState(self.last_exec, self.id))
+            self._send(replica_name(replica), FetchState(self._position(replica), self.id))
+
+    def _position(self, replica: int) -> int:
+        """Where a STATE-TRANSFER from ``replica`` must start: after the chunks it sent
+        so far, if they still follow this replica's last execution, else after that."""
+        part = self.transfers.get(replica)
+        if part is not None and part.base != self.last_exec:
+            del self.transfers[replica]  # overtaken: this replica executed meanwhile
+            part = None
+        return self.last_exec if part is None else part.position
 
     def _on_fetch_state(self, m: FetchState) -> None:
         if (
@@ -151,19 +164,46 @@ class Checkpoints(ReplicaBase):
         ):
             self._reject("stale_view")
             return
-        if ("fetch", m.replica) in self.answered:
+        if ("fetch", m.replica) in self.answered and self.served.get(m.replica) != m.after_seq:
             # one STATE-TRANSFER per peer per retransmission period: a FETCH-STATE of a
-            # few hundred bytes must not buy a reply of the whole log every time
+            # few hundred bytes must not buy a reply of the whole log every time.  Cut
+            # into frames, one pass through the log: the chunk that follows the last one
+            # sent this period, nothing sent before again
             self._reject("rate_limited")
             return
         self.answered.add(("fetch", m.replica))
-        reqs = tuple(self.history[m.after_seq : self.stable_seq])
+        reqs = self._chunk(m.after_seq, self.stable_app_digest)
+        self.served[m.replica] = m.after_seq + len(reqs)
         st = StateTransfer(m.after_seq, reqs, self.stable_app_digest, self.stable_proof, self.id)
         self._send(replica_name(m.replica), st)
 
+    def _chunk(self, after: int, app_digest: str) -> tuple[Signed | None, ...]:
+        """The executed requests after ``after`` up to the stable checkpoint, as many as
+        keep the signed STATE-TRANSFER within ``max_message`` (at least one: a request
+        is within ``max_request``, far below a frame).
+
+        Without the cut, a replica more than a frame of requests behind could never
+        catch up: its transfer would be unsendable (BFT-LIVE-1).  The size is exact: an
+        envelope's encoding is canonical JSON, a list's that of its items joined by
+        commas, and a signature's hex has one length."""
+        empty = StateTransfer(after, (), app_digest, self.stable_proof, self.id)
+        room = self.max_message - len(Signed(empty, self.signer.principal, bytes(64)).encoded)
+        out: list[Signed | None] = []
+        for r in self.history[after : self.stable_seq]:
+            size = (len(b"null") if r is None else len(r.encoded)) + (1 if out else 0)
+            if out and size > room:
+                break
+            room -= size
+            out.append(r)
+        return tuple(out)
+
     def _on_state_transfer(self, m: StateTransfer) -> None:
         # spec/PBFT.tla: LogsFrom; spec/PBFTReplica.tla: OnStateTransfer  (install it)
-        if m.after_seq != self.last_exec:
+        position = self._position(m.replica)
+        part = self.transfers.get(m.replica)
+        if m.after_seq == self.last_exec:
+            part = None  # from this replica's last execution: a transfer from its start
+        elif m.after_seq != position:
             self._reject("stale")  # an answer to an older FetchState, or to another replica's
             return
         key = self._valid_checkpoint_proof(m.checkpoint_proof)
@@ -171,20 +211,31 @@ class Checkpoints(ReplicaBase):
             self._reject("bad_state_transfer")
             return
         seq, digest = key
-        if seq != m.after_seq + len(m.requests) or seq <= self.last_exec:
+        end = m.after_seq + len(m.requests)
+        if seq <= self.last_exec or end > seq or (end < seq and not m.requests):
             self._reject("bad_state_transfer")
             return
-        chain = self.chain
+        chain = self.chain if part is None else part.chain
         for r in m.requests:
             if r is not None and not (isinstance(r.message, Request) and self._authentic(r)):
                 self._reject("forged")
                 return
             chain = chain_step(chain, request_digest(r))
+        before: list[Signed | None] = [] if part is None else part.requests
+        if end < seq:
+            # a chunk of a transfer cut into frames: kept, not executed, until the last
+            # one lets the whole chain be checked against the certified digest; the next
+            # chunk is asked for at once (the sender serves one pass per period)
+            self.transfers[m.replica] = Transfer(self.last_exec, [*before, *m.requests], chain)
+            self._send(replica_name(m.replica), FetchState(end, self.id))
+            return
+        self.transfers.pop(m.replica, None)
         if state_digest(chain, m.app_digest) != digest:
             self._reject("tampered")
             return
-        for i, r in enumerate(m.requests):
-            s = m.after_seq + 1 + i
+        self.transfers.clear()
+        for r in [*before, *m.requests]:
+            s = self.last_exec + 1
             d = request_digest(r)
             self.committed.setdefault(s, set()).add(d)
             result = self._execute_one(s, d, r, reply=False)

@@ -118,6 +118,7 @@ class Replica(NormalCase, Checkpoints, ViewChanges, Durable, ReplicaBase):
         """
         # spec/PBFTReplica.tla: Retransmit
         self.answered.clear()
+        self.served.clear()
         self.fetched.clear()
         out = self._out
         if not self.active:

@@ -23,8 +23,10 @@ from ostrom.consensus.messages import (
     Reply,
     Request,
     Signed,
+    canonical,
     replica_name,
     request_digest,
+    sha256_hex,
 )
 from ostrom.consensus.replica.base import ReplicaBase
 from ostrom.consensus.replica.helpers import Key3, chain_step
@@ -38,6 +40,9 @@ class NormalCase(ReplicaBase):
 
     def _on_request(self, signed: Signed, req: Request) -> None:
         # spec/PBFT.tla: PrePrepare  (enabled by a sent request; backups relay it)
+        if self._oversized(signed):
+            self._reject("too_large")  # BFT-LIVE-1: not pending, relayed nor ordered
+            return
         if req.timestamp <= self.last_ts.get(req.client, 0):
             self._reject("replayed")
             last = self.last_reply.get(req.client)
@@ -110,6 +115,11 @@ class NormalCase(ReplicaBase):
             isinstance(pp.request.message, Request) and self._authentic(pp.request)
         ):
             self._reject("forged")
+            return False
+        if self._oversized(pp.request):
+            # BFT-LIVE-1: a primary that orders an oversized request gets no PREPARE
+            # from an honest backup, so no certificate can carry it into a VIEW-CHANGE
+            self._reject("too_large")
             return False
         return True
 
@@ -328,7 +338,7 @@ class NormalCase(ReplicaBase):
             if m.timestamp > self.last_ts.get(m.client, 0):
                 result = self.app.execute(m.operation)
                 self.last_ts[m.client] = m.timestamp
-                r = self.signer.sign(Reply(self.view, m.timestamp, m.client, self.id, result))
+                r = self._reply(m, result)
                 self.last_reply[m.client] = r
                 if reply:
                     self._out.sends.append(Send(m.client, r))
@@ -340,6 +350,20 @@ class NormalCase(ReplicaBase):
         self.progress += 1
         self.consecutive_view_changes = 0
         return result
+
+    def _reply(self, m: Request, result: dict[str, Any]) -> Signed:
+        """The signed REPLY of ``result``; if it would not fit a frame, the REPLY of the
+        result's digest (``{"too_large": sha256}``) instead.
+
+        BFT-LIVE-1: a reply above the frame is unsendable, and the client would wait
+        for ever.  Every honest replica computes the same result, so ``f+1`` of them send
+        the same digest: the client learns that the request executed and that its result
+        is too large to carry (the cluster's front answers it as an error)."""
+        r = self.signer.sign(Reply(self.view, m.timestamp, m.client, self.id, result))
+        if len(r.encoded) <= self.max_message:
+            return r
+        digest = {"too_large": sha256_hex(canonical(result))}
+        return self.signer.sign(Reply(self.view, m.timestamp, m.client, self.id, digest))
 
     def _drop_pending(self, client: str) -> None:
         last = self.last_ts.get(client, 0)
