@@ -445,10 +445,21 @@ def test_a_put_flood_does_not_stop_honest_proposals(cluster: Cluster) -> None:
         assert refused - was["stats"].get("unauthenticated_connections", 0) >= sent_at_once
 
 
+def _synced(c: Cluster, *agents: str) -> Signer:
+    """A signer whose seqs follow the cluster's (the module's tests share one cluster,
+    and each may have sent commands as these agents before)."""
+    s = Signer(c.cfg.community)
+    with httpx.Client(timeout=30) as http:
+        for a in agents:
+            r = http.get(c.url + f"/agents/{a}")
+            s.seq[a] = int(r.json()["last_seq"]) if r.status_code == 200 else 0
+    return s
+
+
 def test_every_replica_refuses_a_request_over_the_bound(cluster: Cluster) -> None:
     c = cluster
     cfg = c.cfg
-    s = Signer(cfg.community)
+    s = _synced(c, "f4")
     with httpx.Client(timeout=30) as http:
         r = http.post(
             c.url + "/commands", json=s.env("f4", {**_proposal("f4", 100), "digest": "d"})
@@ -496,7 +507,7 @@ def _bad_join(community: str, i: int) -> dict[str, Any]:
 
 def test_a_flood_of_bad_envelopes_meets_the_fronts_refusal_budget(cluster: Cluster) -> None:
     c = cluster
-    s = Signer(c.cfg.community)
+    s = _synced(c, "f3")
     flood = 2 * DEFAULT_BURST
     with httpx.Client(timeout=30) as http:
         # a registered agent's command first: the front keeps its key from then on
