@@ -47,7 +47,7 @@ __all__ = ["CHUNK_STEPS", "validate_logs"]
 #: is checked in chunks, each starting from the states the previous one ended in.  A run
 #: costs a start-up (the JVM, SANY, the TraceLog module) plus its steps, each step what
 #: the artifacts the chunk holds cost; bench/trace_export.py measured the choice.
-CHUNK_STEPS: Final = 250
+CHUNK_STEPS: Final = 100
 
 #: How a message names the spec steps of the commands that are not one action
 #: (lifecycle.COMMAND_ACTIONS: tick; set_agent has none; CommunityTrace.tla's Join).
