@@ -452,7 +452,15 @@ ChunkBegin ==
     /\ expected = TLLogs[which].expected   \* the logged view at the boundary
 \* The boundary state is checked by both chunks: the previous one's last CheckStep compared
 \* it with the log, and this one compares the state it starts from with the log again.
+BoundaryDiff ==   \* the artifacts whose view differs at a boundary: <<spec, log>>
+    LET SV == SpecView IN
+    [x \in {y \in DOMAIN SV \cup DOMAIN expected :
+              y \notin DOMAIN SV \/ y \notin DOMAIN expected \/ SV[y] # expected[y]} |->
+       <<IF x \in DOMAIN SV THEN SV[x] ELSE NoView,
+         IF x \in DOMAIN expected THEN expected[x] ELSE NoView>>]
 ChunkBoundary ==
+    /\ IF now = TLLogs[which].now /\ SpecView = expected THEN TRUE
+       ELSE PrintT(<<"ostrom-boundary", which, <<now, TLLogs[which].now>>, BoundaryDiff>>)
     /\ Assert(now = TLLogs[which].now /\ SpecView = expected,
               "LifecycleTrace: a chunk's start state is not the logged state at its boundary")
     /\ TLCSet(which, -1)

@@ -400,6 +400,8 @@ def _run_chunked(
     now = 0
     kept: dict[str, tuple[Value, Value]] = {}  # Frozen artifacts left out: (art, history)
     active_in: dict[str, set[str]] = {}  # slot -> the kept active artifacts in it
+    active_slot: dict[str, str] = {}  # and the other way round
+    log_slots = {batch.names(s) for s in c.slots}
     carried: set[str] = set()  # artifacts whose records are given per start state
     starts: list[dict[str, Value]] = []  # the end states of the chunk before
     states = 0
@@ -415,7 +417,7 @@ def _run_chunked(
         slots |= {s for x in arts if x in kept and (s := _slot(kept[x][0]))}
         arts |= {x for s in slots for x in active_in.get(s, ())}  # ActiveIn(s) reads them
         slots |= {s for x in arts if x in kept and (s := _slot(kept[x][0]))}
-        slots = (slots | subscribed) & {batch.names(s) for s in c.slots}
+        slots = (slots | subscribed) & log_slots
         chunk = Chunk(lo, hi, frozenset(arts), frozenset(slots), rank)
         if lo > 0:
             chunk.starts = tuple(_start(st, arts, carried, kept) for st in starts)
@@ -453,6 +455,13 @@ def _run_chunked(
         states += res.distinct_states or 0
         verdict = _verdicts(one, res)[0]
         seconds = time.monotonic() - started
+        for v in res.prints:  # ChunkBoundary's: what differs (the verdict is an error)
+            if isinstance(v, tuple) and v and v[0] == "ostrom-boundary" and len(v) == 4:
+                shown = json.dumps(plain_value(v[3], batch.names), sort_keys=True)
+                verdict.message += (
+                    f" (chunk {number}, before step {lo + 1}: clock spec/log "
+                    f"{plain_value(v[2], batch.names)}, views spec/log {shown[:2000]})"
+                )
         if verdict.status != "accepted":
             return _shifted(verdict, c, lo, n, seconds, states)
         ends = [v for v in res.prints if isinstance(v, tuple) and v and v[0] == "ostrom-end"]
@@ -473,13 +482,14 @@ def _run_chunked(
             recs = {(_by_name(st["art"])[x], _by_name(st["history"])[x]) for st in starts}
             frozen = all(x in _names(st["frozen"]) for st in starts)
             kept.pop(x, None)
-            for members in active_in.values():
-                members.discard(x)
+            if x in active_slot:
+                active_in[active_slot.pop(x)].discard(x)
             if len(recs) == 1 and frozen:
                 (rec,) = recs
                 kept[x] = rec
                 if isinstance(rec[0], TlaRecord) and rec[0].get("st") == "active":
-                    active_in.setdefault(str(rec[0].get("slot")), set()).add(x)
+                    active_slot[x] = str(rec[0].get("slot"))
+                    active_in.setdefault(active_slot[x], set()).add(x)
             else:
                 carried.add(x)
     seconds = time.monotonic() - started
@@ -548,7 +558,7 @@ def _verdicts(batch: Batch, res: TlcResult) -> dict[int, Verdict]:
     top: dict[int, int] = {}
     dead: dict[int, list[tuple[int, str, Value]]] = {}
     for v in res.prints:
-        if not isinstance(v, tuple) or len(v) < 3 or v[0] == "ostrom-end":
+        if not isinstance(v, tuple) or len(v) < 3 or v[0] in ("ostrom-end", "ostrom-boundary"):
             continue
         k = _nat(v[1]) - 1
         cur = _nat(v[2])
