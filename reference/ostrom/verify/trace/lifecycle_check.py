@@ -456,8 +456,12 @@ def _run_chunked(
         except TlcSetupError as exc:
             return _error(c, str(exc))
         states += res.distinct_states or 0
-        verdict = _verdicts(one, res)[0]
         seconds = time.monotonic() - started
+        if res.timed_out and timeout is not None:  # the limit is the whole log's
+            return _error(
+                c, f"TLC timed out after {timeout:g} s, in chunk {number} of {chunks}", seconds
+            )
+        verdict = _verdicts(one, res)[0]
         for v in res.prints:  # ChunkBoundary's: what differs (the verdict is an error)
             if isinstance(v, tuple) and v and v[0] == "ostrom-boundary" and len(v) == 4:
                 shown = json.dumps(plain_value(v[3], batch.names), sort_keys=True)
