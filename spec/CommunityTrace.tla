@@ -190,6 +190,21 @@ CTraceNext ==
        \/ CheckStep /\ stage = -1 /\ stage' = 0 /\ UNCHANGED <<svars, tstate>>
 
 -----------------------------------------------------------------------------
+(* Chunks (LifecycleTrace.tla: ChunkInit, ChunkEnd): the community's state *)
+(* (the sanction book, the tier states) is carried across a boundary too.  *)
+CChunkStart(s) ==
+    /\ s_hist = s.s_hist /\ s_rank = s.s_rank /\ s_susp = s.s_susp /\ s_quar = s.s_quar
+    /\ s_prob = s.s_prob /\ s_strategic = s.s_strategic /\ s_last = s.s_last
+    /\ s_risen = s.s_risen /\ tstate = s.tstate /\ stage = 0
+CChunkInit == ChunkBegin /\ \E s \in TLStarts : ChunkStart(s) /\ CChunkStart(s) /\ ChunkBoundary
+CEndState ==
+    [s_hist |-> s_hist, s_rank |-> s_rank, s_susp |-> s_susp, s_quar |-> s_quar,
+     s_prob |-> s_prob, s_strategic |-> s_strategic, s_last |-> s_last, s_risen |-> s_risen,
+     tstate |-> tstate]
+CChunkEnd ==
+    cursor = Len(Steps) /\ stage = 0 => PrintT(<<"ostrom-end", which, EndState, CEndState>>)
+
+-----------------------------------------------------------------------------
 (* The verdict (as LifecycleTrace.tla's Watch; trace.py reads the prints)  *)
 
 CWhy ==

@@ -410,6 +410,73 @@ TraceNext ==
        \/ CheckStep
 
 -----------------------------------------------------------------------------
+(* Chunks (lifecycle_check.py: _run_chunked; docs/conformance.md "Long     *)
+(* logs"). A long log is checked in chunks of steps, one TLC run each; a   *)
+(* chunk after the first starts from the states the previous one ended in  *)
+(* (TraceLog: TLStarts, printed by ChunkEnd), and each run holds only the  *)
+(* artifacts its steps can touch (TLArtifacts), so that a step costs what  *)
+(* the live artifacts cost, not what the log has accumulated: Lifecycle.tla *)
+(* maps every action over all of Artifacts (Observe, Tick, Due,            *)
+(* StillTicking, ActiveIn) and CheckOK compares the view of every existing *)
+(* artifact, so with every artifact ever proposed in the state a step of   *)
+(* a node's log cost O(log length) and the whole check O(length^2).        *)
+(*                                                                         *)
+(* Which artifacts a chunk may leave out: the Frozen ones below, not named *)
+(* by any of its steps, whose logged view its steps do not change, and, if *)
+(* active, of a slot no artifact of the chunk is in. A Frozen record is    *)
+(* changed by no step that does not name it (Tick keeps timer = cool = 0;  *)
+(* Timeout needs a Timed state, Recruit a proposed one, Forget a positive  *)
+(* ForgetScore, i.e. a forget vote) except the supersession of an active   *)
+(* one by an activation in its slot, and read by no step except through    *)
+(* ActiveIn(its slot) when active (Due, Tick's guard, StillTicking and the *)
+(* trace's RecruitNext, DueSet and LocalNext see only Timed, proposed or   *)
+(* forget-voted records). So a behaviour of the chunk with the left-out    *)
+(* records unchanged is a behaviour of the whole spec and conversely; the  *)
+(* Python side keeps the left-out records and hands them back to the first *)
+(* chunk that includes them again.                                          *)
+Frozen(r) == r.st \in Stable \cup {"none"} /\ r.timer = 0 /\ r.cool = 0 /\ r.fvotes = {}
+
+\* A start state s of TLStarts: the state variables of an end state of the previous chunk
+\* (EndState), `art` and `history` given for the artifacts seen before (the others were
+\* never proposed: Blank, as in Init).
+ChunkStart(s) ==
+    /\ art = [x \in Artifacts |-> IF x \in DOMAIN s.art THEN s.art[x] ELSE Blank]
+    /\ history = [x \in Artifacts |-> IF x \in DOMAIN s.history THEN s.history[x]
+                                       ELSE [disputes |-> 0, resubs |-> 0]]
+    /\ ticking = s.ticking /\ lastEvent = s.lastEvent /\ unguarded = s.unguarded
+    /\ Tier = s.tier /\ Weight = s.weight /\ Barred = s.barred /\ Subscriptions = s.subs
+    /\ RepOK = s.repok /\ registered = s.registered /\ rateLimited = s.ratelim
+    /\ pcount = s.pcount /\ dcount = s.dcount /\ now = s.now
+ChunkBegin ==
+    /\ which \in DOMAIN TLLogs /\ cursor = 0 /\ phase = "idle"
+    /\ expected = TLLogs[which].expected   \* the logged view at the boundary
+\* The boundary state is checked by both chunks: the previous one's last CheckStep compared
+\* it with the log, and this one compares the state it starts from with the log again.
+BoundaryDiff ==   \* the artifacts whose view differs at a boundary: <<spec, log>>
+    LET SV == SpecView IN
+    [x \in {y \in DOMAIN SV \cup DOMAIN expected :
+              y \notin DOMAIN SV \/ y \notin DOMAIN expected \/ SV[y] # expected[y]} |->
+       <<IF x \in DOMAIN SV THEN SV[x] ELSE NoView,
+         IF x \in DOMAIN expected THEN expected[x] ELSE NoView>>]
+ChunkBoundary ==
+    /\ IF now = TLLogs[which].now /\ SpecView = expected THEN TRUE
+       ELSE PrintT(<<"ostrom-boundary", which, <<now, TLLogs[which].now>>, BoundaryDiff>>)
+    /\ Assert(now = TLLogs[which].now /\ SpecView = expected,
+              "LifecycleTrace: a chunk's start state is not the logged state at its boundary")
+    /\ TLCSet(which, -1)
+ChunkInit == ChunkBegin /\ \E s \in TLStarts : ChunkStart(s) /\ ChunkBoundary
+
+EndState ==
+    [art |-> art, history |-> history, ticking |-> ticking, lastEvent |-> lastEvent,
+     unguarded |-> unguarded, tier |-> Tier, weight |-> Weight, barred |-> Barred,
+     subs |-> Subscriptions, repok |-> RepOK, registered |-> registered,
+     ratelim |-> rateLimited, pcount |-> pcount, dcount |-> dcount, now |-> now,
+     frozen |-> {x \in Artifacts : Frozen(art[x])}]
+\* Every state in which a behaviour has consumed the chunk, printed once (an invariant is
+\* evaluated once per distinct state): the next chunk starts from these.
+ChunkEnd == cursor = Len(Steps) => PrintT(<<"ostrom-end", which, EndState>>)
+
+-----------------------------------------------------------------------------
 (* The verdict (read by lifecycle_check.py from the PrintT lines)          *)
 
 \* Why no behaviour gets past this state (printed only at the deepest cursor;

@@ -17,12 +17,15 @@ from typing import Any, Final
 
 from ostrom.protocol.lifecycle import COMMAND_ACTIONS, SINGLE_ACTIONS
 from ostrom.verify.tlc.jar import TlcSetupError
-from ostrom.verify.tlc.values import Value
+from ostrom.verify.tlc.values import TlaFunction, TlaRecord, TlaSet, Value, function
 from ostrom.verify.trace.lifecycle import (
     Batch,
+    Chunk,
     CompiledLog,
     Entry,
+    artifact_rank,
     make_batches,
+    scale_entries,
     stage_trace_run,
 )
 from ostrom.verify.trace.log import NONE, TRACE_SPECS, Names, TraceLog, read_log
@@ -38,7 +41,16 @@ from ostrom.verify.trace.verdict import (
     validate_paths_with,
 )
 
-__all__ = ["validate_logs"]
+__all__ = ["CHUNK_STEPS", "validate_logs"]
+
+#: Steps per TLC run of a long log (LifecycleTrace.tla: "Chunks"): a log longer than this
+#: is checked in chunks, each starting from the states the previous one ended in.  A run
+#: costs a start-up (the JVM, SANY, the TraceLog module) plus its steps, each step what
+#: the artifacts the chunk holds cost: the chunk's own and those carried into it.  In the
+#: node workload of bench/trace_export.py about 100 are carried, so a chunk of 250 steps
+#: held about 350 artifacts and one of 100 about 200; fewer steps would pay the start-up
+#: more often for little less.
+CHUNK_STEPS: Final = 100
 
 #: How a message names the spec steps of the commands that are not one action
 #: (lifecycle.COMMAND_ACTIONS: tick; set_agent has none; CommunityTrace.tla's Join).
@@ -259,14 +271,18 @@ def validate_logs(
     keep: Path | None = None,
     timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
+    chunk_steps: int = CHUNK_STEPS,
 ) -> list[Verdict]:
-    """Validate every log (batched by constants, one TLC run per batch); a verdict each."""
+    """Validate every log (batched by constants, one TLC run per batch; a log longer than
+    ``chunk_steps`` alone, in chunks of that many steps); a verdict each."""
+    if chunk_steps < 1:
+        raise ValueError(f"chunk_steps must be positive, not {chunk_steps}")
     batches, unusable = make_batches(logs)
     return validate_batches(
         logs,
         batches,
         unusable,
-        lambda run_dir, batch: _run_batch(run_dir, batch, timeout, progress),
+        lambda run_dir, batch: _run_batch(run_dir, batch, timeout, progress, chunk_steps),
         keep=keep,
         prefix="ostrom-trace-",
         spec=LIFECYCLE_SPEC,
@@ -274,8 +290,32 @@ def validate_logs(
 
 
 def _run_batch(
+    run_dir: Path,
+    batch: Batch,
+    timeout: float | None,
+    progress: Callable[[str], None] | None,
+    chunk_steps: int = CHUNK_STEPS,
+) -> dict[int, Verdict]:
+    """The verdicts of a batch: the logs of at most ``chunk_steps`` steps in one TLC run,
+    each longer one in chunks (``_run_chunked``)."""
+    long = [k for k, c in enumerate(batch.logs) if len(c.entries) > chunk_steps]
+    if not long:
+        return _run_whole(run_dir, batch, timeout, progress)
+    out: dict[int, Verdict] = {}
+    short = [c for c in batch.logs if len(c.entries) <= chunk_steps]
+    if short:
+        rest = Batch(short, batch.names, batch.unit, batch.constants, batch.conf_unit)
+        for k, v in _run_whole(run_dir / "short", rest, timeout, progress).items():
+            out[batch.logs.index(short[k])] = v
+    for k in long:
+        out[k] = _run_chunked(run_dir / f"log-{k + 1}", batch, k, timeout, progress, chunk_steps)
+    return out
+
+
+def _run_whole(
     run_dir: Path, batch: Batch, timeout: float | None, progress: Callable[[str], None] | None
 ) -> dict[int, Verdict]:
+    """Every log of the batch in one TLC run."""
     try:
         stage_trace_run(run_dir, batch)
     except (OSError, ValueError) as exc:  # e.g. Lifecycle.tla's CONSTANTS no longer as expected
@@ -313,6 +353,202 @@ def _run_batch(
     return _verdicts(batch, res)
 
 
+def _fields(v: Value) -> dict[str, Value]:
+    if not isinstance(v, TlaRecord):
+        raise TypeError(f"expected a record from TLC, got {str(v)[:200]}")
+    return dict(v.fields)
+
+
+def _by_name(v: Value) -> dict[str, Value]:
+    """A TLA+ function over artifact names: TLC prints it as a record (the names are
+    identifiers), or as ``(k :> v @@ ...)``, the empty one as ``<<>>``."""
+    if isinstance(v, tuple) and not v:
+        return {}
+    if isinstance(v, TlaRecord):
+        return dict(v.fields)
+    if not isinstance(v, TlaFunction):
+        raise TypeError(f"expected a function from TLC, got {str(v)[:200]}")
+    return {str(k): x for k, x in v.pairs}
+
+
+def _slot(r: Value) -> str | None:
+    return str(r.get("slot")) if isinstance(r, TlaRecord) else None
+
+
+def _run_chunked(
+    run_dir: Path,
+    batch: Batch,
+    k: int,
+    timeout: float | None,
+    progress: Callable[[str], None] | None,
+    chunk_steps: int,
+) -> Verdict:
+    """The verdict of the batch's log ``k``, checked in chunks of ``chunk_steps`` steps
+    (LifecycleTrace.tla: "Chunks"): each chunk's TLC run starts from every state the
+    previous one ended in (ChunkEnd prints them, ChunkInit starts from them and checks
+    them against the logged state at the boundary again) and holds only the artifacts
+    its steps can touch; the Frozen records it leaves out are kept here, unchanged, until
+    a chunk includes them again.  Accepted iff every chunk is; else the verdict of the
+    first chunk that is not, its step numbers counted from the start of the log."""
+    c = batch.logs[k]
+    n = len(c.log.steps)
+    started = time.monotonic()
+    scale_entries(batch, c)
+    rank = artifact_rank(batch)
+    every = {batch.names(x) for x in c.artifacts}
+    subscribed = {s for e in c.entries for s in e.subs} | {
+        batch.names(s) for g in c.initial.values() for s in g.subscriptions
+    }
+    views: dict[str, Any] = {}  # the logged view of every artifact, at the boundary
+    now = 0
+    kept: dict[str, tuple[Value, Value]] = {}  # Frozen artifacts left out: (art, history)
+    active_in: dict[str, set[str]] = {}  # slot -> the kept active artifacts in it
+    active_slot: dict[str, str] = {}  # and the other way round
+    log_slots = {batch.names(s) for s in c.slots}
+    carried: set[str] = set()  # artifacts whose records are given per start state
+    starts: list[dict[str, Value]] = []  # the end states of the chunk before
+    states = 0
+    chunks = (len(c.entries) + chunk_steps - 1) // chunk_steps
+    for number, lo in enumerate(range(0, len(c.entries), chunk_steps), 1):
+        hi = min(lo + chunk_steps, len(c.entries))
+        entries = c.entries[lo:hi]
+        named = {e.artifact for e in entries} | {x for e in entries for x, _ in e.delta}
+        arts = carried | (named & every)
+        slots = {e.slot for e in entries if e.op == "propose"} | {
+            s for st in starts for x in carried if (s := _slot(_by_name(st["art"])[x]))
+        }
+        slots |= {s for x in arts if x in kept and (s := _slot(kept[x][0]))}
+        arts |= {x for s in slots for x in active_in.get(s, ())}  # ActiveIn(s) reads them
+        slots |= {s for x in arts if x in kept and (s := _slot(kept[x][0]))}
+        slots = (slots | subscribed) & log_slots
+        chunk = Chunk(lo, hi, frozenset(arts), frozenset(slots), rank)
+        if lo > 0:
+            chunk.starts = tuple(_start(st, arts, carried, kept) for st in starts)
+            chunk.expected = function(tuple((x, views[x]) for x in sorted(arts) if x in views))
+            chunk.now = now
+        sub = CompiledLog(
+            TraceLog(c.log.name, c.log.params, c.log.setup, c.log.steps[lo:hi], c.log.layer),
+            c.params,
+            c.constants,
+            c.initial,
+            entries,
+            {},
+            c.artifacts,
+            c.slots,
+            c.agents,
+        )
+        one = Batch([sub], batch.names, batch.unit, batch.constants, batch.conf_unit)
+        if progress is not None:
+            progress(
+                f"TLC: chunk {number}/{chunks}, steps {lo + 1}-{hi} of {n}, {len(arts)} artifact(s)"
+            )
+        left = None if timeout is None else timeout - (time.monotonic() - started)
+        if left is not None and left <= 0:
+            return _error(c, f"TLC timed out after {timeout:g} s", time.monotonic() - started)
+        # one directory per log: with --keep, the last chunk run (the failing one) stays
+        try:
+            stage_trace_run(run_dir, batch, (c, chunk))
+            res = run_java_tlc(
+                run_dir, batch.module, f"{batch.module}.cfg", ["-deadlock"], timeout=left
+            )
+        except (OSError, ValueError) as exc:
+            return _error(c, f"cannot stage the trace run: {exc}")
+        except TlcSetupError as exc:
+            return _error(c, str(exc))
+        states += res.distinct_states or 0
+        seconds = time.monotonic() - started
+        if res.timed_out and timeout is not None:  # the limit is the whole log's
+            return _error(
+                c, f"TLC timed out after {timeout:g} s, in chunk {number} of {chunks}", seconds
+            )
+        verdict = _verdicts(one, res)[0]
+        for v in res.prints:  # ChunkBoundary's: what differs (the verdict is an error)
+            if isinstance(v, tuple) and v and v[0] == "ostrom-boundary" and len(v) == 4:
+                shown = json.dumps(plain_value(v[3], batch.names), sort_keys=True)
+                verdict.message += (
+                    f" (chunk {number}, before step {lo + 1}: clock spec/log "
+                    f"{plain_value(v[2], batch.names)}, views spec/log {shown[:2000]})"
+                )
+        if verdict.status != "accepted":
+            return _shifted(verdict, c, lo, n, seconds, states)
+        ends = [v for v in res.prints if isinstance(v, tuple) and v and v[0] == "ostrom-end"]
+        if not ends:
+            return _error(c, f"TLC printed no end state of chunk {number}", seconds)
+        starts = []
+        for v in ends:
+            st = _fields(v[2])
+            if len(v) > 3:  # CommunityTrace.tla: CChunkEnd
+                st |= _fields(v[3])
+            if st not in starts:
+                starts.append(st)
+        for e in entries:  # the logged view at the next boundary
+            views.update(e.delta)
+            now = e.now
+        carried = set()
+        for x in arts:
+            recs = {(_by_name(st["art"])[x], _by_name(st["history"])[x]) for st in starts}
+            frozen = all(x in _names(st["frozen"]) for st in starts)
+            kept.pop(x, None)
+            if x in active_slot:
+                active_in[active_slot.pop(x)].discard(x)
+            if len(recs) == 1 and frozen:
+                (rec,) = recs
+                kept[x] = rec
+                if isinstance(rec[0], TlaRecord) and rec[0].get("st") == "active":
+                    active_slot[x] = str(rec[0].get("slot"))
+                    active_in.setdefault(active_slot[x], set()).add(x)
+            else:
+                carried.add(x)
+    seconds = time.monotonic() - started
+    return Verdict(
+        c.log.name,
+        "accepted",
+        n,
+        n,
+        f"accepted: all {n} steps are a behaviour of {TRACE_SPECS[batch.layer]}",
+        seconds=seconds,
+        distinct_states=states,
+        spec=TRACE_SPECS[batch.layer],
+    )
+
+
+def _names(v: Value) -> set[str]:
+    if isinstance(v, TlaSet):
+        return {str(x) for x in v.elems}
+    if isinstance(v, tuple) and not v:
+        return set()
+    raise TypeError(f"expected a set from TLC, got {str(v)[:200]}")
+
+
+def _start(
+    st: Mapping[str, Value],
+    arts: set[str],
+    carried: set[str],
+    kept: Mapping[str, tuple[Value, Value]],
+) -> TlaRecord:
+    """A start state of a chunk (LifecycleTrace.tla: ChunkStart): an end state of the chunk
+    before, its ``art`` and ``history`` over the chunk's artifacts seen before."""
+    art, hist = _by_name(st["art"]), _by_name(st["history"])
+    seen = sorted(x for x in arts if x in carried or x in kept)
+    fields = {key: v for key, v in st.items() if key not in ("art", "history", "frozen")}
+    fields["art"] = function(tuple((x, art[x] if x in carried else kept[x][0]) for x in seen))
+    fields["history"] = function(tuple((x, hist[x] if x in carried else kept[x][1]) for x in seen))
+    return TlaRecord(tuple(sorted(fields.items())))
+
+
+def _shifted(v: Verdict, c: CompiledLog, lo: int, n: int, seconds: float, states: int) -> Verdict:
+    """A chunk's verdict as the whole log's: its steps counted from the log's start."""
+    v.seconds, v.distinct_states, v.steps = seconds, states, n
+    if v.status != "rejected" or v.failure is None:
+        v.name = c.log.name
+        return v
+    f = v.failure
+    f.step += lo
+    v.matched = f.step
+    v.message = f"rejected at step {f.step + 1} of {n} (line {f.line}): {f.message}"
+    return v
+
+
 def _nat(v: Value) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
         raise TypeError(f"expected an integer from TLC, got {v!r}")
@@ -329,7 +565,7 @@ def _verdicts(batch: Batch, res: TlcResult) -> dict[int, Verdict]:
     top: dict[int, int] = {}
     dead: dict[int, list[tuple[int, str, Value]]] = {}
     for v in res.prints:
-        if not isinstance(v, tuple) or len(v) < 3:
+        if not isinstance(v, tuple) or len(v) < 3 or v[0] in ("ostrom-end", "ostrom-boundary"):
             continue
         k = _nat(v[1]) - 1
         cur = _nat(v[2])
