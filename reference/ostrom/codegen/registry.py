@@ -172,6 +172,9 @@ EVALUATION_BLOCKS: Final = (
     "bloc",
     "sanctions",
     "sensitivity",
+    "retrieval",
+    "retrieval-by-k",
+    "retrieval-controls",
 )
 
 

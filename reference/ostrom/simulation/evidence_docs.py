@@ -481,6 +481,112 @@ def tornado_plot(ev: Evidence, path: Path) -> None:
     save_png(fig, path)
 
 
+# --- plasticity at retrieval -------------------------------------------------------------
+
+#: The retrieval experiment's stores and conditions, in table order.
+RETRIEVAL_STORES: Final = ("ostrom", "ungoverned", "add_only_recency", "last_writer_wins")
+RETRIEVAL_CONDITIONS: Final = ("after", "before", "transient", "fixed")
+RETRIEVAL_SCENARIOS: Final = ("adv=0.00", "adv=0.20")
+
+
+def _mean(values: Sequence[float]) -> float:
+    s = summarize(values)
+    return s.mean if s.n else math.nan
+
+
+def retrieval_table(ev: Evidence) -> list[str]:
+    """The decomposition, conflicts after the valid update: is the current value
+    retrieved (hit@k), and does each reader answer with it, per mode."""
+    cols = (
+        ("lexical: retrieved", "lexical.hit"),
+        ("lexical: top hit right", "lexical.top.acc"),
+        ("lexical: store's reader right", "lexical.store.acc"),
+        ("dense: retrieved", "dense.hit"),
+        ("dense: store's reader right", "dense.store.acc"),
+        ("with history: top hit right", "history.top.acc"),
+        ("with history: store's reader right", "history.store.acc"),
+    )
+    lines = [
+        "| store | adversaries | " + " | ".join(c for c, _ in cols) + " |",
+        "|---|---|" + "---|" * len(cols),
+    ]
+    for store in RETRIEVAL_STORES:
+        label = f"{store} [after]"
+        for s in RETRIEVAL_SCENARIOS:
+            if not ev.has(label, s):
+                continue
+            cells = [_cell(ev.values(label, s, m)) for _, m in cols]
+            lines.append(f"| {store} | {s[4:]} | " + " | ".join(cells) + " |")
+    return [*lines, "", _seeds_note(ev)]
+
+
+def retrieval_by_k(ev: Evidence) -> list[str]:
+    """The store's reader by interference count (lexical, after), and the drop from
+    k = 0 to the largest k (both kinds pooled) with its paired CI."""
+    kinds = ("same_slot", "repeated")
+    counts = (0, 1, 2, 4, 8)
+    lines = [
+        "| store | adversaries | same-slot k = 0 / 1 / 2 / 4 / 8 | repeated k = 0 / 1 / 2 / 4 / 8 "
+        "| drop k = 0 → 8 |",
+        "|---|---|---|---|---|",
+    ]
+    for store in RETRIEVAL_STORES:
+        label = f"{store} [after]"
+        for s in RETRIEVAL_SCENARIOS:
+            if not ev.has(label, s):
+                continue
+            parts = []
+            for kind in kinds:
+                means = [
+                    _mean(ev.values(label, s, f"lexical.store.acc.{kind}.k{k}")) for k in counts
+                ]
+                parts.append(" / ".join(_num(m, digits=2) for m in means))
+
+            def pooled(k: int, label: str = label, s: str = s) -> list[float]:
+                a, b = (ev.values(label, s, f"lexical.store.acc.{kd}.k{k}") for kd in kinds)
+                return [(x + y) / 2 for x, y in zip(a, b, strict=True)]
+
+            r = robust(pooled(0), pooled(8))
+            drop = (
+                f"{_num(r.diff, True, 2)} [{_num(r.ci_low, True, 2)}, {_num(r.ci_high, True, 2)}]"
+                if not math.isnan(r.ci_low)
+                else _num(r.diff, True, 2)
+            )
+            lines.append(f"| {store} | {s[4:]} | " + " | ".join(parts) + f" | {drop} |")
+    return [*lines, "", _seeds_note(ev)]
+
+
+def retrieval_controls(ev: Evidence) -> list[str]:
+    """The store's reader (lexical) in every condition, and ostrom minus each baseline
+    per condition (one Holm family: every row, both scenarios)."""
+    lines = [
+        "| store | adversaries | " + " | ".join(RETRIEVAL_CONDITIONS) + " |",
+        "|---|---|" + "---|" * len(RETRIEVAL_CONDITIONS),
+    ]
+    for store in RETRIEVAL_STORES:
+        for s in RETRIEVAL_SCENARIOS:
+            cells = [
+                _cell(ev.values(f"{store} [{c}]", s, "lexical.store.acc"))
+                if ev.has(f"{store} [{c}]", s)
+                else ""
+                for c in RETRIEVAL_CONDITIONS
+            ]
+            if any(cells):
+                lines.append(f"| {store} | {s[4:]} | " + " | ".join(cells) + " |")
+    rows = [
+        (f"ostrom − {b}, {c}", f"ostrom [{c}]", f"{b} [{c}]")
+        for c in RETRIEVAL_CONDITIONS
+        for b in RETRIEVAL_STORES[1:]
+    ]
+    return [
+        *lines,
+        "",
+        *_comparison_table(ev, rows, "lexical.store.acc", RETRIEVAL_SCENARIOS),
+        "",
+        _seeds_note(ev),
+    ]
+
+
 # --- all of it ---------------------------------------------------------------------------
 
 #: block name -> (experiment, renderer).  docs/evaluation.md has one block of each name.
@@ -493,6 +599,9 @@ BLOCKS: Final[dict[str, tuple[str, Callable[[Evidence], list[str]]]]] = {
     "bloc": ("bloc", bloc_table),
     "sanctions": ("sanctions", sanctions_table),
     "sensitivity": ("sensitivity", sensitivity_table),
+    "retrieval": ("retrieval", retrieval_table),
+    "retrieval-by-k": ("retrieval", retrieval_by_k),
+    "retrieval-controls": ("retrieval", retrieval_controls),
 }
 
 #: Where the plot drawn from the sensitivity evidence goes (relative to the repository
