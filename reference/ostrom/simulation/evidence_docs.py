@@ -481,6 +481,98 @@ def tornado_plot(ev: Evidence, path: Path) -> None:
     save_png(fig, path)
 
 
+# --- update plasticity -------------------------------------------------------------------
+
+PLASTICITY_MECHANISMS: Final = ("protocol", "majority", "last_writer_wins", "latest_stable")
+PLASTICITY_COUNTS: Final = (0, 1, 2, 4, 8)
+
+
+def _drop(values: Sequence[float]) -> str:
+    """Mean [95% bootstrap CI] of per-seed drops (a one-sample CI: the paired comparison
+    of the drops with zero)."""
+    r = robust(values, [0.0] * len(values))
+    if math.isnan(r.ci_low):
+        return _num(r.diff, digits=2)
+    return f"{_num(r.diff, digits=2)} [{_num(r.ci_low, digits=2)}, {_num(r.ci_high, digits=2)}]"
+
+
+def plasticity_by_k(ev: Evidence) -> list[str]:
+    """No adversaries, conflicts after the valid update: plasticity by kind and k."""
+    s = "adv=0.00"
+    lines = [
+        "| mechanism | same-slot k = 0 / 1 / 2 / 4 / 8 | repeated k = 0 / 1 / 2 / 4 / 8 "
+        "| unrelated k = 8 | drop |",
+        "|---|---|---|---|---|",
+    ]
+    for mech in PLASTICITY_MECHANISMS:
+        label = f"{mech} [after]"
+        if not ev.has(label, s):
+            continue
+
+        def row(kind: str, counts: Sequence[int], label: str = label) -> str:
+            return " / ".join(
+                _num(_mean(ev.values(label, s, f"plasticity.{kind}.k{k}")), digits=2)
+                for k in counts
+            )
+
+        drop = _drop(ev.values(label, s, "plasticity_drop"))
+        lines.append(
+            f"| {mech} | {row('same_slot', PLASTICITY_COUNTS)} | "
+            f"{row('repeated', PLASTICITY_COUNTS)} | {row('unrelated', (8,))} | {drop} |"
+        )
+    return [*lines, "", _seeds_note(ev)]
+
+
+def plasticity_controls(ev: Evidence) -> list[str]:
+    """The drop (k = 0 minus k = 8) in each condition, by mechanism and adversary share."""
+    conditions = ("after", "before", "transient")
+    lines = ["| mechanism | adv | " + " | ".join(conditions) + " |", "|---|---|---|---|---|"]
+    for mech in PLASTICITY_MECHANISMS:
+        for s in ("adv=0.00", "adv=0.20"):
+            cells = [
+                _drop(ev.values(f"{mech} [{c}]", s, "plasticity_drop"))
+                if ev.has(f"{mech} [{c}]", s)
+                else ""
+                for c in conditions
+            ]
+            if any(cells):
+                lines.append(f"| {mech} | {s[4:]} | " + " | ".join(cells) + " |")
+    return [*lines, "", _seeds_note(ev)]
+
+
+def plasticity_threshold(ev: Evidence) -> list[str]:
+    """The protocol, conflicts after the valid update, by adversary share."""
+    lines = [
+        "| adversary share | k = 0 | k = 8 same-slot / repeated | seeds < 0.5 at k = 0 "
+        "| before, k = 0 | wrong adoption, same-slot k = 8 |",
+        "|---|---|---|---|---|---|",
+    ]
+    scenarios = sorted(
+        {sc for (label, sc) in ev.rows if label == "protocol [after]"}, key=lambda x: x
+    )
+    for s in scenarios:
+        k0 = ev.values("protocol [after]", s, "plasticity_k0")
+        r = robust(k0, [0.0] * len(k0))
+        k0_text = (
+            f"{_num(r.diff, digits=2)} [{_num(r.ci_low, digits=2)}, {_num(r.ci_high, digits=2)}]"
+        )
+        k8 = " / ".join(
+            _num(_mean(ev.values("protocol [after]", s, f"plasticity.{kind}.k8")), digits=2)
+            for kind in ("same_slot", "repeated")
+        )
+        low = sum(1 for v in k0 if v < 0.5)
+        before = (
+            _num(_mean(ev.values("protocol [before]", s, "plasticity_k0")), digits=2)
+            if ev.has("protocol [before]", s)
+            else "—"
+        )
+        wrong = _num(
+            _mean(ev.values("protocol [after]", s, "wrong_adoption.same_slot.k8")), digits=2
+        )
+        lines.append(f"| {s[4:]} | {k0_text} | {k8} | {low}/{len(k0)} | {before} | {wrong} |")
+    return [*lines, "", _seeds_note(ev)]
+
+
 # --- plasticity at retrieval -------------------------------------------------------------
 
 #: The retrieval experiment's stores and conditions, in table order.
@@ -599,6 +691,9 @@ BLOCKS: Final[dict[str, tuple[str, Callable[[Evidence], list[str]]]]] = {
     "bloc": ("bloc", bloc_table),
     "sanctions": ("sanctions", sanctions_table),
     "sensitivity": ("sensitivity", sensitivity_table),
+    "plasticity-by-k": ("plasticity", plasticity_by_k),
+    "plasticity-controls": ("plasticity", plasticity_controls),
+    "plasticity-threshold": ("plasticity", plasticity_threshold),
     "retrieval": ("retrieval", retrieval_table),
     "retrieval-by-k": ("retrieval", retrieval_by_k),
     "retrieval-controls": ("retrieval", retrieval_controls),
