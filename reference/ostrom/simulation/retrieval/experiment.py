@@ -36,9 +36,10 @@ PRESENTATION: Final = Presentation(
     key_axis="answered with the current value (lexical retrieval, the store's reader)",
     other_metrics=(KEY, "lexical.hit"),
     degradation_from=scenario_name(0.0),
-    # the prefixes results.md's main table and the committed evidence both leave out: the
-    # node's command counts only (every figure by mode, reader and cell is evidence)
-    md_skip_prefixes=("commands.",),
+    md_skip_prefixes=("lexical.", "dense.", "history.", "trials", "dropped", "commands."),
+    # the committed evidence keeps every figure by mode, reader and cell (the tables read
+    # them) and leaves out the node's command counts
+    evidence_skip=("commands.",),
 )
 
 
