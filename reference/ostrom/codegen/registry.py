@@ -180,6 +180,12 @@ EVALUATION_BLOCKS: Final = (
     "bloc",
     "sanctions",
     "sensitivity",
+    "plasticity-by-k",
+    "plasticity-controls",
+    "plasticity-threshold",
+    "retrieval",
+    "retrieval-by-k",
+    "retrieval-controls",
 )
 
 

@@ -49,6 +49,7 @@ Examples:
   ostrom simulate --experiment forgetting           # ground-truth forgetting; results/forgetting/
   ostrom simulate --experiment forgetting --governance pbft --seeds 5
   ostrom simulate --experiment plasticity --scenario adv=0.20 --seeds 10
+  ostrom simulate --experiment retrieval --seeds 3  # the node's search vs ungoverned memories
 """
 
 #: The consensus layers the forgetting experiment may be restricted to (--governance).
@@ -93,7 +94,7 @@ def single_config(
     default=None,
     help=f"Population mix (default moderate; one of {', '.join(sorted(MIXES))}).  With "
     f"--experiment: run only this scenario (forgetting: {', '.join(FORGET_SCENARIOS)}; "
-    "plasticity: the adversary share, adv=<share>, e.g. adv=0.20).",
+    "plasticity and retrieval: the adversary share, adv=<share>, e.g. adv=0.20).",
 )
 @click.option(
     "--seeds",
@@ -223,7 +224,8 @@ def simulate_command(
     Co-Forgetting evaluation against ground truth: protocol, six baselines, four
     ablations, consensus success under PBFT and Algorithm 1) or plasticity (valid
     updates under same-slot conflict and repeated history, by interference count and
-    adversary share; docs/evaluation.md).  Writes results.csv,
+    adversary share) or retrieval (what an agent retrieves and answers from the
+    node's governed search and three ungoverned memories; docs/evaluation.md).  Writes results.csv,
     results.json, results.md, runs.csv, comparisons.csv and PNG plots to --out, and
     prints results.md.  Every configuration is compared with majority vote over the
     same seeds (paired t-test, Cohen's d_z, 95% CI).  --evidence writes the compact

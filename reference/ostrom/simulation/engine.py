@@ -54,6 +54,9 @@ class Presentation:
     other_metrics: tuple[str, ...] = ("precision", "gini")
     degradation_from: str | None = "moderate"
     md_skip_prefixes: tuple[str, ...] = ("commands.", "paths.")
+    #: what the committed evidence leaves out (None: ``md_skip_prefixes``); an experiment
+    #: whose tables read per-cell figures that results.md's main table skips names its own
+    evidence_skip: tuple[str, ...] | None = None
     sections: Sections | None = None
     plots: Plots | None = None
 

@@ -88,7 +88,8 @@ def write_evidence(
     """Write ``runs.csv`` and ``meta.json`` of ``result`` into ``directory``; ``commit`` is
     ``git_commit()`` taken when the run started."""
     exp = result.experiment
-    skip = exp.presentation.md_skip_prefixes
+    look = exp.presentation
+    skip = look.md_skip_prefixes if look.evidence_skip is None else look.evidence_skip
     metrics = [m for m in result.metrics() if not m.startswith(skip)]
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")

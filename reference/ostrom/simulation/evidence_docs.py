@@ -481,6 +481,204 @@ def tornado_plot(ev: Evidence, path: Path) -> None:
     save_png(fig, path)
 
 
+# --- update plasticity -------------------------------------------------------------------
+
+PLASTICITY_MECHANISMS: Final = ("protocol", "majority", "last_writer_wins", "latest_stable")
+PLASTICITY_COUNTS: Final = (0, 1, 2, 4, 8)
+
+
+def _drop(values: Sequence[float]) -> str:
+    """Mean [95% bootstrap CI] of per-seed drops (a one-sample CI: the paired comparison
+    of the drops with zero)."""
+    r = robust(values, [0.0] * len(values))
+    if math.isnan(r.ci_low):
+        return _num(r.diff, digits=2)
+    return f"{_num(r.diff, digits=2)} [{_num(r.ci_low, digits=2)}, {_num(r.ci_high, digits=2)}]"
+
+
+def plasticity_by_k(ev: Evidence) -> list[str]:
+    """No adversaries, conflicts after the valid update: plasticity by kind and k."""
+    s = "adv=0.00"
+    lines = [
+        "| mechanism | same-slot k = 0 / 1 / 2 / 4 / 8 | repeated k = 0 / 1 / 2 / 4 / 8 "
+        "| unrelated k = 8 | drop |",
+        "|---|---|---|---|---|",
+    ]
+    for mech in PLASTICITY_MECHANISMS:
+        label = f"{mech} [after]"
+        if not ev.has(label, s):
+            continue
+
+        def row(kind: str, counts: Sequence[int], label: str = label) -> str:
+            return " / ".join(
+                _num(_mean(ev.values(label, s, f"plasticity.{kind}.k{k}")), digits=2)
+                for k in counts
+            )
+
+        drop = _drop(ev.values(label, s, "plasticity_drop"))
+        lines.append(
+            f"| {mech} | {row('same_slot', PLASTICITY_COUNTS)} | "
+            f"{row('repeated', PLASTICITY_COUNTS)} | {row('unrelated', (8,))} | {drop} |"
+        )
+    return [*lines, "", _seeds_note(ev)]
+
+
+def plasticity_controls(ev: Evidence) -> list[str]:
+    """The drop (k = 0 minus k = 8) in each condition, by mechanism and adversary share."""
+    conditions = ("after", "before", "transient")
+    lines = ["| mechanism | adv | " + " | ".join(conditions) + " |", "|---|---|---|---|---|"]
+    for mech in PLASTICITY_MECHANISMS:
+        for s in ("adv=0.00", "adv=0.20"):
+            cells = [
+                _drop(ev.values(f"{mech} [{c}]", s, "plasticity_drop"))
+                if ev.has(f"{mech} [{c}]", s)
+                else ""
+                for c in conditions
+            ]
+            if any(cells):
+                lines.append(f"| {mech} | {s[4:]} | " + " | ".join(cells) + " |")
+    return [*lines, "", _seeds_note(ev)]
+
+
+def plasticity_threshold(ev: Evidence) -> list[str]:
+    """The protocol, conflicts after the valid update, by adversary share."""
+    lines = [
+        "| adversary share | k = 0 | k = 8 same-slot / repeated | seeds < 0.5 at k = 0 "
+        "| before, k = 0 | wrong adoption, same-slot k = 8 |",
+        "|---|---|---|---|---|---|",
+    ]
+    scenarios = sorted(
+        {sc for (label, sc) in ev.rows if label == "protocol [after]"}, key=lambda x: x
+    )
+    for s in scenarios:
+        k0 = ev.values("protocol [after]", s, "plasticity_k0")
+        r = robust(k0, [0.0] * len(k0))
+        k0_text = (
+            f"{_num(r.diff, digits=2)} [{_num(r.ci_low, digits=2)}, {_num(r.ci_high, digits=2)}]"
+        )
+        k8 = " / ".join(
+            _num(_mean(ev.values("protocol [after]", s, f"plasticity.{kind}.k8")), digits=2)
+            for kind in ("same_slot", "repeated")
+        )
+        low = sum(1 for v in k0 if v < 0.5)
+        before = (
+            _num(_mean(ev.values("protocol [before]", s, "plasticity_k0")), digits=2)
+            if ev.has("protocol [before]", s)
+            else "—"
+        )
+        wrong = _num(
+            _mean(ev.values("protocol [after]", s, "wrong_adoption.same_slot.k8")), digits=2
+        )
+        lines.append(f"| {s[4:]} | {k0_text} | {k8} | {low}/{len(k0)} | {before} | {wrong} |")
+    return [*lines, "", _seeds_note(ev)]
+
+
+# --- plasticity at retrieval -------------------------------------------------------------
+
+#: The retrieval experiment's stores and conditions, in table order.
+RETRIEVAL_STORES: Final = ("ostrom", "ungoverned", "add_only_recency", "last_writer_wins")
+RETRIEVAL_CONDITIONS: Final = ("after", "before", "transient", "fixed")
+RETRIEVAL_SCENARIOS: Final = ("adv=0.00", "adv=0.20")
+
+
+def _mean(values: Sequence[float]) -> float:
+    s = summarize(values)
+    return s.mean if s.n else math.nan
+
+
+def retrieval_table(ev: Evidence) -> list[str]:
+    """The decomposition, conflicts after the valid update: is the current value
+    retrieved (hit@k), and does each reader answer with it, per mode."""
+    cols = (
+        ("lexical: retrieved", "lexical.hit"),
+        ("lexical: top hit right", "lexical.top.acc"),
+        ("lexical: store's reader right", "lexical.store.acc"),
+        ("dense: retrieved", "dense.hit"),
+        ("dense: store's reader right", "dense.store.acc"),
+        ("with history: top hit right", "history.top.acc"),
+        ("with history: store's reader right", "history.store.acc"),
+    )
+    lines = [
+        "| store | adversaries | " + " | ".join(c for c, _ in cols) + " |",
+        "|---|---|" + "---|" * len(cols),
+    ]
+    for store in RETRIEVAL_STORES:
+        label = f"{store} [after]"
+        for s in RETRIEVAL_SCENARIOS:
+            if not ev.has(label, s):
+                continue
+            cells = [_cell(ev.values(label, s, m)) for _, m in cols]
+            lines.append(f"| {store} | {s[4:]} | " + " | ".join(cells) + " |")
+    return [*lines, "", _seeds_note(ev)]
+
+
+def retrieval_by_k(ev: Evidence) -> list[str]:
+    """The store's reader by interference count (lexical, after), and the drop from
+    k = 0 to the largest k (both kinds pooled) with its paired CI."""
+    kinds = ("same_slot", "repeated")
+    counts = (0, 1, 2, 4, 8)
+    lines = [
+        "| store | adversaries | same-slot k = 0 / 1 / 2 / 4 / 8 | repeated k = 0 / 1 / 2 / 4 / 8 "
+        "| drop k = 0 → 8 |",
+        "|---|---|---|---|---|",
+    ]
+    for store in RETRIEVAL_STORES:
+        label = f"{store} [after]"
+        for s in RETRIEVAL_SCENARIOS:
+            if not ev.has(label, s):
+                continue
+            parts = []
+            for kind in kinds:
+                means = [
+                    _mean(ev.values(label, s, f"lexical.store.acc.{kind}.k{k}")) for k in counts
+                ]
+                parts.append(" / ".join(_num(m, digits=2) for m in means))
+
+            def pooled(k: int, label: str = label, s: str = s) -> list[float]:
+                a, b = (ev.values(label, s, f"lexical.store.acc.{kd}.k{k}") for kd in kinds)
+                return [(x + y) / 2 for x, y in zip(a, b, strict=True)]
+
+            r = robust(pooled(0), pooled(8))
+            drop = (
+                f"{_num(r.diff, True, 2)} [{_num(r.ci_low, True, 2)}, {_num(r.ci_high, True, 2)}]"
+                if not math.isnan(r.ci_low)
+                else _num(r.diff, True, 2)
+            )
+            lines.append(f"| {store} | {s[4:]} | " + " | ".join(parts) + f" | {drop} |")
+    return [*lines, "", _seeds_note(ev)]
+
+
+def retrieval_controls(ev: Evidence) -> list[str]:
+    """The store's reader (lexical) in every condition, and ostrom minus each baseline
+    per condition (one Holm family: every row, both scenarios)."""
+    lines = [
+        "| store | adversaries | " + " | ".join(RETRIEVAL_CONDITIONS) + " |",
+        "|---|---|" + "---|" * len(RETRIEVAL_CONDITIONS),
+    ]
+    for store in RETRIEVAL_STORES:
+        for s in RETRIEVAL_SCENARIOS:
+            cells = [
+                _cell(ev.values(f"{store} [{c}]", s, "lexical.store.acc"))
+                if ev.has(f"{store} [{c}]", s)
+                else ""
+                for c in RETRIEVAL_CONDITIONS
+            ]
+            if any(cells):
+                lines.append(f"| {store} | {s[4:]} | " + " | ".join(cells) + " |")
+    rows = [
+        (f"ostrom − {b}, {c}", f"ostrom [{c}]", f"{b} [{c}]")
+        for c in RETRIEVAL_CONDITIONS
+        for b in RETRIEVAL_STORES[1:]
+    ]
+    return [
+        *lines,
+        "",
+        *_comparison_table(ev, rows, "lexical.store.acc", RETRIEVAL_SCENARIOS),
+        "",
+        _seeds_note(ev),
+    ]
+
+
 # --- all of it ---------------------------------------------------------------------------
 
 #: block name -> (experiment, renderer).  docs/evaluation.md has one block of each name.
@@ -493,6 +691,12 @@ BLOCKS: Final[dict[str, tuple[str, Callable[[Evidence], list[str]]]]] = {
     "bloc": ("bloc", bloc_table),
     "sanctions": ("sanctions", sanctions_table),
     "sensitivity": ("sensitivity", sensitivity_table),
+    "plasticity-by-k": ("plasticity", plasticity_by_k),
+    "plasticity-controls": ("plasticity", plasticity_controls),
+    "plasticity-threshold": ("plasticity", plasticity_threshold),
+    "retrieval": ("retrieval", retrieval_table),
+    "retrieval-by-k": ("retrieval", retrieval_by_k),
+    "retrieval-controls": ("retrieval", retrieval_controls),
 }
 
 #: Where the plot drawn from the sensitivity evidence goes (relative to the repository

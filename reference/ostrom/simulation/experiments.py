@@ -22,7 +22,10 @@ Built-in experiments (docs/design.md §10; docs/evaluation.md says what each one
   Algorithm 1 with a faulty replica (``ostrom.simulation.forgetting``);
 * ``plasticity`` — update plasticity under same-slot interference: the protocol and three
   baselines, conflicts after / before the valid update and marked transient, over
-  adversary shares (``ostrom.simulation.plasticity``).
+  adversary shares (``ostrom.simulation.plasticity``);
+* ``retrieval`` — plasticity at retrieval: what an agent retrieves and answers from the
+  governed node's search and from three ungoverned memories after a fact changed under
+  interference (``ostrom.simulation.retrieval``).
 
 Every cell is compared with the cells named in its ``vs`` (the first one, majority vote
 for the paper, is the table's reference), pairing runs by seed.
@@ -55,6 +58,7 @@ from ostrom.simulation.engine import (
 from ostrom.simulation.engine import run_experiment as run_cells
 from ostrom.simulation.forgetting.experiment import build_forgetting
 from ostrom.simulation.plasticity.experiment import build_plasticity
+from ostrom.simulation.retrieval.experiment import build_retrieval
 from ostrom.simulation.run import simulate
 
 #: The reference every paper configuration is compared with (§5.5).
@@ -345,6 +349,10 @@ FAMILIES: dict[str, tuple[str, Builder]] = {
     "plasticity": (
         "update plasticity under same-slot conflict and repeated history",
         build_plasticity,
+    ),
+    "retrieval": (
+        "plasticity at retrieval: the governed node's search against ungoverned memories",
+        build_retrieval,
     ),
 }
 

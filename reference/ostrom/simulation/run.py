@@ -17,6 +17,8 @@ from ostrom.simulation.plasticity.config import PlasticityConfig
 from ostrom.simulation.plasticity.run import run_plasticity
 from ostrom.simulation.protocol import run_protocol
 from ostrom.simulation.result import SERIES, Progress, RunResult
+from ostrom.simulation.retrieval.config import RetrievalConfig
+from ostrom.simulation.retrieval.run import run_retrieval
 
 
 def simulate(config: Any, seed: int, progress: Progress | None = None) -> RunResult:
@@ -25,6 +27,8 @@ def simulate(config: Any, seed: int, progress: Progress | None = None) -> RunRes
         return run_forgetting(config, seed, progress)
     if isinstance(config, PlasticityConfig):
         return run_plasticity(config, seed, progress)
+    if isinstance(config, RetrievalConfig):
+        return run_retrieval(config, seed, progress)
     if not isinstance(config, SimConfig):
         raise TypeError(f"simulate: not a run configuration: {type(config).__name__}")
     if config.governance in ("protocol", "weighted_no_deliberation"):

@@ -42,6 +42,16 @@ PRESENTATION: Final = Presentation(
         "displaced.",
         "dropped",
     ),
+    # docs/evaluation.md's plasticity tables read plasticity and wrong adoption per cell
+    evidence_skip=(
+        "stale_retention.",
+        "time_to_adoption.",
+        "trials.",
+        "mechanism.",
+        "censored.",
+        "displaced.",
+        "dropped",
+    ),
     sections=sections,
     plots=plots,
 )

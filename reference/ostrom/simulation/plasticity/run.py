@@ -70,6 +70,10 @@ CELL_METRICS: Final = (
 )
 
 
+#: The per-(kind, k) metrics also in ``final`` (as ``<metric>.<kind>.k<k>``).
+EVIDENCE_CELL_METRICS: Final = ("plasticity", "wrong_adoption")
+
+
 def make_mechanism(cfg: PlasticityConfig, world: World, seed: int) -> Mechanism:
     """The mechanism ``cfg.mechanism`` names, ready for round 0."""
     if cfg.mechanism == "last_writer_wins":
@@ -163,6 +167,12 @@ def run_plasticity(
         "trials": float(len(records)),
     }
     cells = by_cell(records)
+    # per (kind, k) finals too, so that the committed evidence (one row of finals per run)
+    # holds what docs/evaluation.md's plasticity tables show
+    for name in EVIDENCE_CELL_METRICS:
+        for kind, row in nested(cells, name, KINDS, config.counts).items():
+            for k, v in row.items():
+                final[f"{name}.{kind}.{k}"] = math.nan if v is None else float(v)
     extras: dict[str, Any] = {
         name: nested(cells, name, KINDS, config.counts) for name in CELL_METRICS
     }
@@ -195,6 +205,7 @@ def plasticity_cells() -> list[tuple[str, PlasticityConfig, tuple[str, ...]]]:
 __all__ = [
     "CELL_METRICS",
     "CONDITIONS",
+    "EVIDENCE_CELL_METRICS",
     "INTERFERING",
     "PLASTICITY_SCENARIOS",
     "PLASTICITY_SCENARIO_NAMES",
