@@ -445,3 +445,24 @@ def test_cluster_up_refuses_a_refusal_budget_out_of_range() -> None:
         ["--refusal-burst", "0"],
     ):
         run(["cluster", "up", "--dir", "c", *args], allowed={2})
+
+
+def test_serve_refuses_a_non_finite_float_option() -> None:
+    """``serve --refusal-rate nan`` passed click's range and made the refusal budget raise
+    after the database was created (exit 3, an internal error); ``--tick-interval nan`` and
+    ``--snapshot-ratio nan``/``inf`` started a node that never ticks or never snapshots.
+    Each is refused with exit 2 before anything is created (no --founders here: a bad
+    founders file would be refused first and hide the option's fault)."""
+    for args in (
+        ["--refusal-rate", "nan"],
+        ["--refusal-rate", "inf"],
+        ["--refusal-rate", "0"],
+        ["--refusal-rate", "-1"],
+        ["--tick-interval", "nan"],
+        ["--tick-interval", "inf"],
+        ["--snapshot-ratio", "nan"],
+        ["--snapshot-ratio", "inf"],
+        ["--header-timeout", "nan"],
+        ["--body-timeout", "nan"],
+    ):
+        run(["serve", "--db", "node.db", *args], allowed={2})

@@ -1007,6 +1007,35 @@ def test_a_replica_that_left_the_view_executes_the_request_its_pre_prepare_carri
     assert r3.history == [req]
 
 
+def test_a_late_pre_prepare_hands_its_request_to_the_next_view() -> None:
+    """BFT-LIVE-1: a request the client sent to the primary alone reaches the backups
+    only in its PRE-PREPARE.  When that comes late, to a replica already changing to the
+    next view, the request is kept as pending there, so that it is not lost with the
+    abandoned view: the next view's primary orders it as soon as it enters the view (a
+    backup relays its pending requests to that primary, and its timer runs for them)."""
+    w = World()
+    req, pp = _pre_prepare(w)  # r0 orders c0's request; its PRE-PREPARE is delayed
+    d = body(pp, PrePrepare).digest
+    ignored = w.request("y", client="c1")  # r0 never orders c1's: the backups time out
+    r1 = w.replicas[1]  # the primary of view 1
+    vcs = []
+    for j in (1, 2, 3):
+        w.replicas[j].on_message(ignored)
+        vcs += w.sent(w.replicas[j].on_timeout(), ViewChange)
+    assert r1.view == 1 and not r1.active and d not in r1.pending
+    before = r1.rejected["stale_view"]
+    r1.on_message(pp)
+    assert r1.rejected["stale_view"] == before + 1 and d in r1.pending
+    outs = [r1.on_message(vc) for vc in vcs[1:]]
+    assert r1.active
+    ordered = {
+        (m.view, m.digest): m.request
+        for out in outs
+        for m in (body(s, PrePrepare) for s in w.sent(out, PrePrepare))
+    }
+    assert ordered == {(1, d): req, (1, request_digest(ignored)): ignored}
+
+
 def test_a_restart_sends_nothing_by_itself() -> None:
     """``restore_durable`` executes the history again to rebuild the application and the
     last replies, but it sends nothing: the replies went out before the crash, and the

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from ostrom.cli.options import REFUSAL_RATE
 from ostrom.service.budget import DEFAULT_BURST, DEFAULT_RATE
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def cluster() -> None:
 )
 @click.option(
     "--refusal-rate",
-    type=click.FloatRange(min=0, min_open=True, max=1e9),
+    type=REFUSAL_RATE,
     default=DEFAULT_RATE,
     show_default=True,
     help="Refused commands per second an address's or a key's budget refills by.",
@@ -143,8 +144,6 @@ def up(
     from ostrom.cluster.config import ConfigError
     from ostrom.cluster.supervisor import Cluster, create
 
-    if not refusal_rate > 0:  # NaN passes click's range: refused before anything is made
-        _fail(f"--refusal-rate {refusal_rate}: a number above 0 is required")
     if (directory / "pids.json").exists():
         raise click.ClickException(f"{directory} already runs a cluster: ostrom cluster down first")
     byz: dict[int, str] = {}

@@ -4,7 +4,9 @@ Click's ``FloatRange`` lets ``nan`` through (it compares false with every bound)
 ``inf`` where there is no upper bound; a timeout of ``inf`` then overflowed the clock
 and one of ``nan`` disabled it.  ``Seconds`` takes a finite, positive duration with an
 upper bound, and ``Finite`` any finite number in a range; both name the option in their
-message (docs/cli.md, "Input").
+message (docs/cli.md, "Input").  ``REFUSAL_RATE`` is the one type of the refusal budget's
+rate, for ``serve`` and ``cluster up`` alike (a rate of ``nan`` made the budget refuse to
+start: an internal error, exit 3).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any, Final
 import click
 from rich.console import Console
 
-__all__ = ["SECONDS", "Finite", "Seconds", "console"]
+__all__ = ["REFUSAL_RATE", "SECONDS", "Finite", "Seconds", "console"]
 
 #: The longest duration an option takes: about 11.6 days.
 _MAX_SECONDS: Final = 1e6
@@ -64,6 +66,9 @@ class Seconds(Finite):
 
 
 SECONDS: Final = Seconds()
+
+#: A refusal budget's refill rate (ADM-2), in refused commands per second: above 0, finite.
+REFUSAL_RATE: Final = Finite(0.0, 1e9, lo_open=True)
 
 
 def console(piped_width: int) -> Console:

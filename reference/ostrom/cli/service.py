@@ -13,6 +13,7 @@ from typing import NoReturn
 
 import click
 
+from ostrom.cli.options import REFUSAL_RATE, SECONDS, Finite
 from ostrom.protocol.params import DEFAULTS, ParamError, Params
 from ostrom.service.budget import DEFAULT_BURST, DEFAULT_RATE, RefusalBudget
 from ostrom.service.founders import FoundersError, load_founders
@@ -82,7 +83,7 @@ def _fail(message: str) -> NoReturn:
 )
 @click.option(
     "--snapshot-ratio",
-    type=click.FloatRange(min=0),
+    type=Finite(0.0, 1e6),  # nan or inf: never another snapshot
     default=1.0,
     show_default=True,
     help="A snapshot also waits until the log since the last one is R times that one's size "
@@ -97,7 +98,7 @@ def _fail(message: str) -> NoReturn:
 )
 @click.option(
     "--tick-interval",
-    type=click.FloatRange(min=0, min_open=True),
+    type=SECONDS,  # nan passed FloatRange and reached the ticker's sleep
     default=None,
     help="Tick by itself every S seconds, signed by the node's operator key (default: off; "
     "ticks then come from an operator's signed tick commands).",
@@ -150,7 +151,7 @@ def _fail(message: str) -> NoReturn:
 )
 @click.option(
     "--refusal-rate",
-    type=click.FloatRange(min=0, min_open=True),
+    type=REFUSAL_RATE,  # nan passed FloatRange: RefusalBudget raised, exit 3
     default=DEFAULT_RATE,
     show_default=True,
     help="Refused commands per second an address's or a key's budget refills by.",
