@@ -8,6 +8,7 @@ that changes a figure fails here until the prose says the new one."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from ostrom.layout import ROOT
@@ -160,3 +161,24 @@ def test_the_composed_systems_mutation_score_is_the_recorded_one() -> None:
     assert system_score_sentence(scores) in _flat("docs/checking.md")
     scores["PBFTReplicaSystem"]["sample"]["counts"]["killed"] -= 1
     assert system_score_sentence(scores) not in _flat("docs/checking.md")
+
+
+def experiment_seconds(root: Path = ROOT) -> dict[str, str]:
+    """Each committed experiment's run time as the README's ``make experiments`` row
+    quotes it: ``<name> <seconds, no decimals, thousands separated> s``."""
+    quoted: dict[str, str] = {}
+    for meta in sorted((root / "evaluation").glob("*/meta.json")):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        quoted[meta.parent.name] = f"{meta.parent.name} {data['seconds']:,.0f} s"
+    return quoted
+
+
+def test_the_experiment_times_are_the_committed_evidences() -> None:
+    """README's ``make experiments`` row quotes every committed experiment's seconds from
+    its ``meta.json``; a re-run that changes one fails here until the row says so."""
+    readme = _flat("README.md")
+    row = readme[readme.index("| `make experiments` |") :].split(" | ", 3)[2]
+    quoted = experiment_seconds()
+    assert {"paper", "truth", "bloc", "sensitivity", "sanctions", "retrieval"} <= set(quoted)
+    for figure in quoted.values():
+        assert figure in row, f"README's make experiments row does not say {figure!r}"

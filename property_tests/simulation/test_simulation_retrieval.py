@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from ostrom.simulation.config import ConfigError
 from ostrom.simulation.experiments import build_family
 from ostrom.simulation.retrieval.config import CONDITIONS, STORES, RetrievalConfig, from_mapping
+from ostrom.simulation.retrieval.experiment import PRESENTATION, retrieval_cells
 from ostrom.simulation.retrieval.index import Lexical, Lsa
 from ostrom.simulation.retrieval.run import corpus, measure, run_retrieval
 from ostrom.simulation.retrieval.stores import Hit, OstromStore, make_store
@@ -299,3 +300,16 @@ def test_experiment_cells_and_bad_sizes() -> None:
         build_family("retrieval", artifacts=5)
     with pytest.raises(ConfigError, match="governance"):
         build_family("retrieval", governance="majority")
+
+
+def test_the_committed_evidence_keeps_every_figure_the_tables_read() -> None:
+    """The evidence leaves out only what ``evidence_skip`` names (the node's command
+    counts), not results.md's skip-list, which drops every per-cell figure: the first
+    committed retrieval evidence lost all of them that way."""
+    skip = PRESENTATION.evidence_skip
+    assert skip == ("commands.",)
+    for metric in (*PRESENTATION.main_metrics, "lexical.store.acc.same_slot.k2", "dense.hit"):
+        assert not metric.startswith(skip), metric
+    assert any(p.startswith("lexical.") for p in PRESENTATION.md_skip_prefixes)
+    labels = [label for label, _, _ in retrieval_cells()]
+    assert labels == [c.label for c in build_family("retrieval").cells]

@@ -106,7 +106,15 @@ from ostrom.service.openapi import body_limit
 from ostrom.service.reads import Answer, Read
 from ostrom.service.server import config as server_config
 
-__all__ = ["MAX_BODY", "MAX_QUEUED_BYTES", "BadCommand", "Front", "check_command", "main"]
+__all__ = [
+    "MAX_BODY",
+    "MAX_QUEUED",
+    "MAX_QUEUED_BYTES",
+    "BadCommand",
+    "Front",
+    "check_command",
+    "main",
+]
 
 MAX_BODY: Final = 1 << 20
 #: What a signed REQUEST adds around its batch's commands (its client, timestamp,
@@ -119,7 +127,7 @@ _CARRIED_BYTES: Final = 8
 #: Levels of the request envelope above a command (Signed, Request, operation, batch).
 _ENVELOPE_DEPTH: Final = 6
 #: Commands waiting for a client identity before the front answers 503 (busy).
-_MAX_QUEUED: Final = 10_000
+MAX_QUEUED: Final = 10_000
 #: Bytes of commands waiting for a client identity before the front answers 503 (busy):
 #: the queue's memory, whatever the size of each command (a count alone let 10,000
 #: bodies of 1 MiB wait).
@@ -389,8 +397,8 @@ class Front:
         if refusal is not None:
             self.stats["screened"] += 1
             return error(refusal.code, refusal.detail)
-        if self.queue.qsize() >= _MAX_QUEUED:
-            return error("busy", f"{_MAX_QUEUED} commands are waiting for a client identity")
+        if self.queue.qsize() >= MAX_QUEUED:
+            return error("busy", f"{MAX_QUEUED} commands are waiting for a client identity")
         if self.queued_bytes + size > MAX_QUEUED_BYTES:
             return error(
                 "busy", f"{self.queued_bytes} bytes of commands are waiting for a client identity"

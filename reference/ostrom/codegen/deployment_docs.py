@@ -106,7 +106,7 @@ def limits_table() -> str:
         ("cluster frame", _kib(MAX_FRAME), "largest message between replicas"),
         (
             "cluster front queue count",
-            f"{front._MAX_QUEUED:,}",
+            f"{front.MAX_QUEUED:,}",
             "commands waiting to be ordered (503 busy beyond)",
         ),
         (

@@ -41,6 +41,20 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+__all__ = [
+    "HOT_DF",
+    "K1",
+    "MAX_POSTINGS",
+    "B",
+    "Floats",
+    "Ids",
+    "Postings",
+    "idf",
+    "match_terms",
+    "part",
+    "varints",
+]
+
 #: FTS5's bm25 constants (fts5_aux.c).
 K1: Final = 1.2
 B: Final = 0.75
