@@ -6,6 +6,8 @@ Modules, one job each:
 
 * ``config``     — what a run is: population mix, workload, governance, ablations;
 * ``archetypes`` — how each kind of agent judges, votes, objects and disputes;
+* ``policy``     — the agent policy interface the runs ask (the archetypes are policies;
+  ``ostrom simulate --policy`` plugs in another, e.g. an LLM's);
 * ``world``      — the artifact pool and the population, drawn from a seed;
 * ``protocol``   — a run of the protocol (and its ablations) on ``Community``;
 * ``baselines``  — majority vote, single curator, ungoverned;

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -162,21 +162,15 @@ def disputes(
     return vote(archetype, agent, b, cfg, rng, seed) == OPPOSE
 
 
-def order(
-    reviewers: Sequence[str],
-    kinds: dict[str, str],
-    b: Ballot,
-    cfg: SimConfig,
-    rng: random.Random,
-    seed: int,
-) -> list[str]:
+def order(reviewers: Sequence[str], first: Callable[[str], bool], rng: random.Random) -> list[str]:
     """The order in which reviewers cast visible votes: those who gain from being seen
-    first (``speaks_first``), then everyone else, each group shuffled."""
-    first = [a for a in reviewers if speaks_first(kinds[a], a, b, cfg, seed)]
-    rest = [a for a in reviewers if a not in first]
-    rng.shuffle(first)
+    first (``first``: an agent's ``speaks_first``, which the run asks of its policy),
+    then everyone else, each group shuffled."""
+    leading = [a for a in reviewers if first(a)]
+    rest = [a for a in reviewers if a not in leading]
+    rng.shuffle(leading)
     rng.shuffle(rest)
-    return first + rest
+    return leading + rest
 
 
 __all__ = [

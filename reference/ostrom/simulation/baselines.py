@@ -42,6 +42,7 @@ from ostrom.protocol.reputation import Beta, ReputationBook
 from ostrom.simulation import archetypes as arch
 from ostrom.simulation.config import SimConfig
 from ostrom.simulation.metrics import Tracker, gini, separation
+from ostrom.simulation.policy import Seats, observe
 from ostrom.simulation.result import SERIES, Progress, RunResult
 from ostrom.simulation.world import make_world, stream
 
@@ -55,6 +56,7 @@ def run_baseline(cfg: SimConfig, seed: int, progress: Progress | None = None) ->
     rng_pick = stream(seed, "reviewers")
     rng_noise = stream(seed, "feedback-noise")
     curator = stream(seed, "curator").choice(world.agents)
+    seats = Seats(cfg, seed, rng_vote)
     shadow: ReputationBook | None = None
     if cfg.governance in MAJORITIES:
         shadow = ReputationBook(dataclasses.replace(Params(), delta=cfg.reputation_decay))
@@ -74,11 +76,12 @@ def run_baseline(cfg: SimConfig, seed: int, progress: Progress | None = None) ->
             if cfg.governance == "ungoverned":
                 verdict = "active"
             elif cfg.governance == "single_curator":
-                act = arch.vote(kind[curator], curator, b, cfg, rng_vote, seed)
+                role = kind[curator]
+                act = seats.of(role).vote(observe(curator, role, b, cfg))
                 verdict = {"endorse": "active", "oppose": "rejected"}.get(act, "expired")
             else:
                 verdict, votes = _majority(
-                    cfg, seed, world.agents, kind, submitter, b, rng_pick, rng_vote, shadow
+                    cfg, seats, world.agents, kind, submitter, b, rng_pick, rng_vote, shadow
                 )
                 if shadow is not None and verdict != "expired":
                     decided = "accept" if verdict == "active" else "reject"
@@ -124,7 +127,7 @@ MAJORITIES = ("majority", "weighted_majority", "majority_open")
 
 def _majority(
     cfg: SimConfig,
-    seed: int,
+    seats: Seats,
     agents: tuple[str, ...],
     kind: dict[str, str],
     submitter: str,
@@ -140,12 +143,18 @@ def _majority(
     pool = [a for a in agents if a != submitter]
     reviewers = rng_pick.sample(pool, cfg.reviewers)
     open_ballot = cfg.governance == "majority_open"
-    ordered = arch.order(reviewers, kind, b, cfg, rng_vote, seed) if open_ballot else reviewers
+    ordered = reviewers
+    if open_ballot:
+        ordered = arch.order(
+            reviewers,
+            lambda a: seats.of(kind[a]).speaks_first(observe(a, kind[a], b, cfg)),
+            rng_vote,
+        )
     seen: list[bool] = []
     votes: dict[str, str] = {}
     for agent in ordered:
         view = arch.Ballot(b.artifact, b.quality, b.good, b.kind, b.now, False, tuple(seen))
-        act = arch.vote(kind[agent], agent, view, cfg, rng_vote, seed)
+        act = seats.of(kind[agent]).vote(observe(agent, kind[agent], view, cfg))
         if act in (arch.ENDORSE, arch.OPPOSE):
             if open_ballot:
                 seen.append(act == arch.ENDORSE)

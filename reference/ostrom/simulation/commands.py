@@ -33,6 +33,7 @@ from ostrom.simulation.experiments import (
     single_experiment,
 )
 from ostrom.simulation.forgetting.config import SCENARIOS as FORGET_SCENARIOS
+from ostrom.simulation.policy import load_policy
 from ostrom.simulation.run import simulate
 
 _EPILOG = """\b
@@ -41,6 +42,7 @@ Examples:
   ostrom simulate --governance majority --seeds 10 --scenario high
   ostrom simulate --ablation no_commit_reveal --seeds 5 --json
   ostrom simulate --config my.toml --seeds 3        # SimConfig fields; [mix] table
+  ostrom simulate --policy examples/simulation/policy.py:Cautious --rounds 60 --agents 20
   ostrom simulate --experiment smoke                # seconds; results/smoke/
   ostrom simulate --experiment paper --seeds 5 --rounds 100 --jobs 4
   ostrom simulate --experiment paper                # 480 runs; results/paper/
@@ -65,6 +67,7 @@ def single_config(
     agents: int | None = None,
     rounds: int | None = None,
     artifacts: int | None = None,
+    policy: str | None = None,
 ) -> SimConfig:
     """The one configuration the options describe (without --experiment): ``base`` with
     each option that was given (``ConfigError`` if the result is invalid).  Also what
@@ -83,6 +86,8 @@ def single_config(
         changes["artifacts"] = rounds * base.proposals_per_round
     if artifacts is not None:
         changes["artifacts"] = artifacts
+    if policy is not None:
+        changes["policy"] = policy
     return base.with_(**changes) if changes else base
 
 
@@ -156,6 +161,19 @@ def single_config(
     help="TOML file of SimConfig fields (a [mix] table makes the scenario custom).",
 )
 @click.option(
+    "--policy",
+    metavar="MODULE:ATTR[=ARCHETYPE]",
+    default=None,
+    help="Plug an agent policy into the curation model: the agents drawn as ARCHETYPE "
+    "(default honest) decide with it (vote, object, reveal, dispute, speak first; "
+    "ostrom.simulation.policy.AgentPolicy).  MODULE is an importable module or a .py "
+    "file; ATTR a policy object, or a class or function building one with no arguments "
+    "(built afresh for every run).  A spec that does not load is exit 2; a policy that "
+    "raises or answers wrongly during a run stops it, naming the policy, decision, round "
+    'and agent (exit 2).  Also a config field (policy = "..."); with --experiment, '
+    "every cell uses it.",
+)
+@click.option(
     "--experiment",
     type=click.Choice(experiment_names()),
     default=None,
@@ -203,6 +221,7 @@ def simulate_command(
     ablations: tuple[str, ...],
     feedback: str | None,
     config_file: Path | None,
+    policy: str | None,
     experiment: str | None,
     out: Path | None,
     evidence: Path | None,
@@ -231,8 +250,12 @@ def simulate_command(
     same seeds (paired t-test, Cohen's d_z, 95% CI).  --evidence writes the compact
     per-run finals with the commit and configuration (what docs/evaluation.md cites).
 
+    --policy plugs your own agent policy into the seats of one archetype (see its help
+    and docs/evaluation.md, "Plugging in an agent policy").
+
     Runs go to --jobs worker processes; results do not depend on it.  A bad option or
-    config is an error (exit 2); a failing run is reported with its config and seed
+    config is an error (exit 2), and so is a plugged policy that raises or answers
+    wrongly during a run; any other failing run is reported with its config and seed
     (exit 1).  Progress goes to stderr.
     """
     if tables:
@@ -252,6 +275,8 @@ def simulate_command(
         changes: dict[str, Any] = {}
         if feedback is not None:
             changes["feedback"] = feedback
+        if policy is not None:
+            changes["policy"] = policy
         if experiment is None:
             config = single_config(
                 base.with_(**changes) if changes else base,
@@ -264,10 +289,10 @@ def simulate_command(
             )
             exp = single_experiment(config, range(seed_start, seed_start + (seeds or 1)))
         elif experiment in FAMILIES:
-            if ablations or config_file is not None or feedback is not None:
+            if ablations or config_file is not None or feedback is not None or policy:
                 raise ConfigError(
-                    f"--ablation, --config and --feedback are the paper model's; the "
-                    f"{experiment} experiment defines its own cells"
+                    f"--ablation, --config, --feedback and --policy are the paper model's; "
+                    f"the {experiment} experiment defines its own cells"
                 )
             exp = build_family(
                 experiment,
@@ -295,6 +320,10 @@ def simulate_command(
                 base=base.with_(**changes) if changes else base,
                 scenarios=(scenario,) if scenario is not None else None,
             )
+        for cell in exp.cells:  # load a plugged policy once here: a bad one is exit 2 now
+            if getattr(cell.config, "policy", ""):
+                load_policy(cell.config.policy)
+                break
     except ConfigError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -304,7 +333,7 @@ def simulate_command(
         result = run_experiment(exp, jobs=jobs, progress=not quiet, run=simulate)
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        sys.exit(2 if exc.user else 1)
     click.echo(f"{exp.total} runs in {result.seconds:.1f} s", err=True)
     if experiment is not None or out is not None:
         target = out or Path("results") / exp.name

@@ -11,6 +11,7 @@ docs/evaluation.md lists them with the reason for each.
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -134,6 +135,48 @@ class ConfigError(ValueError):
     """A configuration that cannot be run (the message says which field and why)."""
 
 
+#: A plugged agent policy (``SimConfig.policy``, ``ostrom simulate --policy``):
+#: ``MODULE:ATTR[=ARCHETYPE]``, MODULE a dotted module name or a path to a .py file.
+_POLICY_SPEC = re.compile(
+    r"^(?P<module>[^:=]+):(?P<attr>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)"
+    r"(?:=(?P<role>[^=]*))?$"
+)
+#: The archetype whose agents a plugged policy takes when the spec names none.
+DEFAULT_POLICY_ROLE: Final = "honest"
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A parsed ``MODULE:ATTR[=ARCHETYPE]``: where a plugged policy is and whose seats it
+    takes (``ostrom.simulation.policy`` loads it)."""
+
+    module: str
+    attr: str
+    role: str
+
+    @property
+    def name(self) -> str:
+        """How messages and tables name the policy: ``module:attr``."""
+        return f"{self.module}:{self.attr}"
+
+
+def parse_policy(spec: object) -> PolicySpec:
+    """``ConfigError`` for a spec that is not ``MODULE:ATTR[=ARCHETYPE]`` with a known
+    archetype (nothing is imported here: a config stays cheap to build and check)."""
+    if not isinstance(spec, str):
+        raise ConfigError(f"policy: must be a string MODULE:ATTR[=ARCHETYPE], got {spec!r}")
+    m = _POLICY_SPEC.match(spec.strip())
+    if m is None:
+        raise ConfigError(
+            f"policy: {spec!r} is not MODULE:ATTR[=ARCHETYPE] (MODULE a module name or a "
+            "path to a .py file, ATTR a policy object, class or factory in it)"
+        )
+    role = m["role"] if m["role"] is not None else DEFAULT_POLICY_ROLE
+    if role not in ARCHETYPES:
+        raise ConfigError(f"policy: {role!r} is not an archetype (one of {', '.join(ARCHETYPES)})")
+    return PolicySpec(m["module"].strip(), m["attr"], role)
+
+
 @dataclass(frozen=True)
 class SimConfig:
     """One run's configuration (everything but the seed).  Units in the comments."""
@@ -174,6 +217,8 @@ class SimConfig:
     #                                          (per round; the protocol's parameter)
     founder_reputation: float = 0.60  # every agent's prior mean (tier 1 at the start)
     founder_evidence: float = 2.0  # the prior's weight (pseudo-observations)
+    # --- a plugged agent policy (ostrom.simulation.policy; "" = the archetypes only)
+    policy: str = ""  # MODULE:ATTR[=ARCHETYPE]: the agents drawn as ARCHETYPE use it
 
     def __post_init__(self) -> None:
         check(self)
@@ -201,6 +246,8 @@ class SimConfig:
         out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name == "policy" and not v:
+                continue  # no plugged policy: the description every result file had before
             if f.name == "mix":
                 v = dict(v)
             elif isinstance(v, tuple):
@@ -325,6 +372,13 @@ def check(c: SimConfig) -> None:
         raise ConfigError("ablations apply to the protocol only")
     if c.feedback not in ("decision", "truth"):
         raise ConfigError(f"feedback: {c.feedback!r} is not 'decision' or 'truth'")
+    if c.policy != "":
+        role = parse_policy(c.policy).role
+        if role not in population(c):
+            raise ConfigError(
+                f"policy: no agent is {role} in scenario {c.scenario} with {c.agents} agents "
+                "(the policy would never decide)"
+            )
     needed = c.rounds * c.proposals_per_round
     if c.artifacts < needed:
         raise ConfigError(
@@ -400,14 +454,17 @@ __all__ = [
     "ACCEPT_THRESHOLD",
     "ADVERSARIAL",
     "ARCHETYPES",
+    "DEFAULT_POLICY_ROLE",
     "GOVERNANCE",
     "MIXES",
     "QUALITY_RANGES",
     "ConfigError",
+    "PolicySpec",
     "SimConfig",
     "check_int_ranges",
     "from_mapping",
     "is_int",
     "load_config",
+    "parse_policy",
     "population",
 ]

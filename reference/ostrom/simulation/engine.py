@@ -177,15 +177,21 @@ class Experiment:
 
 
 class RunError(RuntimeError):
-    """A run failed: which one (label, scenario, seed, config) and the worker's traceback."""
+    """A run failed: which one (label, scenario, seed, config) and the worker's traceback,
+    or, for a ``ConfigError`` raised during the run (``user``: a plugged agent policy that
+    raised or answered wrongly), its message alone: the fault is the caller's input, and
+    the message names it (a traceback into the engine would only hide it)."""
 
-    def __init__(self, spec: RunSpec, scenario: str, error: str, detail: str) -> None:
+    def __init__(
+        self, spec: RunSpec, scenario: str, error: str, detail: str, user: bool = False
+    ) -> None:
         self.label = spec.label
         self.scenario = scenario
         self.seed = spec.seed
         self.config = spec.config
         self.error = error
         self.detail = detail
+        self.user = user
         super().__init__(
             f"run failed: {spec.label!r} in scenario {scenario}, seed {spec.seed}: {error}\n"
             f"config: {json.dumps(spec.config.to_dict(), sort_keys=True)}\n{detail}".rstrip()
@@ -196,12 +202,15 @@ class RunError(RuntimeError):
 class _Failure:
     error: str
     detail: str
+    user: bool = False
 
 
 def _execute(run: RunFn, config: Any, seed: int) -> RunResult | _Failure:
     """One run, in a worker: an exception comes back as text (it may not pickle)."""
     try:
         result = run(config, seed)
+    except ConfigError as exc:  # the caller's input (a plugged policy): its message says all
+        return _Failure(f"{type(exc).__name__}: {exc}", "", user=True)
     except Exception as exc:
         return _Failure(f"{type(exc).__name__}: {exc}", traceback.format_exc())
     if not isinstance(result, RunResult):
@@ -369,7 +378,8 @@ def run_experiment(
 
     def accept(spec: RunSpec, outcome: RunResult | _Failure) -> None:
         if isinstance(outcome, _Failure):
-            raise RunError(spec, exp.scenarios[spec.scenario], outcome.error, outcome.detail)
+            scenario = exp.scenarios[spec.scenario]
+            raise RunError(spec, scenario, outcome.error, outcome.detail, outcome.user)
         done[spec.key] = outcome
 
     title = f"{exp.name} ({jobs} job{'s' if jobs > 1 else ''})"

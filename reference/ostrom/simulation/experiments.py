@@ -43,6 +43,7 @@ from ostrom.simulation.config import (
     MIXES,
     ConfigError,
     SimConfig,
+    parse_policy,
 )
 from ostrom.simulation.engine import (
     Cell,
@@ -303,6 +304,9 @@ def build_experiment(
 def single_experiment(config: SimConfig, seeds: Sequence[int]) -> Experiment:
     """One configuration over ``seeds`` (``ostrom simulate`` without ``--experiment``)."""
     label = config.label + (" [truth]" if config.feedback == "truth" else "")
+    if config.policy:  # a plugged agent policy: the table says whose decisions these are
+        spec = parse_policy(config.policy)
+        label += f" [policy {spec.name}={spec.role}]"
     return Experiment(
         name="single",
         description=f"{label} in scenario {config.scenario}",

@@ -51,6 +51,7 @@ from ostrom.protocol.reputation import ReputationBook
 from ostrom.protocol.sanctions import SanctionBook
 from ostrom.protocol.voting import commitment, make_salt
 from ostrom.simulation import archetypes as arch
+from ostrom.simulation import policy as pol
 from ostrom.simulation.config import SimConfig
 from ostrom.simulation.metrics import (
     PUNISHED,
@@ -59,6 +60,7 @@ from ostrom.simulation.metrics import (
     gini,
     separation,
 )
+from ostrom.simulation.policy import Seat, Seats, observe
 from ostrom.simulation.result import Progress, RunResult
 from ostrom.simulation.world import World, make_world, stream
 
@@ -157,6 +159,7 @@ class Run:
         self.rng_noise = stream(seed, "feedback-noise")
         self.rng_repair = stream(seed, "repair")
         self.rng_propose = stream(seed, "proposals")
+        self.seats = Seats(cfg, seed, self.rng_vote)
         self.visible = "no_commit_reveal" in cfg.ablations
         self.deliberates = cfg.governance != "weighted_no_deliberation"
         self.repaired: set[str] = set()
@@ -273,6 +276,18 @@ class Run:
         k = self.kind[agent]
         return "honest" if k == "broken" and agent in self.repaired else k
 
+    def seat(self, agent: str) -> Seat:
+        """Who decides for ``agent``: its archetype's seat (a plugged policy takes the
+        agents drawn as its archetype); a repaired broken agent acts as the built-in
+        honest archetype."""
+        k = self.kind[agent]
+        if k == "broken" and agent in self.repaired:
+            return self.seats.builtin["honest"]
+        return self.seats.of(k)
+
+    def observe(self, agent: str, b: arch.Ballot) -> pol.Observation:
+        return observe(agent, self.archetype(agent), b, self.cfg)
+
     def apply(self, command: dict[str, Any]) -> Observation:
         obs = self.community.apply(command)
         if self.remote is not None:
@@ -355,7 +370,7 @@ class Run:
             return
         b = self.ballot(x, "review")
         for agent in pub["reviewers"]:
-            act = arch.objects(self.archetype(agent), agent, b, self.cfg, self.rng_vote, self.seed)
+            act = self.seat(agent).objects(self.observe(agent, b))
             if act == arch.GARBAGE:
                 self.apply({"op": "object", "agent": agent})  # malformed: no artifact
             elif act == arch.OPPOSE:
@@ -373,19 +388,14 @@ class Run:
         reviewers = list(pub["reviewers"])
         if self.visible:
             reviewers = arch.order(
-                reviewers,
-                {a: self.archetype(a) for a in reviewers},
-                b,
-                self.cfg,
-                self.rng_vote,
-                self.seed,
+                reviewers, lambda a: self.seat(a).speaks_first(self.observe(a, b)), self.rng_vote
             )
         else:
             self.rng_vote.shuffle(reviewers)
         seen: list[bool] = []
         for agent in reviewers:
             view = self.ballot(x, kind, tuple(seen) if self.visible else ())
-            act = arch.vote(self.archetype(agent), agent, view, self.cfg, self.rng_vote, self.seed)
+            act = self.seat(agent).vote(self.observe(agent, view))
             if act == arch.ABSTAIN:
                 continue
             if act == arch.GARBAGE:
@@ -408,11 +418,12 @@ class Run:
         if pub["phase"] != "reveal":
             return
         rnd = pub["round"]
+        b = self.ballot(x, pub["ballot"])
         for agent in pub["committed"]:
             secret = self.secrets.pop((x, rnd, agent), None)
             if secret is None:
                 continue
-            act = arch.reveals(self.archetype(agent), self.cfg, self.rng_vote)
+            act = self.seat(agent).reveals(self.observe(agent, b))
             if act == arch.ABSTAIN:
                 continue
             v, salt = secret
@@ -442,14 +453,7 @@ class Run:
             self.paths["no_arbiter"] += 1
             return  # status quo at T_arb
         agent = self.rng_act.choice(pool)
-        act = arch.vote(
-            self.archetype(agent),
-            agent,
-            self.ballot(x, "review"),
-            self.cfg,
-            self.rng_vote,
-            self.seed,
-        )
+        act = self.seat(agent).vote(self.observe(agent, self.ballot(x, "review")))
         if act == arch.ABSTAIN:
             return
         if act == arch.GARBAGE:
@@ -473,14 +477,7 @@ class Run:
             agent = self.rng_act.choice(able)
             if agent == self._public(x)["submitter"]:
                 continue
-            if arch.disputes(
-                self.archetype(agent),
-                agent,
-                self.ballot(x, "dispute"),
-                self.cfg,
-                self.rng_vote,
-                self.seed,
-            ):
+            if self.seat(agent).disputes(self.observe(agent, self.ballot(x, "dispute"))):
                 self.apply({"op": "dispute", "agent": agent, "artifact": x, "reason": "quality"})
 
     def observe_sanctions(self) -> None:

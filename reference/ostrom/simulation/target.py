@@ -165,10 +165,11 @@ def run_target(
     agents: int | None,
     rounds: int | None,
     quiet: bool,
+    policy: str | None = None,
 ) -> RunResult:
     """The run of ``seed`` against the node at ``url`` (``ConfigError`` for a bad setup)."""
     base = load_config(config_file) if config_file else SimConfig()
-    cfg = single_config(base, scenario=scenario, agents=agents, rounds=rounds)
+    cfg = single_config(base, scenario=scenario, agents=agents, rounds=rounds, policy=policy)
     try:
         node_setup(cfg, seed)
     except ValueError as exc:
@@ -249,7 +250,12 @@ def extend_simulate(cmd: click.Command) -> click.Command:
                 )
             if kw["seeds"] not in (None, 1):
                 raise ConfigError("--target/--node-setup: one seed (--seed-start)")
-            options = {"scenario": kw["scenario"], "agents": kw["agents"], "rounds": kw["rounds"]}
+            options = {
+                "scenario": kw["scenario"],
+                "agents": kw["agents"],
+                "rounds": kw["rounds"],
+                "policy": kw["policy"],
+            }
             assert setup is not None
             if target is None:
                 node_setup_command(kw["config_file"], kw["seed_start"], setup, **options)
