@@ -2,12 +2,17 @@
 congestion-controlled issue run and the sweep (docs/consensus.md,
 bench/results/congestion.json), the validation of a node's export, in one TLC run and in
 chunks (docs/conformance.md, bench/results/trace_export.json), and the composed PBFT
-system's spec-mutation score (docs/checking.md, models/mutation/scores.json). A re-run
-that changes a figure fails here until the prose says the new one."""
+system's spec-mutation score (docs/checking.md, models/mutation/scores.json), and the
+figures of docs/evaluation.md's "claims, like for like" that no generated table holds: the
+rounds the protocol takes to adopt an update (evaluation/plasticity/runs.csv) and the
+forgetting reference's figures (bench/results/experiments.json). A re-run that changes a
+figure fails here until the prose says the new one."""
 
 from __future__ import annotations
 
+import csv
 import json
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +187,74 @@ def test_the_experiment_times_are_the_committed_evidences() -> None:
     assert {"paper", "truth", "bloc", "sensitivity", "sanctions", "retrieval"} <= set(quoted)
     for figure in quoted.values():
         assert figure in row, f"README's make experiments row does not say {figure!r}"
+
+
+# --- docs/evaluation.md, "The three papers' claims, like for like" ---------------------------
+
+
+def _plasticity_rows() -> list[dict[str, str]]:
+    path = ROOT / "evaluation" / "plasticity" / "runs.csv"
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def adoption_sentence(rows: list[dict[str, str]]) -> str:
+    """The rounds to adopt a valid update: the protocol's mean over seeds (of each run's
+    mean over its adopted trials) with no adversaries and conflicts after the update, its
+    range over every adversary share and order, and the baselines' (0: their own round)."""
+    per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    baselines: set[float] = set()
+    for r in rows:
+        v = r["time_to_adoption"]
+        if v in ("", "nan"):
+            continue  # no trial adopted in this run
+        if r["label"].startswith("protocol ["):
+            per[(r["label"], r["scenario"])].append(float(v))
+        else:
+            baselines.add(float(v))
+    means = {k: sum(v) / len(v) for k, v in per.items()}
+    main = means[("protocol [after]", "adv=0.00")]
+    rest = (
+        "every baseline serves it in its own round"
+        if baselines == {0.0}
+        else f"the baselines take {min(baselines):.1f} to {max(baselines):.1f}"
+    )
+    return (
+        f"{main:.1f} rounds on average ({min(means.values()):.1f} to "
+        f"{max(means.values()):.1f} across the adversary shares and the three orders), "
+        f"where {rest}."
+    )
+
+
+def forgetting_sentence(results: dict[str, Any]) -> str:
+    """The forgetting reference's figures in scenario honest (``make bench``'s run)."""
+    f = results["forgetting"]
+    ref = f["reference_honest"]
+    return (
+        f"{f['seeds']} seeds, scenario `honest`; bench/results/experiments.json): the "
+        f"protocol with its reference vote rule frees {ref['reduction']:.1%} of the memory "
+        f"at {ref['accuracy']:.1%} accuracy, {ref['precision']:.1%} of its forget decisions "
+        f"are right, and it wrongly forgets {ref['wrongly_forgotten']:g} useful items per run."
+    )
+
+
+def test_the_claims_figures_are_the_committed_results() -> None:
+    doc = _flat("docs/evaluation.md")
+    assert adoption_sentence(_plasticity_rows()) in doc
+    assert forgetting_sentence(_results("experiments")) in doc
+
+
+def test_a_changed_claims_figure_is_caught() -> None:
+    doc = _flat("docs/evaluation.md")
+    rows = _plasticity_rows()
+    first = next(
+        r for r in rows if r["label"] == "protocol [after]" and r["scenario"] == "adv=0.00"
+    )
+    first["time_to_adoption"] = str(float(first["time_to_adoption"]) + 3)  # 3/30 = +0.1
+    assert adoption_sentence(rows) not in doc
+    rows = _plasticity_rows()
+    next(r for r in rows if r["label"].startswith("majority"))["time_to_adoption"] = "1.0"
+    assert adoption_sentence(rows) not in doc
+    results = _results("experiments")
+    results["forgetting"]["reference_honest"]["wrongly_forgotten"] = 2.7
+    assert forgetting_sentence(results) not in doc
