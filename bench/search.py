@@ -9,7 +9,9 @@ Issue 40, part 7, on this machine:
   over the figure at 10k, for a 100-fold store).
 * **proposals** — ``Node.submit`` of proposals with ``CONTENT_BYTES`` of content per
   second against digest-only proposals, the same harness as bench/service.py (in process,
-  fsync off, one command at a time, signed in advance); target: within a factor 2.
+  fsync off, one command at a time, signed in advance); target: within a factor 2.  Each
+  kind's CPU ms and KiB written per proposal too, and the content on a store whose FTS5
+  index is not fed (a diagnostic): where the content's extra cost goes.
 * **size** — the database's bytes per artifact at each size (the file and its WAL).
 * **purge** — the cost of forgetting one artifact (FORGET-PURGE: its payload deleted, the
   index merged, the WAL checkpointed) at 10k and 100k artifacts, and at 1M.
@@ -36,6 +38,7 @@ cached under ``build/search/`` keyed by every parameter of the generator (a re-r
 measures); each store's build time and size are kept beside it and reported.
 
 Usage: python bench/search.py [--sizes 10000,100000,1000000] [--skip-http]
+       python bench/search.py --proposals   (the proposals part alone, a few minutes)
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ import tempfile
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any, Final
 
@@ -549,46 +553,96 @@ def verify_bulk_path(tmp: Path) -> dict[str, Any]:
 # --- proposals with content -----------------------------------------------------------------
 
 
-def proposal_rates(tmp: Path) -> dict[str, Any]:
+#: The kinds of proposal timed: with the digest alone, with ``CONTENT_BYTES`` of content, and
+#: (a diagnostic, not a configuration of the node) with the same content on a store whose
+#: FTS5 index is not fed: what the content costs besides its search index.
+KINDS: Final = ("digest_only", "content_4k", "content_4k_unindexed")
+
+
+def _proposals(kind: str, texts: Texts, n: int) -> list[dict[str, Any]]:
+    """``n`` signed proposals of ``kind`` (a tick after every 500), signed in advance."""
+    signer = Signer()
+    envs = []
+    for i in range(n):
+        agent = FOUNDERS[i % len(FOUNDERS)]
+        cmd = {"op": "propose", "agent": agent, "artifact": f"a{i}", "slot": f"s{i}"}
+        if kind == "digest_only":
+            cmd["digest"] = hashlib.sha256(f"d{i}".encode()).hexdigest()
+        else:
+            words: list[str] = []
+            while sum(len(w) + 1 for w in words) < CONTENT_BYTES:
+                words += texts.words(64)
+            payload = {"content": " ".join(words).encode()[:CONTENT_BYTES].decode()}
+            cmd |= {"digest": payload_digest(payload), **payload}
+        envs.append(signer.env(agent, cmd))
+        if i % 500 == 499:
+            envs.append(signer.env(OPERATOR, {"op": "tick"}))
+    return envs
+
+
+def _written() -> int | None:
+    """Bytes this process has written so far (Linux's /proc/self/io ``wchar``: every
+    write(2), the WAL's and the checkpoints' included), None where there is no such file."""
+    try:
+        lines = Path("/proc/self/io").read_text(encoding="ascii").splitlines()
+    except OSError:
+        return None
+    return next((int(v) for k, _, v in (ln.partition(": ") for ln in lines) if k == "wchar"), None)
+
+
+def proposal_rates(tmp: Path, n: int = PROPOSALS, runs: int = 3) -> dict[str, Any]:
     """Proposals/s through ``Node.submit`` (in process, fsync off, one at a time, signed in
     advance: bench/service.py's harness) with ``CONTENT_BYTES`` of content and with the
-    digest alone; three alternating runs each, the median."""
+    digest alone; ``runs`` alternating runs each, the median.  Beside the wall-clock rate,
+    each kind's CPU milliseconds per proposal (this process's: what a loaded machine
+    inflates least) and KiB written per proposal; and the content on a store whose FTS5
+    index is not fed (its insert trigger dropped on that store alone), so that the
+    content's cost splits into its search index and the rest."""
     texts = Texts(23)
-    rates: dict[str, list[float]] = {"digest_only": [], "content_4k": []}
-    for run in range(3):
-        for kind in rates:
-            signer = Signer()
-            envs = []
-            for i in range(PROPOSALS):
-                agent = FOUNDERS[i % len(FOUNDERS)]
-                cmd = {"op": "propose", "agent": agent, "artifact": f"a{i}", "slot": f"s{i}"}
-                if kind == "digest_only":
-                    cmd["digest"] = hashlib.sha256(f"d{i}".encode()).hexdigest()
-                else:
-                    words: list[str] = []
-                    while sum(len(w) + 1 for w in words) < CONTENT_BYTES:
-                        words += texts.words(64)
-                    payload = {"content": " ".join(words).encode()[:CONTENT_BYTES].decode()}
-                    cmd |= {"digest": payload_digest(payload), **payload}
-                envs.append(signer.env(agent, cmd))
-                if i % 500 == 499:
-                    envs.append(signer.env(OPERATOR, {"op": "tick"}))
-            node = Node.open(tmp / f"p{run}{kind}.db", params=PARAMS, setup=setup(), fsync=False)
-            t = time.perf_counter()
+    rates: dict[str, list[float]] = {k: [] for k in KINDS}
+    cpu: dict[str, list[float]] = {k: [] for k in KINDS}
+    written: dict[str, list[float]] = {k: [] for k in KINDS}
+    load = round(os.getloadavg()[0], 2)
+    for run in range(runs):
+        for kind in KINDS:
+            envs = _proposals(kind, texts, n)
+            db = tmp / f"p{run}{kind}.db"
+            node = Node.open(db, params=PARAMS, setup=setup(), fsync=False)
+            if kind == "content_4k_unindexed":  # on its own connection: the node re-reads
+                with closing(sqlite3.connect(db, isolation_level=None)) as conn:
+                    conn.execute("DROP TRIGGER content_fts_insert")
+            w, c, t = _written(), time.process_time(), time.perf_counter()
             for e in envs:
                 assert node.submit(e).status == 200
-            rates[kind].append(PROPOSALS / (time.perf_counter() - t))
+            rates[kind].append(n / (time.perf_counter() - t))
+            cpu[kind].append(1000 * (time.process_time() - c) / n)
+            if w is not None and (w2 := _written()) is not None:
+                written[kind].append((w2 - w) / n / 1024)
             node.close()
-    digest_only = statistics.median(rates["digest_only"])
-    content = statistics.median(rates["content_4k"])
+            with closing(sqlite3.connect(db)) as conn:  # each payload kept, indexed or not
+                kept = conn.execute("SELECT count(*) FROM content").fetchone()[0]
+                indexed = conn.execute("SELECT count(*) FROM content_fts_docsize").fetchone()[0]
+            want = {"digest_only": (0, 0), "content_4k": (n, n), "content_4k_unindexed": (n, 0)}
+            assert (kept, indexed) == want[kind], (kind, kept, indexed)
+    rate = {k: statistics.median(v) for k, v in rates.items()}
+    ms = {k: statistics.median(v) for k, v in cpu.items()}
+    digest_only, content = rate["digest_only"], rate["content_4k"]
     return {
-        "proposals": PROPOSALS,
+        "proposals": n,
         "content_bytes": CONTENT_BYTES,
+        "runs": runs,
+        "load_average_before": load,
         "digest_only_per_s": round(digest_only, 1),
         "content_per_s": round(content, 1),
+        "content_unindexed_per_s": round(rate["content_4k_unindexed"], 1),
         "ratio": round(digest_only / content, 2),
         "target_ratio": TARGET_CONTENT_RATIO,
         "met": digest_only / content <= TARGET_CONTENT_RATIO,
+        "cpu_ms_per_proposal": {k: round(v, 3) for k, v in ms.items()},
+        "cpu_ratio": round(ms["content_4k"] / ms["digest_only"], 2),
+        "kib_written_per_proposal": {
+            k: round(statistics.median(v), 1) for k, v in written.items() if v
+        },
     }
 
 
@@ -808,6 +862,20 @@ def figures_table(results: dict[str, Any]) -> str:
         f"second, against {p['digest_only_per_s']:,} digest-only (a factor {p['ratio']}, "
         f"target at most {p['target_ratio']}: {'met' if p['met'] else 'not met'}).",
     ]
+    if "cpu_ms_per_proposal" in p:  # the split of the content's cost (bench/search.py)
+        ms, kib = p["cpu_ms_per_proposal"], p.get("kib_written_per_proposal", {})
+        written = (
+            f"; KiB written per proposal {kib['digest_only']}, {kib['content_4k']} and "
+            f"{kib['content_4k_unindexed']}"
+            if kib
+            else ""
+        )
+        lines[-1] += (
+            f" CPU ms per proposal: {ms['digest_only']} digest-only, {ms['content_4k']} with "
+            f"content (a factor {p['cpu_ratio']}), {ms['content_4k_unindexed']} with content "
+            f"but no FTS5 index fed ({p['content_unindexed_per_s']:,} per second){written}; "
+            f"load average {p['load_average_before']}."
+        )
     for where, g in results.get("growth", {}).items():
         lines.append(
             f"Growth {where.replace('_', ' ')} from {g['from']:,} to {g['to']:,} artifacts: "
@@ -838,6 +906,11 @@ def main() -> None:
         "--by-table", action="store_true", help="add each store's bytes per table to the results"
     )
     parser.add_argument(
+        "--proposals",
+        action="store_true",
+        help="measure only the proposals with and without content, into the results",
+    )
+    parser.add_argument(
         "--summarise", action="store_true", help="recompute growth and target of the results"
     )
     parser.add_argument("--table", action="store_true", help="print the docs' table of the results")
@@ -850,6 +923,16 @@ def main() -> None:
         for row in doc["sizes"]:
             db = BUILD / f"search-{row['artifacts']}-{store_key(row['artifacts'])}.db"
             row["bytes_per_artifact_by_table"] = bytes_by_table(db, row["artifacts"])
+        save("search", doc)
+        return
+    if args.proposals:  # the proposals part alone, into the committed results
+        path = ROOT / "bench" / "results" / "search.json"
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for key in ("benchmark", "python", "machine"):
+            doc.pop(key)
+        BUILD.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=BUILD) as d:
+            doc["proposals"] = proposal_rates(Path(d))
         save("search", doc)
         return
     if args.summarise:

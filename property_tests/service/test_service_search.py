@@ -341,6 +341,26 @@ def test_docs_search_figures_are_the_committed_results() -> None:
     assert bench.figures_table(results) in docs, "regenerate: python bench/search.py --table"
 
 
+def test_bench_proposal_rates_split_the_content_cost(tmp_path: Path) -> None:
+    """bench/search.py's proposals part (``--proposals``): every kind timed, the content
+    kept by both content kinds and indexed by one only (the bench asserts it on each store:
+    a diagnostic that fed the index, or kept nothing, would stop it), and the ratio, the
+    verdict and the CPU ratio computed from the rates it reports; the committed results
+    say the same of theirs."""
+    from ostrom.layout import ROOT
+
+    bench = _bench_search()
+    got = bench.proposal_rates(tmp_path, n=24, runs=1)
+    assert set(got["cpu_ms_per_proposal"]) == set(bench.KINDS)
+    ms = got["cpu_ms_per_proposal"]
+    assert got["cpu_ratio"] == pytest.approx(ms["content_4k"] / ms["digest_only"], abs=0.02)
+    committed = json.loads((ROOT / "bench" / "results" / "search.json").read_text("utf-8"))
+    for p in (got, committed["proposals"]):
+        assert p["ratio"] == pytest.approx(p["digest_only_per_s"] / p["content_per_s"], abs=0.01)
+        assert p["met"] == (p["digest_only_per_s"] / p["content_per_s"] <= p["target_ratio"])
+        assert p["content_per_s"] > 0 and p["content_unindexed_per_s"] > 0
+
+
 def test_bench_bulk_path_gives_what_one_command_at_a_time_gives(tmp_path: Path) -> None:
     """bench/search.py builds its stores by ``Node.submit_many`` in groups (the bulk path);
     the same workload submitted one command at a time gives the same log, public state and
