@@ -101,8 +101,8 @@ bench: $(STAMP) ## benchmarks: TLC, orchestrator, reviewer sortition, Hypothesis
 # (runs.csv, meta.json), from which `ostrom docs` generates docs/evaluation.md's tables.
 # sanctions runs its 500-round horizon only: the 2,000-round one costs four times as much
 # (`ostrom simulate --experiment sanctions --evidence ...` without --rounds runs both).
-EXPERIMENTS := paper truth bloc sensitivity retrieval plasticity
-experiments: $(STAMP) ## the evaluation's experiments (paper, truth, bloc, sensitivity, retrieval, plasticity; sanctions at 500 rounds): evidence in evaluation/, reports in results/; then `ostrom simulate --tables` and `make generate`
+EXPERIMENTS := paper truth bloc sensitivity retrieval plasticity forgetting
+experiments: $(STAMP) ## the evaluation's experiments (paper, truth, bloc, sensitivity, retrieval, plasticity, forgetting; sanctions at 500 rounds): evidence in evaluation/, reports in results/; then `ostrom simulate --tables` and `make generate`
 	@for e in $(EXPERIMENTS); do \
 		nice -n 10 $(OSTROM) simulate --experiment $$e --jobs 2 --quiet \
 			--out results/$$e --evidence evaluation/$$e > /dev/null || exit 1; \

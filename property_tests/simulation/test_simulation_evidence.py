@@ -170,3 +170,75 @@ def test_every_experiment_renders_its_tables_from_a_small_run(tmp_path: Path) ->
     for name in evidence_docs.BLOCKS:
         assert f"BEGIN table: {evidence_docs.PREFIX}{name}" in text
     assert written[1].stat().st_size > 0
+
+
+# --- the forgetting experiment ---------------------------------------------------------------
+
+FORGETTING = ROOT / evidence.EVIDENCE_DIR / "forgetting"
+
+
+def test_committed_forgetting_evidence_is_the_full_experiment_on_committed_code() -> None:
+    """The forgetting tables' evidence is ``build_forgetting`` at full size (30 seeds,
+    every cell), on committed code, with every figure those tables read."""
+    ev = evidence.load_evidence(FORGETTING)
+    full = ex.build_family("forgetting")
+    assert ev.seeds == full.seeds and ev.labels == full.labels
+    assert ev.meta["runs"] == full.total
+    assert not ev.meta["uncommitted_changes"] and len(ev.meta["commit"]) == 40
+    for metric in (
+        *(m for _, m, _ in evidence_docs.FORGETTING_COLUMNS),
+        "admitted",
+        "admitted_by_label.useful",
+        "consensus_success",
+        "consensus_all_executed",
+        "consensus_repl1",
+        "consensus_final_view",
+        "alg1_disagreements",
+    ):
+        assert metric in ev.metrics, metric
+
+
+def _forgetting_tables(directory: Path) -> dict[str, str]:
+    ev = evidence.load_evidence(directory)
+    return {
+        name: "\n".join(render(ev))
+        for name, (exp, render) in evidence_docs.BLOCKS.items()
+        if exp == "forgetting"
+    }
+
+
+def _set(directory: Path, label: str, scenario: str, seed: int, metric: str, value: str) -> None:
+    """Overwrite one figure of ``directory``'s runs.csv (a mutant of the evidence)."""
+    path = directory / evidence.RUNS
+    lines = path.read_text(encoding="utf-8").splitlines()
+    col = lines[0].split(",").index(metric)
+    prefix = f"{label},{scenario},{seed},"
+    i = next(n for n, row in enumerate(lines) if row.startswith(prefix))
+    row = lines[i].split(",")
+    row[col] = value
+    lines[i] = ",".join(row)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_the_forgetting_tables_move_with_their_file(tmp_path: Path) -> None:
+    """A figure changed in the evidence changes exactly the tables that read it: the
+    reference's accuracy in ``honest`` (its scenario table, the comparisons, the paper's
+    figures), a PBFT run's consensus success (the consensus table and the paper's)."""
+    before = _forgetting_tables(FORGETTING)
+    assert len(before) == 7
+    copy = tmp_path / "forgetting"
+    shutil.copytree(FORGETTING, copy)
+    _set(copy, "protocol [c≥α]", "honest", 1, "accuracy", "0.123456")
+    after = _forgetting_tables(copy)
+    changed = {name for name in before if before[name] != after[name]}
+    assert changed == {
+        "forgetting-honest",
+        "forgetting-accuracy-vs-reference",
+        "forgetting-paper",
+    }
+    shutil.copytree(FORGETTING, copy, dirs_exist_ok=True)
+    _set(copy, "protocol [c≥α] [pbft: silent-primary]", "consensus", 2, "consensus_success", "0.5")
+    after = _forgetting_tables(copy)
+    changed = {name for name in before if before[name] != after[name]}
+    assert changed == {"forgetting-consensus", "forgetting-paper"}
+    assert "0.500" in after["forgetting-consensus"]  # the worst seed

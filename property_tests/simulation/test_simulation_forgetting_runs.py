@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from ostrom.simulation import commands as command
-from ostrom.simulation import report
+from ostrom.simulation import evidence, evidence_docs, report
 from ostrom.simulation.experiments import run_experiment
 from ostrom.simulation.forgetting.config import FAULTS, ForgetConfig
 from ostrom.simulation.forgetting.consensus import replay_pbft, run_alg1_decisions
@@ -142,3 +142,28 @@ def test_cli_forgetting_consensus_only(tmp_path: Path) -> None:
 def test_cli_forgetting_errors(argv: list[str], message: str) -> None:
     code, out = _cli(*argv)
     assert code == 2 and message in out and "Traceback" not in out
+
+
+def test_a_small_runs_evidence_renders_every_forgetting_table(tmp_path: Path) -> None:
+    """Every cell and scenario, written as evidence the way ``--evidence`` writes it and
+    rendered into docs/evaluation.md's forgetting tables: a metric the evidence leaves out
+    fails here (``EvidenceError``), as results.md's skip-list once dropped consensus
+    success and the useful share."""
+    exp = build_forgetting(
+        seeds=2,
+        seed_start=1,
+        rounds=40,
+        agents=None,
+        artifacts=None,
+        scenarios=None,
+        governance=None,
+    )
+    result = run_experiment(exp, jobs=1, progress=False)
+    target = tmp_path / evidence.EVIDENCE_DIR / "forgetting"
+    evidence.write_evidence(result, target, ["ostrom", "test"], ("c0ffee", False))
+    ev = evidence.load_evidence(target)
+    assert ev.labels == exp.labels and len(ev.seeds) == 2
+    for name, (experiment, render) in evidence_docs.BLOCKS.items():
+        if experiment == "forgetting":
+            text = "\n".join(render(ev))
+            assert text.startswith("|") and "nan" not in text, name

@@ -186,6 +186,13 @@ EVALUATION_BLOCKS: Final = (
     "retrieval",
     "retrieval-by-k",
     "retrieval-controls",
+    "forgetting-honest",
+    "forgetting-adversarial",
+    "forgetting-four",
+    "forgetting-accuracy-vs-reference",
+    "forgetting-wrong-vs-reference",
+    "forgetting-consensus",
+    "forgetting-paper",
 )
 
 

@@ -27,6 +27,10 @@ from pathlib import Path
 from typing import Final
 
 from ostrom.simulation.evidence import EVIDENCE_DIR, Evidence, EvidenceError, load_evidence
+from ostrom.simulation.forgetting.experiment import CONSENSUS_SCENARIO as CONSENSUS
+from ostrom.simulation.forgetting.experiment import MAIN_SCENARIOS as FORGETTING_MAIN_SCENARIOS
+from ostrom.simulation.forgetting.experiment import REFERENCE as FORGETTING_REFERENCE
+from ostrom.simulation.forgetting.report import PAPER as FORGETTING_PAPER
 from ostrom.simulation.stats import BIMODAL_BC, bimodality, holm, quantiles, robust, summarize
 
 #: The file the tables are written to, relative to the repository root.
@@ -77,16 +81,20 @@ def _p(p: float) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def _cell(values: Sequence[float]) -> str:
+def _cell(values: Sequence[float], digits: int = 3) -> str:
     """Mean ± SD; for a bimodal outcome also † median [min, max]."""
     s = summarize(values)
     if s.n == 0:
         return "—"
-    text = _num(s.mean) if s.n < 2 or s.sd == 0 else f"{_num(s.mean)} ± {_num(s.sd)}"
+
+    def num(v: float) -> str:
+        return _num(v, digits=digits)
+
+    text = num(s.mean) if s.n < 2 or s.sd == 0 else f"{num(s.mean)} ± {num(s.sd)}"
     bc = bimodality(values)
     if not math.isnan(bc) and bc > BIMODAL_BC:
         lo, _, med, _, hi = quantiles(values)
-        text += f" † (median {_num(med)}, {_num(lo)}–{_num(hi)})"
+        text += f" † (median {num(med)}, {num(lo)}–{num(hi)})"
     return text
 
 
@@ -117,11 +125,14 @@ def _compare(ev: Evidence, pairs: Sequence[tuple[str, str, str]], metric: str) -
     ]
 
 
-def _diff_text(c: _Comparison) -> str:
+def _diff_text(c: _Comparison, digits: int = 3) -> str:
+    def num(v: float) -> str:
+        return _num(v, True, digits)
+
     return (
-        f"{_num(c.diff, True)} [{_num(c.lo, True)}, {_num(c.hi, True)}], p_Holm {_p(c.p)}"
+        f"{num(c.diff)} [{num(c.lo)}, {num(c.hi)}], p_Holm {_p(c.p)}"
         if not math.isnan(c.lo)
-        else _num(c.diff, True)
+        else num(c.diff)
     )
 
 
@@ -130,6 +141,7 @@ def _comparison_table(
     rows: Sequence[tuple[str, str, str]],
     metric: str,
     scenarios: Sequence[str],
+    digits: int = 3,
 ) -> list[str]:
     """Rows (title, a, b): a − b per scenario, one Holm family for the whole table."""
     pairs = [(a, b, s) for _, a, b in rows for s in scenarios if ev.has(a, s) and ev.has(b, s)]
@@ -139,7 +151,9 @@ def _comparison_table(
         "|---|" + "---|" * len(scenarios),
     ]
     for title, a, b in rows:
-        cells = [_diff_text(found[(a, b, s)]) if (a, b, s) in found else "" for s in scenarios]
+        cells = [
+            _diff_text(found[(a, b, s)], digits) if (a, b, s) in found else "" for s in scenarios
+        ]
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
     return lines
 
@@ -679,6 +693,219 @@ def retrieval_controls(ev: Evidence) -> list[str]:
     ]
 
 
+# --- collective forgetting ---------------------------------------------------------------
+
+#: Display names of the forgetting experiment's cells (the others show their label).
+FORGETTING_NAMES: Final = {
+    FORGETTING_REFERENCE: f"{FORGETTING_REFERENCE} (reference)",
+    "protocol": "protocol (vote at C < θ, as documented)",
+    "lru": "lru (the reference's footprint)",
+}
+#: The per-scenario table's columns: (header, metric, decimals).
+FORGETTING_COLUMNS: Final = (
+    ("reduction", "reduction", 3),
+    ("accuracy", "accuracy", 3),
+    ("precision", "precision", 3),
+    ("recall", "recall", 3),
+    ("wrongly forgotten", "wrongly_forgotten", 1),
+    ("misses", "misses", 1),
+)
+#: The consensus cells' faults, in table order, with their names in the tables.
+FORGETTING_FAULTS: Final = (
+    ("silent-backup", "silent backup", "silent backup"),
+    ("silent-primary", "silent primary", "silent coordinator"),
+    ("equivocating", "equivocating replica", "equivocating agent"),
+)
+
+
+def _fname(label: str) -> str:
+    return FORGETTING_NAMES.get(label, label)
+
+
+def _seeded(values: Sequence[float], digits: int) -> str:
+    """``_cell``, saying over how many seeds when some runs do not measure the metric
+    (precision is NaN in a run that forgets nothing)."""
+    known = sum(1 for v in values if not math.isnan(v))
+    text = _cell(values, digits)
+    return text if known in (0, len(values)) else f"{text} ({known} of {len(values)} seeds)"
+
+
+def _mean_ci(values: Sequence[float], digits: int = 3, percent: bool = False) -> str:
+    """Mean [95% bootstrap CI of the mean] (``robust`` against zero: the seeds resampled);
+    as a percentage with ``percent``."""
+    scale, unit = (100.0, "%") if percent else (1.0, "")
+    r = robust([v * scale for v in values], [0.0] * len(values))
+    mean = _num(r.diff, digits=digits) + (unit if not math.isnan(r.diff) else "")
+    if math.isnan(r.ci_low):
+        return mean
+    return f"{mean} [{_num(r.ci_low, digits=digits)}, {_num(r.ci_high, digits=digits)}]"
+
+
+def _percent(values: Sequence[float]) -> str:
+    m = _mean(values)
+    return "—" if math.isnan(m) else f"{_num(100 * m, digits=1)}%"
+
+
+def _per_run(ev: Evidence, scenario: str) -> str:
+    """What the reference admitted per run in ``scenario``: every mechanism of a seed admits
+    the same items."""
+    admitted = ev.values(FORGETTING_REFERENCE, scenario, "admitted")
+    useful = ev.values(FORGETTING_REFERENCE, scenario, "admitted_by_label.useful")
+    share = _mean([u / a for u, a in zip(useful, admitted, strict=True) if a])
+    agents = _mean(ev.values(FORGETTING_REFERENCE, scenario, "agents"))
+    return (
+        f"Scenario `{scenario}`: {agents:.0f} agents; {_mean(admitted):.0f} items admitted per "
+        f"run on average, {100 * share:.1f}% of them still useful at the last epoch (so "
+        f"keeping everything scores that accuracy)."
+    )
+
+
+def _forgetting_scenario(scenario: str) -> Callable[[Evidence], list[str]]:
+    def render(ev: Evidence) -> list[str]:
+        lines = [
+            "| configuration | " + " | ".join(h for h, _, _ in FORGETTING_COLUMNS) + " |",
+            "|---|" + "---|" * len(FORGETTING_COLUMNS),
+        ]
+        for label in ev.labels:
+            if ev.has(label, scenario):
+                cells = [
+                    _seeded(ev.values(label, scenario, m), d) for _, m, d in FORGETTING_COLUMNS
+                ]
+                lines.append(f"| {_fname(label)} | " + " | ".join(cells) + " |")
+        return [*lines, "", _per_run(ev, scenario), "", _seeds_note(ev)]
+
+    render.__name__ = f"forgetting_{scenario}"
+    render.__doc__ = f"Every cell in scenario ``{scenario}``: mean ± SD over seeds."
+    return render
+
+
+def _vs_reference(ev: Evidence, metric: str, digits: int) -> list[str]:
+    rows = [
+        (f"{_fname(label)} − reference", label, FORGETTING_REFERENCE)
+        for label in ev.labels
+        if label != FORGETTING_REFERENCE
+        and any(ev.has(label, s) for s in FORGETTING_MAIN_SCENARIOS)
+    ]
+    return [
+        *_comparison_table(ev, rows, metric, FORGETTING_MAIN_SCENARIOS, digits),
+        "",
+        _seeds_note(ev),
+    ]
+
+
+def forgetting_accuracy_vs_reference(ev: Evidence) -> list[str]:
+    """Each cell's accuracy minus the reference's, paired by seed (one Holm family)."""
+    return _vs_reference(ev, "accuracy", 3)
+
+
+def forgetting_wrong_vs_reference(ev: Evidence) -> list[str]:
+    """Each cell's wrongly forgotten items minus the reference's (one Holm family)."""
+    return _vs_reference(ev, "wrongly_forgotten", 1)
+
+
+def _consensus_cells(ev: Evidence) -> list[tuple[str, str]]:
+    """(label, name) of the consensus cells: PBFT per fault, then Algorithm 1 per fault."""
+    pbft = [
+        (f"{FORGETTING_REFERENCE} [pbft: {f}]", f"PBFT, {name}") for f, name, _ in FORGETTING_FAULTS
+    ]
+    alg1 = [(f"alg1 [{f}]", f"Algorithm 1, {name}") for f, _, name in FORGETTING_FAULTS]
+    return [(label, name) for label, name in (*pbft, *alg1) if ev.has(label, CONSENSUS)]
+
+
+def forgetting_consensus(ev: Evidence) -> list[str]:
+    """Consensus success per fault, with what each fault cost."""
+    s = CONSENSUS
+    lines = [
+        "| configuration | success, mean [95% CI] | worst seed | items per run | every request "
+        "executed | REPL-1 | messages per command | final view | items split |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, name in _consensus_cells(ev):
+        success = ev.values(label, s, "consensus_success")
+        finite = [v for v in success if not math.isnan(v)]
+        view = [v for v in ev.values(label, s, "consensus_final_view") if not math.isnan(v)]
+        cells = [
+            _mean_ci(success),
+            _num(min(finite)) if finite else "—",
+            _num(_mean(ev.values(label, s, "consensus_decisions")), digits=1),
+            _flags(ev.values(label, s, "consensus_all_executed")),
+            _flags(ev.values(label, s, "consensus_repl1")),
+            _num(_mean(ev.values(label, s, "consensus_messages_per_command")), digits=1),
+            _range(view, 0),
+            _num(_mean(ev.values(label, s, "alg1_disagreements")), digits=1),
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    ref = FORGETTING_REFERENCE
+    forgotten = [
+        a * r
+        for a, r in zip(ev.values(ref, s, "admitted"), ev.values(ref, s, "reduction"), strict=True)
+    ]
+    pbft = [label for label, _ in _consensus_cells(ev) if "[pbft" in label]
+    commands = _mean(ev.values(pbft[0], s, "consensus_commands")) if pbft else math.nan
+    candidates = _mean(ev.values(pbft[0], s, "consensus_decisions")) if pbft else math.nan
+    return [
+        *lines,
+        "",
+        f"The workload: the reference's command log in `{s}`, {commands:,.0f} commands per run "
+        f"on average, with {candidates:.1f} candidates (items that got a forget vote), of which "
+        f"the local run forgot {_mean(forgotten):.1f}. Means over seeds; final view: the "
+        f"honest replicas' highest view at the end, over the seeds; items split: Algorithm "
+        f"1's items on which the honest agents decided differently.",
+        "",
+        _seeds_note(ev),
+    ]
+
+
+def _flags(values: Sequence[float]) -> str:
+    """``all n`` when every run has the flag, ``—`` when none measures it, else ``k/n``."""
+    got = [v for v in values if not math.isnan(v)]
+    if not got:
+        return "—"
+    k = sum(v == 1.0 for v in got)
+    return f"all {k}" if k == len(got) else f"{k}/{len(got)}"
+
+
+def forgetting_paper(ev: Evidence) -> list[str]:
+    """The Co-Forgetting paper's three figures beside ours (percent, mean [95% CI])."""
+    ref = FORGETTING_REFERENCE
+    columns = (
+        (ref, "honest"),
+        ("protocol", "honest"),
+        (ref, "four"),
+        ("protocol+no_floor [c≥α]", "four"),
+    )
+    lines = [
+        "| figure | paper | reference, honest | as documented (vote at C < θ), honest "
+        "| reference, four agents | without the floor, four agents |",
+        "|---|---|---|---|---|---|",
+    ]
+    for metric, name in (("reduction", "memory reduction"), ("accuracy", "forgetting accuracy")):
+        cells = [
+            _mean_ci(ev.values(label, s, metric), 1, percent=True) if ev.has(label, s) else "—"
+            for label, s in columns
+        ]
+        paper = f"{100 * FORGETTING_PAPER[metric]:.0f}%"
+        lines.append(f"| {name} | {paper} | " + " | ".join(cells) + " |")
+    pbft = [
+        f"{name.removeprefix('PBFT, ')} "
+        f"{_percent(ev.values(label, CONSENSUS, 'consensus_success'))}"
+        for label, name in _consensus_cells(ev)
+        if "[pbft" in label
+    ]
+    alg1 = [
+        f"{name.removeprefix('Algorithm 1, ')} "
+        f"{_percent(ev.values(label, CONSENSUS, 'consensus_success'))}"
+        for label, name in _consensus_cells(ev)
+        if label.startswith("alg1")
+    ]
+    lines.append(
+        f"| consensus success, f = 1 of 4 | {100 * FORGETTING_PAPER['consensus_success']:.0f}% "
+        f"| PBFT ({CONSENSUS} scenario): {', '.join(pbft)} | | Algorithm 1 ({CONSENSUS} "
+        f"scenario): {', '.join(alg1)} | |"
+    )
+    return [*lines, "", _seeds_note(ev)]
+
+
 # --- all of it ---------------------------------------------------------------------------
 
 #: block name -> (experiment, renderer).  docs/evaluation.md has one block of each name.
@@ -697,6 +924,13 @@ BLOCKS: Final[dict[str, tuple[str, Callable[[Evidence], list[str]]]]] = {
     "retrieval": ("retrieval", retrieval_table),
     "retrieval-by-k": ("retrieval", retrieval_by_k),
     "retrieval-controls": ("retrieval", retrieval_controls),
+    "forgetting-honest": ("forgetting", _forgetting_scenario("honest")),
+    "forgetting-adversarial": ("forgetting", _forgetting_scenario("adversarial")),
+    "forgetting-four": ("forgetting", _forgetting_scenario("four")),
+    "forgetting-accuracy-vs-reference": ("forgetting", forgetting_accuracy_vs_reference),
+    "forgetting-wrong-vs-reference": ("forgetting", forgetting_wrong_vs_reference),
+    "forgetting-consensus": ("forgetting", forgetting_consensus),
+    "forgetting-paper": ("forgetting", forgetting_paper),
 }
 
 #: Where the plot drawn from the sensitivity evidence goes (relative to the repository
