@@ -69,6 +69,7 @@ from ostrom.service.gate import (
     Admission,
     Gate,
     Setup,
+    elided_result,
     payload_refusal,
 )
 from ostrom.service.identity import canonical, sign_envelope, without_payload
@@ -971,7 +972,7 @@ def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[
         if not adm.ok:
             raise StoreError(f"log[{e.pos}]: the gate refuses this row ({adm.code})")
         obs = gate.apply_admitted(e.envelope, adm)
-        if "elided" in e.envelope and obs["result"] != "invalid_input":  # ROW-1
+        if "elided" in e.envelope and obs["result"] != elided_result(e.envelope):  # ROW-1
             raise StoreError(f"log[{e.pos}]: a row kept as its hash replays as {obs['result']}")
         if verify and _json(obs) != e.observation:
             raise StoreError(f"log[{e.pos}]: the replayed observation differs from the logged one")
