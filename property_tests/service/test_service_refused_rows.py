@@ -12,6 +12,9 @@ counted no violation changed nothing and is not logged at all (413
   bound, and the log replays with ``--verify`` (each surrogate's observation equals the
   one logged) and exports;
 * a resend of a command kept as its hash is answered as a retry;
+* an oversized refusal that counts a ``rate_limited`` or ``bad_reveal`` violation is
+  kept as its hash too, naming its refusal, and replays (``Community.refused``) to the
+  same observation and state as the command as sent (before: logged whole);
 * over loopback, a flood of 50 KiB refused commands from a registered agent grows a real
   node's log by a bounded amount per row (before: by the whole body each).
 """
@@ -29,12 +32,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ostrom.protocol.commands import COMMANDS
+from ostrom.protocol.community import Community
 from ostrom.protocol.params import Params
 from ostrom.service.export import export
 from ostrom.service.gate import Gate
 from ostrom.service.identity import canonical, sign_envelope
 from ostrom.service.node import Node
-from service_world import key, serve_founders, setup
+from ostrom.service.store import StoreError
+from service_world import OPERATOR, SALT, Signer, commit_phase, key, serve_founders, setup
 
 BOUND = 1024  # the smallest refused_row_bytes: every row below stays as sent
 PARAMS = Params(refused_row_bytes=BOUND)
@@ -133,6 +138,80 @@ def test_the_bound_can_fail() -> None:
         node.submit(env)
         assert max(len(r) for r in _rows(node)) > BOUND
         node.close()
+
+
+def _violating(s: Signer) -> list[dict[str, Any]]:
+    """Two oversized refusals that count a violation: f2's reveal that does not open its
+    commitment (``bad_reveal``: a 5 KB reason) and f1's proposal over its rate
+    (``rate_limited``: a 5 KB artifact id, evidence too), then each resent."""
+    envs = commit_phase(s)
+    envs += [s.env(OPERATOR, {"op": "tick"}) for _ in range(2)]  # the reveal phase
+    bad = {"op": "reveal_vote", "agent": "f2", "artifact": "x", "vote": "accept",
+           "reason": "r" * 5000, "salt": SALT}  # fmt: skip
+    envs.append(s.env("f2", bad))
+    envs.append(s.env("f1", {"op": "propose", "agent": "f1", "artifact": "a", "slot": "t",
+                             "digest": "d"}))  # fmt: skip
+    over = {"op": "propose", "agent": "f1", "artifact": "b" * 5000, "slot": "t", "digest": "d",
+            "evidence": ["e" * 100] * 10}  # fmt: skip
+    envs.append(s.env("f1", over))
+    return envs
+
+
+def test_refusals_with_a_violation_are_bounded_and_replay(tmp_path: Path) -> None:
+    """ROW-1 for ``rate_limited`` and ``bad_reveal``: the row is its hash (before the fix
+    it was the whole envelope, over the bound), the reply and the state are those of the
+    command as sent (a twin gate applies every envelope as sent), a resend is a retry,
+    and the log replays, with ``--verify`` and without, to the twin's state."""
+    params = Params(refused_row_bytes=BOUND, propose_rate=1, propose_rate_limited=1)
+    db = tmp_path / "n.db"
+    node = Node.open(db, params=params, setup=setup(), fsync=False)
+    twin = Gate(params, node.gate.setup)
+    seen: dict[str, int] = {}
+    envs = _violating(Signer(node.gate.setup.community))
+    try:
+        for env in envs:
+            reply, obs = node.submit(env), twin.apply(env)
+            assert reply.status == 200 and reply.body["result"] == obs["result"], reply.body
+            assert reply.body["events"] == obs["events"]
+            seen[obs["result"]] = seen.get(obs["result"], 0) + 1
+            if obs["result"] in ("rate_limited", "bad_reveal"):
+                assert obs["events"][0]["event"] == "violation"
+                assert node.submit(env).body == {**reply.body, "retry": True}
+        assert node.gate.public_state() == twin.public_state()
+        assert seen.get("rate_limited") == 1 and seen.get("bad_reveal") == 1, seen
+        kept = [e for e in node.store.entries() if "elided" in e.envelope]
+        assert sorted(e.envelope["elided"]["refused"] for e in kept) == [
+            "bad_reveal",
+            "rate_limited",
+        ]
+        for e in node.store.entries():
+            if e.result != "ok":  # every refused row within the bound
+                assert len(canonical(e.envelope)) <= BOUND, (e.result, len(canonical(e.envelope)))
+    finally:
+        node.close()
+    for verify in (True, False):
+        again = Node.open(db, verify=verify, fsync=False)
+        try:
+            assert again.gate.public_state() == twin.public_state()
+        finally:
+            again.close()
+    export(db, tmp_path / "t.jsonl")
+
+
+def test_a_wrong_replay_of_a_violation_row_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check can fail: a ``Community.refused`` that forgets the violation (the
+    mutant) replays a different observation, and ``--verify`` refuses the log."""
+    params = Params(refused_row_bytes=BOUND, propose_rate=1, propose_rate_limited=1)
+    db = tmp_path / "n.db"
+    node = Node.open(db, params=params, setup=setup(), fsync=False)
+    for env in _violating(Signer(node.gate.setup.community)):
+        node.submit(env)
+    node.close()
+    monkeypatch.setattr(Community, "refused", lambda self, a, c: {"result": c, "events": []})
+    with pytest.raises(StoreError, match="differs"):
+        Node.open(db, verify=True, fsync=False)
 
 
 def _log_bytes(db: Path) -> tuple[int, int]:

@@ -408,14 +408,14 @@ def test_the_machine_catches_an_unfiltered_dense_ranking(monkeypatch: pytest.Mon
     failure."""
     real = Node._readable
 
-    def unfiltered(self: Node, ranked: Any, query: Any, depth: int) -> Any:
+    def unfiltered(self: Node, ranked: Any, query: Any, depth: int, view: Any) -> Any:
         if getattr(ranked, "__name__", "") != "neighbours":
-            return real(self, ranked, query, depth)
-        orch = self.gate.community.orchestrator
+            return real(self, ranked, query, depth, view)
+        arts = view.state["artifacts"]
         out = []
         for cid, score in ranked:
             _, carriers = self.store.carriers(cid)
-            out += [(x, orch.public_artifact(x), score) for x in carriers]
+            out += [(x, arts.get(x), score) for x in carriers]
         return out[:depth]
 
     monkeypatch.setattr(Node, "_readable", unfiltered)

@@ -44,7 +44,11 @@ from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.protocol.reputation import Beta, ReputationBook
 from ostrom.protocol.sanctions import RepairCheck, SanctionBook
 
-__all__ = ["Community", "Member", "Truth"]
+__all__ = ["REFUSED_WITH_VIOLATION", "Community", "Member", "Truth"]
+
+#: The refusals whose only effect is a violation of their sender of the same kind
+#: (``Community.refused``): the orchestrator's ``rate_limited`` and ``bad_reveal``.
+REFUSED_WITH_VIOLATION: Final = frozenset({"rate_limited", "bad_reveal"})
 
 #: A tick event's verdict -> the vote value it decided (None: not a decision on the merits).
 DECIDED_VOTE: Final[Mapping[str, str]] = {
@@ -142,6 +146,19 @@ class Community:
                     events += self._sync(agent)
         events += self._enforce(obs["events"])
         return {"result": obs["result"], "events": events}
+
+    def refused(self, agent: str, code: str) -> Observation:
+        """What a command of ``agent`` that was refused ``code`` with a violation did,
+        without the command: a ``rate_limited`` or ``bad_reveal`` refusal changes nothing
+        but its sender's violation count (the orchestrator checks before it changes
+        anything, then ``apply`` enforces the refusal's violation), so this observation
+        and state are ``apply``'s for that command.  A node logs such a command, when
+        oversized, as its hash and replays it by this (ROW-1, service/gate.py).  Any other
+        code, or an agent not registered: ``invalid_input``, nothing changed."""
+        if code not in REFUSED_WITH_VIOLATION or self.orchestrator.agent(agent) is None:
+            return {"result": "invalid_input", "events": []}
+        events: list[Event] = [{"event": "violation", "agent": agent, "kind": code}]
+        return {"result": code, "events": events + self._enforce(events)}
 
     # --- typed helpers ----------------------------------------------------------------------
 

@@ -332,9 +332,9 @@ class Params:
         1024,
         16 * 1024 * 1024,
         "largest refused command a node logs as sent (its envelope without payload, canonical "
-        "JSON): above it, one refused invalid_input is logged as its SHA-256 only, and one "
-        "refused without a violation is answered 413 oversized_refusal and not logged "
-        "(ROW-1); the protocol never reads it",
+        "JSON): above it, one refused invalid_input, rate_limited or bad_reveal is logged as "
+        "its SHA-256 only, and one refused without a violation is answered 413 "
+        "oversized_refusal and not logged (ROW-1); the protocol never reads it",
     )
     embedding_dim: int = _p(
         0,

@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any, Final, Protocol
 
 from starlette.concurrency import run_in_threadpool
+from starlette.responses import JSONResponse
 
 from ostrom.service.group_commit import GroupCommit
 from ostrom.service.node import Node, Reply
@@ -75,9 +77,11 @@ class LocalBackend:
     async def read(self, read: Read, consistent: bool) -> Answer:
         if read.name in _ON_THE_LOOP:  # the published view alone: nothing to wait for
             return answer(self.node, read)
-        # off the event loop: the read waits for the node's lock (a writer may hold it),
-        # or reads the store (GET /artifacts/{id}'s read record)
-        return await run_in_threadpool(answer, self.node, read)
+        # off the event loop: the read reads the file (a snapshot of it, without the
+        # node's lock: Node._reading), or GET /artifacts/{id}'s read record; its answer is
+        # encoded there too (a page of 1,000 log rows encoded on the loop would hold up
+        # every request meanwhile, the writer's included)
+        return await run_in_threadpool(_encoded, self.node, read)
 
     async def wait(self, after: int, timeout: float) -> None:
         await self.node.wait(after, timeout)
@@ -102,6 +106,12 @@ class LocalBackend:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+
+def _encoded(node: Node, read: Read) -> Answer:
+    """``answer``, its body encoded as the app sends it (``Answer.raw``)."""
+    a = answer(node, read)
+    return replace(a, raw=bytes(JSONResponse(a.body, status_code=a.status).body))
 
 
 async def _ticker(node: Node, interval: float) -> None:

@@ -41,7 +41,7 @@ from typing import Any
 from ostrom.protocol.community import Community
 from ostrom.protocol.params import ParamError, Params
 from ostrom.protocol.version import TRACE_DELTA_FORMAT
-from ostrom.service.gate import IDENTITY_OPS, Setup, member_json
+from ostrom.service.gate import IDENTITY_OPS, Setup, elided_result, member_json
 from ostrom.service.identity import canonical
 from ostrom.service.node import public_command
 from ostrom.service.store import Store, StoreError
@@ -102,7 +102,11 @@ def _trace_lines(store: Store) -> Iterator[dict[str, Any]]:
         command = e.envelope.get("command")
         if isinstance(command, dict) and command.get("op") in IDENTITY_OPS:
             continue  # a key's rotation or revocation: the gate's, not a Community step
-        obs = community.apply(command)
+        if "elided" in e.envelope and elided_result(e.envelope) != "invalid_input":
+            # ROW-1: an oversized refusal with a violation, kept as its hash: its effect
+            obs = community.refused(e.agent, elided_result(e.envelope))
+        else:
+            obs = community.apply(command)
         if json.loads(canonical(obs)) != e.observation:
             raise ExportError(
                 f"log[{e.pos}]: replaying {command!r} gives {obs['result']!r}, the node "

@@ -58,7 +58,7 @@ from ostrom.protocol.commands import (
     payload_digest,
     payload_of,
 )
-from ostrom.protocol.community import Community, Member
+from ostrom.protocol.community import REFUSED_WITH_VIOLATION, Community, Member
 from ostrom.protocol.params import DEFAULTS, Params
 from ostrom.service.identity import (
     admission_shape,
@@ -87,6 +87,7 @@ __all__ = [
     "IdentityCommand",
     "Setup",
     "elided",
+    "elided_result",
     "embedding_refusal",
     "identity_command_schema",
     "member_from_json",
@@ -492,13 +493,22 @@ def payload_refusal(
 
 #: The keys of a log row's envelope kept as its hash (``elided``): no signature.
 ELIDED_KEYS: Final = frozenset({"agent", "seq", "command", "elided"})
+#: The results a row kept as its hash may replay as (``elided_result``).
+_ELIDED_RESULTS: Final = frozenset({"invalid_input", *REFUSED_WITH_VIOLATION})
 
 
-def elided(envelope: Mapping[str, Any], size: int) -> dict[str, Any]:
+def elided(envelope: Mapping[str, Any], size: int, refused: str | None = None) -> dict[str, Any]:
     """What the log keeps of an admitted envelope of ``size`` canonical bytes (over
     ``refused_row_bytes``) that the Community refused ``invalid_input`` (ROW-1): its
     agent, seq, the SHA-256 and size of its canonical JSON, and a *surrogate* command
     that the Community refuses exactly as it refused the original.
+
+    ``refused``: the code of a refusal with a violation of another kind
+    (``REFUSED_WITH_VIOLATION``: ``rate_limited``, ``bad_reveal``), which the hash row
+    names (``elided.refused``).  No surrogate command replays those (the refusal depends
+    on state a command the sender chose can steer: a surrogate reveal could open the
+    commitment); the gate replays the row by ``Community.refused`` instead: the
+    violation, counted, which is all such a refusal changes.
 
     Why the surrogate replays the same: ``invalid_input`` is check 1 (the command's
     shape: the orchestrator's ``_parse``, or a join's or set_agent's own check), and its
@@ -517,12 +527,23 @@ def elided(envelope: Mapping[str, Any], size: int) -> dict[str, Any]:
         surrogate["op"] = op
     if command.get("agent") == envelope["agent"] and op not in OPERATOR_OPS:
         surrogate["agent"] = envelope["agent"]
+    info: dict[str, Any] = {"sha256": digest, "bytes": size}
+    if refused is not None:
+        info["refused"] = refused
     return {
         "agent": envelope["agent"],
         "seq": envelope["seq"],
         "command": surrogate,
-        "elided": {"sha256": digest, "bytes": size},
+        "elided": info,
     }
+
+
+def elided_result(envelope: Mapping[str, Any]) -> str:
+    """The result a row kept as its hash replays as (``elided``): ``invalid_input``, or
+    the refusal with a violation it names."""
+    info = envelope.get("elided")
+    refused = info.get("refused") if isinstance(info, dict) else None
+    return refused if isinstance(refused, str) else "invalid_input"
 
 
 def _agent_seq(envelope: object) -> tuple[str | None, int | None]:
@@ -803,14 +824,28 @@ class Gate:
         )
 
     def logged_form(self, envelope: dict[str, Any], obs: Observation) -> dict[str, Any]:
-        """The envelope as the log keeps it: an ``invalid_input`` refusal over
-        ``refused_row_bytes`` as its hash and surrogate (``elided``, ROW-1), anything
-        else as it is (without its payload: the node strips it before)."""
-        if obs["result"] == "invalid_input":
+        """The envelope as the log keeps it: a refusal over ``refused_row_bytes`` as its
+        hash (``elided``, ROW-1) — ``invalid_input`` with a surrogate, ``rate_limited``
+        and ``bad_reveal`` naming their refusal (``Community.refused`` replays them) —
+        anything else as it is (without its payload: the node strips it before)."""
+        result = obs["result"]
+        if result == "invalid_input" or self._replays_as_refusal(envelope, obs):
             size = self.row_size(envelope)
             if size > self.params.refused_row_bytes:
-                return elided(envelope, size)
+                return elided(envelope, size, None if result == "invalid_input" else result)
         return envelope
+
+    def _replays_as_refusal(self, envelope: Mapping[str, Any], obs: Observation) -> bool:
+        """Whether ``obs`` is a refusal ``Community.refused`` gives again: one of
+        ``REFUSED_WITH_VIOLATION`` whose first event is that violation of the sender."""
+        events = obs["events"]
+        return (
+            obs["result"] in REFUSED_WITH_VIOLATION
+            and envelope["command"].get("op") not in IDENTITY_OPS
+            and bool(events)
+            and events[0]
+            == {"event": "violation", "agent": envelope["agent"], "kind": obs["result"]}
+        )
 
     def admit_logged(self, envelope: object) -> Admission:
         """``admit`` for a row of the node's own log (replay, and the rollback of a failed
@@ -827,7 +862,8 @@ class Gate:
             or agent is None
             or seq is None
             or not isinstance(info, dict)
-            or set(info) != {"sha256", "bytes"}
+            or not {"sha256", "bytes"} <= set(info) <= {"sha256", "bytes", "refused"}
+            or info.get("refused", "invalid_input") not in _ELIDED_RESULTS
             or not isinstance(info["bytes"], int)
             or not isinstance(envelope["command"], dict)
             or envelope["command"].get("elided") != info["sha256"]
@@ -860,6 +896,10 @@ class Gate:
         applied in between (the node's write path: one signature check per command)."""
         assert adm.ok and adm.agent is not None and adm.seq is not None
         inner = envelope["command"]
+        if "elided" in envelope and elided_result(envelope) != "invalid_input":  # ROW-1
+            obs = self.community.refused(adm.agent, elided_result(envelope))
+            self._last[adm.agent] = adm.seq
+            return obs
         if inner.get("op") in IDENTITY_OPS:
             obs = self._apply_identity(inner, adm.agent)
             self._last[adm.agent] = adm.seq

@@ -40,6 +40,16 @@ its fsync, nor for the replay after a failed append (the state the failure rolls
 is the published one).  The view is built incrementally (``_next_view``): a command
 changes only the artifacts its command and events name and the principal that signed
 it; a change of the agents' registry rebuilds that part whole.
+
+The reads that also read the file (``/log``, ``/slots/{slot}``, ``/search``,
+``/artifacts/{id}/content``) do not take the lock either (``_reading``): each opens a
+read transaction of SQLite (WAL: a snapshot of the committed file; the store's read
+connections, one per thread, and the search connection), takes the log position that
+snapshot holds, and answers from it and the view published for that very position
+(the node keeps the last ``KEPT_VIEWS``).  Rows and view are of one committed group
+boundary: never a half-applied command, never a group half seen, and READ-1 decided on
+the same state the payloads are read from.  A search brings the search index to that
+position first (the writer only queues its changes: service/store.py).
 """
 
 from __future__ import annotations
@@ -69,6 +79,7 @@ from ostrom.service.gate import (
     Admission,
     Gate,
     Setup,
+    elided_result,
     payload_refusal,
 )
 from ostrom.service.identity import canonical, sign_envelope, without_payload
@@ -77,6 +88,7 @@ from ostrom.service.snapshot import CodecError, older_format, restore, snapshot
 from ostrom.service.store import DbUnavailable, Entry, Row, Store, StoreError, digest
 
 __all__ = [
+    "KEPT_VIEWS",
     "REDACTED",
     "Node",
     "Operator",
@@ -89,6 +101,13 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+#: How many of the latest views the node keeps, for the reads whose snapshot of the file
+#: began before the newest group was published (a read finds the view of its position).
+KEPT_VIEWS: Final = 64
+#: How long a read waits for the view of the position its snapshot holds (the writer
+#: publishes it right after the commit; a longer wait means a writer that failed).
+_VIEW_WAIT: Final = 10.0
 
 #: Fields of a reveal_vote that are the ballot's secret until its commit phase closes.
 _SECRET_FIELDS: Final = ("vote", "reason", "salt")
@@ -267,6 +286,9 @@ class Node:
         #: read rebuilt the whole state under the lock, so reads stalled writes and a
         #: write in progress stalled every read)
         self._view = self._whole_view()
+        #: the latest views by position (``_reading``), and who waits for the next one
+        self._views: dict[int, View] = {self._view.pos: self._view}
+        self._published = threading.Condition(threading.Lock())
         self._waiters: list[_Waiter] = []
         #: the search index's entry of each artifact READ-1 lets through: (its content
         #: id, 1 if without history, 1 if with); the store's ``search_index`` counts them
@@ -416,7 +438,7 @@ class Node:
                 else:
                     self._envelopes.append(s.envelope)
             # READ-1: the reads see the group once it is durable, all of it at once
-            self._view = self._next_view(self._view, staged)
+            self._publish(self._next_view(self._view, staged))
             self._wake()
             return [staged[r.index].reply(r.retry) if isinstance(r, _Pending) else r for r in out]
 
@@ -578,6 +600,41 @@ class Node:
         docstring).  A write in progress is not in it until its rows are committed."""
         return self._view
 
+    def _publish(self, view: View) -> None:
+        """Make ``view`` the latest (after its rows are committed) and wake the reads
+        waiting for its position."""
+        with self._published:
+            self._view = view
+            self._views[view.pos] = view
+            while len(self._views) > KEPT_VIEWS:
+                del self._views[min(self._views)]
+            self._published.notify_all()
+
+    def _view_at(self, pos: int) -> View | None:
+        """The view published for log position ``pos`` (waited for, if its group is
+        committed but not yet published); None if it is no longer kept."""
+        with self._published:
+            self._published.wait_for(lambda: self._view.pos >= pos, _VIEW_WAIT)
+            return self._views.get(pos)
+
+    @contextlib.contextmanager
+    def _reading(self, search: bool = False) -> Iterator[View]:
+        """A snapshot of the file and the view of the same position, without the
+        node's lock (module docstring): the store's read methods called meanwhile on
+        this thread read that snapshot.  ``search``: on the search connection, its
+        index brought to that position."""
+        for _ in range(3):  # a view evicted meanwhile: another snapshot, a newer one
+            snap = self.store.search_snapshot() if search else self.store.read_snapshot()
+            with snap as pos:
+                view = self._view_at(pos)
+                if view is None:
+                    continue
+                if search:
+                    self.store.sync_search(pos)
+                yield view
+                return
+        raise StoreError("no view of the position the file's snapshot holds")
+
     def _whole_view(self) -> View:
         """The view of the gate's state, built whole (on open)."""
         registry = dict(self.gate.community.orchestrator.agents)
@@ -627,8 +684,14 @@ class Node:
         return self._view.state
 
     def log(self, after: int, limit: int) -> list[dict[str, Any]]:
-        with self._lock:
-            return [_public_entry(e) for e in self.store.entries(after, limit)]
+        """GET /log's rows (``log_at``)."""
+        return self.log_at(after, limit)[0]
+
+    def log_at(self, after: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """GET /log: at most ``limit`` rows after position ``after``, and the position of
+        the snapshot they were read from (no row past it)."""
+        with self._reading() as view:
+            return [_public_entry(e) for e in self.store.entries(after, limit)], view.pos
 
     def agent(self, agent: str, view: View | None = None) -> dict[str, Any] | None:
         """An agent's public registry entry, its key and seqs (an operator's too), from
@@ -653,20 +716,26 @@ class Node:
         return out
 
     def content(self, artifact: str) -> Reply:
+        """GET /artifacts/{id}/content's reply (``content_at``)."""
+        return self.content_at(artifact)[0]
+
+    def content_at(self, artifact: str) -> tuple[Reply, int]:
         """GET /artifacts/{id}/content: the payload the artifact carries under its current
-        digest.  404 ``not_found`` (no such artifact), ``content_forgotten`` (forgotten:
-        its payload was purged, FORGET-PURGE) or ``no_content`` (proposed by digest only)."""
-        with self._lock:
-            art = self.gate.community.orchestrator.public_artifact(artifact)
+        digest, and the position read.  404 ``not_found`` (no such artifact),
+        ``content_forgotten`` (forgotten: its payload was purged, FORGET-PURGE) or
+        ``no_content`` (proposed by digest only)."""
+        with self._reading() as view:
+            art = view.state["artifacts"].get(artifact)
             if art is None:
-                return error("not_found", f"no artifact {artifact[:200]!r}")
+                return error("not_found", f"no artifact {artifact[:200]!r}"), view.pos
             if art["state"] == FORGOTTEN:
-                return error("content_forgotten", "the artifact was forgotten: its content too")
+                reply = error("content_forgotten", "the artifact was forgotten: its content too")
+                return reply, view.pos
             digest = art.get("digest")
             payload = None if digest is None else self.store.payload(artifact, digest)
             if payload is None:
-                return error("no_content", "the artifact was proposed by digest only")
-            return Reply(200, {"artifact": artifact, "digest": digest, **payload})
+                return error("no_content", "the artifact was proposed by digest only"), view.pos
+            return Reply(200, {"artifact": artifact, "digest": digest, **payload}), view.pos
 
     def artifact(self, artifact: str, view: View | None = None) -> dict[str, Any] | None:
         """GET /artifacts/{id}: the public entry in ``view`` (default: the latest) and the
@@ -703,17 +772,17 @@ class Node:
         }
 
     def _readable(
-        self, ranked: Iterator[tuple[int, float]], query: SearchQuery, depth: int
+        self, ranked: Iterator[tuple[int, float]], query: SearchQuery, depth: int, view: View
     ) -> list[tuple[str, dict[str, Any], float]]:
         """The first ``depth`` (artifact, public entry, score) of the payloads ``ranked``
-        (content id, score; best first) that READ-1 lets ``query`` see: one filter for the
-        lexical and the dense ranking alike."""
-        orch = self.gate.community.orchestrator
+        (content id, score; best first) that READ-1 lets ``query`` see in ``view``: one
+        filter for the lexical and the dense ranking alike."""
+        arts = view.state["artifacts"]
         out: list[tuple[str, dict[str, Any], float]] = []
         for cid, score in ranked:
             digest, carriers = self.store.carriers(cid)
             for x in carriers:
-                art = orch.public_artifact(x)
+                art = arts.get(x)
                 if (
                     art is None
                     or not eligible(art, query.history)  # READ-1
@@ -750,16 +819,20 @@ class Node:
         The store ranks only the payloads the search index lists (each carried by at
         least one artifact READ-1 lets through), best first, a page at a time
         (``_matches``); every hit is checked against the public state again
-        (``_readable``), so the answer is the same as reading every match."""
-        with self._lock:
-            orch = self.gate.community.orchestrator
+        (``_readable``), so the answer is the same as reading every match.
+
+        Without the node's lock: the public state is the view of the position of the
+        search connection's snapshot, the index brought to it (``_reading``)."""
+        with self._reading(search=True) as view:
             both = bool(query.terms) and query.vector is not None
             depth = max(query.k, FUSION_DEPTH) if both else query.k
             lexical = (
-                self._readable(self._matches(query, depth), query, depth) if query.terms else []
+                self._readable(self._matches(query, depth), query, depth, view)
+                if query.terms
+                else []
             )
             near = (
-                self._readable(self.store.neighbours(query.vector), query, depth)
+                self._readable(self.store.neighbours(query.vector), query, depth, view)
                 if query.vector is not None
                 else []
             )
@@ -779,14 +852,20 @@ class Node:
                 hit["ranks"] = {"lexical": r_lex, "dense": r_dense}
                 hit["similarity"] = sims.get(x)
                 hits.append(hit)
-            self.store.record_reads([h["artifact"] for h in hits], query.q, orch.now)
-            return {"hits": hits, "position": self.store.last_pos}
+        self.store.record_reads([h["artifact"] for h in hits], query.q, view.state["now"])
+        if self.store.reads_due() and self._lock.acquire(blocking=False):
+            try:  # only if no write is in progress: a search never waits for the lock
+                self.store.flush_reads()
+            finally:
+                self._lock.release()
+        return {"hits": hits, "position": view.pos}
 
     def slot(self, slot: str) -> dict[str, Any]:
         """GET /slots/{slot}: the slot's current value(s) (what READ-1 returns) and its
-        history (its superseded artifacts, in the order they were superseded)."""
-        with self._lock:
-            arts = self.gate.community.orchestrator.public_state()["artifacts"]
+        history (its superseded artifacts, in the order they were superseded), read
+        from one snapshot and the view of its position (``_reading``)."""
+        with self._reading() as view:
+            arts = view.state["artifacts"]
             mine = [(i, x, a) for i, (x, a) in enumerate(arts.items()) if a["slot"] == slot]
             current = [self._hit(x, a, None) for _, x, a in mine if eligible(a, False)]
             history = [
@@ -805,7 +884,7 @@ class Node:
                 "slot": slot,
                 "current": current,
                 "history": [h for _, h in history],
-                "position": self.store.last_pos,
+                "position": view.pos,
             }
 
     # --- the event stream (long poll) -------------------------------------------------------
@@ -971,7 +1050,7 @@ def replay(store: Store, *, verify: bool = False) -> tuple[Gate, Any, list[dict[
         if not adm.ok:
             raise StoreError(f"log[{e.pos}]: the gate refuses this row ({adm.code})")
         obs = gate.apply_admitted(e.envelope, adm)
-        if "elided" in e.envelope and obs["result"] != "invalid_input":  # ROW-1
+        if "elided" in e.envelope and obs["result"] != elided_result(e.envelope):  # ROW-1
             raise StoreError(f"log[{e.pos}]: a row kept as its hash replays as {obs['result']}")
         if verify and _json(obs) != e.observation:
             raise StoreError(f"log[{e.pos}]: the replayed observation differs from the logged one")

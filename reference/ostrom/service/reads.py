@@ -11,7 +11,8 @@ Every answer says at which log position it was read (``Answer.position``: the st
 after that many logged commands), and the two belong to one state: the reads of the
 public state (``VIEWED``) answer from one ``node.View`` and its position, without the
 node's lock (a write in progress never delays them: issue 41, item 9); the others (the
-log, a slot's payloads, a search, a content) read the store under the lock.  ``Read.from_json`` is
+log, a slot's payloads, a search, a content) read one snapshot of the file and the view
+of its position, without the lock either (``Node._reading``).  ``Read.from_json`` is
 the replica's side of the channel: a frame from the network is hostile, and anything
 that is not a read the app could have built is refused (``ReadError``), never answered
 and never a crash.
@@ -140,8 +141,8 @@ def slots_of(artifacts: dict[str, Any]) -> dict[str, Any]:
 
 def answer(node: Node, read: Read) -> Answer:
     """The answer of ``node`` to ``read`` and the position it was read at (one state: a
-    ``VIEWED`` read answers from one view and its position; the others hold the node's
-    lock across both, which is reentrant: the node's reads take it too)."""
+    ``VIEWED`` read answers from one view and its position; the others from one snapshot
+    of the file and the view of its position)."""
     if read.name in VIEWED:
         view = node.view()
         if read.name in _WHOLE:  # the same answer for every read of this view
@@ -152,9 +153,8 @@ def answer(node: Node, read: Read) -> Answer:
             return Answer(200, kept[0], view.pos, raw=kept[1])
         reply = _viewed(node, view, read)
         return Answer(reply.status, reply.body, view.pos)
-    with node._lock:
-        reply = _reply(node, read)
-        return Answer(reply.status, reply.body, node.last_pos)
+    reply, pos = _reply(node, read)
+    return Answer(reply.status, reply.body, pos)
 
 
 def _viewed(node: Node, view: View, read: Read) -> Reply:
@@ -183,12 +183,14 @@ def _viewed(node: Node, view: View, read: Read) -> Reply:
     raise ReadError(f"not a read of the view: {name!r}")
 
 
-def _reply(node: Node, read: Read) -> Reply:
+def _reply(node: Node, read: Read) -> tuple[Reply, int]:
+    """A read of the file, and the position of the snapshot it was read from."""
     name = read.name
     if name == "content":
-        return node.content(str(read.arg("artifact")))
+        return node.content_at(str(read.arg("artifact")))
     if name == "slot":
-        return Reply(200, node.slot(str(read.arg("slot"))))
+        body = node.slot(str(read.arg("slot")))
+        return Reply(200, body), int(body["position"])
     if name == "search":
         try:
             query = SearchQuery.parse(
@@ -200,9 +202,10 @@ def _reply(node: Node, read: Read) -> Reply:
                 dim=node.gate.params.embedding_dim,
             )
         except SearchError as exc:
-            return error(exc.code, exc.detail)
-        return Reply(200, node.search(query))
+            return error(exc.code, exc.detail), node.view().pos
+        body = node.search(query)
+        return Reply(200, body), int(body["position"])
     if name == "log":
-        entries = node.log(int(read.arg("after", 0)), int(read.arg("limit", 100)))
-        return Reply(200, {"entries": entries, "last_pos": node.last_pos})
+        entries, pos = node.log_at(int(read.arg("after", 0)), int(read.arg("limit", 100)))
+        return Reply(200, {"entries": entries, "last_pos": pos}), pos
     raise ReadError(f"no such read: {name!r}")

@@ -67,7 +67,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, closing, nullcontext, suppress
+from contextlib import AbstractContextManager, closing, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -334,11 +334,21 @@ class Row:
 
 
 class Store:
-    """One node's SQLite file.  Not thread-safe by itself: the node serialises access,
-    but for ``reads`` (the advisory read record of GET /artifacts/{id}), which any thread
-    may call while a write is in progress: it reads on a read-only connection of its own
-    thread (WAL: a reader never waits for the writer) and takes ``_pending_lock``, which a
-    commit holds only while it writes buffered reads (``append_rows``)."""
+    """One node's SQLite file.  The writer's connection is the node's (it serialises the
+    writes); reads run on other connections, WAL snapshots that never wait for a write
+    in progress nor delay one (issue 41, item 9):
+
+    * ``read_snapshot``: the calling thread's read-only connection, in one read
+      transaction (GET /log, /slots/{slot}, /artifacts/{id}/content); every read method
+      called inside it reads that snapshot;
+    * ``search_snapshot``: the search connection, one at a time (``_search_lock``), which
+      holds the search index (``temp.search_index``, the hot terms' postings, the
+      vectors): the writer only queues each group's change of the index (``index_search``),
+      and a search applies what was queued up to the position it reads (``sync_search``);
+    * ``reads`` (the advisory read record), from any thread, on its read-only connection.
+
+    A connection is never used by two threads at once: the writer's by the node's
+    lock, the search connection by ``_search_lock``, a reader by its own thread."""
 
     def __init__(self, db: sqlite3.Connection, path: Path, params: Any, setup: Any) -> None:
         self._db = db
@@ -357,14 +367,31 @@ class Store:
         #: the stored unit vectors, read once and kept until a write adds or purges one
         #: (a search used to read every vector from SQLite: seconds at 100k)
         self._vectors: tuple[Any, Any] | None = None
+        #: the transaction in progress purged a payload, added or purged a vector: the
+        #: search side drops its postings, its vectors, once it is committed
+        self._drop_postings = self._drop_vectors = False
         self._pending_queries: list[tuple[str, str, int]] = []
         #: held while the buffered reads change or are written and committed, so that
         #: ``reads`` sees them either buffered or in the file, never both nor neither
         self._pending_lock = threading.Lock()
+        #: searches' reads not yet folded into the buffer (``record_reads`` only takes
+        #: this short lock: a search never waits for a commit that writes the buffer)
+        self._incoming: list[tuple[tuple[str, ...], str, int]] = []
+        self._incoming_lock = threading.Lock()
+        #: artifacts purged since open: a search that read them before their purge
+        #: records no read of them after it (FORGET-PURGE: the query texts may quote them)
+        self._purged: set[str] = set()
         #: each thread's read-only connection (``reads``), all of them to close
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
+        #: the search connection and what it holds (the class docstring)
+        self._search_lock = threading.RLock()
+        self._sdb = db  # replaced by ``open`` with a connection of its own
+        #: the index changes the writer queued: (log position, delta, reset, drop the
+        #: postings, drop the vectors), applied by the search side in order
+        self._queue: list[tuple[int, dict[int, tuple[int, int]], bool, bool, bool]] = []
+        self._queue_lock = threading.Lock()
         #: the hot terms' postings: ``matches`` ranks them as FTS5 would without calling
         #: bm25 on every row (service/bm25.py)
         self.postings = bm25.Postings(db, "content_fts", _WEIGHTS)
@@ -410,8 +437,7 @@ class Store:
             db.execute("PRAGMA secure_delete=ON")
             # a crash between a purge and its checkpoint left the old frames in the WAL
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            db.execute("PRAGMA temp_store=MEMORY")  # the search index: no file at all
-            db.execute(_SEARCH_INDEX)
+            store._open_search(busy_timeout)
             store.fsync = fsync
             return store
         except (sqlite3.Error, UnicodeDecodeError) as exc:  # text that is not UTF-8 any more
@@ -420,6 +446,22 @@ class Store:
         except StoreError:
             db.close()
             raise
+
+    def _open_search(self, busy_timeout: float) -> None:
+        """The search connection (read-only on the file; its temporary database, in
+        memory, holds the search index) and the postings that read through it."""
+        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        sdb = sqlite3.connect(
+            uri, uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            sdb.execute("PRAGMA temp_store=MEMORY")  # the search index: no file at all
+            sdb.execute(_SEARCH_INDEX)
+        except BaseException:
+            sdb.close()
+            raise
+        self._sdb = sdb
+        self.postings = bm25.Postings(sdb, "content_fts", _WEIGHTS)
 
     @classmethod
     def _create(cls, db: sqlite3.Connection, p: Path, params: Any, setup: Any) -> Store:
@@ -491,16 +533,85 @@ class Store:
             for r in self._readers:
                 r.close()
             self._readers.clear()
-        if self._pending_queries:
-            with self._buffered(), suppress(sqlite3.Error):  # advisory: if the file takes it
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    self._flush_reads()
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    self._rollback()
-                    raise
+        with self._search_lock:
+            if self._sdb is not self._db:
+                self._sdb.close()
+        self.flush_reads()
         self._db.close()
+
+    # --- read snapshots ---------------------------------------------------------------------
+
+    def _rdb(self) -> sqlite3.Connection:
+        """The connection a read method reads: the snapshot this thread holds, if any,
+        else the writer's (the node's own reads under its lock, the tests, replay)."""
+        db: sqlite3.Connection | None = getattr(self._local, "current", None)
+        return self._db if db is None else db
+
+    @contextmanager
+    def _snapshot(self, db: sqlite3.Connection) -> Iterator[int]:
+        """``db`` in one read transaction, read by this thread's read methods meanwhile;
+        the log position it reads (the last committed group's, when it began)."""
+        if getattr(self._local, "current", None) is not None:
+            raise RuntimeError("a read snapshot is already held by this thread")
+        try:
+            db.execute("BEGIN")
+            pos = int(db.execute("SELECT coalesce(max(pos), 0) FROM log").fetchone()[0])
+        except sqlite3.Error as exc:
+            with suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            # StoreError: the app answers 503 db_unavailable, as for any unreadable file
+            raise StoreError(f"cannot read the log: {exc}") from None
+        self._local.current = db
+        try:
+            yield pos
+        finally:
+            self._local.current = None
+            with suppress(sqlite3.Error):  # a read transaction: nothing to keep
+                db.execute("COMMIT")
+
+    def read_snapshot(self) -> AbstractContextManager[int]:
+        """This thread's read-only connection in one read transaction (the class
+        docstring): the log position its reads see.  Hold it briefly: a purge's WAL
+        checkpoint waits for the readers of older snapshots (FORGET-PURGE)."""
+        return self._snapshot(self._reader())
+
+    @contextmanager
+    def search_snapshot(self) -> Iterator[int]:
+        """The search connection, for this thread alone, in one read transaction: the
+        log position it reads.  The caller brings the search index to that position
+        (``sync_search``) once the writer has queued its change (the node's view of
+        that position is published after it)."""
+        with self._search_lock, self._snapshot(self._sdb) as pos:
+            yield pos
+
+    def sync_search(self, upto: int | None = None) -> None:
+        """Apply the queued changes of the search index up to log position ``upto``
+        (None: all of them), on the search connection (``search_snapshot`` held, or
+        none: then in a transaction of their own)."""
+        with self._search_lock:
+            with self._queue_lock:
+                n = len(self._queue)
+                if upto is not None:
+                    n = next((i for i, q in enumerate(self._queue) if q[0] > upto), n)
+                todo, self._queue = self._queue[:n], self._queue[n:]
+            for _, delta, reset, postings, vectors in todo:
+                if postings:
+                    self.postings.clear()
+                if vectors:
+                    self._vectors = None
+                self._apply_index(delta, reset)
+
+    def _queue_index(
+        self,
+        delta: Mapping[int, tuple[int, int]],
+        *,
+        reset: bool = False,
+        postings: bool = False,
+        vectors: bool = False,
+    ) -> None:
+        """Queue a change of the search index at the last committed position (the writer)."""
+        with self._queue_lock:
+            self._queue.append((self.last_pos, dict(delta), reset, postings, vectors))
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -524,7 +635,7 @@ class Store:
         for a row that does not decode."""
         sql = "SELECT pos, agent, seq, envelope, result, observation FROM log WHERE pos > ? "
         sql += "ORDER BY pos" + ("" if limit is None else f" LIMIT {int(limit)}")
-        with closing(self._db.execute(sql, (after,))) as cur:
+        with closing(self._rdb().execute(sql, (after,))) as cur:
             for pos, agent, seq, env, result, obs in cur:
                 yield self._entry(pos, agent, seq, env, result, obs)
 
@@ -576,12 +687,16 @@ class Store:
         """The payload ``artifact`` carried under ``digest`` (None: it carried none, or it
         was purged).  ``StoreError`` if the stored payload no longer hashes to its digest
         (the file is hostile input)."""
-        row = self._db.execute(
-            "SELECT c.content, c.title, c.tags, c.source, v.embedding FROM artifact_content a "
-            "JOIN content c ON c.digest = a.digest LEFT JOIN content_vec v ON v.id = c.id "
-            "WHERE a.artifact = ? AND a.digest = ?",
-            (artifact, digest),
-        ).fetchone()
+        row = (
+            self._rdb()
+            .execute(
+                "SELECT c.content, c.title, c.tags, c.source, v.embedding FROM artifact_content a "
+                "JOIN content c ON c.digest = a.digest LEFT JOIN content_vec v ON v.id = c.id "
+                "WHERE a.artifact = ? AND a.digest = ?",
+                (artifact, digest),
+            )
+            .fetchone()
+        )
         if row is None:
             return None
         content, title, tags, source, embedding = row
@@ -622,7 +737,23 @@ class Store:
         search index lists for that column (READ-1 decided in SQL: FTS5 then keeps only
         the best ``limit`` rows after ``offset``, not every match).  With ``only`` and a
         hot term in ``match`` the same rows come from the hot terms' postings instead
-        (``_ranked``, service/bm25.py): FTS5 would call bm25 on every row that holds it."""
+        (``_ranked``, service/bm25.py): FTS5 would call bm25 on every row that holds it.
+        Read on the search connection: inside ``search_snapshot``, its snapshot; outside
+        it, after every queued change of the index."""
+        with self._search_lock:
+            if getattr(self._local, "current", None) is not self._sdb:
+                self.sync_search()
+            yield from self._matches(match, within, only=only, limit=limit, offset=offset)
+
+    def _matches(
+        self,
+        match: str,
+        within: Sequence[int] | None,
+        *,
+        only: str | None,
+        limit: int | None,
+        offset: int,
+    ) -> Iterator[tuple[int, float]]:
         if only is not None and within is None:
             fast = self._ranked(match, only, offset + (limit if limit is not None else 1 << 62))
             if fast is not None:
@@ -648,7 +779,7 @@ class Store:
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
             args += [limit, offset]
-        with closing(self._db.execute(sql, args)) as cur:
+        with closing(self._sdb.execute(sql, args)) as cur:
             for rowid, score in cur:
                 yield int(rowid), float(score)
 
@@ -662,7 +793,7 @@ class Store:
         if terms is None:
             return None
         p = self.postings
-        top = int(self._db.execute("SELECT coalesce(max(id), 0) FROM content").fetchone()[0])
+        top = int(self._sdb.execute("SELECT coalesce(max(id), 0) FROM content").fetchone()[0])
         if not p.worth(terms, top):
             return None
         got = p.rank(terms, self._counts[only] > 0, top, max(0, min(n, 1 << 40)))
@@ -674,10 +805,17 @@ class Store:
     def neighbours(self, vector: Sequence[float]) -> Iterator[tuple[int, float]]:
         """(content id, cosine similarity) of every payload that carries an embedding,
         most similar to ``vector`` first (an exact k-NN: service/dense.py).  ``StoreError``
-        for a stored vector that is not of the community's dimension (hostile file)."""
+        for a stored vector that is not of the community's dimension (hostile file).
+        Read on the search connection, as ``matches``."""
+        with self._search_lock:
+            if getattr(self._local, "current", None) is not self._sdb:
+                self.sync_search()
+            yield from self._neighbours(vector)
+
+    def _neighbours(self, vector: Sequence[float]) -> Iterator[tuple[int, float]]:
         dim = len(vector)
         if self._vectors is None:
-            bad = self._db.execute(
+            bad = self._sdb.execute(
                 "SELECT id FROM content_vec WHERE typeof(vector) != 'blob' "
                 "OR length(vector) != ? LIMIT 1",
                 (4 * dim,),
@@ -685,7 +823,7 @@ class Store:
             if bad is not None:
                 raise StoreError(f"content_vec[{bad[0]}]: not a vector of {dim} float32")
         if self._vectors is None or self._vectors[1].shape[1:] != (dim,):
-            rows = self._db.execute("SELECT id, vector FROM content_vec").fetchall()
+            rows = self._sdb.execute("SELECT id, vector FROM content_vec").fetchall()
             self._vectors = dense.matrix(rows, dim)
         ids, vectors = self._vectors
         yield from dense.nearest(ids, vectors, vector)
@@ -701,9 +839,15 @@ class Store:
 
     def index_search(self, delta: Mapping[int, tuple[int, int]], *, reset: bool = False) -> None:
         """Add ``delta`` (content id -> (current, history) carriers, negative to take away)
-        to the search index (``reset``: to an empty one); rows left at no carrier go."""
+        to the search index (``reset``: to an empty one); rows left at no carrier go.  The
+        writer calls it once a group is committed: the change is queued at the committed
+        position, and the search side applies it (``sync_search``)."""
+        self._queue_index(delta, reset=reset)
+
+    def _apply_index(self, delta: Mapping[int, tuple[int, int]], reset: bool) -> None:
+        """``index_search``'s change, on the search connection (``_search_lock`` held)."""
         if reset:
-            self._db.execute("DELETE FROM temp.search_index")
+            self._sdb.execute("DELETE FROM temp.search_index")
             for c in _SEARCH_INDEX_COLUMNS:
                 self._counts[c] = np.zeros(0, dtype=np.int64)
         if delta:
@@ -716,28 +860,32 @@ class Store:
                     )
                 for i, counts in delta.items():
                     arr[i] += counts[j]
-        self._db.executemany(
+        self._sdb.executemany(
             "INSERT INTO temp.search_index VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
             "current = current + excluded.current, history = history + excluded.history",
             [(i, c, h) for i, (c, h) in sorted(delta.items()) if c or h],
         )
         gone = [(i,) for i, (c, h) in delta.items() if c < 0 or h < 0]
-        self._db.executemany(
+        self._sdb.executemany(
             "DELETE FROM temp.search_index WHERE id = ? AND history <= 0 AND current <= 0", gone
         )
 
     def search_index(self) -> dict[int, tuple[int, int]]:
-        """The search index as it is: content id -> (current, history) carriers."""
-        rows = self._db.execute("SELECT id, current, history FROM temp.search_index")
-        return {int(i): (int(c), int(h)) for i, c, h in rows}
+        """The search index once every queued change is applied: content id ->
+        (current, history) carriers."""
+        with self._search_lock:
+            self.sync_search()
+            rows = self._sdb.execute("SELECT id, current, history FROM temp.search_index")
+            return {int(i): (int(c), int(h)) for i, c, h in rows}
 
     def carriers(self, content_id: int) -> tuple[str, list[str]]:
         """The digest of content row ``content_id`` and the artifacts that carried it."""
-        row = self._db.execute("SELECT digest FROM content WHERE id = ?", (content_id,)).fetchone()
+        db = self._rdb()
+        row = db.execute("SELECT digest FROM content WHERE id = ?", (content_id,)).fetchone()
         if row is None:
             return "", []
         d = str(row[0])
-        arts = self._db.execute(
+        arts = db.execute(
             "SELECT artifact FROM artifact_content WHERE digest = ? ORDER BY artifact", (d,)
         )
         return d, [str(r[0]) for r in arts]
@@ -757,9 +905,13 @@ class Store:
 
     def provenance(self, artifact: str) -> dict[str, Any]:
         """The ``provenance`` row of ``artifact`` (every column null if none)."""
-        row = self._db.execute(
-            f"SELECT {', '.join(PROVENANCE)} FROM provenance WHERE artifact = ?", (artifact,)
-        ).fetchone()
+        row = (
+            self._rdb()
+            .execute(
+                f"SELECT {', '.join(PROVENANCE)} FROM provenance WHERE artifact = ?", (artifact,)
+            )
+            .fetchone()
+        )
         return dict(zip(PROVENANCE, row or (None,) * len(PROVENANCE), strict=True))
 
     def _reader(self) -> sqlite3.Connection:
@@ -782,6 +934,12 @@ class Store:
         with self._pending_lock:
             pending = self._pending_reads.get(artifact)
             buffered = [q for x, q, _ in reversed(self._pending_queries) if x == artifact]
+            with self._incoming_lock:  # not yet folded (only the writer folds)
+                for arts, q, rnd in self._incoming:
+                    if artifact in arts and artifact not in self._purged:
+                        n = arts.count(artifact)
+                        pending = ((pending or (0, rnd))[0] + n, rnd)
+                        buffered[:0] = [q] * n
             # fetchall: a statement stepped to its end holds no read lock on the WAL
             found = db.execute(
                 "SELECT returned, last_round FROM reads WHERE artifact = ?", (artifact,)
@@ -800,22 +958,26 @@ class Store:
             "recent_queries": queries[:RECENT_QUERIES],
         }
 
-    def _buffered(self) -> AbstractContextManager[Any]:
-        """``_pending_lock`` if reads are buffered (a commit that writes them holds it to
-        its end), else nothing to hold."""
-        return self._pending_lock if self._pending_queries else nullcontext()
-
     def record_reads(self, artifacts: Sequence[str], q: str, round: int) -> None:
         """Count a search that returned ``artifacts`` (advisory, not protocol state): kept
-        in memory and written with the next log append (no fsync of its own), or once
-        ``_READ_BUFFER`` reads wait; a crash loses at most those."""
+        in memory and written with the next log append (no fsync of its own), or by
+        ``flush_reads`` once ``reads_due``; a crash loses at most those.  Any thread: it
+        takes one short lock, never one a commit holds."""
+        with self._incoming_lock:
+            self._incoming.append((tuple(artifacts), q, round))
+
+    def reads_due(self) -> bool:
+        """Whether ``_READ_BUFFER`` reads or more wait to be written."""
+        return len(self._pending_queries) + len(self._incoming) >= _READ_BUFFER
+
+    def flush_reads(self) -> None:
+        """Write the waiting reads in a transaction of their own (the writer's connection:
+        the caller holds the node's lock).  Advisory: a failure loses counts only."""
         with self._pending_lock:
-            for x in artifacts:
-                n, _ = self._pending_reads.get(x, (0, round))
-                self._pending_reads[x] = (n + 1, round)
-                self._pending_queries.append((x, q, round))
-        if len(self._pending_queries) >= _READ_BUFFER:
-            with self._buffered(), suppress(sqlite3.Error):  # advisory: loses counts only
+            self._fold()
+            if not self._pending_queries:
+                return
+            with suppress(sqlite3.Error):
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     self._flush_reads()
@@ -823,6 +985,19 @@ class Store:
                 except BaseException:
                     self._rollback()
                     raise
+
+    def _fold(self) -> None:
+        """Move the searches' reads into the buffer (``_pending_lock`` held), but those of
+        an artifact purged since the search read it (FORGET-PURGE)."""
+        with self._incoming_lock:
+            incoming, self._incoming = self._incoming, []
+        for artifacts, q, round in incoming:
+            for x in artifacts:
+                if x in self._purged:
+                    continue
+                n, _ = self._pending_reads.get(x, (0, round))
+                self._pending_reads[x] = (n + 1, round)
+                self._pending_queries.append((x, q, round))
 
     def _flush_reads(self) -> None:
         """Write the pending reads (inside the caller's transaction)."""
@@ -868,6 +1043,7 @@ class Store:
         """``_keep`` in a transaction of its own, outside any command: a cluster replica
         keeps the payload of a command it executed without it, once a peer gave it
         (cluster/payloads.py, "Repair").  ``DbUnavailable`` if SQLite refuses."""
+        self._drop_postings = self._drop_vectors = False
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -878,11 +1054,13 @@ class Store:
                 raise
         except sqlite3.Error as exc:
             raise DbUnavailable(str(exc)) from None
+        if self._drop_vectors:
+            self._queue_index({}, vectors=True)
 
     def _keep_embedding(self, digest: str, embedding: Sequence[float]) -> None:
         """Store the embedding of the payload ``digest`` (once): its canonical JSON and
         its unit vector (service/dense.py), keyed by the payload's content id."""
-        self._vectors = None  # read again, committed or not (a rollback also drops it)
+        self._invalidate(vectors=True)  # the search side reads them again once committed
         self._db.execute(
             "INSERT OR IGNORE INTO content_vec (id, embedding, vector) "
             "SELECT id, ?, ? FROM content WHERE digest = ?",
@@ -905,7 +1083,7 @@ class Store:
         self._pending_reads.pop(artifact, None)
         self._pending_queries = [r for r in self._pending_queries if r[0] != artifact]
         purged = 0
-        self._vectors = None  # FORGET-PURGE: a purged vector is never scored again
+        self._invalidate(vectors=True)  # FORGET-PURGE: a purged vector is never scored again
         for d in digests:
             cur = self._db.execute(
                 "DELETE FROM content WHERE digest = ? AND NOT EXISTS "
@@ -914,8 +1092,18 @@ class Store:
             )
             purged += cur.rowcount
         if purged:
-            self.postings.clear()  # FORGET-PURGE: no purged row is ranked, ids come again
+            self._invalidate(postings=True)  # FORGET-PURGE: no purged row is ranked
         return purged
+
+    def _invalidate(self, *, postings: bool = False, vectors: bool = False) -> None:
+        """The search side must drop its postings or vectors: once the transaction in
+        progress commits (``_append_rows``, ``keep_late`` queue it), or now if none is
+        (a write outside a transaction is committed already)."""
+        if self._db.in_transaction:
+            self._drop_postings |= postings
+            self._drop_vectors |= vectors
+        else:
+            self._queue_index({}, postings=postings, vectors=vectors)
 
     def _provenance(self, artifact: str, cols: Mapping[str, Any]) -> None:
         """Set ``cols`` of ``artifact``'s provenance row (created if none)."""
@@ -943,12 +1131,16 @@ class Store:
         """Append ``rows`` in order in *one* transaction (a group commit: one fsync for
         all); their positions.  ``DbUnavailable`` if SQLite refuses: the transaction is
         rolled back and none of them was kept."""
-        with self._buffered():  # the buffered reads move to the file: ``reads`` waits
+        if not self._pending_queries and not self._incoming:
+            return self._append_rows(rows)  # no read to write: ``reads`` need not wait
+        with self._pending_lock:  # the buffered reads move to the file: ``reads`` waits
+            self._fold()
             return self._append_rows(rows)
 
     def _append_rows(self, rows: Sequence[Row]) -> list[int]:
         first = self.last_pos + 1
         purged = 0
+        self._drop_postings = self._drop_vectors = False
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -994,4 +1186,9 @@ class Store:
                 self.snapshot_bytes, self.bytes_since_snapshot
             )
         self.last_pos = first + len(rows) - 1
+        # under _pending_lock still: a search's read of them is not buffered after this
+        self._purged.update(x for row in rows for x in row.forgotten)
+        if self._drop_postings or self._drop_vectors:
+            # FORGET-PURGE: no purged row is ranked (ids come again), no purged vector scored
+            self._queue_index({}, postings=self._drop_postings, vectors=self._drop_vectors)
         return list(range(first, self.last_pos + 1))
