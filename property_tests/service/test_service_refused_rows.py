@@ -264,3 +264,29 @@ def test_a_flood_of_large_refused_commands_costs_the_log_little(tmp_path: Path) 
 @pytest.mark.slow
 def test_three_hundred_large_refused_commands(tmp_path: Path) -> None:
     _flood(tmp_path, 300)
+
+
+@pytest.mark.tlc
+def test_validate_trace_accepts_an_export_with_violation_rows_kept_as_hashes(
+    tmp_path: Path,
+) -> None:
+    """ROW-1's rows of a refusal with a violation (``rate_limited``, ``bad_reveal``) are
+    exported as the command's op and agent with its hash (``elided``), the result and
+    the violation event: the community trace spec follows them (the sanction book
+    records the violation from the event, not from the elided arguments)."""
+    import json
+    import subprocess
+    import sys
+
+    test_refusals_with_a_violation_are_bounded_and_replay(tmp_path)
+    trace = tmp_path / "t.jsonl"
+    lines = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()[1:]]
+    elided = sorted(x["result"] for x in lines if "elided" in x["command"])
+    assert elided == ["bad_reveal", "rate_limited"], elided
+    r = subprocess.run(
+        [sys.executable, "-m", "ostrom", "validate-trace", str(trace)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0 and "ACCEPTED" in r.stdout, r.stdout + r.stderr
