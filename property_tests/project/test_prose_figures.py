@@ -1,12 +1,13 @@
 """Figures quoted in prose, tied to the committed result files they come from: the
 congestion-controlled issue run and the sweep (docs/consensus.md,
 bench/results/congestion.json), the validation of a node's export, in one TLC run and in
-chunks (docs/conformance.md, bench/results/trace_export.json), and the composed PBFT
-system's spec-mutation score (docs/checking.md, models/mutation/scores.json), and the
-figures of docs/evaluation.md's "claims, like for like" that no generated table holds: the
-rounds the protocol takes to adopt an update (evaluation/plasticity/runs.csv) and the
-forgetting reference's figures (bench/results/experiments.json). A re-run that changes a
-figure fails here until the prose says the new one."""
+chunks, before and after the log module's layout (docs/conformance.md,
+bench/results/trace_export.json), and the composed PBFT system's spec-mutation score
+(docs/checking.md, models/mutation/scores.json), and the figures of docs/evaluation.md's
+"claims, like for like" that no generated table holds: the rounds the protocol takes to
+adopt an update (evaluation/plasticity/runs.csv) and the forgetting reference's figures
+(bench/results/experiments.json). A re-run that changes a figure fails here until the prose
+says the new one."""
 
 from __future__ import annotations
 
@@ -111,6 +112,17 @@ def chunked_sentence(results: dict[str, Any]) -> str:
     )
 
 
+def one_line_sentence(results: dict[str, Any]) -> str:
+    """The chunked check's figures before the TraceLog module was written an element a
+    line (``validate_one_line``): what the parse of its long lines cost."""
+    v = {r["commands"]: r for r in results["validate_one_line"]["rows"]}
+    later = _whole_chunks(v[10000])[1:]
+    return (
+        f"{v[1000]['cpu_seconds']:,.0f} CPU seconds for 1,000 commands, the chunks after "
+        f"the first {min(later):.0f}-{max(later):.0f} CPU seconds each"
+    )
+
+
 def test_the_issue_runs_figures_are_the_committed_results() -> None:
     assert congestion_sentence(_results("congestion")) in _flat("docs/consensus.md")
 
@@ -122,6 +134,7 @@ def test_the_sweeps_figures_are_the_committed_results() -> None:
 def test_the_export_validation_figures_are_the_committed_results() -> None:
     assert validate_sentence(_results("trace_export")) in _flat("docs/conformance.md")
     assert chunked_sentence(_results("trace_export")) in _flat("docs/conformance.md")
+    assert one_line_sentence(_results("trace_export")) in _flat("docs/conformance.md")
 
 
 def test_a_changed_figure_is_caught() -> None:
@@ -136,6 +149,8 @@ def test_a_changed_figure_is_caught() -> None:
     export = _results("trace_export")
     export["validate"][0]["cpu_seconds"] += 10
     assert chunked_sentence(export) not in _flat("docs/conformance.md")
+    export["validate_one_line"]["rows"][0]["cpu_seconds"] += 10
+    assert one_line_sentence(export) not in _flat("docs/conformance.md")
 
 
 def system_score_sentence(scores: dict[str, Any]) -> str:

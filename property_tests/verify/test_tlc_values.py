@@ -163,6 +163,17 @@ def test_the_pretty_layout_changes_only_whitespace(value: Value, width: int) -> 
         assert text == format_value(value)
 
 
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(VALUES)
+def test_the_module_layout_changes_only_whitespace(value: Value) -> None:
+    """``lines=True`` (a TraceLog module's values: SANY parses a long line in time that
+    grows with the square of its length) puts a line break where ``, `` and `` @@ `` put a
+    space, nothing else."""
+    text = format_value(value, lines=True)
+    assert parse_value(text) == value
+    assert text.replace("\n", " ") == format_value(value)
+
+
 @settings(max_examples=200, derandomize=True, database=None, deadline=None)
 @given(VALUES)
 def test_itf_round_trip(value: Value) -> None:

@@ -25,6 +25,7 @@ import pytest
 
 from ostrom.conformance import killmatrix
 from ostrom.conformance.vectors import load_suite
+from ostrom.verify.trace.lifecycle import make_batches, stage_trace_run
 from ostrom.verify.trace.lifecycle_check import CHUNK_STEPS, validate_logs
 from ostrom.verify.trace.log import read_log
 from ostrom.verify.trace.verdict import Verdict
@@ -108,6 +109,20 @@ def test_a_mutation_after_a_chunk_boundary_is_refused(tmp_path: Path) -> None:
     assert (v.failure.step, v.failure.kind, v.matched, v.steps) == (5, "refusal", 5, 12)
     assert v.message.startswith("rejected at step 6 of 12 (line 7): refused as wrong_phase")
     assert "but the spec allows CommitVote(" in v.message
+
+
+def test_the_log_module_has_short_lines(tmp_path: Path) -> None:
+    """SANY's parse time grows with the square of a line's length: a chunk module of a
+    node's log written one value a line took 12 of its run's 20 s to parse (0.6 s broken
+    into lines; docs/conformance.md "Long logs").  Every value of the TraceLog module is
+    written an element a line, so no line holds a whole step or start state."""
+    good = _reference_log(tmp_path, DISPUTE)
+    batches, unusable = make_batches([read_log(_write(tmp_path / "good.jsonl", good))])
+    assert not unusable
+    stage_trace_run(tmp_path / "run", batches[0])
+    text = (tmp_path / "run" / "TraceLog.tla").read_text(encoding="utf-8")
+    assert max(len(line) for line in text.splitlines()) <= 120
+    assert "steps |-> <<" in text and "@@\n" in text
 
 
 def test_short_logs_are_one_run() -> None:

@@ -315,8 +315,15 @@ def _quote(s: str) -> str:
     return '"' + "".join("\\" + _UNESCAPES[c] if c in _UNESCAPES else c for c in s) + '"'
 
 
-def format_value(value: Value) -> str:
-    """Print ``value`` in the TLA+ syntax TLC uses (the inverse of :func:`parse_value`)."""
+def format_value(value: Value, *, lines: bool = False) -> str:
+    """Print ``value`` in the TLA+ syntax TLC uses (the inverse of :func:`parse_value`).
+
+    ``lines``: a line break after every element separator (``,`` and ``@@``) instead of a
+    space, for values written into a module TLC parses.  SANY's time grows with the
+    square of a line's length (a chunk's TraceLog, whose start states are one line of
+    120 kB, spent 12 of its run's 20 s parsing; broken into lines, 0.6 s), and a line
+    break is white space, so the value is the same."""
+    sep = ",\n" if lines else ", "
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):
@@ -328,14 +335,18 @@ def format_value(value: Value) -> str:
     if isinstance(value, Opaque):
         return value.text
     if isinstance(value, tuple):
-        return "<<" + ", ".join(format_value(v) for v in value) + ">>"
+        return "<<" + sep.join(format_value(v, lines=lines) for v in value) + ">>"
     if isinstance(value, TlaSet):
-        return "{" + ", ".join(format_value(v) for v in value.elems) + "}"
+        return "{" + sep.join(format_value(v, lines=lines) for v in value.elems) + "}"
     if isinstance(value, TlaRecord):
-        return "[" + ", ".join(f"{k} |-> {format_value(v)}" for k, v in value.fields) + "]"
+        return (
+            "[" + sep.join(f"{k} |-> {format_value(v, lines=lines)}" for k, v in value.fields) + "]"
+        )
     if not value.pairs:
         return "<<>>"  # TLC prints the empty function as the empty sequence
-    body = " @@ ".join(f"{format_value(k)} :> {format_value(v)}" for k, v in value.pairs)
+    body = (" @@\n" if lines else " @@ ").join(
+        f"{format_value(k, lines=lines)} :> {format_value(v, lines=lines)}" for k, v in value.pairs
+    )
     return "(" + body + ")"
 
 
@@ -403,9 +414,9 @@ def function(pairs: Iterable[tuple[object, object]]) -> TlaFunction:
     return TlaFunction(tuple((lift(k), lift(v)) for k, v in pairs))
 
 
-def tla(value: object) -> str:
-    """``value`` (lifted) in TLA+ syntax."""
-    return format_value(lift(value))
+def tla(value: object, *, lines: bool = False) -> str:
+    """``value`` (lifted) in TLA+ syntax (``lines``: as :func:`format_value`)."""
+    return format_value(lift(value), lines=lines)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1027,6 +1027,12 @@ def artifact_rank(batch: Batch) -> dict[str, int]:
     return {x: i + 1 for i, x in enumerate(every)}
 
 
+def _src(value: object) -> str:
+    """``value`` as TLA+ source for a TraceLog module: one element a line (SANY's parse
+    time grows with the square of a line's length: values.format_value)."""
+    return tla(value, lines=True)
+
+
 def _module_head(
     batch: Batch,
     sources: str,
@@ -1045,12 +1051,12 @@ def _module_head(
         "\\* from: " + sources,
         f"\\* weights in units of {unit} micro ({unit / MICRO:g})",
         "EXTENDS Integers, TLC",
-        f"TLAgents == {tla(frozenset(agents))}",
-        f"TLArtifacts == {tla(frozenset(arts))}",
-        f"TLSlots == {tla(frozenset(slots))}",
+        f"TLAgents == {_src(frozenset(agents))}",
+        f"TLArtifacts == {_src(frozenset(arts))}",
+        f"TLSlots == {_src(frozenset(slots))}",
         f"TLWMin == {wmin}",
         f"TLConfUnit == {batch.conf_unit}",
-        "TLArtRank == " + tla(function(tuple((x, rank[x]) for x in arts))),
+        "TLArtRank == " + _src(function(tuple((x, rank[x]) for x in arts))),
     ]
 
 
@@ -1059,7 +1065,7 @@ def _workload_lines(entries: Sequence[Entry]) -> list[str]:
     TLProposals, TLForgetVotes): Act(E) asks only about these."""
     props = frozenset((e.agent, e.artifact, e.slot) for e in entries if e.op == "propose")
     votes = frozenset((e.agent, e.artifact) for e in entries if e.op == "forget_vote")
-    return [f"TLLogProposals == {tla(props)}", f"TLLogForgetVotes == {tla(votes)}"]
+    return [f"TLLogProposals == {_src(props)}", f"TLLogForgetVotes == {_src(votes)}"]
 
 
 def batch_agents(batch: Batch) -> list[str]:
@@ -1087,10 +1093,10 @@ def log_module(batch: Batch) -> str:
         scale_entries(batch, c)
         head = _head_record(batch, c, agents)
         lines.append(f"  \\* log {k + 1}: {c.log.name}")
-        lines.append("  " + tla(head)[:-1] + ", steps |-> <<")
+        lines.append("  " + _src(head)[:-1] + ", steps |-> <<")
         for j, e in enumerate(c.entries):
             sep = "," if j + 1 < len(c.entries) else ""
-            lines.append(f"    {tla(e.record())}{sep}")
+            lines.append(f"    {_src(e.record())}{sep}")
         lines.append("  >>]" + ("," if k + 1 < len(batch.logs) else ""))
     lines.append(">>")
     lines += _workload_lines([e for c in batch.logs for e in c.entries])
@@ -1130,14 +1136,14 @@ def chunk_module(batch: Batch, c: CompiledLog, chunk: Chunk) -> str:
     if chunk.lo == 0:
         lines.append("TLStarts == {}  \\* the run starts at the log's start (TraceInit)")
         lines.append("TLLogs == <<")
-        lines.append("  " + tla(_head_record(batch, c, agents))[:-1] + ", steps |-> <<")
+        lines.append("  " + _src(_head_record(batch, c, agents))[:-1] + ", steps |-> <<")
     else:
-        lines.append(f"TLStarts == {tla(frozenset(chunk.starts))}")
+        lines.append(f"TLStarts == {_src(frozenset(chunk.starts))}")
         lines.append("TLLogs == <<")
-        lines.append(f"  [now |-> {chunk.now}, expected |-> {tla(chunk.expected)}, steps |-> <<")
+        lines.append(f"  [now |-> {chunk.now}, expected |-> {_src(chunk.expected)}, steps |-> <<")
     for j, e in enumerate(entries):
         sep = "," if j + 1 < len(entries) else ""
-        lines.append(f"    {tla(e.record())}{sep}")
+        lines.append(f"    {_src(e.record())}{sep}")
     lines.append("  >>]")
     lines.append(">>")
     lines += _workload_lines(entries)
