@@ -16,7 +16,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from ostrom.protocol.params import DEFAULTS
 
@@ -261,6 +261,30 @@ def is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+_C = TypeVar("_C")
+
+
+def fields_dict(c: Any) -> dict[str, Any]:
+    """Every field of the dataclass ``c``, tuples as lists (JSON-able): the ``to_dict`` of
+    the experiments' run configurations (``ForgetConfig``, ``PlasticityConfig``,
+    ``RetrievalConfig``), each adding what it derives."""
+    out: dict[str, Any] = {}
+    for f in fields(c):
+        v = getattr(c, f.name)
+        out[f.name] = list(v) if isinstance(v, tuple) else v
+    return out
+
+
+def replace_known(c: _C, changes: Mapping[str, Any]) -> _C:
+    """``dataclasses.replace(c, **changes)``, refusing a field ``c`` does not have with a
+    ``ConfigError`` that names it and lists the fields (a config file's typo)."""
+    names = {f.name for f in fields(c)}  # type: ignore[arg-type]
+    unknown = sorted(str(k) for k in changes if k not in names)
+    if unknown:
+        raise ConfigError(f"{unknown[0]}: unknown field (fields: {sorted(names)})")
+    return replace(c, **changes)  # type: ignore[type-var]
+
+
 def check_int_ranges(
     c: object, ranges: Mapping[str, tuple[int, int]], optional: Iterable[str] = ()
 ) -> None:
@@ -462,9 +486,11 @@ __all__ = [
     "PolicySpec",
     "SimConfig",
     "check_int_ranges",
+    "fields_dict",
     "from_mapping",
     "is_int",
     "load_config",
     "parse_policy",
     "population",
+    "replace_known",
 ]

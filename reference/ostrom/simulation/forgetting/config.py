@@ -16,10 +16,10 @@ ordered by PBFT within the experiment's time budget).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from ostrom.simulation.config import ConfigError, check_int_ranges
+from ostrom.simulation.config import ConfigError, check_int_ranges, fields_dict
 
 #: The mechanisms: the protocol and the five baselines that are not the protocol.
 MECHANISMS: Final = (
@@ -161,11 +161,7 @@ class ForgetConfig:
         return self.with_(scenario=scenario)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            out[f.name] = list(v) if isinstance(v, tuple) else v
-        return out
+        return fields_dict(self)
 
 
 def _is_number(v: object) -> bool:

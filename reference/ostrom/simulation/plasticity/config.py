@@ -20,11 +20,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ostrom.protocol.params import DEFAULTS
-from ostrom.simulation.config import ConfigError, check_int_ranges, is_int
+from ostrom.simulation.config import (
+    ConfigError,
+    check_int_ranges,
+    fields_dict,
+    is_int,
+    replace_known,
+)
 from ostrom.simulation.world import counts as largest_remainder
 
 #: The mechanisms that decide which value a slot serves (``mechanisms``).
@@ -180,11 +186,7 @@ class PlasticityConfig:
         if "scenario" in changes:
             changes = dict(changes)
             changes["adversary_share"] = parse_scenario(changes.pop("scenario"))
-        names = {f.name for f in fields(self)}
-        unknown = sorted(str(k) for k in changes if k not in names)
-        if unknown:
-            raise ConfigError(f"{unknown[0]}: unknown field (fields: {sorted(names)})")
-        return replace(self, **changes)
+        return replace_known(self, changes)
 
     def with_scenario(self, scenario: str) -> PlasticityConfig:
         """The same configuration in another scenario (adversary share)."""
@@ -192,10 +194,7 @@ class PlasticityConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able: every field (tuples become lists), plus the label and scenario."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            out[f.name] = list(v) if isinstance(v, tuple) else v
+        out = fields_dict(self)
         out["label"] = self.label
         out["scenario"] = self.scenario
         return out

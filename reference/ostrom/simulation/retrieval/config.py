@@ -24,11 +24,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ostrom.protocol.commands import MAX_EMBEDDING
-from ostrom.simulation.config import ConfigError, check_int_ranges, is_int
+from ostrom.simulation.config import (
+    ConfigError,
+    check_int_ranges,
+    fields_dict,
+    is_int,
+    replace_known,
+)
 from ostrom.simulation.plasticity.config import (
     DEFAULT_COUNTS,
     DEFAULT_WINDOW,
@@ -158,20 +164,13 @@ class RetrievalConfig:
         if "scenario" in changes:
             changes = dict(changes)
             changes["adversary_share"] = parse_scenario(changes.pop("scenario"))
-        names = {f.name for f in fields(self)}
-        unknown = sorted(str(k) for k in changes if k not in names)
-        if unknown:
-            raise ConfigError(f"{unknown[0]}: unknown field (fields: {sorted(names)})")
-        return replace(self, **changes)
+        return replace_known(self, changes)
 
     def with_scenario(self, scenario: str) -> RetrievalConfig:
         return self.with_(scenario=scenario)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            out[f.name] = list(v) if isinstance(v, tuple) else v
+        out = fields_dict(self)
         out["label"] = self.label
         out["scenario"] = self.scenario
         return out
