@@ -27,6 +27,7 @@ import json
 import random
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,12 @@ def _observe(tmp: Path, seed: int) -> tuple[list[tuple[Read, int, Any]], dict[in
             for env, reply in zip(group, node.submit_many(group), strict=True):
                 if reply.status == 200 and not reply.body["retry"]:
                     logged[reply.body["pos"]] = env
+            # let the reader finish a read before the next group: without it the writer
+            # could run every group before the reader's thread is first scheduled, and all
+            # reads would see the last position (the reader keeps reading during writes)
+            wanted, deadline = len(seen) + 1, time.monotonic() + 5
+            while len(seen) < wanted and reader.is_alive() and time.monotonic() < deadline:
+                time.sleep(0.0005)
     finally:
         done.set()
         reader.join(30)
