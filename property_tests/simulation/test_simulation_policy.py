@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ostrom import layout
 from ostrom.cli.main import main
@@ -331,3 +333,22 @@ def test_the_example_runs_through_the_cli_and_changes_the_result() -> None:
     # the same plugged runs in this process, one worker: the pool does not change them
     same = _cli("--policy", spec, *size, "--jobs", "1")
     assert same.exit_code == 0 and _finals(same.stdout) == plugged
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40) | st.integers() | st.none() | st.lists(st.text(max_size=5)))
+def test_any_policy_spec_is_parsed_or_refused_with_a_config_error(spec: object) -> None:
+    """The ``--policy`` option and the config field ``policy`` are hostile input: a spec
+    is parsed or refused with ``ConfigError``, nothing else (nothing is imported here)."""
+    try:
+        parsed = parse_policy(spec)
+    except ConfigError:
+        return
+    assert isinstance(spec, str) and parsed.module and parsed.attr
+    assert parsed.role in arch_names()
+
+
+def arch_names() -> set[str]:
+    from ostrom.simulation.config import ARCHETYPES
+
+    return set(ARCHETYPES)
