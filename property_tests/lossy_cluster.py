@@ -8,7 +8,15 @@ A 4-replica cluster whose replica-bound frames all cross the fault-injecting pro
 delays and reorders) on the replica-to-replica links, then the heal, an idle spell and
 one more load; the stores are audited at the end.  The cost is what the replicas offered
 one another (frames and bytes, counted by the proxy before any loss, the acknowledgement
-frames included) per request.
+frames included) per PBFT instance: per sequence number the phase ordered.
+
+Why per instance and not per request.  The primary orders in one PRE-PREPARE every
+request waiting when it starts an instance, so how many requests share an instance
+depends on timing: an unhurried fault-free load of 16 commands fits in a few instances
+(about 5 frames per request), the same load under jitter in more (each instance costs
+the same frames whatever its batch holds).  Frames per request then compares batchings,
+not what loss and retransmission add; frames per instance does not depend on the batch.
+Bytes do (a PRE-PREPARE carries its batch), so bytes stay per request.
 """
 
 from __future__ import annotations
@@ -42,7 +50,11 @@ class Phase:
     """One load's cost on the replica-to-replica links."""
 
     commands: int
+    #: PBFT sequence numbers ordered (and executed by every replica) during the phase
+    instances: int
     frames: int
+    #: of ``frames``, the acknowledgements (paced by time: one per peer per interval)
+    acks: int
     bytes: int
     seconds: float
 
@@ -51,18 +63,26 @@ class Phase:
         return self.frames / self.commands
 
     @property
+    def messages_per_instance(self) -> float:
+        """Frames that carry a protocol message (acknowledgements left out) per instance:
+        the normal case's PRE-PREPAREs, PREPAREs, COMMITs and checkpoints, and what is
+        re-sent of them."""
+        return (self.frames - self.acks) / self.instances
+
+    @property
     def bytes_per_request(self) -> float:
         return self.bytes / self.commands
 
 
-def replica_links(proxy: FaultProxy, names: set[str]) -> tuple[int, int]:
-    """Frames and bytes offered so far between two replicas (the front's requests left
-    out: they are the load, not the protocol's cost)."""
+def replica_links(proxy: FaultProxy, names: set[str]) -> tuple[int, int, int]:
+    """Frames, bytes and acknowledgement frames offered so far between two replicas (the
+    front's requests left out: they are the load, not the protocol's cost)."""
     frames = size = 0
     for (src, dst), (f, b) in proxy.offered().items():
         if src in names and dst in names:
             frames, size = frames + f, size + b
-    return frames, size
+    acks = sum(a for (src, dst), a in proxy.acks_offered().items() if {src, dst} <= names)
+    return frames, size, acks
 
 
 def run(
@@ -70,7 +90,8 @@ def run(
 ) -> tuple[Phase, list[dict[str, Any]]]:
     """``k`` signed commands, all acknowledged, their replica-link traffic counted until
     every replica executed them (the count includes the stragglers' catch-up)."""
-    f0, b0 = replica_links(proxy, names)
+    f0, b0, a0 = replica_links(proxy, names)
+    before = executed_everywhere(c)
     start = time.monotonic()
     load = Load(c.url, [command(c, tag, i) for i in range(k)]).start()
     load.join(timeout=timeout)
@@ -81,15 +102,23 @@ def run(
         if all(s is not None and int(s["last_executed"]) >= executed for s in st.values()):
             break
         time.sleep(0.05)
-    f1, b1 = replica_links(proxy, names)
-    return Phase(k, f1 - f0, b1 - b0, time.monotonic() - start), load.acked
+    f1, b1, a1 = replica_links(proxy, names)
+    seconds = time.monotonic() - start
+    # every replica executed up to ``executed``: the instances the phase ordered
+    return Phase(k, executed - before, f1 - f0, a1 - a0, b1 - b0, seconds), load.acked
+
+
+def executed_everywhere(c: Cluster) -> int:
+    """The highest sequence number every replica executed (the previous phase waited for
+    them all, so this is where the next phase's instances start)."""
+    return min(int(s["last_executed"]) for s in c.status().values() if s is not None)
 
 
 def idle(proxy: FaultProxy, names: set[str]) -> float:
     """Frames per second on the replica links while no command is sent for ``IDLE_S``:
     what retransmission costs a quiet cluster (position updates only, once each peer
     acknowledged everything)."""
-    f0, _ = replica_links(proxy, names)
+    f0, _, _ = replica_links(proxy, names)
     time.sleep(IDLE_S)
     return round((replica_links(proxy, names)[0] - f0) / IDLE_S, 1)
 
@@ -136,6 +165,15 @@ def experiment(path: Path, faults: Faults, k: int, *, seed: int = 5) -> dict[str
         "jitter_ms": round(faults.jitter_s * 1000, 1),
         "timeout_ms": TIMEOUT_MS,
         "dropped": dropped,
+        "instances_free": free.instances,
+        "instances_faults": lossy.instances,
+        "messages_per_instance_free": round(free.messages_per_instance, 2),
+        "messages_per_instance_faults": round(lossy.messages_per_instance, 2),
+        "ratio_messages_per_instance": round(
+            lossy.messages_per_instance / free.messages_per_instance, 3
+        ),
+        "acks_free": free.acks,
+        "acks_faults": lossy.acks,
         "frames_per_request_free": round(free.frames_per_request, 2),
         "frames_per_request_faults": round(lossy.frames_per_request, 2),
         "bytes_per_request_free": round(free.bytes_per_request),

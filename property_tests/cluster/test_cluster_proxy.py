@@ -13,16 +13,28 @@ import time
 from ostrom.cluster.config import Address
 from ostrom.cluster.proxy import FaultProxy
 from ostrom.cluster.supervisor import free_ports
-from ostrom.cluster.wire import FrameDecoder, frame, hello
+from ostrom.cluster.wire import FrameDecoder, ack_frame, frame, hello
+from ostrom.consensus.congestion import KEY_BYTES
 
 FRAMES = 200
 
 
+def numbered() -> list[bytes]:
+    return [f"m{i:04d}".encode() for i in range(FRAMES)]
+
+
 def through_proxy(
-    jitter: float, drop: float = 0.0, src: str = "r0", scope: set[str] | None = None
+    jitter: float,
+    drop: float = 0.0,
+    src: str = "r0",
+    scope: set[str] | None = None,
+    payloads: list[bytes] | None = None,
 ) -> tuple[list[bytes], FaultProxy]:
-    """``FRAMES`` numbered frames from ``src`` to "r1" through a proxy (its faults limited
-    to ``scope``); what "r1" received (its hello first), and the proxy (closed)."""
+    """``FRAMES`` frames (``payloads``, numbered ones by default) from ``src`` to "r1"
+    through a proxy (its faults limited to ``scope``); what "r1" received (its hello
+    first), and the proxy (closed)."""
+    payloads = numbered() if payloads is None else payloads
+    assert len(payloads) == FRAMES
     listen, upstream = free_ports(2)
     server = socket.create_server(("127.0.0.1", upstream))
     got: list[bytes] = []
@@ -54,8 +66,8 @@ def through_proxy(
         proxy.set_drop(drop)
         with socket.create_connection(("127.0.0.1", listen)) as out:
             out.sendall(hello(src))
-            for i in range(FRAMES):
-                out.sendall(frame(f"m{i:04d}".encode()))
+            for payload in payloads:
+                out.sendall(frame(payload))
             if drop > 0:
                 time.sleep(0.3)
             else:
@@ -99,3 +111,20 @@ def test_faults_limited_to_the_replica_links() -> None:
     assert proxy.offered()[("front", "r1")][0] == FRAMES
     _, proxy = through_proxy(jitter=0.0, drop=0.5, src="r0", scope=replicas)
     assert proxy.stats["dropped"] > 0
+
+
+def test_acknowledgements_are_counted_apart() -> None:
+    """``acks_offered`` counts the acknowledgement frames among those offered (the
+    congestion test's cost per instance leaves them out: they are paced by time), and
+    only those: a message frame is not one, however short."""
+    acks = {i for i in range(FRAMES) if i % 7 == 3}
+    payloads = [
+        ack_frame((bytes([i]) * KEY_BYTES,), i, 0) if i in acks else f"m{i:04d}".encode()
+        for i in range(FRAMES)
+    ]
+    got, proxy = through_proxy(jitter=0.0, payloads=payloads)
+    assert got[1:] == payloads
+    assert proxy.offered()[("r0", "r1")] == (FRAMES, sum(len(p) for p in payloads))
+    assert proxy.acks_offered() == {("r0", "r1"): len(acks)}
+    _, proxy = through_proxy(jitter=0.0)
+    assert proxy.acks_offered() == {}

@@ -17,17 +17,23 @@ DOC = ROOT / "docs" / "consensus.md"
 def cluster_table(results: dict[str, Any]) -> str:
     """The Markdown table of the process cluster under jitter and loss."""
     out = [
-        "| loss | jitter | frames/request: free, faults (×) | bytes/request: free, faults (×) "
-        "| faulted load | idle frames/s: free, healed | view after the heal | load |",
-        "|---:|---:|---|---|---:|---|---:|---:|",
+        "| loss | jitter | instances: free, faults | messages/instance: free, faults (×) "
+        "| frames/request: free, faults (×) | bytes/request: free, faults (×) "
+        "| acknowledgements: free, faults | faulted load | idle frames/s: free, healed "
+        "| view after the heal | load |",
+        "|---:|---:|---|---|---|---|---|---:|---|---:|---:|",
     ]
     for r in results["rows"]:
         out.append(
             f"| {r['loss']:.0%} | {r['jitter_ms']:g} ms "
+            f"| {r['instances_free']}, {r['instances_faults']} "
+            f"| {r['messages_per_instance_free']}, {r['messages_per_instance_faults']} "
+            f"({r['ratio_messages_per_instance']}×) "
             f"| {r['frames_per_request_free']}, {r['frames_per_request_faults']} "
             f"({r['ratio_frames']}×) "
             f"| {r['bytes_per_request_free']:,}, {r['bytes_per_request_faults']:,} "
             f"({r['ratio_bytes']}×) "
+            f"| {r['acks_free']}, {r['acks_faults']} "
             f"| {r['seconds_faults']} s "
             f"| {r['idle_frames_per_s_free']}, {r['idle_frames_per_s_healed']} "
             f"| {r['view_healed']} | {r['load_average_before']:g} |"
@@ -46,3 +52,23 @@ def test_a_changed_figure_is_caught() -> None:
     results = json.loads(RESULTS.read_text(encoding="utf-8"))
     results["rows"][0]["view_healed"] += 1
     assert cluster_table(results) not in DOC.read_text(encoding="utf-8")
+
+
+def prose_figures(results: dict[str, Any]) -> list[str]:
+    """The figures docs/consensus.md's prose quotes from the rows: the range of the
+    fault-free messages per instance, and the largest ratio under the faults."""
+    free = [r["messages_per_instance_free"] for r in results["rows"]]
+    worst = max(r["ratio_messages_per_instance"] for r in results["rows"])
+    return [
+        f"were {min(free):.0f} to {max(free):.0f} without faults",
+        f"at most {worst:.2f} times",
+    ]
+
+
+def test_the_prose_quotes_the_committed_results() -> None:
+    results = json.loads(RESULTS.read_text(encoding="utf-8"))
+    doc = " ".join(DOC.read_text(encoding="utf-8").split())
+    for phrase in prose_figures(results):
+        assert phrase in doc, f"docs/consensus.md should say {phrase!r} (the committed results)"
+    results["rows"][0]["messages_per_instance_free"] = 12.0  # can fail
+    assert any(p not in doc for p in prose_figures(results))

@@ -22,7 +22,8 @@ stops it with ``close``.  Garbage from either side closes that connection only.
 
 ``traffic`` counts, per link, the frames and bytes the sender offered (before any fault):
 what a sender's retransmission costs the network, the cluster's messages per request
-(issue 42 item 0).
+(issue 42 item 0); ``acks`` counts, of those frames, the acknowledgements (wire.py
+``ACK_MAGIC``), which carry no protocol message and are paced by time, not by work.
 """
 
 from __future__ import annotations
@@ -35,7 +36,15 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 
 from ostrom.cluster.config import Address
-from ostrom.cluster.wire import FrameDecoder, FrameError, frame, hello, parse_hello, read_one
+from ostrom.cluster.wire import (
+    ACK_MAGIC,
+    FrameDecoder,
+    FrameError,
+    frame,
+    hello,
+    parse_hello,
+    read_one,
+)
 
 __all__ = ["FaultProxy"]
 
@@ -54,6 +63,8 @@ class FaultProxy:
         self.stats: Counter[str] = Counter()
         #: (sender, receiver) -> [frames, bytes] offered by the sender
         self.traffic: dict[tuple[str, str], list[int]] = {}
+        #: (sender, receiver) -> acknowledgement frames offered by the sender
+        self.acks: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._servers: list[asyncio.base_events.Server] = []
@@ -101,6 +112,12 @@ class FaultProxy:
         """A copy of ``traffic``: (sender, receiver) -> (frames, bytes) offered so far."""
         with self._lock:
             return {link: (f, b) for link, (f, b) in self.traffic.items()}
+
+    def acks_offered(self) -> dict[tuple[str, str], int]:
+        """A copy of ``acks``: (sender, receiver) -> acknowledgement frames offered so far
+        (counted in ``offered`` too)."""
+        with self._lock:
+            return dict(self.acks)
 
     def close(self) -> None:
         if self._loop.is_closed():
@@ -181,7 +198,7 @@ class FaultProxy:
                     if not data:
                         return
                     for payload in decoder.feed(data):
-                        self._count(src, dst, len(payload))
+                        self._count(src, dst, len(payload), payload.startswith(ACK_MAGIC))
                         if self._blocked(src, dst):
                             self.stats["dropped"] += 1
                             continue
@@ -206,11 +223,13 @@ class FaultProxy:
             if upw is not None:
                 upw.close()
 
-    def _count(self, src: str, dst: str, size: int) -> None:
+    def _count(self, src: str, dst: str, size: int, ack: bool) -> None:
         with self._lock:
             row = self.traffic.setdefault((src, dst), [0, 0])
             row[0] += 1
             row[1] += size
+            if ack:
+                self.acks[(src, dst)] += 1
 
     def _hold(self) -> float:
         with self._lock:
