@@ -42,10 +42,10 @@ from typing import Any
 
 import pytest
 
-import ostrom
 from lossy_cluster import IDLE_S, Faults, experiment
 from ostrom.consensus.congestion import ACK_BATCH, ACK_DELAY
 from ostrom.harness.sweep import LOSS_BOUND
+from ostrom.layout import PACKAGE_DIR
 
 
 def ack_bound(n: int, timeout_ms: int, seconds: float, messages: float) -> float:
@@ -154,10 +154,10 @@ def test_the_cost_check_catches_retransmission_without_congestion_control(
     messages per instance within ``LOSS_BOUND`` of the fault-free load's, and replicas
     whose retransmitter re-sends every tick (``MUTANT``) do not (measured: 2.9 and 5.8
     times, against 1.2 to 1.5 for the real rule)."""
-    honest = run_with(Path(ostrom.__file__).parent, tmp_path)
+    honest = run_with(PACKAGE_DIR, tmp_path)
     assert honest["ratio_messages_per_instance"] <= LOSS_BOUND, honest
     copy = tmp_path / "mutant" / "ostrom"
-    shutil.copytree(Path(ostrom.__file__).parent, copy, ignore=shutil.ignore_patterns("*.pyc"))
+    shutil.copytree(PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("*.pyc"))
     path, old, new = MUTANT
     source = (copy / path).read_text(encoding="utf-8")
     assert source.count(old) == 1, "the mutant's line moved: update MUTANT"
