@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Final
 
 from ostrom.simulation.evidence import EVIDENCE_DIR, Evidence, EvidenceError, load_evidence
+from ostrom.simulation.forgetting.config import REFERENCE as FORGETTING_REFERENCE
 from ostrom.simulation.forgetting.experiment import CONSENSUS_SCENARIO as CONSENSUS
 from ostrom.simulation.forgetting.experiment import MAIN_SCENARIOS as FORGETTING_MAIN_SCENARIOS
-from ostrom.simulation.forgetting.experiment import REFERENCE as FORGETTING_REFERENCE
 from ostrom.simulation.forgetting.report import PAPER as FORGETTING_PAPER
 from ostrom.simulation.stats import BIMODAL_BC, bimodality, holm, quantiles, robust, summarize
 
