@@ -430,3 +430,51 @@ def test_a_changed_forgetting_figure_is_caught(tmp_path: Path) -> None:
     runs.write_text("\n".join(lines) + "\n", encoding="utf-8")
     missing = [s for s in forgetting_prose(forgetting_tables(copy)) if s not in doc]
     assert any("items rise from" in s for s in missing)
+
+
+# --- docs/evaluation.md, experiment (c): sanctions at 500 and at 2,000 rounds -------------------
+
+
+def _sanctions_rows(directory: str) -> list[dict[str, str]]:
+    """The rows of the sanctions table rendered from ``evaluation/<directory>/``."""
+    lines = BLOCKS["sanctions"][1](load_evidence(ROOT / "evaluation" / directory))
+    rows = [[c.strip() for c in x.strip().strip("|").split("|")] for x in lines if x[:1] == "|"]
+    return [dict(zip(rows[0], r, strict=True)) for r in rows[2:]]
+
+
+def _span(rows: list[dict[str, str]], column: str, lazy: str | None = None) -> str:
+    """The range of ``column`` over the rows (those at lazy reveal ``lazy``), as the prose
+    writes it: ``lo–hi`` from the cells' own ranges."""
+    ends = [
+        float(e)
+        for r in rows
+        if lazy is None or r["lazy reveal"] == lazy
+        for e in r[column].split("–")
+    ]
+    digits = 3 if column in ("precision", "honest FPR (σ2+)") else 1
+    return f"{min(ends):.{digits}f}–{max(ends):.{digits}f}"
+
+
+def sanctions_prose(short: list[dict[str, str]], long: list[dict[str, str]]) -> list[str]:
+    """The figures of experiment (c)'s prose, from the two horizons' tables."""
+    return [
+        f"at 2,000 rounds none reaches σ2 and {_span(long, 'broken quarantined')} of the ten "
+        f"are quarantined",
+        f"at reveal 0.3, {_span(long, 'lazy agents at σ2+', '0.3')} of the ten reach σ2 in "
+        f"2,000 rounds against {_span(short, 'lazy agents at σ2+', '0.3')} in 500",
+        f"{_span(long, 'honest at σ1+')} a run at 2,000 rounds against "
+        f"{_span(short, 'honest at σ1+')} at 500",
+        f"(honest FPR {_span(long, 'honest FPR (σ2+)')})",
+        f"({_span(long, 'precision')} at 2,000 rounds)",
+    ]
+
+
+def test_the_sanctions_prose_figures_are_the_committed_evidence() -> None:
+    doc = _flat("docs/evaluation.md")
+    short, long = _sanctions_rows("sanctions"), _sanctions_rows("sanctions2k")
+    assert {r["broken punished (σ2+)"] for r in long} == {"0.0"}  # "none reaches σ2"
+    for rows in (short, long):  # "within the first hundred rounds in every cell"
+        assert float(_span(rows, "first sanction (round)").split("–")[1]) < 100
+    assert [s for s in sanctions_prose(short, long) if s not in doc] == []
+    long[0]["honest at σ1+"] = "4.5–9.6"  # a changed figure is caught
+    assert [s for s in sanctions_prose(short, long) if s not in doc]
