@@ -6,18 +6,22 @@ bench/results/trace_export.json), and the composed PBFT system's spec-mutation s
 (docs/checking.md, models/mutation/scores.json), and the figures of docs/evaluation.md's
 "claims, like for like" that no generated table holds: the rounds the protocol takes to
 adopt an update (evaluation/plasticity/runs.csv) and the forgetting reference's figures
-(bench/results/experiments.json). A re-run that changes a figure fails here until the prose
-says the new one."""
+(bench/results/experiments.json); and every figure of the forgetting experiment's prose
+(evaluation/forgetting/, through the renderers of its generated tables). A re-run that
+changes a figure fails here until the prose says the new one."""
 
 from __future__ import annotations
 
 import csv
 import json
+import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from ostrom.layout import ROOT
+from ostrom.simulation.evidence import load_evidence
+from ostrom.simulation.evidence_docs import BLOCKS
 
 
 def _results(name: str) -> dict[str, Any]:
@@ -273,3 +277,204 @@ def test_a_changed_claims_figure_is_caught() -> None:
     results = _results("experiments")
     results["forgetting"]["reference_honest"]["wrongly_forgotten"] = 2.7
     assert forgetting_sentence(results) not in doc
+
+
+# --- docs/evaluation.md, the forgetting experiment's prose --------------------------------------
+
+
+def forgetting_tables(directory: Path = ROOT / "evaluation" / "forgetting") -> dict[str, Any]:
+    """The forgetting experiment's generated tables, rendered from ``directory``'s evidence
+    by the renderers that write them into the docs: table name -> row label -> column ->
+    cell text (and the notes under each table as ``"notes"``), plus the evidence's meta."""
+    ev = load_evidence(directory)
+    out: dict[str, Any] = {"meta": ev.meta}
+    for name, (experiment, render) in BLOCKS.items():
+        if experiment != "forgetting":
+            continue
+        lines = render(ev)
+        rows = [
+            [c.strip() for c in line.strip().strip("|").split("|")]
+            for line in lines
+            if line.startswith("|")
+        ]
+        header, body = rows[0], rows[2:]
+        table: dict[str, Any] = {r[0]: dict(zip(header, r, strict=True)) for r in body}
+        table["notes"] = " ".join(line for line in lines if not line.startswith("|"))
+        out[name.removeprefix("forgetting-")] = table
+    return out
+
+
+def _mean(cell: str) -> str:
+    """A cell's mean (or difference) alone: before its ± SD, CI, bimodal mark."""
+    return cell.split(" ± ")[0].split(" [")[0].split(" †")[0]
+
+
+def _pct(cell: str) -> str:
+    """A share cell (0.581 ± 0.037) as the prose's whole percent (58%)."""
+    return f"{float(_mean(cell)):.0%}"
+
+
+def _p1(cell: str) -> str:
+    """A share cell as the prose's one-decimal percent (0.243 ± 0.030 -> 24.3%)."""
+    return f"{float(_mean(cell)):.1%}"
+
+
+def _diff(cell: str) -> str:
+    """A comparison cell without its p-value: ``+4.2 [+3.4, +5.0]``."""
+    return cell.split(", p_Holm")[0]
+
+
+def forgetting_prose(t: dict[str, Any]) -> list[str]:
+    """Every figure docs/evaluation.md's forgetting prose quotes, in its sentence, from the
+    generated tables (``forgetting_tables``).  The R scale of useful items (≈ 0.16) is a
+    property of the scorer, not a figure of the evidence, and is not here."""
+    h, a, four = t["honest"], t["adversarial"], t["four"]
+    acc, wrong = t["accuracy-vs-reference"], t["wrong-vs-reference"]
+    cons, paper = t["consensus"], t["paper"]
+    ref, doc = "protocol [c≥α] (reference)", "protocol (vote at C < θ, as documented)"
+    meta = t["meta"]
+    seeds = meta["experiment"]["seeds"]
+    epochs = {c["config"]["epochs"] for c in meta["experiment"]["cells"]}
+    (epoch,) = epochs
+    lru_cell, nrep = "lru (the reference's footprint)", "protocol+no_reputation [c≥α]"
+    lru, floorless = f"{lru_cell} − reference", "without the floor, four agents"
+    pb = {k.removeprefix("PBFT, "): v for k, v in cons.items() if k.startswith("PBFT")}
+    alg1 = {k.removeprefix("Algorithm 1, "): v for k, v in cons.items() if k.startswith("Alg")}
+    success = "success, mean [95% CI]"
+    undone = {_mean(x[doc]["reduction"]) for x in (h, a, four)}
+    spread = "with no spread" if undone == {"0.000"} else f"({sorted(undone)})"
+    keep_acc = float(_mean(four["keep_all"]["accuracy"]))
+    cheap = ["protocol+no_confidence [c≥α]", "majority [c≥α]", "protocol+decay_only [c≥α]"]
+    shares = sorted(float(_mean(h[c]["reduction"])) for c in cheap)
+    extra = sorted(float(_mean(wrong[f"{c} − reference"]["honest"])) for c in cheap)
+    curator = a["single_curator [c≥α]"]["wrongly forgotten"]
+    median, span = curator.split("(median ")[1].rstrip(")").split(", ")
+    return [
+        f"seeds {seeds[0]}..{seeds[-1]}, {epoch} epochs, {meta['runs']:,} runs",
+        f"traffic ({pb['equivocating replica']['messages per command']} messages per command "
+        f"against {pb['silent backup']['messages per command']} with a silent backup)",
+        f"change per run (final view {pb['silent primary']['final view']})",
+        f"it splits the honest agents on {alg1['equivocating agent']['items split']} of the "
+        f"{alg1['equivocating agent']['items per run']} items of a run",
+        f"({paper['memory reduction']['reference, honest'].split(' [')[0]} against 52%)",
+        f"(reduction {_mean(h[doc]['reduction'])} {spread})",
+        f"reduction {paper['memory reduction'][floorless].split(' [')[0]}, accuracy "
+        f"{paper['forgetting accuracy'][floorless].split(' [')[0]} instead of keeping "
+        f"everything's {keep_acc:.1%}",
+        f"Ours is lower ({paper['forgetting accuracy']['reference, honest'].split(' [')[0]} "
+        "against 88%)",
+        f"Only {keep_acc:.1%} of what a knowledge base admits",
+        f"plain time decay scores {_mean(h['time_decay']['accuracy'])}, and forgetting "
+        f"everything would score 1 − {keep_acc:.3f} = {1 - keep_acc:.3f}",
+        f"{_p1(h[ref]['precision'])} of its forget decisions are right, it wrongly forgets "
+        f"{_mean(h[ref]['wrongly forgotten'])} useful items per run where time decay forgets "
+        f"{_mean(h['time_decay']['wrongly forgotten'])}, and {_mean(h[ref]['misses'])} queries "
+        f"per run miss where time decay misses {_mean(h['time_decay']['misses'])}",
+        f"between Algorithm 1's {float(alg1['silent backup']['worst seed']):.0%} with a silent "
+        f"backup and its {float(alg1['silent coordinator']['worst seed']):.0%} with a silent "
+        f"coordinator ({float(_mean(alg1['equivocating agent'][success])):.1%} with forged "
+        "votes)",
+        f"free {100 * shares[0]:.0f}–{shares[-1]:.0%} and wrongly forget {extra[0]:.1f}–"
+        f"{extra[-1]:.1f} more useful items per run than the reference, which frees "
+        f"{_p1(h[ref]['reduction'])} and wrongly forgets {_mean(h[ref]['wrongly forgotten'])}",
+        f"`relevance_only` forgets {_pct(h['protocol+relevance_only [c≥α]']['reduction'])} of "
+        f"everything, including {_mean(h['protocol+relevance_only [c≥α]']['wrongly forgotten'])}"
+        " useful items per run",
+        f"(accuracy {_diff(acc[f'{nrep} − reference']['honest'])}, wrongly forgotten "
+        f"{wrong[f'{nrep} − reference']['honest']})",
+        f"items rise from {_mean(a[ref]['wrongly forgotten'])} to "
+        f"{_mean(a[nrep]['wrongly forgotten'])} "
+        f"({_diff(wrong[f'{nrep} − reference']['adversarial'])}) and misses from "
+        f"{_mean(a[ref]['misses'])} to {_mean(a[nrep]['misses'])}",
+        f"Accuracy rises too ({_diff(acc[f'{nrep} − reference']['adversarial'])}): flat weights "
+        f"forget more overall (reduction {_mean(a[nrep]['reduction'])} against "
+        f"{_mean(a[ref]['reduction'])}), mostly items that are no longer useful, and the "
+        f"{_mean(wrong[f'{nrep} − reference']['adversarial']).lstrip('+')} extra useful items",
+        f"({_mean(curator)} useful items on average, a bimodal outcome with a median of "
+        f"{median} and a maximum of {float(span.split('–')[1]):g})",
+        f"accuracy within 0.01 in both scenarios ({_mean(acc[lru]['honest'])} in `honest`, "
+        f"{_mean(acc[lru]['adversarial'])} in `adversarial`)",
+        f"It wrongly forgets {_mean(wrong[lru]['honest']).lstrip('+')} more useful items than "
+        f"the protocol in `honest` and {_mean(wrong[lru]['adversarial']).lstrip('−')} fewer in "
+        f"`adversarial` ({_mean(a[lru_cell]['wrongly forgotten'])} against "
+        f"{_mean(a[ref]['wrongly forgotten'])})",
+    ]
+
+
+def test_the_forgetting_prose_figures_are_the_committed_evidence() -> None:
+    """Every figure the forgetting prose quotes is what the committed evidence gives
+    (through the renderers of its generated tables): a re-run that moves one fails here
+    until the prose says the new one."""
+    doc = _flat("docs/evaluation.md")
+    missing = [s for s in forgetting_prose(forgetting_tables()) if s not in doc]
+    assert missing == []
+
+
+def test_a_changed_forgetting_figure_is_caught(tmp_path: Path) -> None:
+    """The tie can fail: one seed's wrongly forgotten count in the no_reputation cell
+    (adversarial) moved by 30 moves its mean by 1.0, and the prose no longer says it."""
+    doc = _flat("docs/evaluation.md")
+    copy = tmp_path / "forgetting"
+    shutil.copytree(ROOT / "evaluation" / "forgetting", copy)
+    runs = copy / "runs.csv"
+    lines = runs.read_text(encoding="utf-8").splitlines()
+    col = lines[0].split(",").index("wrongly_forgotten")
+    i = next(
+        n
+        for n, r in enumerate(lines)
+        if r.startswith("protocol+no_reputation [c≥α],adversarial,1,")
+    )
+    row = lines[i].split(",")
+    row[col] = str(float(row[col]) + 30)
+    lines[i] = ",".join(row)
+    runs.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    missing = [s for s in forgetting_prose(forgetting_tables(copy)) if s not in doc]
+    assert any("items rise from" in s for s in missing)
+
+
+# --- docs/evaluation.md, experiment (c): sanctions at 500 and at 2,000 rounds -------------------
+
+
+def _sanctions_rows(directory: str) -> list[dict[str, str]]:
+    """The rows of the sanctions table rendered from ``evaluation/<directory>/``."""
+    lines = BLOCKS["sanctions"][1](load_evidence(ROOT / "evaluation" / directory))
+    rows = [[c.strip() for c in x.strip().strip("|").split("|")] for x in lines if x[:1] == "|"]
+    return [dict(zip(rows[0], r, strict=True)) for r in rows[2:]]
+
+
+def _span(rows: list[dict[str, str]], column: str, lazy: str | None = None) -> str:
+    """The range of ``column`` over the rows (those at lazy reveal ``lazy``), as the prose
+    writes it: ``lo–hi`` from the cells' own ranges."""
+    ends = [
+        float(e)
+        for r in rows
+        if lazy is None or r["lazy reveal"] == lazy
+        for e in r[column].split("–")
+    ]
+    digits = 3 if column in ("precision", "honest FPR (σ2+)") else 1
+    return f"{min(ends):.{digits}f}–{max(ends):.{digits}f}"
+
+
+def sanctions_prose(short: list[dict[str, str]], long: list[dict[str, str]]) -> list[str]:
+    """The figures of experiment (c)'s prose, from the two horizons' tables."""
+    return [
+        f"at 2,000 rounds none reaches σ2 and {_span(long, 'broken quarantined')} of the ten "
+        f"are quarantined",
+        f"at reveal 0.3, {_span(long, 'lazy agents at σ2+', '0.3')} of the ten reach σ2 in "
+        f"2,000 rounds against {_span(short, 'lazy agents at σ2+', '0.3')} in 500",
+        f"{_span(long, 'honest at σ1+')} a run at 2,000 rounds against "
+        f"{_span(short, 'honest at σ1+')} at 500",
+        f"(honest FPR {_span(long, 'honest FPR (σ2+)')})",
+        f"({_span(long, 'precision')} at 2,000 rounds)",
+    ]
+
+
+def test_the_sanctions_prose_figures_are_the_committed_evidence() -> None:
+    doc = _flat("docs/evaluation.md")
+    short, long = _sanctions_rows("sanctions"), _sanctions_rows("sanctions2k")
+    assert {r["broken punished (σ2+)"] for r in long} == {"0.0"}  # "none reaches σ2"
+    for rows in (short, long):  # "within the first hundred rounds in every cell"
+        assert float(_span(rows, "first sanction (round)").split("–")[1]) < 100
+    assert [s for s in sanctions_prose(short, long) if s not in doc] == []
+    long[0]["honest at σ1+"] = "4.5–9.6"  # a changed figure is caught
+    assert [s for s in sanctions_prose(short, long) if s not in doc]

@@ -155,6 +155,22 @@ def test_committed_evidence_is_the_full_experiments_on_committed_code() -> None:
         assert len(ev.meta["commit"]) == 40, name
 
 
+def test_committed_sanctions_evidence_is_each_horizon_on_committed_code() -> None:
+    """The sanctions experiment is committed once per horizon: ``evaluation/sanctions/``
+    at 500 rounds and ``evaluation/sanctions2k/`` at 2,000, each every cell of its
+    horizon, every seed, on committed code, and each table cites its own directory."""
+    for directory, rounds in (("sanctions", 500), ("sanctions2k", 2000)):
+        ev = evidence.load_evidence(ROOT / evidence.EVIDENCE_DIR / directory)
+        full = ex.build_experiment("sanctions", rounds=rounds)
+        assert ev.name == "sanctions" and ev.directory == directory
+        assert ev.labels == full.labels and ev.seeds == full.seeds, directory
+        assert {int(ev.config(label)["rounds"]) for label in ev.labels} == {rounds}
+        assert ev.meta["runs"] == full.total and "--rounds" in ev.meta["command"]
+        assert not ev.meta["uncommitted_changes"] and len(ev.meta["commit"]) == 40
+        table = "\n".join(evidence_docs.BLOCKS["sanctions"][1](ev))
+        assert f"`evaluation/{directory}/`" in table and f", {rounds:,} |" in table
+
+
 @pytest.mark.slow
 def test_every_experiment_renders_its_tables_from_a_small_run(tmp_path: Path) -> None:
     """A small run of each experiment the chapter cites, written as evidence and rendered

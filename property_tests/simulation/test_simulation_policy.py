@@ -306,8 +306,9 @@ def test_cli_bad_specs_and_failing_policies_are_exit_2_without_a_traceback(
         r = _cli("--policy", spec, *size)
         assert r.exit_code == 2, (spec, r.stderr)
         assert message in r.stderr and "Traceback" not in r.stderr, (spec, r.stderr)
+    # the forgetting model asks its own hook (test_simulation_policy_families.py)
     r = _cli("--experiment", "forgetting", "--policy", f"{path}:Reject")
-    assert r.exit_code == 2 and "--policy are the paper model's" in r.stderr
+    assert r.exit_code == 2 and "no forgets method" in r.stderr
     assert "--policy MODULE:ATTR[=ARCHETYPE]" in _cli("--help").stdout
 
 

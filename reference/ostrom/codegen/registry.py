@@ -179,6 +179,7 @@ EVALUATION_BLOCKS: Final = (
     "truth",
     "bloc",
     "sanctions",
+    "sanctions-2000",
     "sensitivity",
     "plasticity-by-k",
     "plasticity-controls",

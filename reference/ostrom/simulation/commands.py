@@ -21,6 +21,7 @@ from ostrom.simulation.config import (
     ConfigError,
     SimConfig,
     load_config,
+    parse_policy,
 )
 from ostrom.simulation.evidence import EvidenceError, git_commit, write_evidence
 from ostrom.simulation.experiments import (
@@ -33,7 +34,7 @@ from ostrom.simulation.experiments import (
     single_experiment,
 )
 from ostrom.simulation.forgetting.config import SCENARIOS as FORGET_SCENARIOS
-from ostrom.simulation.policy import load_policy
+from ostrom.simulation.policy import load_policy, needs
 from ostrom.simulation.run import simulate
 
 _EPILOG = """\b
@@ -166,8 +167,12 @@ def single_config(
     default=None,
     help="Plug an agent policy into the curation model: the agents drawn as ARCHETYPE "
     "(default honest) decide with it (vote, object, reveal, dispute, speak first; "
-    "ostrom.simulation.policy.AgentPolicy).  MODULE is an importable module or a .py "
-    "file; ATTR a policy object, or a class or function building one with no arguments "
+    "ostrom.simulation.policy.AgentPolicy).  With --experiment forgetting (hook forgets; "
+    "ARCHETYPE a kind: careful, the default, sloppy or eraser), plasticity (hook accepts; "
+    "honest, stale or adversary) or retrieval (accepts; honest or adversary) the agents "
+    "of that kind decide that model's one decision with it.  MODULE is an importable "
+    "module or a .py file; ATTR a policy object, or a class or function building one "
+    "with no arguments "
     "(built afresh for every run).  A spec that does not load is exit 2; a policy that "
     "raises or answers wrongly during a run stops it, naming the policy, decision, round "
     'and agent (exit 2).  Also a config field (policy = "..."); with --experiment, '
@@ -289,9 +294,9 @@ def simulate_command(
             )
             exp = single_experiment(config, range(seed_start, seed_start + (seeds or 1)))
         elif experiment in FAMILIES:
-            if ablations or config_file is not None or feedback is not None or policy:
+            if ablations or config_file is not None or feedback is not None:
                 raise ConfigError(
-                    f"--ablation, --config, --feedback and --policy are the paper model's; "
+                    f"--ablation, --config and --feedback are the paper model's; "
                     f"the {experiment} experiment defines its own cells"
                 )
             exp = build_family(
@@ -303,6 +308,7 @@ def simulate_command(
                 artifacts=artifacts,
                 scenarios=(scenario,) if scenario is not None else None,
                 governance=governance,
+                policy=policy,
             )
         else:
             if governance is not None or ablations:
@@ -322,7 +328,8 @@ def simulate_command(
             )
         for cell in exp.cells:  # load a plugged policy once here: a bad one is exit 2 now
             if getattr(cell.config, "policy", ""):
-                load_policy(cell.config.policy)
+                # the role was checked by the config, against its model's agent kinds
+                load_policy(parse_policy(cell.config.policy, roles=None), needs(exp.name))
                 break
     except ConfigError as exc:
         click.echo(f"error: {exc}", err=True)

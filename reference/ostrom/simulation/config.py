@@ -160,9 +160,16 @@ class PolicySpec:
         return f"{self.module}:{self.attr}"
 
 
-def parse_policy(spec: object) -> PolicySpec:
+def parse_policy(
+    spec: object,
+    roles: tuple[str, ...] | None = ARCHETYPES,
+    default_role: str = DEFAULT_POLICY_ROLE,
+) -> PolicySpec:
     """``ConfigError`` for a spec that is not ``MODULE:ATTR[=ARCHETYPE]`` with a known
-    archetype (nothing is imported here: a config stays cheap to build and check)."""
+    archetype (nothing is imported here: a config stays cheap to build and check).  The
+    forgetting, plasticity and retrieval models pass their own agent kinds as ``roles``
+    (and the one a spec without ``=ROLE`` takes); ``None`` leaves the role to the config
+    that holds the spec (its own check has refused a wrong one)."""
     if not isinstance(spec, str):
         raise ConfigError(f"policy: must be a string MODULE:ATTR[=ARCHETYPE], got {spec!r}")
     m = _POLICY_SPEC.match(spec.strip())
@@ -171,9 +178,10 @@ def parse_policy(spec: object) -> PolicySpec:
             f"policy: {spec!r} is not MODULE:ATTR[=ARCHETYPE] (MODULE a module name or a "
             "path to a .py file, ATTR a policy object, class or factory in it)"
         )
-    role = m["role"] if m["role"] is not None else DEFAULT_POLICY_ROLE
-    if role not in ARCHETYPES:
-        raise ConfigError(f"policy: {role!r} is not an archetype (one of {', '.join(ARCHETYPES)})")
+    role = m["role"] if m["role"] is not None else default_role
+    if roles is not None and role not in roles:
+        what = "an archetype" if roles == ARCHETYPES else "an agent kind of this model"
+        raise ConfigError(f"policy: {role!r} is not {what} (one of {', '.join(roles)})")
     return PolicySpec(m["module"].strip(), m["attr"], role)
 
 
@@ -271,6 +279,8 @@ def fields_dict(c: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields(c):
         v = getattr(c, f.name)
+        if f.name == "policy" and not v:
+            continue  # no plugged policy: the description every result file had before
         out[f.name] = list(v) if isinstance(v, tuple) else v
     return out
 
@@ -300,7 +310,11 @@ def check_int_ranges(
             raise ConfigError(f"{name}: must be an integer in {lo}..{hi:,}, got {v!r}")
 
 
-def _is_number(v: object) -> bool:
+def is_number(v: object) -> bool:
+    """An ``int`` or ``float`` that is not a ``bool`` (NaN and infinities included: each
+    check says whether it wants them finite).  The one such test of every run
+    configuration: ``SimConfig``, ``ForgetConfig``, ``PlasticityConfig``,
+    ``RetrievalConfig``, and the answers of a plugged policy."""
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
@@ -310,7 +324,7 @@ def check(c: SimConfig) -> None:
         if not isinstance(getattr(c, name), str):
             raise ConfigError(f"{name}: must be a string, got {getattr(c, name)!r}")
     if not isinstance(c.mix, tuple) or not all(
-        isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and _is_number(e[1])
+        isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and is_number(e[1])
         for e in c.mix
     ):
         raise ConfigError(
@@ -321,14 +335,14 @@ def check(c: SimConfig) -> None:
             f"mix: a custom mix needs scenario 'custom' (scenario is {c.scenario!r}); "
             "leave scenario out of a config file that has a [mix] table"
         )
-    if not isinstance(c.quality_mix, tuple) or not all(_is_number(v) for v in c.quality_mix):
+    if not isinstance(c.quality_mix, tuple) or not all(is_number(v) for v in c.quality_mix):
         raise ConfigError(
             f"quality_mix: three numbers (good, mediocre, bad), got {c.quality_mix!r}"
         )
     if not isinstance(c.ablations, tuple) or not all(isinstance(a, str) for a in c.ablations):
         raise ConfigError(f"ablations: a list of names, got {c.ablations!r}")
     for f in fields(c):
-        if f.type in ("float", "int") and not _is_number(getattr(c, f.name)):
+        if f.type in ("float", "int") and not is_number(getattr(c, f.name)):
             raise ConfigError(f"{f.name}: must be a number, got {getattr(c, f.name)!r}")
     if c.scenario != "custom" and c.scenario not in MIXES:
         raise ConfigError(f"scenario: {c.scenario!r} is not one of {[*MIXES, 'custom']}")
@@ -437,7 +451,7 @@ def from_mapping(
                 raise ConfigError(f"{where}: mix must be a table of archetype = share")
             mix = []
             for k, v in value.items():
-                if not _is_number(v):
+                if not is_number(v):
                     raise ConfigError(f"{where}: mix: share of {k} must be a number, got {v!r}")
                 mix.append((str(k), float(v)))
             changes["mix"] = tuple(sorted(mix))
@@ -489,6 +503,7 @@ __all__ = [
     "fields_dict",
     "from_mapping",
     "is_int",
+    "is_number",
     "load_config",
     "parse_policy",
     "population",

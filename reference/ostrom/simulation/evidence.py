@@ -127,6 +127,7 @@ class Evidence:
     meta: dict[str, Any]
     metrics: tuple[str, ...]
     rows: dict[tuple[str, str], list[tuple[int, dict[str, float]]]]  # (label, scenario)
+    directory: str = ""  # the name of the directory it was read from (what the docs cite)
 
     @property
     def scenarios(self) -> tuple[str, ...]:
@@ -199,7 +200,7 @@ def load_evidence(directory: Path) -> Evidence:
     for key in rows:
         rows[key].sort(key=lambda r: r[0])
     name = str(meta.get("experiment", {}).get("name", directory.name))
-    return Evidence(name, meta, metrics, rows)
+    return Evidence(name, meta, metrics, rows, directory.name)
 
 
 __all__ = [

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Final
 
 from ostrom.simulation.evidence import EVIDENCE_DIR, Evidence, EvidenceError, load_evidence
+from ostrom.simulation.forgetting.config import REFERENCE as FORGETTING_REFERENCE
 from ostrom.simulation.forgetting.experiment import CONSENSUS_SCENARIO as CONSENSUS
 from ostrom.simulation.forgetting.experiment import MAIN_SCENARIOS as FORGETTING_MAIN_SCENARIOS
-from ostrom.simulation.forgetting.experiment import REFERENCE as FORGETTING_REFERENCE
 from ostrom.simulation.forgetting.report import PAPER as FORGETTING_PAPER
 from ostrom.simulation.stats import BIMODAL_BC, bimodality, holm, quantiles, robust, summarize
 
@@ -163,7 +163,7 @@ def _seeds_note(ev: Evidence) -> str:
     commit = str(ev.meta.get("commit", "unknown"))[:10]
     dirty = " (with uncommitted changes)" if ev.meta.get("uncommitted_changes") else ""
     return (
-        f"*Evidence: `evaluation/{ev.name}/` — {ev.meta.get('runs')} runs, seeds "
+        f"*Evidence: `evaluation/{ev.directory or ev.name}/` — {ev.meta.get('runs')} runs, seeds "
         f"{seeds[0]}..{seeds[-1]}, commit `{commit}`{dirty}; `{' '.join(ev.meta['command'])}`.*"
     )
 
@@ -908,7 +908,10 @@ def forgetting_paper(ev: Evidence) -> list[str]:
 
 # --- all of it ---------------------------------------------------------------------------
 
-#: block name -> (experiment, renderer).  docs/evaluation.md has one block of each name.
+#: block name -> (evidence directory, renderer).  docs/evaluation.md has one block of each
+#: name.  The directory is the experiment's name, except ``sanctions2k``: the sanctions
+#: experiment at its 2,000-round horizon (``--rounds 2000``), whose evidence sits beside the
+#: 500-round one so that each horizon is one command and one committed run.
 BLOCKS: Final[dict[str, tuple[str, Callable[[Evidence], list[str]]]]] = {
     "paper-precision": ("paper", paper_precision),
     "paper-comparisons": ("paper", paper_comparisons),
@@ -917,6 +920,7 @@ BLOCKS: Final[dict[str, tuple[str, Callable[[Evidence], list[str]]]]] = {
     "truth": ("truth", truth_table),
     "bloc": ("bloc", bloc_table),
     "sanctions": ("sanctions", sanctions_table),
+    "sanctions-2000": ("sanctions2k", sanctions_table),
     "sensitivity": ("sensitivity", sensitivity_table),
     "plasticity-by-k": ("plasticity", plasticity_by_k),
     "plasticity-controls": ("plasticity", plasticity_controls),

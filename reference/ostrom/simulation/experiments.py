@@ -329,7 +329,8 @@ def run_experiment(
 class Builder(Protocol):
     """Builds one experiment of its own family (its own configuration type) from the
     command line's sizes: ``rounds`` (epochs), ``agents``, ``artifacts`` (items), the
-    seeds, the scenarios to keep, and ``governance`` (a subset of the cells)."""
+    seeds, the scenarios to keep, ``governance`` (a subset of the cells) and ``policy``
+    (a plugged agent policy, ``MODULE:ATTR[=KIND]``, for every cell)."""
 
     def __call__(
         self,
@@ -341,6 +342,7 @@ class Builder(Protocol):
         artifacts: int | None,
         scenarios: Sequence[str] | None,
         governance: str | None,
+        policy: str | None = None,
     ) -> Experiment: ...
 
 
@@ -383,9 +385,10 @@ def build_family(
     artifacts: int | None = None,
     scenarios: Sequence[str] | None = None,
     governance: str | None = None,
+    policy: str | None = None,
 ) -> Experiment:
-    """Experiment ``name`` of ``FAMILIES`` (``ConfigError`` for an unknown one or a bad
-    size)."""
+    """Experiment ``name`` of ``FAMILIES`` (``ConfigError`` for an unknown one, a bad size
+    or a bad policy spec; the policy itself is loaded by its runs)."""
     try:
         _, builder = FAMILIES[name]
     except KeyError:
@@ -400,6 +403,7 @@ def build_family(
         artifacts=artifacts,
         scenarios=scenarios,
         governance=governance,
+        policy=policy,
     )
 
 

@@ -23,6 +23,26 @@ The decisions, each the archetypes' own:
 * ``speaks_first``: when votes are visible (``no_commit_reveal``, ``majority_open``),
   whether it casts its vote before the others (``True``/``False``).
 
+The other experiments' agents decide other things, each through one optional hook (a
+policy for them needs that hook only; ``HOOKS`` maps experiment to hook):
+
+* ``forgets`` (the ``forgetting`` experiment): the confidence of a forget vote on an item
+  the agent assesses in a sweep, a number in [0, 1]; 0 keeps the item (no vote).  It
+  observes a ``ForgetObservation``: the item, the epoch, the decay of its last access
+  (public), the protocol's θ, α and weights, and ``read(rng)``, the agent's noisy reading
+  of the item's relevance to the recent queries (the one its kind takes);
+* ``accepts`` (``plasticity`` and ``retrieval``): whether a reviewer, an arbiter or (the
+  plasticity majority baseline) a panelist accepts a proposed value for a slot
+  (``True``/``False``), observing an ``UpdateObservation``: the slot, the value, whether
+  it is marked transient, the round, and what the agent believes the slot holds.
+
+Which update is proposed is not a decision there: the stream of proposals is the
+experiments' treatment, drawn from the seed before any mechanism runs, so that every
+mechanism faces the same proposals (a policy could not change it without unpairing the
+runs).  A run with no plugged policy takes the model's own rule for every agent, exactly
+the code it ran before the hooks existed (property_tests/simulation: the committed
+evidence rows, reproduced).
+
 What a policy observes (``Observation``): its own id and role (the archetype whose seat
 it holds), the artifact's id, the ballot's kind, the round, whether a deliberation phase
 preceded the vote, the endorsements already cast and visible to it, and a *reading* of the
@@ -54,14 +74,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
+from ostrom.protocol.agents import MICRO
+from ostrom.protocol.forgetting import forget_confidence_micro
+from ostrom.protocol.forgetting import keep_score as fkeep_score
 from ostrom.simulation import archetypes as arch
-from ostrom.simulation.config import ARCHETYPES, ConfigError, PolicySpec, SimConfig, parse_policy
+from ostrom.simulation.config import (
+    ARCHETYPES,
+    ConfigError,
+    PolicySpec,
+    SimConfig,
+    is_number,
+    parse_policy,
+)
 from ostrom.simulation.world import stream
 
 #: The acts a ``vote``, ``objects`` or ``reveals`` decision may answer.
 ACTS: Final = (arch.ENDORSE, arch.OPPOSE, arch.ABSTAIN, arch.GARBAGE)
 #: The decisions of ``AgentPolicy``, in the order the module doc lists them.
 DECISIONS: Final = ("vote", "objects", "reveals", "disputes", "speaks_first")
+#: The experiments whose agents decide through one optional hook, and that hook (a policy
+#: plugged into them needs only it; any other experiment needs ``DECISIONS``).
+HOOKS: Final[dict[str, str]] = {
+    "forgetting": "forgets",
+    "plasticity": "accepts",
+    "retrieval": "accepts",
+}
+
+
+def needs(experiment: str) -> tuple[str, ...]:
+    """The methods a policy plugged into ``experiment`` must have."""
+    hook = HOOKS.get(experiment)
+    return DECISIONS if hook is None else (hook,)
 
 
 class PolicyError(ConfigError):
@@ -113,6 +156,67 @@ def ground_truth(obs: Observation) -> arch.Ballot:
     return obs._ballot
 
 
+@dataclass(frozen=True)
+class ForgetObservation:
+    """What an agent of the forgetting model perceives when it assesses a held item (the
+    hook ``forgets``).  ``decay`` is D of the epochs since the item's last access (every
+    agent sees the accesses); ``keep`` and ``confidence`` are docs/forgetting.md's keep
+    score and forget confidence for a relevance reading, with the run's θ and weights;
+    ``patience`` is the least confidence at which the model's honest agents send a vote
+    (α under the ``at_alpha`` rule).  A forget vote is final: an agent is not asked again
+    about an item it voted on."""
+
+    agent: str
+    role: str
+    artifact: str  # the item
+    text: str
+    round: int  # the epoch (one orchestrator tick)
+    elapsed: int  # epochs since the item's last access
+    decay: float
+    noise: float  # the sd of this agent's reading of the relevance
+    theta: float
+    alpha: float
+    omega_D: float
+    omega_R: float
+    patience: float
+    _relevance: float = field(repr=False, compare=False)
+
+    def read(self, rng: random.Random) -> float:
+        """A noisy reading of the item's relevance to the recent queries, in [0, 1]: the
+        relevance plus Gaussian noise of the seat's kind (the reading its kind takes)."""
+        return min(1.0, max(0.0, self._relevance + rng.gauss(0.0, self.noise)))
+
+    def keep(self, relevance: float) -> float:
+        """The keep score ``C = ω_D·D + ω_R·R`` for a relevance reading."""
+        return fkeep_score(self.decay, relevance, self.omega_D, self.omega_R)
+
+    def confidence(self, relevance: float) -> float:
+        """The forget confidence ``(θ − C)/θ`` (0 when ``C ≥ θ``) for a relevance reading,
+        as the protocol's agent side computes it (in micro-units, then as a number)."""
+        return forget_confidence_micro(self.keep(relevance), self.theta) / MICRO
+
+
+@dataclass(frozen=True)
+class UpdateObservation:
+    """What a reviewer, an arbiter or a panelist of the plasticity and retrieval models
+    perceives of a proposed value (the hook ``accepts``).  ``belief`` is what the agent
+    believes the slot holds (the truth, or the old value while it is stale: the model's
+    own notion of what the agent knows); ``ballot`` is ``review``, ``arbitration`` or
+    ``panel`` (the majority baseline); ``noise`` the model's chance that an honest
+    judgment is flipped (a policy may ignore it)."""
+
+    agent: str
+    role: str
+    artifact: str
+    slot: str
+    value: str
+    transient: bool
+    round: int
+    belief: str
+    ballot: str
+    noise: float
+
+
 @runtime_checkable
 class AgentPolicy(Protocol):
     """An agent's decisions (the module doc says what each one answers).  Subclass
@@ -127,6 +231,11 @@ class AgentPolicy(Protocol):
     def disputes(self, obs: Observation, rng: random.Random) -> bool: ...
 
     def speaks_first(self, obs: Observation) -> bool: ...
+
+    # The optional hooks (``HOOKS``): a policy for the forgetting experiment writes
+    # ``forgets(obs: ForgetObservation, rng) -> float``, one for plasticity and retrieval
+    # ``accepts(obs: UpdateObservation, rng) -> bool``.  They are not members of this
+    # protocol, so that a policy of the curation model needs neither.
 
 
 class Policy:
@@ -219,16 +328,18 @@ def _parse(spec: str) -> PolicySpec:
         raise PolicyError(str(exc)) from None
 
 
-def _is_policy(obj: object) -> bool:
-    """An object (not a class) with every decision as a method."""
-    return not isinstance(obj, type) and all(callable(getattr(obj, d, None)) for d in DECISIONS)
+def _is_policy(obj: object, wanted: tuple[str, ...] = DECISIONS) -> bool:
+    """An object (not a class) with every decision of ``wanted`` as a method."""
+    return not isinstance(obj, type) and all(callable(getattr(obj, d, None)) for d in wanted)
 
 
-def load_policy(spec: str | PolicySpec) -> AgentPolicy:
+def load_policy(spec: str | PolicySpec, wanted: tuple[str, ...] = DECISIONS) -> AgentPolicy:
     """A fresh policy from ``spec`` (called once per run, so a policy's state is its
     run's).  ATTR may be a policy object, or a class or function that returns one when
-    called with no arguments.  Every failure is a ``PolicyError`` in one line: no such
-    module or file, no such attribute, not a policy, raised while importing or building."""
+    called with no arguments; it must have the methods ``wanted`` (``needs(experiment)``:
+    the curation model's five decisions, or another experiment's hook).  Every failure is
+    a ``PolicyError`` in one line: no such module or file, no such attribute, not a
+    policy, raised while importing or building."""
     s = spec if isinstance(spec, PolicySpec) else _parse(spec)
     try:
         mod = _import(s.module)
@@ -245,11 +356,11 @@ def load_policy(spec: str | PolicySpec) -> AgentPolicy:
         if not hasattr(obj, part):
             raise PolicyError(f"policy {s.name}: {s.module!r} has no attribute {s.attr!r}")
         obj = getattr(obj, part)
-    if not _is_policy(obj):
+    if not _is_policy(obj, wanted):
         if not callable(obj):
             raise PolicyError(
-                f"policy {s.name}: not a policy (no {_missing(obj)} method) and not a "
-                "class or factory"
+                f"policy {s.name}: not a policy (no {_missing(obj, wanted)} method) and not "
+                "a class or factory"
             )
         try:
             obj = obj()
@@ -257,17 +368,18 @@ def load_policy(spec: str | PolicySpec) -> AgentPolicy:
             raise PolicyError(
                 f"policy {s.name}: building it raised {type(exc).__name__}: {exc}"
             ) from None
-        if not _is_policy(obj):
+        if not _is_policy(obj, wanted):
             raise PolicyError(
                 f"policy {s.name}: what it built ({type(obj).__name__}) is not a policy "
-                f"(no {_missing(obj)} method; see ostrom.simulation.policy.AgentPolicy)"
+                f"(no {_missing(obj, wanted)} method; see ostrom.simulation.policy."
+                f"{'AgentPolicy' if wanted == DECISIONS else 'HOOKS'})"
             )
     policy: AgentPolicy = obj
     return policy
 
 
-def _missing(obj: object) -> str:
-    return ", ".join(d for d in DECISIONS if not callable(getattr(obj, d, None)))
+def _missing(obj: object, wanted: tuple[str, ...] = DECISIONS) -> str:
+    return ", ".join(d for d in wanted if not callable(getattr(obj, d, None)))
 
 
 # --- seats: how a run asks ----------------------------------------------------------------
@@ -307,13 +419,29 @@ class Seat:
             return self.policy.speaks_first(obs)
         return self._flag("speaks_first", obs, self.policy.speaks_first)
 
-    def _where(self, decision: str, obs: Observation) -> str:
+    def forgets(self, obs: ForgetObservation) -> float:
+        """The hook ``forgets`` (a plugged policy only: the model's own agents decide in
+        ``forgetting.judges``): a confidence in [0, 1], 0 for no vote."""
+        fn = self.policy.forgets  # type: ignore[attr-defined]
+        answer = self._call("forgets", obs, lambda o: fn(o, self.rng))
+        if not is_number(answer) or not 0.0 <= answer <= 1.0:
+            raise PolicyError(
+                f"{self._where('forgets', obs)}: answered {answer!r}, not a number in [0, 1]"
+            )
+        return float(answer)
+
+    def accepts(self, obs: UpdateObservation) -> bool:
+        """The hook ``accepts`` (a plugged policy only)."""
+        fn = self.policy.accepts  # type: ignore[attr-defined]
+        return self._flag("accepts", obs, lambda o: fn(o, self.rng))
+
+    def _where(self, decision: str, obs: Seen) -> str:
         return (
             f"policy {self.name} ({obs.role} seat), deciding {decision} at round {obs.round}, "
             f"agent {obs.agent}, artifact {obs.artifact}"
         )
 
-    def _call(self, decision: str, obs: Observation, fn: Callable[[Observation], Any]) -> Any:
+    def _call(self, decision: str, obs: Any, fn: Callable[[Any], Any]) -> Any:
         try:
             return fn(obs)
         except Exception as exc:
@@ -335,11 +463,41 @@ class Seat:
         act: arch.Act = answer  # type: ignore[assignment]
         return act
 
-    def _flag(self, decision: str, obs: Observation, fn: Callable[[Observation], Any]) -> bool:
+    def _flag(self, decision: str, obs: Any, fn: Callable[[Any], Any]) -> bool:
         answer = self._call(decision, obs, fn)
         if not isinstance(answer, bool):
             raise PolicyError(f"{self._where(decision, obs)}: answered {answer!r}, not True/False")
         return answer
+
+
+#: What a seat's error messages read of an observation (each has agent, role, artifact
+#: and round).
+Seen = Observation | ForgetObservation | UpdateObservation
+
+
+@dataclass(frozen=True)
+class Plug:
+    """A policy plugged into a run of the forgetting, plasticity or retrieval model: the
+    agents of ``role`` decide through ``seat`` (the others by the model's own rule)."""
+
+    role: str
+    seat: Seat
+
+
+def plug(
+    spec: str, roles: tuple[str, ...], default_role: str, experiment: str, seed: int
+) -> Plug | None:
+    """The plug of a run of ``experiment`` whose config says ``policy = spec`` (None for
+    ""): the policy is built afresh and draws from a stream of its own, as in the
+    curation model, so the same config and seed give the same run."""
+    if not spec:
+        return None
+    try:
+        s = parse_policy(spec, roles, default_role)
+    except ConfigError as exc:
+        raise PolicyError(str(exc)) from None
+    policy = load_policy(s, needs(experiment))
+    return Plug(s.role, Seat(policy, stream(seed, "policy"), s.name))
 
 
 class Seats:
@@ -365,14 +523,21 @@ class Seats:
 __all__ = [
     "ACTS",
     "DECISIONS",
+    "HOOKS",
     "AgentPolicy",
     "Archetype",
+    "ForgetObservation",
     "Observation",
+    "Plug",
     "Policy",
     "PolicyError",
     "Seat",
     "Seats",
+    "Seen",
+    "UpdateObservation",
     "ground_truth",
     "load_policy",
+    "needs",
     "observe",
+    "plug",
 ]

@@ -19,7 +19,13 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from ostrom.simulation.config import ConfigError, check_int_ranges, fields_dict
+from ostrom.simulation.config import (
+    ConfigError,
+    check_int_ranges,
+    fields_dict,
+    is_number,
+    parse_policy,
+)
 
 #: The mechanisms: the protocol and the five baselines that are not the protocol.
 MECHANISMS: Final = (
@@ -56,6 +62,8 @@ VOTE_RULES: Final = ("at_threshold", "at_alpha")
 #: Agent kinds.  ``careful`` and ``sloppy`` are honest with little and much judgment
 #: noise; ``eraser`` votes forget, with full confidence, on what is still useful.
 KINDS: Final = ("careful", "sloppy", "eraser")
+#: The kind whose agents a plugged policy (``policy``) takes when its spec names none.
+POLICY_ROLE: Final = "careful"
 
 
 @dataclass(frozen=True)
@@ -121,6 +129,9 @@ class ForgetConfig:
     context_window: int = 20  # R is relevance to the queries of the last N epochs
     noise_careful: float = 0.10  # sd of a careful agent's error on R
     noise_sloppy: float = 0.30  # sd of a sloppy agent's error on R
+    # a plugged agent policy (ostrom.simulation.policy, hook ``forgets``): the agents of
+    # KIND cast their forget votes by it; "" = every agent by its kind's rule (judges)
+    policy: str = ""  # MODULE:ATTR[=KIND]
 
     def __post_init__(self) -> None:
         check(self)
@@ -164,8 +175,10 @@ class ForgetConfig:
         return fields_dict(self)
 
 
-def _is_number(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+#: The experiment's reference cell, with which every other is compared by seed: the
+#: protocol, honest agents voting once their confidence reaches α (its label).  The one
+#: definition: the experiment's cells, its report and docs/evaluation.md's tables use it.
+REFERENCE: Final = "protocol [c≥α]"
 
 
 def check(c: ForgetConfig) -> None:
@@ -193,12 +206,14 @@ def check(c: ForgetConfig) -> None:
         raise ConfigError("ablations: decay_only and relevance_only leave no keep score")
     if c.governance != "local" and (c.mechanism != "protocol" or c.ablations):
         raise ConfigError(f"governance {c.governance!r}: runs the plain protocol only")
+    if c.policy != "":
+        parse_policy(c.policy, KINDS, POLICY_ROLE)
     check_int_ranges(c, INT_RANGES, optional=("agents", "topics"))
     for name, (flo, fhi) in FLOAT_RANGES.items():
         v = getattr(c, name)
         if v is None and name == "junk_rate":
             continue
-        if not _is_number(v) or not flo <= v <= fhi:
+        if not is_number(v) or not math.isfinite(v) or not flo <= v <= fhi:
             raise ConfigError(f"{name}: must be a number in [{flo}, {fhi}], got {v!r}")
 
 
@@ -211,6 +226,8 @@ __all__ = [
     "INT_RANGES",
     "KINDS",
     "MECHANISMS",
+    "POLICY_ROLE",
+    "REFERENCE",
     "SCENARIOS",
     "VOTE_RULES",
     "ForgetConfig",

@@ -25,10 +25,9 @@ from typing import Any, Final
 
 from ostrom.simulation.config import ConfigError
 from ostrom.simulation.engine import Cell, Experiment, Presentation
-from ostrom.simulation.forgetting.config import FAULTS, SCENARIOS, ForgetConfig
+from ostrom.simulation.forgetting.config import FAULTS, REFERENCE, SCENARIOS, ForgetConfig
 from ostrom.simulation.forgetting.report import plots, sections
 
-REFERENCE: Final = "protocol [c≥α]"
 MAIN_SCENARIOS: Final = ("honest", "adversarial", "four")
 CONSENSUS_SCENARIO: Final = "consensus"
 SEEDS: Final = 30
@@ -89,10 +88,12 @@ def build_forgetting(
     artifacts: int | None,
     scenarios: Sequence[str] | None,
     governance: str | None,
+    policy: str | None = None,
 ) -> Experiment:
     """The experiment, sized by the command line: ``rounds`` are epochs, ``agents``
-    overrides every scenario's population; ``governance`` ``pbft`` or ``alg1`` keeps only
-    the consensus cells (and the reference they are checked against)."""
+    overrides every scenario's population, ``policy`` plugs an agent policy into every
+    cell; ``governance`` ``pbft`` or ``alg1`` keeps only the consensus cells (and the
+    reference they are checked against)."""
     if artifacts is not None:
         raise ConfigError("--artifacts: the forgetting world draws its own items (use --rounds)")
     keep = tuple(scenarios) if scenarios else (*MAIN_SCENARIOS, CONSENSUS_SCENARIO)
@@ -108,6 +109,8 @@ def build_forgetting(
         sizes["epochs"] = rounds
     if agents is not None:
         sizes["agents"] = agents
+    if policy is not None:
+        sizes["policy"] = policy
     cells: list[Cell] = []
     for changes, vs, where in _cells():
         config = ForgetConfig().with_(**changes, **sizes)
@@ -143,4 +146,4 @@ def build_forgetting(
     )
 
 
-__all__ = ["CONSENSUS_SCENARIO", "MAIN_SCENARIOS", "PRESENTATION", "REFERENCE", "build_forgetting"]
+__all__ = ["CONSENSUS_SCENARIO", "MAIN_SCENARIOS", "PRESENTATION", "build_forgetting"]

@@ -14,6 +14,12 @@ forget exactly that, with confidence 1; it never helps forget what should go.
 Agents look in sweeps: agent number i assesses, at every epoch t with
 ``t ≡ i (mod sweep_every)``, every item it may vote on and has not voted on yet (a forget
 vote is final: the orchestrator keeps one per agent and artifact).
+
+A plugged policy (``ForgetConfig.policy``; ``ostrom.simulation.policy``, hook ``forgets``)
+takes the agents of one kind: ``confidence`` then asks it, with a ``ForgetObservation``,
+instead of the kind's rule, and every mechanism in which agents vote (the protocol, the
+single curator, the majority) gets its answers.  The other kinds keep their rule and the
+judgment stream; the policy draws from a stream of its own.
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ from __future__ import annotations
 from ostrom.protocol.agents import MICRO, micro
 from ostrom.protocol.forgetting import checked_relevance, decay, forget_confidence_micro, keep_score
 from ostrom.protocol.params import Params
-from ostrom.simulation.forgetting.config import ForgetConfig
+from ostrom.simulation.forgetting.config import KINDS, POLICY_ROLE, ForgetConfig
 from ostrom.simulation.forgetting.relevance import Prepared
 from ostrom.simulation.forgetting.world import World
+from ostrom.simulation.policy import ForgetObservation, plug
 from ostrom.simulation.world import stream
 
 
@@ -76,6 +83,7 @@ class Judges:
         )  # the least confidence (micro) at which an honest agent sends its vote
         self._decay: dict[int, float] = {}
         self.index = {a: i for i, a in enumerate(world.agents)}
+        self.plug = plug(cfg.policy, KINDS, POLICY_ROLE, "forgetting", seed)
 
     def sweeps(self, agent: str, t: int) -> bool:
         """Does ``agent`` look at its items at epoch ``t``?"""
@@ -92,6 +100,8 @@ class Judges:
         """The confidence (micro-units) of ``agent``'s forget vote on ``item`` at ``t``;
         0 means it keeps the item (sends no vote)."""
         kind = self.world.kind[agent]
+        if self.plug is not None and kind == self.plug.role:
+            return self._asked(agent, kind, item, t, last_access)
         if kind == "eraser":
             return MICRO if self.world.item(item).useful(t) else 0
         p = self.params
@@ -100,6 +110,33 @@ class Judges:
         c = keep_score(self.decay_of(t - last_access), r, p.omega_D, p.omega_R)
         conf = forget_confidence_micro(c, p.theta)
         if conf < self.patience:
+            return 0
+        return MICRO if not self.confidence_weighting else conf
+
+    def _asked(self, agent: str, kind: str, item: str, t: int, last_access: int) -> int:
+        """The plugged policy's forget vote (micro-units; 0: none).  The protocol's
+        ``no_confidence`` ablation still sends any vote at confidence 1: it changes the
+        protocol, not the agent."""
+        assert self.plug is not None
+        p, elapsed = self.params, t - last_access
+        obs = ForgetObservation(
+            agent=agent,
+            role=kind,
+            artifact=item,
+            text=self.world.item(item).text,
+            round=t,
+            elapsed=elapsed,
+            decay=self.decay_of(elapsed),
+            noise=self.noise[kind],
+            theta=p.theta,
+            alpha=p.alpha,
+            omega_D=p.omega_D,
+            omega_R=p.omega_R,
+            patience=self.patience / MICRO,
+            _relevance=self.relevance.r(item, t),
+        )
+        conf = micro(self.plug.seat.forgets(obs))
+        if conf <= 0:
             return 0
         return MICRO if not self.confidence_weighting else conf
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from ostrom.simulation.engine import ExperimentResult
+from ostrom.simulation.forgetting.config import REFERENCE
 from ostrom.simulation.report import (
     md_table,
     mean_with_ci,
@@ -33,7 +34,6 @@ from ostrom.simulation.report import (
 
 #: The paper's headline figures (arXiv 2506.17338, §V): metric -> value.
 PAPER: Final = {"reduction": 0.52, "accuracy": 0.88, "consensus_success": 0.92}
-REFERENCE: Final = "protocol [c≥α]"
 
 
 def _with_ci(result: ExperimentResult, label: str, scenario: str, metric: str) -> str:

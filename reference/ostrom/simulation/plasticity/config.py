@@ -29,6 +29,8 @@ from ostrom.simulation.config import (
     check_int_ranges,
     fields_dict,
     is_int,
+    is_number,
+    parse_policy,
     replace_known,
 )
 from ostrom.simulation.world import counts as largest_remainder
@@ -41,6 +43,10 @@ ORDERS: Final = ("after", "before")
 
 #: The interference kinds (``world``); k = 0 trials of each kind are the baseline.
 KINDS: Final = ("same_slot", "repeated", "unrelated")
+#: The agents' kinds (``world``): up to date, outdated (stale) and adversarial.  A plugged
+#: policy takes the seats of one of them, ``honest`` when its spec names none.
+AGENT_KINDS: Final = ("honest", "stale", "adversary")
+POLICY_ROLE: Final = "honest"
 
 #: The interference counts of the paper's composition sweep (its count 8 is the headline).
 DEFAULT_COUNTS: Final = (0, 1, 2, 4, 8)
@@ -122,6 +128,10 @@ class PlasticityConfig:
     mechanism: str = "protocol"  # one of MECHANISMS
     order: str = "after"  # "after": the k proposals follow the valid update; "before"
     transient: bool = False  # the interfering proposals are marked transient
+    # --- a plugged agent policy (ostrom.simulation.policy, hook ``accepts``): the agents
+    # of ROLE review (and arbitrate, and sit on majority panels) by it; "" = the model's
+    # own reading (``mechanisms.judge``) for everyone
+    policy: str = ""  # MODULE:ATTR[=ROLE], ROLE one of AGENT_KINDS
 
     def __post_init__(self) -> None:
         if isinstance(self.counts, list):
@@ -207,10 +217,6 @@ def from_mapping(doc: Mapping[str, Any], base: PlasticityConfig | None = None) -
     return (base or PlasticityConfig()).with_(**{str(k): v for k, v in doc.items()})
 
 
-def _is_number(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
 def check(c: PlasticityConfig) -> None:
     """Refuse a configuration that cannot be run, naming the field."""
     check_int_ranges(c, INT_RANGES)
@@ -221,7 +227,7 @@ def check(c: PlasticityConfig) -> None:
     )
     for name, top in shares:
         x = getattr(c, name)
-        if not _is_number(x) or not math.isfinite(x) or not 0.0 <= x <= top:
+        if not is_number(x) or not math.isfinite(x) or not 0.0 <= x <= top:
             raise ConfigError(f"{name}: must be a number in [0, {top}], got {x!r}")
     if not isinstance(c.counts, tuple) or not c.counts or not all(is_int(k) for k in c.counts):
         raise ConfigError(f"counts: must be a non-empty list of integers, got {c.counts!r}")
@@ -237,6 +243,8 @@ def check(c: PlasticityConfig) -> None:
         raise ConfigError(f"order: must be one of {ORDERS}, got {c.order!r}")
     if not isinstance(c.transient, bool):
         raise ConfigError(f"transient: must be true or false, got {c.transient!r}")
+    if c.policy != "":
+        parse_policy(c.policy, AGENT_KINDS, POLICY_ROLE)
     if c.window < c.max_count:
         raise ConfigError(
             f"window: must be at least max(counts) = {c.max_count}, so that a trial is "
@@ -277,12 +285,14 @@ def check(c: PlasticityConfig) -> None:
 
 
 __all__ = [
+    "AGENT_KINDS",
     "DEFAULT_COUNTS",
     "DEFAULT_WINDOW",
     "FORMAL_REVIEW",
     "KINDS",
     "MECHANISMS",
     "ORDERS",
+    "POLICY_ROLE",
     "PROPOSE_RATE",
     "REVIEWERS",
     "PlasticityConfig",

@@ -9,13 +9,14 @@ plasticity, stale retention and wrong adoption by interference kind and count.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol, Self
 
 from ostrom.simulation.config import ConfigError
 from ostrom.simulation.engine import Cell, Experiment, Presentation
 from ostrom.simulation.plasticity.config import parse_scenario, scenario_name
 from ostrom.simulation.plasticity.report import plots, sections
 from ostrom.simulation.plasticity.run import PLASTICITY_SCENARIOS, plasticity_cells
+from ostrom.simulation.result import RunConfig
 
 SEEDS: Final = 30
 
@@ -57,6 +58,67 @@ PRESENTATION: Final = Presentation(
 )
 
 
+class Sized(RunConfig, Protocol):
+    """A run configuration that the command line's sizes change (``with_``)."""
+
+    def with_(self, **changes: Any) -> Self: ...
+
+
+def build_by_share(
+    *,
+    name: str,
+    description: str,
+    cells: Sequence[tuple[str, Sized, tuple[str, ...]]],
+    shares: Sequence[float],
+    default_seeds: int,
+    presentation: Presentation,
+    no_artifacts: str,
+    no_governance: str,
+    seeds: int | None,
+    seed_start: int,
+    rounds: int | None,
+    agents: int | None,
+    artifacts: int | None,
+    scenarios: Sequence[str] | None,
+    governance: str | None,
+    policy: str | None,
+) -> Experiment:
+    """An experiment whose scenarios are adversary shares (``adv=0.20``): the plasticity
+    and the retrieval experiments, each ``cells`` (label, config, labels it is compared
+    with) sized by the command line (``rounds``, ``agents``, ``policy``; ``scenarios``
+    by name, by default ``shares``).  ``--artifacts`` and ``--governance`` mean nothing
+    to them: a ``ConfigError`` says so (``no_artifacts``, ``no_governance``)."""
+    if artifacts is not None:
+        raise ConfigError(no_artifacts)
+    if governance is not None:
+        raise ConfigError(no_governance)
+    names = (
+        tuple(scenario_name(parse_scenario(s)) for s in scenarios)
+        if scenarios
+        else tuple(scenario_name(s) for s in shares)
+    )
+    changes: dict[str, Any] = {}
+    if rounds is not None:
+        changes["rounds"] = rounds
+    if agents is not None:
+        changes["agents"] = agents
+    if policy is not None:
+        changes["policy"] = policy
+    built = []
+    for label, config, vs in cells:
+        config = config.with_(**changes) if changes else config
+        built.append(Cell(label, config.with_scenario(names[0]), vs))
+    n = default_seeds if seeds is None else seeds
+    return Experiment(
+        name=name,
+        description=description,
+        cells=tuple(built),
+        scenarios=names,
+        seeds=tuple(range(seed_start, seed_start + n)),
+        presentation=presentation,
+    )
+
+
 def build_plasticity(
     *,
     seeds: int | None,
@@ -66,40 +128,32 @@ def build_plasticity(
     artifacts: int | None,
     scenarios: Sequence[str] | None,
     governance: str | None,
+    policy: str | None = None,
 ) -> Experiment:
-    """The experiment, sized by the command line (``rounds``, ``agents``; ``scenarios``
-    by name, ``adv=<share>``)."""
-    if artifacts is not None:
-        raise ConfigError("--artifacts: the plasticity world has slots, not an artifact pool")
-    if governance is not None:
-        raise ConfigError("--governance: the plasticity experiment defines its own mechanisms")
-    names = (
-        tuple(scenario_name(parse_scenario(s)) for s in scenarios)
-        if scenarios
-        else tuple(scenario_name(s) for s in PLASTICITY_SCENARIOS)
-    )
-    sizes: dict[str, Any] = {}
-    if rounds is not None:
-        sizes["rounds"] = rounds
-    if agents is not None:
-        sizes["agents"] = agents
-    cells = []
-    for label, config, vs in plasticity_cells():
-        config = config.with_(**sizes) if sizes else config
-        cells.append(Cell(label, config.with_scenario(names[0]), vs))
-    n = SEEDS if seeds is None else seeds
-    return Experiment(
+    """The experiment, sized by the command line (``rounds``, ``agents``, ``policy``: a
+    plugged agent policy for every cell; ``scenarios`` by name, ``adv=<share>``)."""
+    return build_by_share(
         name="plasticity",
         description=(
             "update plasticity under same-slot conflict and repeated history: the protocol "
             "and three baselines, conflicts after / before the valid update and marked "
             "transient, by interference count and adversary share"
         ),
-        cells=tuple(cells),
-        scenarios=names,
-        seeds=tuple(range(seed_start, seed_start + n)),
+        cells=plasticity_cells(),
+        shares=PLASTICITY_SCENARIOS,
+        default_seeds=SEEDS,
         presentation=PRESENTATION,
+        no_artifacts="--artifacts: the plasticity world has slots, not an artifact pool",
+        no_governance="--governance: the plasticity experiment defines its own mechanisms",
+        seeds=seeds,
+        seed_start=seed_start,
+        rounds=rounds,
+        agents=agents,
+        artifacts=artifacts,
+        scenarios=scenarios,
+        governance=governance,
+        policy=policy,
     )
 
 
-__all__ = ["PRESENTATION", "build_plasticity"]
+__all__ = ["PRESENTATION", "Sized", "build_by_share", "build_plasticity"]

@@ -16,18 +16,26 @@ each slot serving its initial value.
 * ``ProtocolMechanism`` (``plasticity.protocol``): the real ``Community``.
 
 ``judge`` is the one rule by which every agent reads a proposal, for the protocol's
-reviewers and the majority's panels alike.
+reviewers and the majority's panels alike (and the retrieval experiment's reviewers);
+``ask`` is how a mechanism asks for a reading: ``judge``, unless a plugged policy
+(``PlasticityConfig.policy``, hook ``accepts``) holds the agent's kind.
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ostrom.simulation.plasticity.config import REVIEWERS, PlasticityConfig
+from ostrom.simulation.plasticity.config import (
+    AGENT_KINDS,
+    POLICY_ROLE,
+    REVIEWERS,
+    PlasticityConfig,
+)
 from ostrom.simulation.plasticity.world import Proposal, World
+from ostrom.simulation.policy import Plug, UpdateObservation, plug
 from ostrom.simulation.world import stream
 
 #: The evidence entry that marks a proposal as transient (it travels in the protocol's
@@ -48,8 +56,20 @@ class Mechanism(Protocol):
         """Counts of the run worth reporting (ints, floats, None; nested mappings)."""
 
 
+class Minds(Protocol):
+    """What ``judge`` reads of a world (the plasticity and the retrieval worlds alike):
+    each agent's kind, the truth, and what an agent believes."""
+
+    @property
+    def kind(self) -> Mapping[str, str]: ...
+
+    def truth(self, slot: str, round: int) -> str: ...
+
+    def belief(self, agent: str, slot: str, round: int) -> str: ...
+
+
 def judge(
-    world: World,
+    world: Minds,
     agent: str,
     slot: str,
     value: str,
@@ -73,6 +93,37 @@ def judge(
     if noise > 0 and rng.random() < noise:
         right = not right
     return right
+
+
+def ask(
+    world: Minds,
+    plugged: Plug | None,
+    ballot: str,
+    agent: str,
+    artifact: str,
+    slot: str,
+    value: str,
+    transient: bool,
+    round: int,
+    rng: random.Random,
+    noise: float,
+) -> bool:
+    """``agent``'s reading of ``value`` for ``slot`` on a ``ballot`` (``review``,
+    ``arbitration`` or ``panel``): the plugged policy's if it holds the agent's kind (the
+    run's ``rng`` is then not drawn), else ``judge``'s."""
+    kind = world.kind[agent]
+    if plugged is None or kind != plugged.role:
+        return judge(world, agent, slot, value, transient, round, rng, noise)
+    belief = world.belief(agent, slot, round)
+    obs = UpdateObservation(
+        agent, kind, artifact, slot, value, transient, round, belief, ballot, noise
+    )
+    return plugged.seat.accepts(obs)
+
+
+def plugged_policy(spec: str, seed: int, experiment: str = "plasticity") -> Plug | None:
+    """The plug of a run whose config says ``policy = spec`` (None for none)."""
+    return plug(spec, AGENT_KINDS, POLICY_ROLE, experiment, seed)
 
 
 class _Served:
@@ -136,13 +187,26 @@ class Majority(_Served):
         self.noise = cfg.reviewer_noise
         self.rng_pick = stream(seed, "plasticity-majority-panels")
         self.rng_vote = stream(seed, "plasticity-votes")
+        self.plug = plugged_policy(cfg.policy, seed)
 
     def step(self, round: int, proposals: Sequence[Proposal]) -> None:
         for p in proposals:
             pool = [a for a in self.world.agents if a != p.submitter]
             panel = self.rng_pick.sample(pool, REVIEWERS)
             yes = sum(
-                judge(self.world, a, p.slot, p.value, p.transient, round, self.rng_vote, self.noise)
+                ask(
+                    self.world,
+                    self.plug,
+                    "panel",
+                    a,
+                    p.id,
+                    p.slot,
+                    p.value,
+                    p.transient,
+                    round,
+                    self.rng_vote,
+                    self.noise,
+                )
                 for a in panel
             )
             if yes > REVIEWERS - yes:
@@ -158,5 +222,8 @@ __all__ = [
     "LatestStable",
     "Majority",
     "Mechanism",
+    "Minds",
+    "ask",
     "judge",
+    "plugged_policy",
 ]

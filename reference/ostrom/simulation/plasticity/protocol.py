@@ -44,7 +44,7 @@ from ostrom.protocol.params import DEFAULTS
 from ostrom.protocol.voting import commitment, make_salt
 from ostrom.simulation.config import SimConfig
 from ostrom.simulation.plasticity.config import PROPOSE_RATE, PlasticityConfig
-from ostrom.simulation.plasticity.mechanisms import TRANSIENT, judge
+from ostrom.simulation.plasticity.mechanisms import TRANSIENT, ask, plugged_policy
 from ostrom.simulation.plasticity.world import Proposal, World
 from ostrom.simulation.world import stream
 
@@ -73,6 +73,7 @@ class ProtocolMechanism:
         self.rng_vote = stream(seed, "plasticity-votes")
         self.rng_salt = stream(seed, "plasticity-salts")
         self.rng_arb = stream(seed, "plasticity-arbiters")
+        self.plug = plugged_policy(cfg.policy, seed)
         members = [
             Member(a, tier=1, reputation=FOUNDER_REPUTATION, evidence=FOUNDER_EVIDENCE)
             for a in world.agents
@@ -146,11 +147,21 @@ class ProtocolMechanism:
         assert pub is not None
         return pub
 
-    def _reads(self, agent: str, x: str, pub: dict[str, Any], round: int) -> bool:
+    def _reads(self, agent: str, x: str, pub: dict[str, Any], round: int, ballot: str) -> bool:
         value = self.value_of[x]
         transient = TRANSIENT in (pub["evidence"] or ())
-        return judge(
-            self.world, agent, pub["slot"], value, transient, round, self.rng_vote, self.noise
+        return ask(
+            self.world,
+            self.plug,
+            ballot,
+            agent,
+            x,
+            pub["slot"],
+            value,
+            transient,
+            round,
+            self.rng_vote,
+            self.noise,
         )
 
     # --- one round ----------------------------------------------------------------------
@@ -188,7 +199,7 @@ class ProtocolMechanism:
             return
         rnd = pub["round"]
         for agent in pub["reviewers"]:
-            vote = "accept" if self._reads(agent, x, pub, round) else "reject"
+            vote = "accept" if self._reads(agent, x, pub, round, "review") else "reject"
             salt = make_salt(self.rng_salt)
             h = commitment(agent, x, rnd, vote, REASON, salt)
             cmd = {"op": "commit_vote", "agent": agent, "artifact": x, "commitment": h}
@@ -230,7 +241,7 @@ class ProtocolMechanism:
             self.no_arbiter += 1
             return  # the status quo (rejected) at T_arb
         agent = self.rng_arb.choice(pool)
-        outcome = "accept" if self._reads(agent, x, pub, round) else "reject"
+        outcome = "accept" if self._reads(agent, x, pub, round, "arbitration") else "reject"
         self.apply({"op": "arbitrate", "agent": agent, "artifact": x, "outcome": outcome})
 
     # --- reading ------------------------------------------------------------------------

@@ -33,6 +33,8 @@ from ostrom.simulation.config import (
     check_int_ranges,
     fields_dict,
     is_int,
+    is_number,
+    parse_policy,
     replace_known,
 )
 from ostrom.simulation.plasticity.config import (
@@ -44,10 +46,12 @@ from ostrom.simulation.plasticity.config import (
 )
 
 __all__ = [
+    "AGENT_KINDS",
     "ATTRIBUTES",
     "CONDITIONS",
     "KINDS",
     "PHRASINGS",
+    "POLICY_ROLE",
     "STORES",
     "RetrievalConfig",
     "from_mapping",
@@ -70,6 +74,10 @@ CONDITIONS: Final[dict[str, tuple[str, bool, str]]] = {
     "fixed": ("after", False, "fixed"),
 }
 ORDERS: Final = ("after", "before")
+#: The agents' kinds (``world``; staleness is per trial, not a kind).  A plugged policy
+#: takes the seats of one of them, ``honest`` when its spec names none.
+AGENT_KINDS: Final = ("honest", "adversary")
+POLICY_ROLE: Final = "honest"
 #: What a slot is about: (entity, attribute) pairs, e.g. "the deploy region of orlan".
 #: Two-word attributes share words ("release", "owner") so that facts compete lexically.
 ATTRIBUTES: Final = (
@@ -126,6 +134,9 @@ class RetrievalConfig:
     order: str = "after"  # the k proposals after the valid update, or before it
     transient: bool = False  # the interfering proposals are marked transient
     phrasing: str = "varied"  # one of PHRASINGS
+    # --- a plugged agent policy (ostrom.simulation.policy, hook ``accepts``): the node's
+    # reviewers and arbiters of ROLE decide by it; "" = the model's own reading for all
+    policy: str = ""  # MODULE:ATTR[=ROLE], ROLE one of AGENT_KINDS
 
     def __post_init__(self) -> None:
         if isinstance(self.counts, list):
@@ -183,10 +194,6 @@ def from_mapping(doc: Mapping[str, Any], base: RetrievalConfig | None = None) ->
     return (base or RetrievalConfig()).with_(**{str(k): v for k, v in doc.items()})
 
 
-def _is_number(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
 def check(c: RetrievalConfig) -> None:
     """Refuse a configuration that cannot be run, naming the field."""
     check_int_ranges(c, INT_RANGES)
@@ -196,7 +203,7 @@ def check(c: RetrievalConfig) -> None:
         ("reviewer_noise", MAX_NOISE),
     ):
         x = getattr(c, name)
-        if not _is_number(x) or not math.isfinite(x) or not 0.0 <= x <= top:
+        if not is_number(x) or not math.isfinite(x) or not 0.0 <= x <= top:
             raise ConfigError(f"{name}: must be a number in [0, {top}], got {x!r}")
     if not isinstance(c.counts, tuple) or not c.counts or not all(is_int(k) for k in c.counts):
         raise ConfigError(f"counts: must be a non-empty list of integers, got {c.counts!r}")
@@ -210,6 +217,8 @@ def check(c: RetrievalConfig) -> None:
             raise ConfigError(f"{name}: must be one of {allowed}, got {v!r}")
     if not isinstance(c.transient, bool):
         raise ConfigError(f"transient: must be true or false, got {c.transient!r}")
+    if c.policy != "":
+        parse_policy(c.policy, AGENT_KINDS, POLICY_ROLE)
     if c.window < c.max_count:
         raise ConfigError(f"window: must be at least max(counts) = {c.max_count}, got {c.window}")
     if c.rounds <= c.max_count + c.window:

@@ -9,11 +9,11 @@ no adversaries and a fifth of them (``adv=0.00``, ``adv=0.20``).  10 seeds by de
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
-from ostrom.simulation.config import ConfigError
-from ostrom.simulation.engine import Cell, Experiment, Presentation
-from ostrom.simulation.plasticity.config import parse_scenario, scenario_name
+from ostrom.simulation.engine import Experiment, Presentation
+from ostrom.simulation.plasticity.config import scenario_name
+from ostrom.simulation.plasticity.experiment import build_by_share
 from ostrom.simulation.retrieval.config import CONDITIONS, STORES, RetrievalConfig
 from ostrom.simulation.retrieval.run import KEY
 
@@ -65,36 +65,28 @@ def build_retrieval(
     artifacts: int | None,
     scenarios: Sequence[str] | None,
     governance: str | None,
+    policy: str | None = None,
 ) -> Experiment:
-    """The experiment, sized by the command line (``rounds``, ``agents``; ``scenarios``
-    by name, ``adv=<share>``)."""
-    if artifacts is not None:
-        raise ConfigError("--artifacts: the retrieval world has facts, not an artifact pool")
-    if governance is not None:
-        raise ConfigError("--governance: the retrieval experiment compares its own stores")
-    names = (
-        tuple(scenario_name(parse_scenario(s)) for s in scenarios)
-        if scenarios
-        else tuple(scenario_name(s) for s in RETRIEVAL_SCENARIOS)
-    )
-    sizes: dict[str, Any] = {}
-    if rounds is not None:
-        sizes["rounds"] = rounds
-    if agents is not None:
-        sizes["agents"] = agents
-    cells = []
-    for label, config, vs in retrieval_cells():
-        config = config.with_(**sizes) if sizes else config
-        cells.append(Cell(label, config.with_scenario(names[0]), vs))
-    n = SEEDS if seeds is None else seeds
-    return Experiment(
+    """The experiment, sized by the command line (``rounds``, ``agents``, ``policy``: a
+    plugged agent policy for every cell; ``scenarios`` by name, ``adv=<share>``)."""
+    return build_by_share(
         name="retrieval",
         description=(
             "plasticity at retrieval: what an agent retrieves and answers after a fact "
             "changed under interference, from the governed node and three ungoverned memories"
         ),
-        cells=tuple(cells),
-        scenarios=names,
-        seeds=tuple(range(seed_start, seed_start + n)),
+        cells=retrieval_cells(),
+        shares=RETRIEVAL_SCENARIOS,
+        default_seeds=SEEDS,
         presentation=PRESENTATION,
+        no_artifacts="--artifacts: the retrieval world has facts, not an artifact pool",
+        no_governance="--governance: the retrieval experiment compares its own stores",
+        seeds=seeds,
+        seed_start=seed_start,
+        rounds=rounds,
+        agents=agents,
+        artifacts=artifacts,
+        scenarios=scenarios,
+        governance=governance,
+        policy=policy,
     )

@@ -69,7 +69,7 @@ def measure(
 def run_retrieval(cfg: RetrievalConfig, seed: int, progress: Progress | None = None) -> RunResult:
     world = make_world(cfg, seed)
     lsa = Lsa(corpus(world), cfg.lsa_rank)
-    store = make_store(cfg.store, world, lsa, seed, cfg.reviewer_noise)
+    store = make_store(cfg.store, world, lsa, seed, cfg.reviewer_noise, cfg.policy)
     due: dict[int, list[Trial]] = defaultdict(list)
     for t in world.trials:
         due[t.measure_round].append(t)

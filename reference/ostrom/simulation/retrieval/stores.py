@@ -44,6 +44,7 @@ from ostrom.service.identity import public_hex, sign_envelope
 from ostrom.service.node import Node
 from ostrom.service.search import SearchQuery
 from ostrom.simulation.plasticity.config import PROPOSE_RATE
+from ostrom.simulation.plasticity.mechanisms import ask, plugged_policy
 from ostrom.simulation.plasticity.protocol import FOUNDER_EVIDENCE, FOUNDER_REPUTATION, REASON
 from ostrom.simulation.retrieval.index import Lexical, Lsa
 from ostrom.simulation.retrieval.world import Proposal, World
@@ -142,10 +143,11 @@ class OstromStore:
 
     name = "ostrom"
 
-    def __init__(self, world: World, lsa: Lsa, seed: int, noise: float) -> None:
+    def __init__(self, world: World, lsa: Lsa, seed: int, noise: float, policy: str = "") -> None:
         self.world = world
         self.lsa = lsa
         self.noise = noise
+        self.plug = plugged_policy(policy, seed, "retrieval")
         self.rng_vote = stream(seed, "retrieval-votes")
         self.rng_salt = stream(seed, "retrieval-salts")
         self.rng_arb = stream(seed, "retrieval-arbiters")
@@ -232,18 +234,25 @@ class OstromStore:
         assert pub is not None
         return pub
 
-    def _reads(self, agent: str, x: str, round: int) -> bool:
-        """``agent``'s reading of artifact ``x`` (the world's judgment rule: an adversary
-        accepts every false value and rejects the true one; an honest agent accepts what
-        it believes and is not marked transient, flipped with probability ``noise``)."""
+    def _reads(self, agent: str, x: str, round: int, ballot: str) -> bool:
+        """``agent``'s reading of artifact ``x``: the plasticity experiment's judgment rule
+        (``plasticity.mechanisms.judge``: an adversary accepts every false value and
+        rejects the true one; an honest agent accepts what it believes and is not marked
+        transient, flipped with probability ``noise``), or a plugged policy's."""
         p = self.proposal[x]
-        w = self.world
-        if w.kind[agent] == "adversary":
-            return p.value != w.truth(p.slot, round)
-        right = p.value == w.belief(agent, p.slot, round) and not p.transient
-        if self.noise > 0 and self.rng_vote.random() < self.noise:
-            right = not right
-        return right
+        return ask(
+            self.world,
+            self.plug,
+            ballot,
+            agent,
+            x,
+            p.slot,
+            p.value,
+            p.transient,
+            round,
+            self.rng_vote,
+            self.noise,
+        )
 
     # --- one round ------------------------------------------------------------------
 
@@ -259,7 +268,7 @@ class OstromStore:
             if pub["phase"] != "commit" or pub["ballot"] != "review":
                 continue
             for agent in pub["reviewers"]:
-                vote = "accept" if self._reads(agent, x, round) else "reject"
+                vote = "accept" if self._reads(agent, x, round, "review") else "reject"
                 salt = make_salt(self.rng_salt)
                 h = commitment(agent, x, pub["round"], vote, REASON, salt)
                 cmd = {"op": "commit_vote", "agent": agent, "artifact": x, "commitment": h}
@@ -289,7 +298,7 @@ class OstromStore:
                 self.counts["no_arbiter"] += 1
                 continue
             agent = self.rng_arb.choice(pool)
-            outcome = "accept" if self._reads(agent, x, round) else "reject"
+            outcome = "accept" if self._reads(agent, x, round, "arbitration") else "reject"
             self._apply(
                 agent, {"op": "arbitrate", "agent": agent, "artifact": x, "outcome": outcome}
             )
@@ -325,7 +334,11 @@ class OstromStore:
         self.tmp.cleanup()
 
 
-def make_store(name: str, world: World, lsa: Lsa, seed: int, noise: float) -> Memory:
+def make_store(
+    name: str, world: World, lsa: Lsa, seed: int, noise: float, policy: str = ""
+) -> Memory:
+    """The store ``name``; ``policy`` (a plugged agent policy) reaches the node's reviewers
+    only: the baselines have nobody who decides."""
     if name == "ostrom":
-        return OstromStore(world, lsa, seed, noise)
+        return OstromStore(world, lsa, seed, noise, policy)
     return _Baseline(name, world, lsa)
