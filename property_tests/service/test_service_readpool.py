@@ -7,13 +7,18 @@
   one artifact are answered 503 ``busy`` with ``Retry-After`` at once, while the reads
   of the public view (``/health``, ``/slots``, ``/artifacts``, ``/agents``) and the
   writes go on; once a thread is free again they are answered as before;
-* hostile bounds (0 threads, a negative queue, a bool) are refused with ``ValueError``,
+* the reads' CPU is paced to the pool's ``share`` of the time: reads that burn 0.8 CPU
+  seconds take at least the time the share allows (a pool without pacing, the mutant,
+  runs them in a fraction of it);
+* hostile bounds (0 threads, a negative queue, a bool, a share of 0 or nan) are refused
+  with ``ValueError``,
   and ``ostrom serve --max-reads 0`` exits with a usage error, never a traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from pathlib import Path
 
@@ -22,6 +27,7 @@ import pytest
 from click.testing import CliRunner
 
 from ostrom.cli.main import main
+from ostrom.service import readpool
 from ostrom.service.app import create_app
 from ostrom.service.identity import canonical
 from ostrom.service.node import Node
@@ -97,6 +103,7 @@ def test_a_full_pool_answers_busy_and_spares_the_view_and_the_writes(tmp_path: P
             assert status == {
                 "max_reads": 1,
                 "read_queue": 0,
+                "read_share": readpool.DEFAULT_READ_SHARE,
                 "admitted": 1,
                 "refused": len(FILE_READS),
             }
@@ -113,15 +120,77 @@ def test_a_full_pool_answers_busy_and_spares_the_view_and_the_writes(tmp_path: P
         node.close()
 
 
-@pytest.mark.parametrize(("workers", "queue"), [(0, 1), (-1, 1), (1, -1), (True, 1), (1, 1.5)])
-def test_hostile_bounds_are_refused(workers: object, queue: object) -> None:
+class _Clock:
+    """The pool's clocks, by hand: the time that passes, this thread's CPU, and a sleep
+    that lets the time pass (so the pacing is checked whatever the machine's load)."""
+
+    def __init__(self) -> None:
+        self.now, self.cpu, self.slept = 0.0, 0.0, 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def thread_time(self) -> float:
+        return self.cpu
+
+    def sleep(self, seconds: float) -> None:
+        self.slept += seconds
+        self.now += seconds
+
+    def read(self, cpu: float) -> None:
+        """A read that holds the CPU for ``cpu`` seconds (as much time passes)."""
+        self.cpu += cpu
+        self.now += cpu
+
+
+@pytest.mark.parametrize("paced", [True, False])
+def test_the_reads_cpu_is_paced_to_the_share(monkeypatch: pytest.MonkeyPatch, paced: bool) -> None:
+    """Reads of 0.1 CPU seconds back to back on a pool of share 0.25: their CPU stays
+    within the bucket's burst, ``share`` of the time that passed, and one read's overdraw.
+    The mutant (a bucket that never runs dry) uses all the time it is given."""
+    clock, share, each, burst = _Clock(), 0.25, 0.1, readpool._BURST_S
+    monkeypatch.setattr(readpool, "time", clock)
+    if not paced:
+        monkeypatch.setattr(readpool, "_BURST_S", math.inf)
+    pool = ReadPool(1, 0, share)
+    try:
+        for _ in range(40):
+            pool._paced(clock.read, each)
+    finally:
+        pool.close()
+    bound = burst + share * clock.now + each
+    assert (clock.cpu <= bound) is paced, (clock.cpu, clock.now, clock.slept)
+    if paced:  # and it does not sleep more than it must
+        assert clock.cpu >= share * clock.now, (clock.cpu, clock.now)
+
+
+@pytest.mark.parametrize(
+    ("workers", "queue", "share"),
+    [
+        (0, 1, 0.5),
+        (-1, 1, 0.5),
+        (1, -1, 0.5),
+        (True, 1, 0.5),
+        (1, 1.5, 0.5),
+        (1, 1, 0),
+        (1, 1, -0.5),
+        (1, 1, math.nan),
+        (1, 1, math.inf),
+        (1, 1, True),
+        (1, 1, "0.5"),
+    ],
+)
+def test_hostile_bounds_are_refused(workers: object, queue: object, share: object) -> None:
     with pytest.raises(ValueError):
-        ReadPool(workers, queue)  # type: ignore[arg-type]
+        ReadPool(workers, queue, share)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("flag", [("--max-reads", "0"), ("--read-queue", "-1")])
+@pytest.mark.parametrize(
+    "flag",
+    [("--max-reads", "0"), ("--read-queue", "-1"), ("--read-share", "0"), ("--read-share", "nan")],
+)
 def test_serve_refuses_a_bound_out_of_range(tmp_path: Path, flag: tuple[str, str]) -> None:
     result = CliRunner().invoke(main, ["serve", "--db", str(tmp_path / "n.db"), *flag])
     assert result.exit_code == 2, result.output  # click's usage error, no traceback
     assert isinstance(result.exception, SystemExit)
-    assert flag[0] in result.output
+    assert flag[0] in result.output or "read share" in result.output

@@ -27,7 +27,7 @@ from ostrom.service.identity import (
     save_key,
 )
 from ostrom.service.limits import DEFAULT_LIMITS, Limits
-from ostrom.service.readpool import DEFAULT_MAX_READS, DEFAULT_READ_QUEUE
+from ostrom.service.readpool import DEFAULT_MAX_READS, DEFAULT_READ_QUEUE, DEFAULT_READ_SHARE
 from ostrom.service.store import StoreError
 
 __all__ = ["export", "keygen", "log", "serve"]
@@ -159,6 +159,14 @@ def _fail(message: str) -> NoReturn:
     "503 busy with Retry-After at once.",
 )
 @click.option(
+    "--read-share",
+    type=click.FloatRange(min=0, max=64, min_open=True),
+    default=DEFAULT_READ_SHARE,
+    show_default=True,
+    help="CPU the reads of the file may use, summed over their threads, as a share of the "
+    "time (1: one core's worth); past it a read waits for its turn before it starts.",
+)
+@click.option(
     "--refusal-burst",
     type=click.IntRange(min=1),
     default=DEFAULT_BURST,
@@ -191,6 +199,7 @@ def serve(
     max_connections: int,
     max_reads: int,
     read_queue: int,
+    read_share: float,
     refusal_burst: int,
     refusal_rate: float,
 ) -> None:
@@ -219,6 +228,7 @@ def serve(
 
     try:
         limits = Limits(header_timeout, body_timeout, max_connections)
+        reads = ReadPool(max_reads, read_queue, read_share)  # nan passes FloatRange
     except ValueError as exc:
         _fail(str(exc))
     demo = None
@@ -308,7 +318,6 @@ def serve(
         node.close()
         _fail(f"--tick-interval needs the node's operator key ({key_path}) of this database")
     refusals = RefusalBudget(refusal_burst, refusal_rate)  # ADM-2
-    reads = ReadPool(max_reads, read_queue)
     app = create_app(node, tick_interval=tick_interval, refusals=refusals, reads=reads)
     server = uvicorn.Server(server_config(app, host=host, port=port, lifespan="on", limits=limits))
     original = server.startup

@@ -101,6 +101,7 @@ class LocalBackend:
             "reads": {
                 "max_reads": self.reads.workers,
                 "read_queue": self.reads.queue,
+                "read_share": self.reads.share,
                 "admitted": self.reads.admitted,
                 "refused": self.reads.refused,
             },
