@@ -15,7 +15,10 @@ Sybil flood, each run in its own OS processes over loopback, bounded in time:
   a post, not a signature).  The community chose ``join_mode = pow`` (the parameter
   table: a join needs a proof of work), the answer to free identities; the joins carry
   no proof, so they are refused (403 ``admission_required``), then cut off by the
-  address's refusal budget (429 ``too_many_refusals``, ADM-2).
+  address's refusal budget (429 ``too_many_refusals``, ADM-2);
+* readers: ``READER_CONNS`` connections reading the file as fast as the answers come,
+  in turn a ``/log`` page of 1,000 rows and a ``/search``: the reads that run on the
+  node's bounded read pool (service/readpool.py), answered 503 ``busy`` past its queue.
 
 Reported per run: the honest commands/s in the measured window, their p50/p99 latency,
 the answers the honest clients, the Sybil flood and the slow clients got, the CPU seconds
@@ -53,6 +56,9 @@ HONEST_PROCS = 2
 SLOW = 1000
 SYBIL_CONNS = 32
 SYBIL_POOL = 5000
+READER_CONNS = 16
+#: What the readers read, in turn (the heaviest page, and a search).
+READER_PATHS = ("/log?after=0&limit=1000", "/search?q=proposal+alpha")
 WARMUP_S = 4.0
 MEASURE_S = 12.0
 #: Commands each honest agent has signed in advance (more than it can send in a run).
@@ -230,6 +236,44 @@ async def sybil(port: int, community: str, conns: int, until: float) -> Any:
     return dict(answers)
 
 
+async def readers(port: int, conns: int, until: float) -> Any:
+    """``conns`` connections reading ``READER_PATHS`` in turn as fast as they are
+    answered; the answers by status."""
+    stop = time.monotonic() + until
+    answers: Counter[str] = Counter()
+
+    async def one(k: int) -> None:
+        while time.monotonic() < stop:
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                answers["connect failed"] += 1
+                await asyncio.sleep(0.05)
+                continue
+            try:
+                while time.monotonic() < stop:
+                    path = READER_PATHS[k % len(READER_PATHS)]
+                    k += 1
+                    writer.write(f"GET {path} HTTP/1.1\r\nHost: node\r\n\r\n".encode())
+                    status = int((await reader.readline()).split()[1])
+                    length = 0
+                    while (line := await reader.readline()) not in (b"\r\n", b""):
+                        name, _, value = line.decode("latin-1").partition(":")
+                        if name.lower() == "content-length":
+                            length = int(value)
+                    await reader.readexactly(length)
+                    answers[f"HTTP {status}"] += 1
+                    if status == 503:  # busy: the Retry-After a client honours, shortened
+                        await asyncio.sleep(0.1)
+            except (OSError, asyncio.IncompleteReadError, IndexError, ValueError):
+                answers["connection closed"] += 1
+            finally:
+                writer.close()
+
+    await asyncio.gather(*(one(k) for k in range(conns)))
+    return dict(answers)
+
+
 def child(argv: list[str]) -> None:
     """A load generator's process: its role's result as JSON on stdout, then its CPU
     seconds (user + system)."""
@@ -242,6 +286,8 @@ def child(argv: list[str]) -> None:
         out = asyncio.run(honest(port, argv[2], int(argv[3]), int(argv[4])))
     elif role == "slow":
         out = asyncio.run(slow(port, int(argv[2]), float(argv[3])))
+    elif role == "readers":
+        out = asyncio.run(readers(port, int(argv[2]), float(argv[3])))
     else:
         out = asyncio.run(sybil(port, argv[2], int(argv[3]), float(argv[4])))
     print(json.dumps({"result": out, "cpu_s": time.process_time()}))
@@ -291,6 +337,7 @@ def run(attack: bool) -> dict[str, Any]:
             if attack:
                 procs["slow"] = _spawn("slow", port, SLOW, ATTACK_S)
                 procs["sybil"] = _spawn("sybil", port, community, SYBIL_CONNS, ATTACK_S)
+                procs["readers"] = _spawn("readers", port, READER_CONNS, ATTACK_S)
             node_cpu0, t0 = cpu_seconds(proc.pid), time.monotonic()
             outs = {}
             for name, p in procs.items():
@@ -316,6 +363,7 @@ def run(attack: bool) -> dict[str, Any]:
         "honest_answers": dict(results),
         "slow_clients": outs["slow"]["result"] if attack else None,
         "sybil_answers": outs["sybil"]["result"] if attack else None,
+        "reader_answers": outs["readers"]["result"] if attack else None,
         "cpu_seconds": {
             "node": round(node_cpu, 1),
             **{k: round(o["cpu_s"], 1) for k, o in outs.items()},
@@ -335,6 +383,8 @@ def measure() -> dict[str, Any]:
             "honest_processes": HONEST_PROCS,
             "slow_clients": SLOW,
             "sybil_connections": SYBIL_CONNS,
+            "reader_connections": READER_CONNS,
+            "reader_paths": list(READER_PATHS),
             "join_mode": "pow",
             "fsync": "on",
             "warmup_s": WARMUP_S,

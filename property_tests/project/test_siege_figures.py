@@ -22,6 +22,7 @@ def _doc() -> str:
 
 def siege_sentence(r: dict[str, Any]) -> str:
     free, hit = r["attack_free"], r["under_attack"]
+    reads = hit["reader_answers"]
     return (
         f"without attackers {free['honest_commands_per_s']:,.0f} honest commands/s "
         f"(p99 {free['latency_p99_ms']:,.0f} ms, load average {free['load_average_1min']:.0f}); "
@@ -34,7 +35,8 @@ def siege_sentence(r: dict[str, Any]) -> str:
         f"{hit['slow_clients'].get('opened', 0):,} connections, "
         f"{hit['slow_clients'].get('closed by the node', 0):,} closed by the node; "
         f"{hit['honest_answers'].get('connection closed', 0):,} honest connections were "
-        f"closed by the node or reset (the command sent again)"
+        f"closed by the node or reset (the command sent again); the readers got "
+        f"{reads.get('HTTP 200', 0):,} 200 and {reads.get('HTTP 503', 0):,} 503 `busy`"
     )
 
 

@@ -19,11 +19,18 @@ rebuild per write.  Now those reads answer from the view the writer published
   readers' p99 with the writer at most ``READ_P99_S``.  The figures are in the assertion
   message.  Measured once each on a machine at load average 25: the code before, 82
   writes/s alone and 30 with the readers (37%: fails), read p99 230 ms alone and 417 ms
-  with the writer; now 52 and 52, read p99 31 ms and 313 ms.  A read no longer waits for
-  the writer's lock, but it still shares the process with it: the writer's CPU (a
-  snapshot of the whole state every ``snapshot_every`` commands, the answers encoded
-  again for each new view) delays it through the interpreter lock, hence a bound on the
-  p99 and not a factor of the reader-free one.
+  with the writer; then 52 and 52, read p99 31 ms and 313 ms.  Later (load average 4)
+  the same code failed again: 773 writes/s alone, 44 with the readers (6%), read p99 53
+  and 428 ms.  Each read of ``/slots`` in a new view (a write between any two reads)
+  sorted, grouped and encoded the whole state, 5,000 artifacts and more, on the event
+  loop that also serves the writer; with only ``/slots`` readers the writer kept 14%,
+  with any of the three others 103% or more.  Now the whole state's answers are encoded
+  pieces brought from view to view by the changes (service/reads.py, ``_Whole``): three
+  runs at load average 11 kept 65%, 98% and 120% of the writer's pace, read p99 with the
+  writer 175, 77 and 144 ms.  A read still shares the process with the writer: the
+  writer's CPU (a snapshot of the whole state every ``snapshot_every`` commands) delays
+  it through the interpreter lock, hence a bound on the p99 and not a factor of the
+  reader-free one.
 """
 
 from __future__ import annotations

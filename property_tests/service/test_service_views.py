@@ -22,13 +22,15 @@ from starlette.responses import JSONResponse
 from ostrom.consensus.crypto import derive_key
 from ostrom.protocol.commands import Observation
 from ostrom.service import node as node_module
+from ostrom.service import reads as reads_module
 from ostrom.service.gate import OPERATOR_OPS, Founder, Setup
 from ostrom.service.identity import public_hex, sign_envelope
-from ostrom.service.node import Node
+from ostrom.service.node import KEPT_VIEWS, Node, View
 from ostrom.service.reads import Read, answer, slots_of
 from ostrom.simulation.commands import single_config
 from ostrom.simulation.config import SimConfig
 from ostrom.simulation.protocol import Run, node_setup
+from service_world import FOUNDERS, Signer, setup
 
 SEED = b"views"
 OPERATOR = "sim-operator"
@@ -112,7 +114,14 @@ def test_the_view_over_long_runs(tmp_path: Path, scenario: str) -> None:
 
 @pytest.mark.parametrize(
     "mutant",
-    ["nothing_named", "registry_never_changes", "no_signer", "answers_kept_across_views"],
+    [
+        "nothing_named",
+        "registry_never_changes",
+        "no_signer",
+        "answers_kept_across_views",
+        "pieces_only_of_new_artifacts",
+        "slots_unordered",
+    ],
 )
 def test_each_rule_of_the_incremental_view_is_needed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mutant: str
@@ -124,6 +133,20 @@ def test_each_rule_of_the_incremental_view_is_needed(
         monkeypatch.setattr(node_module, "_same_registry", lambda old, new: True)
     elif mutant == "no_signer":
         monkeypatch.setattr(node_module, "_signers", lambda staged: set())
+    elif mutant == "pieces_only_of_new_artifacts":  # a changed entry keeps its old piece
+        real_since = Node.changed_since
+
+        def only_new(self: Node, pos: int, view: View) -> set[str] | None:
+            changed, before = real_since(self, pos, view), self._views.get(pos)
+            if changed is None or before is None:
+                return changed
+            return {x for x in changed if x not in before.state["artifacts"]}
+
+        monkeypatch.setattr(Node, "changed_since", only_new)
+    elif mutant == "slots_unordered":  # each piece appended, not put in its place (and
+        # found where it is: the lists stay consistent, only their order is wrong)
+        monkeypatch.setattr(reads_module, "insort", lambda seq, item: seq.append(item))
+        monkeypatch.setattr(reads_module, "bisect_left", lambda seq, item: seq.index(item))
     else:  # one dict of kept answers for every view: encoded once, for good
         kept: dict[str, Any] = {}
         real = node_module.View.__init__
@@ -135,3 +158,53 @@ def test_each_rule_of_the_incremental_view_is_needed(
         monkeypatch.setattr(node_module.View, "__init__", init)
     with pytest.raises(Drift):
         run(tmp_path, "high", 12, 20)
+
+
+def expected(view: View, name: str) -> bytes:
+    """GET /{name}'s body in ``view``, encoded whole (as the app did before the pieces)."""
+    st = view.state
+    body = (
+        {"slots": slots_of(st["artifacts"])}
+        if name == "slots"
+        else {"now": st["now"], "artifacts": st["artifacts"]}
+    )
+    return bytes(JSONResponse(body).body)
+
+
+def test_the_whole_reads_after_a_gap_and_out_of_order(tmp_path: Path) -> None:
+    """The encoded pieces of ``/artifacts`` and ``/slots`` (service/reads.py, ``_Whole``)
+    are brought from view to view by the changes in between; after more views than the
+    node keeps (the changes no longer known) they are made again from the whole state,
+    and a read of a view older than theirs is answered from that view's whole state.
+    Every answer is the whole state's, byte for byte.  Slots are named so that a new
+    artifact often comes first in its slot (the slots' order moves)."""
+    node, signer = Node.open(tmp_path / "n.db", setup=setup(), fsync=False), Signer()
+    done = 0
+
+    def write(n: int) -> None:
+        nonlocal done
+        for _ in range(n):
+            f = FOUNDERS[done % len(FOUNDERS)]
+            x, s = f"a{(7 * done) % 101:03d}-{done}", f"s{(3 * done) % 17}"
+            cmd = {"op": "propose", "agent": f, "artifact": x, "slot": s, "digest": "d"}
+            assert node.submit(signer.env(f, cmd)).status == 200
+            done += 1
+
+    def check(view: View) -> None:
+        for name in ("artifacts", "slots"):
+            assert reads_module._whole(node, view, name)[1] == expected(view, name), name
+
+    try:
+        write(5)
+        check(node.view())
+        write(KEPT_VIEWS + 5)  # the views in between are no longer kept
+        check(node.view())
+        old = node.view()
+        write(3)
+        check(node.view())
+        check(old)  # the pieces are of a later view: answered from its whole state
+        for _ in range(20):  # one view at a time, the usual path
+            write(1)
+            check(node.view())
+    finally:
+        node.close()

@@ -27,6 +27,7 @@ from ostrom.service.identity import (
     save_key,
 )
 from ostrom.service.limits import DEFAULT_LIMITS, Limits
+from ostrom.service.readpool import DEFAULT_MAX_READS, DEFAULT_READ_QUEUE, DEFAULT_READ_SHARE
 from ostrom.service.store import StoreError
 
 __all__ = ["export", "keygen", "log", "serve"]
@@ -142,6 +143,30 @@ def _fail(message: str) -> NoReturn:
     "connection that has waited longest for its request is closed (docs/security.md).",
 )
 @click.option(
+    "--max-reads",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_READS,
+    show_default=True,
+    help="Reads of the file (/log, /search, /slots/{slot}, content, one artifact) run at "
+    "once, each on a thread of their own pool, never the writer's (docs/security.md).",
+)
+@click.option(
+    "--read-queue",
+    type=click.IntRange(min=0),
+    default=DEFAULT_READ_QUEUE,
+    show_default=True,
+    help="Reads of the file waiting for one of those threads; past it a read is answered "
+    "503 busy with Retry-After at once.",
+)
+@click.option(
+    "--read-share",
+    type=click.FloatRange(min=0, max=64, min_open=True),
+    default=DEFAULT_READ_SHARE,
+    show_default=True,
+    help="CPU the reads of the file may use, summed over their threads, as a share of the "
+    "time (1: one core's worth); past it a read waits for its turn before it starts.",
+)
+@click.option(
     "--refusal-burst",
     type=click.IntRange(min=1),
     default=DEFAULT_BURST,
@@ -172,6 +197,9 @@ def serve(
     header_timeout: float,
     body_timeout: float,
     max_connections: int,
+    max_reads: int,
+    read_queue: int,
+    read_share: float,
     refusal_burst: int,
     refusal_rate: float,
 ) -> None:
@@ -195,10 +223,12 @@ def serve(
     from ostrom.cli.demo import DEMO_TICK, DemoError, connect_text, prepare
     from ostrom.service.app import create_app
     from ostrom.service.node import Node, Operator
+    from ostrom.service.readpool import ReadPool
     from ostrom.service.server import config as server_config
 
     try:
         limits = Limits(header_timeout, body_timeout, max_connections)
+        reads = ReadPool(max_reads, read_queue, read_share)  # nan passes FloatRange
     except ValueError as exc:
         _fail(str(exc))
     demo = None
@@ -288,7 +318,7 @@ def serve(
         node.close()
         _fail(f"--tick-interval needs the node's operator key ({key_path}) of this database")
     refusals = RefusalBudget(refusal_burst, refusal_rate)  # ADM-2
-    app = create_app(node, tick_interval=tick_interval, refusals=refusals)
+    app = create_app(node, tick_interval=tick_interval, refusals=refusals, reads=reads)
     server = uvicorn.Server(server_config(app, host=host, port=port, lifespan="on", limits=limits))
     original = server.startup
 

@@ -47,6 +47,7 @@ from ostrom.service.openapi import (
     SOURCE_HEADER,
     openapi,
 )
+from ostrom.service.readpool import RETRY_AFTER_S, ReadPool, ReadsBusy
 from ostrom.service.reads import Answer, Read
 from ostrom.service.search import HISTORY, SearchError, SearchQuery
 from ostrom.service.store import StoreError
@@ -158,15 +159,20 @@ def create_app(
     tick_interval: float | None = None,
     refusals: RefusalBudget | None = None,
     key_of: Callable[[str], str | None] | None = None,
+    reads: ReadPool | None = None,
 ) -> Starlette:
     """The Starlette app of a node or of a cluster's front (``served``: a ``Node`` is
     served by a ``LocalBackend``; ``tick_interval``: the node ticks by itself;
     ``refusals``: the refusal budget of each address and key, ADM-2 — ``ostrom serve``
     always passes one, None serves without; ``key_of``: a backend's registered keys, for
-    the budget — a node's are its gate's, a cluster's front passes those it keeps)."""
+    the budget — a node's are its gate's, a cluster's front passes those it keeps;
+    ``reads``: a node's pool for the reads of the file, service/readpool.py — default,
+    its default bounds)."""
 
     backend: Backend = (
-        LocalBackend(served, tick_interval=tick_interval) if isinstance(served, Node) else served
+        LocalBackend(served, tick_interval=tick_interval, reads=reads)
+        if isinstance(served, Node)
+        else served
     )
     limit = backend.body_limit
 
@@ -340,6 +346,10 @@ def create_app(
                 return await h(request)
             except (_BadRequest, SearchError) as exc:
                 return _err(exc.code, exc.detail)
+            except ReadsBusy as exc:  # the node's read pool and its queue are full
+                r = _err("busy", f"too many reads waiting ({exc}); nothing was read")
+                r.headers["Retry-After"] = str(RETRY_AFTER_S)
+                return r
             except (sqlite3.Error, StoreError) as exc:
                 return _err("db_unavailable", f"the database cannot be read: {exc}")
 
@@ -375,7 +385,10 @@ async def _sse(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
-        page = await backend.read(Read.of("log", after=after, limit=limit), consistent)
+        try:
+            page = await backend.read(Read.of("log", after=after, limit=limit), consistent)
+        except ReadsBusy:  # the node's read pool is full: the stream ends, the client
+            return  # reconnects with Last-Event-ID (its retry)
         for e in page.body.get("entries", []) if page.status == 200 else []:
             after = e["pos"]
             yield f"id: {after}\nevent: entry\ndata: {json.dumps(e, sort_keys=True)}\n\n"

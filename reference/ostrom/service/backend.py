@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse
 from ostrom.service.group_commit import GroupCommit
 from ostrom.service.node import Node, Reply
 from ostrom.service.openapi import body_limit
+from ostrom.service.readpool import ReadPool
 from ostrom.service.reads import VIEWED, Answer, Read, answer
 
 __all__ = ["Backend", "LocalBackend"]
@@ -62,11 +63,15 @@ class Backend(Protocol):
 
 class LocalBackend:
     """A single node: its write path (group commit) and its own state.  ``consistent``
-    asks nothing more of it: a single node is its own quorum."""
+    asks nothing more of it: a single node is its own quorum.  ``reads``: the pool the
+    reads of the file run on (service/readpool.py; default: its default bounds)."""
 
-    def __init__(self, node: Node, *, tick_interval: float | None = None) -> None:
+    def __init__(
+        self, node: Node, *, tick_interval: float | None = None, reads: ReadPool | None = None
+    ) -> None:
         self.node = node
         self.tick_interval = tick_interval
+        self.reads = reads if reads is not None else ReadPool()
         self.writer = GroupCommit(node, threaded=node.store.fsync)
         self.embedding_dim = node.gate.params.embedding_dim
         self.body_limit = body_limit(node.gate.params.content_limit, self.embedding_dim)
@@ -80,8 +85,9 @@ class LocalBackend:
         # off the event loop: the read reads the file (a snapshot of it, without the
         # node's lock: Node._reading), or GET /artifacts/{id}'s read record; its answer is
         # encoded there too (a page of 1,000 log rows encoded on the loop would hold up
-        # every request meanwhile, the writer's included)
-        return await run_in_threadpool(_encoded, self.node, read)
+        # every request meanwhile, the writer's included).  On the bounded read pool:
+        # ReadsBusy (503 busy) past its queue, never a thread of the writer's
+        return await self.reads.run(_encoded, self.node, read)
 
     async def wait(self, after: int, timeout: float) -> None:
         await self.node.wait(after, timeout)
@@ -92,6 +98,13 @@ class LocalBackend:
             "last_pos": self.node.last_pos,
             "fsync": self.node.store.fsync,
             "group_sizes": {str(k): v for k, v in sorted(self.writer.sizes.items())},
+            "reads": {
+                "max_reads": self.reads.workers,
+                "read_queue": self.reads.queue,
+                "read_share": self.reads.share,
+                "admitted": self.reads.admitted,
+                "refused": self.reads.refused,
+            },
         }
 
     @contextlib.asynccontextmanager

@@ -221,7 +221,13 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
             "internal_error", 500, "the core raised (a bug, never input's fault); nothing applied"
         ),
         GateError("db_unavailable", 503, "the database refused the write; nothing was applied"),
-        GateError("busy", 503, "a cluster's front has too many commands waiting; nothing was sent"),
+        GateError(
+            "busy",
+            503,
+            "too much waiting: a cluster's front's commands (nothing was sent), or a node's "
+            "reads of the file past its read pool and queue (--max-reads, --read-queue: "
+            "nothing was read); retry after the Retry-After seconds",
+        ),
         GateError(
             "no_replica",
             503,

@@ -243,6 +243,11 @@ class View:
     #: the first read of this view that needs them (service/reads.py): a read of the
     #: whole state is encoded once per write, not once per read
     answers: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: the position of the view this one was built from and the artifacts that changed
+    #: since (None: built whole, on open): how the reads of the whole state bring their
+    #: encoded answer from one view to the next in the changes alone (service/reads.py)
+    after: int | None = field(default=None, compare=False, repr=False)
+    changed: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
 
 @dataclass
@@ -610,6 +615,21 @@ class Node:
                 del self._views[min(self._views)]
             self._published.notify_all()
 
+    def changed_since(self, pos: int, view: View) -> set[str] | None:
+        """The artifacts whose public entry can differ between the view of ``pos`` and
+        ``view`` (a later one), from the views kept in between; None if one of them is no
+        longer kept, or ``view`` is not later (the caller starts again from the whole
+        state)."""
+        out: set[str] = set()
+        with self._published:
+            v: View | None = view
+            while v is not None and v.pos != pos:
+                if v.after is None or v.pos < pos:
+                    return None
+                out |= v.changed
+                v = self._views.get(v.after)
+        return None if v is None else out
+
     def _view_at(self, pos: int) -> View | None:
         """The view published for log position ``pos`` (waited for, if its group is
         committed but not yet published); None if it is no longer kept."""
@@ -658,7 +678,7 @@ class Node:
         gate, orch = self.gate, self.gate.community.orchestrator
         st = old.state
         artifacts = dict(st["artifacts"])
-        for x in sorted(_named(staged)):
+        for x in sorted(_named(staged)):  # the same names as ``changed`` below
             art = orch.public_artifact(x)
             if art is None:
                 artifacts.pop(x, None)
@@ -675,7 +695,9 @@ class Node:
             principals = dict(sorted(principals.items()))
         state = {"now": orch.now, "artifacts": artifacts, "agents": agents}
         state["principals"] = principals
-        return View(self.store.last_pos, state, registry if not same else old.registry)
+        registry = registry if not same else old.registry
+        named = frozenset(_named(staged))
+        return View(self.store.last_pos, state, registry, after=old.pos, changed=named)
 
     def public_state(self) -> dict[str, Any]:
         """The gate's public state at the last committed position (``view``), shared by

@@ -136,7 +136,13 @@ _INCLUDE = Query(
     "include", {"enum": [HISTORY]}, "`history`: superseded versions too, each with its successor"
 )
 _SLOT = Query("slot", {"type": "string", "minLength": 1, "maxLength": 256}, "only this slot")
-_SEARCH_ERRORS: Final = ("bad_query", "query_syntax", "query_too_large", "db_unavailable")
+_SEARCH_ERRORS: Final = (
+    "bad_query",
+    "query_syntax",
+    "query_too_large",
+    "db_unavailable",
+    "busy",
+)
 _VECTOR_ERRORS: Final = ("bad_embedding", "embedding_dimension", "embeddings_off")
 _CONSISTENT = Query(
     "consistent",
@@ -199,6 +205,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
             "content_forgotten",
             "content_pending",
             "db_unavailable",
+            "busy",
         ),
         response="Content",
     ),
@@ -207,7 +214,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "/artifacts/{artifact:path}",
         "artifact",
         "One artifact's public state.",
-        errors=("not_found",),
+        errors=("not_found", "busy"),
         response="Artifact",
     ),
     _reading(
@@ -235,6 +242,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "The slot's current value(s) — its active artifact unless hidden (READ-1) — and its "
         "history: its superseded artifacts in the order they were superseded, each a Hit "
         "with its content and provenance (score null).",
+        errors=("db_unavailable", "busy"),
         response="SlotValues",
     ),
     _reading(
@@ -272,7 +280,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "log",
         "Log entries after pos N (refused reveals redacted until public: CR-1).",
         (_AFTER, _LIMIT),
-        ("bad_query", "db_unavailable"),
+        ("bad_query", "db_unavailable", "busy"),
         "LogPage",
     ),
     _reading(
@@ -283,7 +291,7 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "`Accept: text/event-stream`: server-sent events (`id` = pos, `data` = a LogEntry) "
         "for `timeout` s, resuming after `Last-Event-ID`.",
         (_AFTER, _LIMIT, _TIMEOUT),
-        ("bad_query", "db_unavailable"),
+        ("bad_query", "db_unavailable", "busy"),
         "LogPage",
     ),
     _reading(

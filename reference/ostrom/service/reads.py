@@ -20,10 +20,12 @@ and never a crash.
 
 from __future__ import annotations
 
+import json
+import threading
+import weakref
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from typing import Any, Final
-
-from starlette.responses import JSONResponse
 
 from ostrom.protocol.commands import MAX_EMBEDDING, is_number
 from ostrom.service.node import Node, Reply, View, error
@@ -139,6 +141,118 @@ def slots_of(artifacts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _enc(obj: Any) -> bytes:
+    """``obj`` encoded as ``JSONResponse`` encodes a body (so a body assembled from these
+    pieces is byte for byte the one the app would send)."""
+    return json.dumps(
+        obj, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode("utf-8")
+
+
+class _Whole:
+    """The answers of GET /artifacts and GET /slots of one node, brought from one view to
+    the next by the artifacts that changed in between (``Node.changed_since``), not built
+    again from the whole state (issue 41, item 9: with a write between any two reads,
+    every read of ``/slots`` sorted, grouped and encoded the whole state on the event
+    loop, 22 ms at 5,600 artifacts, and the writer kept 14% of its pace).
+
+    Kept: each artifact's encoded ``"id":{...}`` (its entry of ``/artifacts``), each
+    slot's members (sorted), its body entry and encoded ``"slot":{...}``, and the slots in
+    the order ``slots_of`` gives them (by their first artifact).  An answer is then the
+    pieces joined in order: one pass in C over the state, not a re-encoding of it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pos: int | None = None  # the view the pieces are of
+        self.arts: dict[str, Any] = {}  # the artifacts' entries the pieces were made from
+        self.frag: dict[str, bytes] = {}  # artifact -> "id":{entry}
+        self.slot_of: dict[str, str] = {}
+        self.members: dict[str, list[str]] = {}  # slot -> its artifacts, sorted
+        self.entry: dict[str, tuple[dict[str, list[str]], bytes]] = {}  # slot -> body, piece
+        self.firsts: list[tuple[str, str]] = []  # (first artifact, slot), sorted
+
+    def bring(self, node: Node, view: View) -> bool:
+        """Bring the pieces to ``view``; False if they are of a later view (the caller
+        answers from the whole state)."""
+        if self.pos == view.pos:
+            return True
+        changed = None if self.pos is None else node.changed_since(self.pos, view)
+        if changed is None:
+            if self.pos is not None and self.pos > view.pos:
+                return False
+            changed = set(view.state["artifacts"]) | set(self.slot_of)
+        arts = view.state["artifacts"]
+        affected: set[str] = set()
+        for x in changed:
+            art = arts.get(x)
+            old, new = self.slot_of.get(x), None if art is None else art["slot"]
+            if art is None:
+                self.frag.pop(x, None)
+                self.arts.pop(x, None)
+            else:
+                self.frag[x] = _enc(x) + b":" + _enc(art)
+                self.arts[x] = art
+            if old is not None and old != new:
+                self.members[old].remove(x)
+                del self.slot_of[x]
+                affected.add(old)
+            if new is not None:
+                if old != new:
+                    insort(self.members.setdefault(new, []), x)
+                    self.slot_of[x] = new
+                affected.add(new)
+        for s in affected:
+            self._slot(s)
+        self.pos = view.pos
+        return True
+
+    def _slot(self, s: str) -> None:
+        """The pieces of slot ``s`` again (its members or their states changed)."""
+        old = self.entry.pop(s, None)
+        if old is not None:
+            first = old[0]["artifacts"][0]
+            del self.firsts[bisect_left(self.firsts, (first, s))]
+        members = self.members.get(s)
+        if not members:
+            self.members.pop(s, None)
+            return
+        body = {
+            "artifacts": list(members),
+            "active": [x for x in members if self.arts[x]["state"] == "active"],
+        }
+        self.entry[s] = (body, _enc(s) + b":" + _enc(body))
+        insort(self.firsts, (members[0], s))
+
+    def artifacts(self, view: View) -> tuple[dict[str, Any], bytes]:
+        st = view.state
+        body = {"now": st["now"], "artifacts": st["artifacts"]}
+        frag = self.frag
+        joined = b",".join([frag[x] for x in st["artifacts"]])
+        return body, b'{"now":' + _enc(st["now"]) + b',"artifacts":{' + joined + b"}}"
+
+    def slots(self) -> tuple[dict[str, Any], bytes]:
+        entry, order = self.entry, [s for _, s in self.firsts]
+        body = {"slots": {s: entry[s][0] for s in order}}
+        return body, b'{"slots":{' + b",".join([entry[s][1] for s in order]) + b"}}"
+
+
+#: Each node's ``_Whole`` (weak: a node closed and dropped takes its pieces along).
+_WHOLES: Final[weakref.WeakKeyDictionary[Node, _Whole]] = weakref.WeakKeyDictionary()
+_WHOLES_LOCK: Final = threading.Lock()
+
+
+def _whole(node: Node, view: View, name: str) -> tuple[dict[str, Any], bytes]:
+    """The body and encoded answer of a read of the whole state (``_WHOLE``)."""
+    if name in ("artifacts", "slots"):
+        with _WHOLES_LOCK:
+            whole = _WHOLES.setdefault(node, _Whole())
+        with whole.lock:
+            if whole.bring(node, view):
+                return whole.artifacts(view) if name == "artifacts" else whole.slots()
+    body = _viewed(node, view, Read.of(name)).body
+    return body, _enc(body)
+
+
 def answer(node: Node, read: Read) -> Answer:
     """The answer of ``node`` to ``read`` and the position it was read at (one state: a
     ``VIEWED`` read answers from one view and its position; the others from one snapshot
@@ -148,8 +262,7 @@ def answer(node: Node, read: Read) -> Answer:
         if read.name in _WHOLE:  # the same answer for every read of this view
             kept = view.answers.get(read.name)
             if kept is None:
-                body = _viewed(node, view, read).body
-                kept = view.answers[read.name] = (body, bytes(JSONResponse(body).body))
+                kept = view.answers[read.name] = _whole(node, view, read.name)
             return Answer(200, kept[0], view.pos, raw=kept[1])
         reply = _viewed(node, view, read)
         return Answer(reply.status, reply.body, view.pos)
