@@ -43,6 +43,7 @@ from ostrom.service.export import export  # noqa: E402
 from ostrom.service.node import Node  # noqa: E402
 from ostrom.service.store import Store, StoreError  # noqa: E402
 from ostrom.verify.trace.lifecycle_check import CHUNK_STEPS  # noqa: E402
+from ostrom.verify.trace.tlc import CHUNK_JVM  # noqa: E402
 from ostrom.verify.trace.validate import validate_file  # noqa: E402
 from record import RESULTS, save  # noqa: E402
 from service import PARAMS, Workload, setup  # noqa: E402
@@ -136,6 +137,7 @@ def measure_validate(n: int, timeout: float) -> dict[str, Any]:
         "steps_followed": verdict.matched if verdict.status == "accepted" else followed[0],
         "tlc_distinct_states": verdict.distinct_states,
         "chunk_steps": CHUNK_STEPS,
+        "chunk_jvm_options": list(CHUNK_JVM),
         "chunks": len(chunks),
         "chunk_seconds": [
             round(b - a, 1) for a, b in zip(chunks, [*chunks[1:], t + seconds], strict=True)
