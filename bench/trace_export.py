@@ -16,10 +16,13 @@ steps TLC had followed by then.  Target: the 100k figure at most 120x the 1k one
 
 Validation checks a long log in chunks of ``CHUNK_STEPS`` steps (LifecycleTrace.tla:
 "Chunks"); each row records the chunk size, the chunks done, the seconds each took and the
-load average (the machine is shared).  ``--validate-only`` re-measures validation and keeps
-the committed export rows, and the rows of ``validate_one_line``: the same measurement
-before the TraceLog module was written an element a line (SANY's parse time grows with the
-square of a line's length; docs/conformance.md quotes both).
+load average (the machine is shared), and the JVM options of a chunk's run
+(``tlc.CHUNK_JVM``).  ``--validate-only`` re-measures validation and keeps the committed
+export rows, and the rows of ``validate_one_line``: the same measurement before the
+TraceLog module was written an element a line (SANY's parse time grows with the square of a
+line's length), and of ``validate_both_tiers``: before a chunk's JVM ran the first JIT tier
+only (docs/conformance.md quotes all three).  A long run: ``--validate 100000
+--validate-timeout 40000`` (the limit is the whole log's).
 
 Usage: python bench/trace_export.py [--commands 1000 10000 100000]
        [--validate 1000 ...] [--validate-timeout S] [--validate-only]
