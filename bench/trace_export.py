@@ -16,10 +16,13 @@ steps TLC had followed by then.  Target: the 100k figure at most 120x the 1k one
 
 Validation checks a long log in chunks of ``CHUNK_STEPS`` steps (LifecycleTrace.tla:
 "Chunks"); each row records the chunk size, the chunks done, the seconds each took and the
-load average (the machine is shared).  ``--validate-only`` re-measures validation and keeps
-the committed export rows, and the rows of ``validate_one_line``: the same measurement
-before the TraceLog module was written an element a line (SANY's parse time grows with the
-square of a line's length; docs/conformance.md quotes both).
+load average (the machine is shared), and the JVM options of a chunk's run
+(``tlc.CHUNK_JVM``).  ``--validate-only`` re-measures validation and keeps the committed
+export rows, and the rows of ``validate_one_line``: the same measurement before the
+TraceLog module was written an element a line (SANY's parse time grows with the square of a
+line's length), and of ``validate_both_tiers``: before a chunk's JVM ran the first JIT tier
+only (docs/conformance.md quotes all three).  A long run: ``--validate 100000
+--validate-timeout 40000`` (the limit is the whole log's).
 
 Usage: python bench/trace_export.py [--commands 1000 10000 100000]
        [--validate 1000 ...] [--validate-timeout S] [--validate-only]
@@ -43,6 +46,7 @@ from ostrom.service.export import export  # noqa: E402
 from ostrom.service.node import Node  # noqa: E402
 from ostrom.service.store import Store, StoreError  # noqa: E402
 from ostrom.verify.trace.lifecycle_check import CHUNK_STEPS  # noqa: E402
+from ostrom.verify.trace.tlc import CHUNK_JVM  # noqa: E402
 from ostrom.verify.trace.validate import validate_file  # noqa: E402
 from record import RESULTS, save  # noqa: E402
 from service import PARAMS, Workload, setup  # noqa: E402
@@ -136,6 +140,7 @@ def measure_validate(n: int, timeout: float) -> dict[str, Any]:
         "steps_followed": verdict.matched if verdict.status == "accepted" else followed[0],
         "tlc_distinct_states": verdict.distinct_states,
         "chunk_steps": CHUNK_STEPS,
+        "chunk_jvm_options": list(CHUNK_JVM),
         "chunks": len(chunks),
         "chunk_seconds": [
             round(b - a, 1) for a, b in zip(chunks, [*chunks[1:], t + seconds], strict=True)

@@ -81,8 +81,6 @@ COVERED_ELSEWHERE: Final[dict[str, str]] = {
     "verify/test_tlc_scaleout.py",
     "ostrom.verify.tlc.witnesses": "through `ostrom check --witness-traces` in "
     "verify/test_tlc_runner.py",
-    "ostrom.verify.trace.tlc": "needs TLC: through `ostrom validate-trace` in "
-    "verify/test_validate_trace.py",
 }
 
 

@@ -25,9 +25,11 @@ import pytest
 
 from ostrom.conformance import killmatrix
 from ostrom.conformance.vectors import load_suite
+from ostrom.verify.trace import lifecycle_check
 from ostrom.verify.trace.lifecycle import make_batches, stage_trace_run
 from ostrom.verify.trace.lifecycle_check import CHUNK_STEPS, validate_logs
 from ostrom.verify.trace.log import read_log
+from ostrom.verify.trace.tlc import CHUNK_JVM, run_java_tlc
 from ostrom.verify.trace.verdict import Verdict
 
 pytestmark = pytest.mark.tlc
@@ -92,19 +94,31 @@ def _same(chunked: Verdict, whole: Verdict) -> None:
         assert chunked.failure.to_json() == whole.failure.to_json()
 
 
-def test_a_mutation_after_a_chunk_boundary_is_refused(tmp_path: Path) -> None:
+def test_a_mutation_after_a_chunk_boundary_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Chunks of 4 steps: the refused commitment is step 6, the second of chunk 2, so
     chunk 1 is accepted, chunk 2 starts from its end state, follows step 5 from it and
-    refuses step 6 for the reason one run gives (test_validate_trace.py)."""
+    refuses step 6 for the reason one run gives (test_validate_trace.py).  Each chunk's
+    JVM runs the first JIT tier only (tlc.CHUNK_JVM: half the CPU of a chunk of a node's
+    log), which changes what the run costs, not what it finds."""
     good = _reference_log(tmp_path, DISPUTE)
     assert good[5]["command"]["op"] == good[6]["command"]["op"] == "commit_vote"
     log = read_log(_write(tmp_path / "refused.jsonl", _refused(good, 6)))
     seen: list[str] = []
+    jvms: list[tuple[str, ...]] = []
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        jvms.append(tuple(kwargs.get("jvm", ())))
+        return run_java_tlc(*args, **kwargs)
+
+    monkeypatch.setattr(lifecycle_check, "run_java_tlc", run)
     (v,) = validate_logs([log], chunk_steps=4, progress=seen.append)
     assert [s.split(",")[0] for s in seen if "chunk" in s] == [
         "TLC: chunk 1/3",
         "TLC: chunk 2/3",
     ]
+    assert jvms == [CHUNK_JVM, CHUNK_JVM] and "-XX:TieredStopAtLevel=1" in CHUNK_JVM
     assert v.status == "rejected" and v.failure is not None, v.message
     assert (v.failure.step, v.failure.kind, v.matched, v.steps) == (5, "refusal", 5, 12)
     assert v.message.startswith("rejected at step 6 of 12 (line 7): refused as wrong_phase")

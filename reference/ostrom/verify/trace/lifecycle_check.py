@@ -29,7 +29,7 @@ from ostrom.verify.trace.lifecycle import (
     stage_trace_run,
 )
 from ostrom.verify.trace.log import NONE, TRACE_SPECS, Names, TraceLog, read_log
-from ostrom.verify.trace.tlc import TlcResult, run_java_tlc
+from ostrom.verify.trace.tlc import CHUNK_JVM, TlcResult, run_java_tlc
 from ostrom.verify.trace.verdict import (
     FIELD_NAMES,
     LIFECYCLE_SPEC,
@@ -449,7 +449,12 @@ def _run_chunked(
         try:
             stage_trace_run(run_dir, batch, (c, chunk))
             res = run_java_tlc(
-                run_dir, batch.module, f"{batch.module}.cfg", ["-deadlock"], timeout=left
+                run_dir,
+                batch.module,
+                f"{batch.module}.cfg",
+                ["-deadlock"],
+                timeout=left,
+                jvm=CHUNK_JVM,
             )
         except (OSError, ValueError) as exc:
             return _error(c, f"cannot stage the trace run: {exc}")

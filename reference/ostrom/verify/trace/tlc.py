@@ -22,7 +22,7 @@ from ostrom.verify.tlc.output import TlcOutcome, ToolOutputParser
 from ostrom.verify.tlc.runner import stream_process, tlc_command
 from ostrom.verify.tlc.values import Value, ValueParseError, parse_value
 
-__all__ = ["TlcResult", "run_directory", "run_java_tlc"]
+__all__ = ["CHUNK_JVM", "TRACE_STACK", "TlcResult", "run_directory", "run_java_tlc"]
 
 
 @dataclass
@@ -43,6 +43,14 @@ _OSTROM_PRINT: Final = re.compile(r'<<\s*"ostrom-')
 #: export of 1,000 commands (a StackOverflowError before TLC started).  Only reserved
 #: address space: memory is committed as the recursion goes.
 TRACE_STACK: Final = "-Xss512m"
+#: The JVM options of a run of one chunk of a lifecycle or community log (at most
+#: lifecycle_check.CHUNK_STEPS steps): the stack above, and only the first JIT tier (C1).
+#: Such a run lasts seconds, and the optimising tier's compilations cost more CPU than
+#: they give back in it: a chunk of 100 steps of a node's log (196 artifacts) took 10.1 CPU
+#: s with both tiers and 5.0-5.6 s with C1 alone (docs/conformance.md "Long logs";
+#: bench/results/trace_export.json).  The other runs (a batch of many short logs in one
+#: run, the pbft and sanctions layers' logs) may last long and keep both tiers.
+CHUNK_JVM: Final = (TRACE_STACK, "-XX:TieredStopAtLevel=1")
 
 
 def run_java_tlc(
@@ -53,17 +61,17 @@ def run_java_tlc(
     *,
     timeout: float | None = None,
     on_print: Callable[[Value], None] | None = None,
+    jvm: Sequence[str] = (TRACE_STACK,),
 ) -> TlcResult:
     """Run TLC (one worker, ``-tool``) on ``run_dir/module.tla``; collect the ``PrintT``
     values that are tuples starting with a string ``ostrom-...`` (the prints of
-    LifecycleTrace.tla's Watch, or of the simulation model)."""
+    LifecycleTrace.tla's Watch, or of the simulation model).  ``jvm``: the JVM's options
+    (``CHUNK_JVM`` for a short run)."""
     jar, java = find_jar(), find_java()
     run_dir = run_dir.resolve()  # java runs in it: a relative path would resolve twice
     (run_dir / "meta").mkdir(exist_ok=True)
     (run_dir / "tmp").mkdir(exist_ok=True)
-    cmd = tlc_command(
-        java, jar, run_dir, module, cfg, workers=1, fp=0, extra=extra, jvm=(TRACE_STACK,)
-    )
+    cmd = tlc_command(java, jar, run_dir, module, cfg, workers=1, fp=0, extra=extra, jvm=jvm)
     parser = ToolOutputParser()
     prints: list[Value] = []
     pending: list[str] | None = None  # the lines so far of a multi-line ostrom print
