@@ -17,15 +17,23 @@ DOC = ROOT / "docs" / "consensus.md"
 def cluster_table(results: dict[str, Any]) -> str:
     """The Markdown table of the process cluster under jitter and loss."""
     out = [
-        "| loss | jitter | instances: free, faults | messages/instance: free, faults (×) "
-        "| frames/request: free, faults (×) | bytes/request: free, faults (×) "
-        "| acknowledgements: free, faults | faulted load | idle frames/s: free, healed "
-        "| view after the heal | load |",
-        "|---:|---:|---|---|---|---|---|---:|---|---:|---:|",
+        "| faulty | loss | jitter | instances: free, faults "
+        "| messages/instance: free, faults (×) | frames/request (×) | bytes/request (×) "
+        "| acknowledgements: free, faults | faulted load | idle frames/s, honest: free, healed "
+        "| idle to the faulty one, healed: frames/s (repeats), acks/s | view after the heal "
+        "| load |",
+        "|---|---:|---:|---|---|---|---|---|---:|---|---|---:|---:|",
     ]
     for r in results["rows"]:
+        to_faulty = (
+            "–"
+            if r["faulty"] == "none"
+            else f"{r['idle_to_faulty_per_s_healed']} "
+            f"({r['idle_repeats_to_faulty_per_s_healed']}), "
+            f"{r['idle_acks_to_faulty_per_s_healed']}"
+        )
         out.append(
-            f"| {r['loss']:.0%} | {r['jitter_ms']:g} ms "
+            f"| {r['faulty']} | {r['loss']:.0%} | {r['jitter_ms']:g} ms "
             f"| {r['instances_free']}, {r['instances_faults']} "
             f"| {r['messages_per_instance_free']}, {r['messages_per_instance_faults']} "
             f"({r['ratio_messages_per_instance']}×) "
@@ -36,6 +44,7 @@ def cluster_table(results: dict[str, Any]) -> str:
             f"| {r['acks_free']}, {r['acks_faults']} "
             f"| {r['seconds_faults']} s "
             f"| {r['idle_frames_per_s_free']}, {r['idle_frames_per_s_healed']} "
+            f"| {to_faulty} "
             f"| {r['view_healed']} | {r['load_average_before']:g} |"
         )
     return "\n".join(out)
@@ -56,12 +65,17 @@ def test_a_changed_figure_is_caught() -> None:
 
 def prose_figures(results: dict[str, Any]) -> list[str]:
     """The figures docs/consensus.md's prose quotes from the rows: the range of the
-    fault-free messages per instance, and the largest ratio under the faults."""
+    fault-free messages per instance, the largest ratio under the faults, and the most
+    repeats a second the idle honest replicas sent a faulty one after the heal."""
     free = [r["messages_per_instance_free"] for r in results["rows"]]
     worst = max(r["ratio_messages_per_instance"] for r in results["rows"])
+    probes = max(
+        r["idle_repeats_to_faulty_per_s_healed"] for r in results["rows"] if r["faulty"] != "none"
+    )
     return [
         f"were {min(free):.0f} to {max(free):.0f} without faults",
         f"at most {worst:.2f} times",
+        f"at most {probes:g} repeats a second",
     ]
 
 
