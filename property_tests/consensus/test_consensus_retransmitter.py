@@ -19,8 +19,6 @@ the acknowledgement frame it travels in (cluster/wire.py).
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -231,65 +229,3 @@ def test_malformed_acknowledgements_are_none() -> None:
     assert parse_ack(good + b"x") is None  # trailing bytes
     assert parse_ack(ack_frame((), -1, 0)) is None  # a negative position
     assert parse_ack(b'{"sig": "..."}') is None  # a message, not an acknowledgement
-
-
-# --- 3b. a peer that acknowledges nothing: one probe per heartbeat ------------------------
-
-
-def test_an_unresponsive_peer_gets_one_probe_per_heartbeat() -> None:
-    """``Retransmitter.unresponsive``: once a peer has acknowledged nothing for a
-    heartbeat (800 here) since a message was sent, that message and the rest of its
-    window go out at most once per heartbeat between them, however long it stays silent;
-    before that, the usual back-off."""
-    t = rt()
-    msgs = [commit(s) for s in range(1, 6)]
-    for m in msgs:
-        t.offer("r1", m, m.encoded, 0)
-    sent = {now: resent(t, now) for now in range(0, 20_000, 10)}
-    early = sum(len(v) for now, v in sent.items() if now < 800)
-    late = [now for now, v in sent.items() if now >= 800 for _ in v]
-    assert early >= 2 * len(msgs), "the back-off re-sends before the peer counts as silent"
-    assert late, "a silent peer is still probed"
-    assert all(b - a >= 800 for a, b in pairwise(late)), late
-    assert len(late) <= (20_000 - 800) // 800 + 1
-    assert t.stats["probes"] == len(late)
-
-
-def test_a_peer_that_answers_again_gets_its_window_at_once() -> None:
-    t = rt()
-    msgs = [commit(s) for s in range(1, 6)]
-    for m in msgs:
-        t.offer("r1", m, m.encoded, 0)
-    for now in range(0, 3_000, 10):
-        resent(t, now)
-    assert t.stats["probe_deferred"] > 0
-    # the peer acknowledges one message (a probe): the others are due at once
-    t.acknowledged("r1", (message_key(msgs[0].encoded),), 0, 0, 3_000)
-    again = resent(t, 3_000)
-    assert sorted(again) == sorted(m.encoded for m in msgs[1:])
-
-
-def test_a_peer_that_acknowledges_is_never_probed() -> None:
-    """A peer that acknowledges within the heartbeat keeps the usual timers: its
-    unacknowledged messages are re-sent with the back-off, however long that goes on."""
-    t = rt()
-    for s in range(1, 200):
-        m = commit(s)
-        t.offer("r1", m, m.encoded, s * 50)
-        t.acknowledged("r1", (), 0, 0, s * 50)  # a position update: heard
-        resent(t, s * 50)
-    assert t.stats["probes"] == 0 and t.stats["retransmitted"] > 0
-
-
-def test_an_idle_peer_is_not_taken_for_a_silent_one() -> None:
-    """A correct peer that acknowledged everything and then had nothing to acknowledge
-    for long (an idle cluster) gets a new message on the usual timers: the heartbeat of
-    silence counts from the first message offered while none was outstanding."""
-    t = rt()
-    a, b = commit(1), commit(2)
-    t.offer("r1", a, a.encoded, 0)
-    t.acknowledged("r1", (message_key(a.encoded),), 0, 0, 10)
-    t.offer("r1", b, b.encoded, 50_000)
-    copies = [now for now in range(50_000, 51_500, 10) for _ in resent(t, now)]
-    assert len(copies) >= 3 and copies[0] - 50_000 < 800, copies
-    assert t.stats["probes"] == 0 or copies[0] - 50_000 < 800

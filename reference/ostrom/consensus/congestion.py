@@ -400,14 +400,6 @@ class Retransmitter:
         self._owed_since: dict[str, int] = {}
         #: peer -> the position last told it, and when
         self._told: dict[str, tuple[tuple[int, int], int]] = {}
-        #: peer -> since when messages to it have waited without an acknowledgement frame:
-        #: its last acknowledgement, or the first message offered to it when none was
-        #: outstanding (``unresponsive``)
-        self.waiting_since: dict[str, int] = {}
-        #: peer -> how many of ``unacked`` are to it
-        self._outstanding: Counter[str] = Counter()
-        #: peer -> the tick of the last copy re-sent to it while it was unresponsive
-        self._probed: dict[str, int] = {}
         self._pruned_at = 0
         self.stats: Counter[str] = Counter()
 
@@ -446,10 +438,7 @@ class Retransmitter:
             self.stats["resend_skipped"] += 1
             return False
         if key not in self.unacked:
-            if not self._outstanding[dst]:  # nothing was waiting: the clock starts now
-                self.waiting_since[dst] = now
             self.unacked[key] = Unacked(dst, payload, data, now + self.rto(), now)
-            self._outstanding[dst] += 1
         return True
 
     def acknowledged(
@@ -465,16 +454,9 @@ class Retransmitter:
         observes ``timeout`` (0: not yet measured; ``waited_timeout``)."""
         if timeout > 0:
             self.peer_timeouts[src] = timeout
-        self.waiting_since[src] = now  # what is still outstanding waits from now
-        if self._probed.pop(src, None) is not None:
-            for waiting in self.unacked.values():  # it answers again: its window is due now
-                if waiting.dst == src:
-                    waiting.due = min(waiting.due, now)
         acked = self.acked.setdefault(src, {})
         for k in keys:
             rec = self.unacked.pop((src, k), None)
-            if rec is not None:
-                self._outstanding[src] -= 1
             if rec is not None and rec.retransmissions == 0:
                 self.estimator.sample(now - rec.sent_at)
             acked[k] = now
@@ -490,24 +472,16 @@ class Retransmitter:
             if rec.due > now:
                 continue
             if key[1] in self.acked.get(rec.dst, {}):
-                self._drop(key)  # acknowledged meanwhile (a copy sent again)
+                del self.unacked[key]  # acknowledged meanwhile (a copy sent again)
                 continue
             if self.covered(rec.dst, rec.payload):
-                self._drop(key)  # the receiver is past it (cumulative ack)
+                del self.unacked[key]  # the receiver is past it (cumulative ack)
                 self.stats["covered"] += 1
                 continue
             if not held(rec.dst, rec.payload):
-                self._drop(key)  # superseded: nobody needs it any more
+                del self.unacked[key]  # superseded: nobody needs it any more
                 self.stats["superseded"] += 1
                 continue
-            if self.unresponsive(rec, now):
-                probed = self._probed.get(rec.dst)
-                if probed is not None and now < probed + self.heartbeat:
-                    rec.due = probed + self.heartbeat  # one probe per heartbeat
-                    self.stats["probe_deferred"] += 1
-                    continue
-                self._probed[rec.dst] = now
-                self.stats["probes"] += 1
             budget = self.budgets.setdefault(rec.dst, LinkBudget())
             wait = retransmission_wait(
                 self.estimator, budget, now, rec.retransmissions + 1, self.at_least
@@ -520,26 +494,6 @@ class Retransmitter:
             rec.due = now + wait
             self.stats["retransmitted"] += 1
             yield rec
-
-    def _drop(self, key: tuple[str, bytes]) -> None:
-        del self.unacked[key]
-        self._outstanding[key[0]] -= 1
-
-    def unresponsive(self, rec: Unacked, now: int) -> bool:
-        """Whether ``rec``'s receiver has sent no acknowledgement frame for a
-        ``heartbeat`` while messages to it waited (``waiting_since``).
-        A correct peer that took any message acknowledges within ``ACK_DELAY`` ticks, so a
-        heartbeat (the view-change timeout) of that silence means it is silent, down, or
-        cut off; towards it only one copy per heartbeat goes out (a *probe*: ``due``),
-        not its whole window with the back-off, which a silent peer would otherwise get
-        for ever, in an idle cluster too, and for every new message a few copies more (an
-        attacker's replica costs its peers nothing to keep so).  Its first
-        acknowledgement, of the probe or of anything, ends it: the rest is due at once
-        on the usual timers, and its position drops what it already has.  A correct peer
-        that merely had nothing to acknowledge (an idle cluster) is not waited on: the
-        clock starts at the first message offered to it."""
-        since = self.waiting_since.get(rec.dst, rec.sent_at)
-        return now - since >= self.heartbeat
 
     def next_due(self) -> int | None:
         return min((r.due for r in self.unacked.values()), default=None)
