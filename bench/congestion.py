@@ -19,8 +19,10 @@ control"): the issue's run before and after, and the sweep.
   processes whose replica-bound frames cross the fault-injecting proxy
   (property_tests/lossy_cluster.py, the experiment the cluster test runs): a fault-free
   load, a load under loss and per-frame jitter (delay and reordering) on the replica
-  links, the heal; frames and bytes per request on the replica links against the
-  fault-free load's, the idle frames per second, the views.  Real time on a shared
+  links, the heal; with the highest replica honest, silent or flooding VIEW-CHANGEs;
+  protocol messages per PBFT instance against the fault-free load's, frames and bytes
+  per request, the idle frames per second (among the honest replicas, and towards the
+  faulty one), the views.  Real time on a shared
   machine: the figures vary from run to run.
 
 Usage: python bench/congestion.py [--no-before]   (writes bench/results/congestion.json)
@@ -30,6 +32,7 @@ Usage: python bench/congestion.py [--no-before]   (writes bench/results/congesti
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -38,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ostrom.harness.sweep import FULL, LOSS_BOUND, Cell, bound_violations, run_cell
+from ostrom.harness.sweep import FAULTY, FULL, LOSS_BOUND, Cell, bound_violations, run_cell
 from record import save
 
 ISSUE_TICKS = 14_000
@@ -89,16 +92,18 @@ def measure(*, before: bool = True) -> dict[str, Any]:
 
 
 def measure_cluster(requests: int = CLUSTER_REQUESTS) -> dict[str, Any]:
-    """One cluster experiment per cell of ``CLUSTER_CELLS``."""
+    """One cluster experiment per cell of ``CLUSTER_CELLS`` and kind of faulty replica
+    (``FAULTY``, as the simulation's sweep: none, the highest replica silent, or flooding
+    VIEW-CHANGEs)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property_tests"))
     from lossy_cluster import Faults, experiment
 
     start = time.perf_counter()
     rows = []
-    for loss, jitter in CLUSTER_CELLS:
+    for (loss, jitter), faulty in itertools.product(CLUSTER_CELLS, FAULTY):
         load = os.getloadavg()[0]  # real time on a shared machine: say how busy it was
         with tempfile.TemporaryDirectory() as tmp:
-            row = experiment(Path(tmp), Faults(loss, jitter), requests)
+            row = experiment(Path(tmp), Faults(loss, jitter), requests, faulty=faulty)
         rows.append(
             {
                 **row,

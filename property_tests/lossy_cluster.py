@@ -31,10 +31,13 @@ from ostrom.cluster.config import Address
 from ostrom.cluster.proxy import FaultProxy
 from ostrom.cluster.supervisor import Cluster, create, free_ports
 
-__all__ = ["IDLE_S", "Faults", "experiment"]
+__all__ = ["IDLE_S", "STRATEGY", "Faults", "Idle", "experiment"]
 
 #: Seconds the cluster idles after the heal, its replica-link traffic counted.
 IDLE_S = 2.0
+#: The simulation sweep's kinds of faulty replica (``ostrom.harness.sweep.FAULTY``) and the
+#: strategy the highest replica runs for each (harness/byzantine.py; None: honest).
+STRATEGY: dict[str, str | None] = {"none": None, "silent": "silent", "flood": "view-change-flood"}
 
 
 @dataclass(frozen=True)
@@ -74,92 +77,149 @@ class Phase:
         return self.bytes / self.commands
 
 
-def replica_links(proxy: FaultProxy, names: set[str]) -> tuple[int, int, int]:
-    """Frames, bytes and acknowledgement frames offered so far between two replicas (the
-    front's requests left out: they are the load, not the protocol's cost)."""
+def replica_links(
+    proxy: FaultProxy, names: set[str], senders: set[str] | None = None
+) -> tuple[int, int, int]:
+    """Frames, bytes and acknowledgement frames offered so far to the replicas ``names``
+    (the front's requests left out: they are the load, not the protocol's cost) by
+    ``senders`` (default: ``names``; the experiment passes the honest replicas: a
+    flooder's frames are the attack, not what the protocol's retransmission costs)."""
+    senders = names if senders is None else senders
     frames = size = 0
     for (src, dst), (f, b) in proxy.offered().items():
-        if src in names and dst in names:
+        if src in senders and dst in names:
             frames, size = frames + f, size + b
-    acks = sum(a for (src, dst), a in proxy.acks_offered().items() if {src, dst} <= names)
+    acks = sum(
+        a for (src, dst), a in proxy.acks_offered().items() if src in senders and dst in names
+    )
     return frames, size, acks
 
 
 def run(
-    c: Cluster, proxy: FaultProxy, tag: str, k: int, names: set[str], timeout: float
+    c: Cluster,
+    proxy: FaultProxy,
+    tag: str,
+    k: int,
+    names: set[str],
+    honest: dict[int, str],
+    timeout: float,
 ) -> tuple[Phase, list[dict[str, Any]]]:
-    """``k`` signed commands, all acknowledged, their replica-link traffic counted until
-    every replica executed them (the count includes the stragglers' catch-up)."""
-    f0, b0, a0 = replica_links(proxy, names)
-    before = executed_everywhere(c)
+    """``k`` signed commands, all acknowledged, the honest replicas' traffic on the
+    replica links counted until every honest replica executed them (the count includes
+    the stragglers' catch-up)."""
+    senders = set(honest.values())
+    f0, b0, a0 = replica_links(proxy, names, senders)
+    before = executed_everywhere(c, honest)
     start = time.monotonic()
     load = Load(c.url, [command(c, tag, i) for i in range(k)]).start()
     load.join(timeout=timeout)
-    executed = max(int(s["last_executed"]) for s in c.status().values() if s is not None)
+    executed = max(positions(c, honest))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        st = c.status()
-        if all(s is not None and int(s["last_executed"]) >= executed for s in st.values()):
+        if min(positions(c, honest), default=-1) >= executed:
             break
         time.sleep(0.05)
-    f1, b1, a1 = replica_links(proxy, names)
+    f1, b1, a1 = replica_links(proxy, names, senders)
     seconds = time.monotonic() - start
     # every replica executed up to ``executed``: the instances the phase ordered
     return Phase(k, executed - before, f1 - f0, a1 - a0, b1 - b0, seconds), load.acked
 
 
-def executed_everywhere(c: Cluster) -> int:
-    """The highest sequence number every replica executed (the previous phase waited for
-    them all, so this is where the next phase's instances start)."""
-    return min(int(s["last_executed"]) for s in c.status().values() if s is not None)
+def positions(c: Cluster, honest: dict[int, str]) -> list[int]:
+    """The last executed sequence number of each honest replica that answers (a replica
+    that does not answer is left out: ``run`` then waits for it until its deadline)."""
+    st = c.status()
+    return [int(s["last_executed"]) for i, s in st.items() if i in honest and s is not None]
 
 
-def idle(proxy: FaultProxy, names: set[str]) -> float:
-    """Frames per second on the replica links while no command is sent for ``IDLE_S``:
-    what retransmission costs a quiet cluster (position updates only, once each peer
-    acknowledged everything)."""
-    f0, _, _ = replica_links(proxy, names)
+def executed_everywhere(c: Cluster, honest: dict[int, str]) -> int:
+    """The highest sequence number every honest replica executed (the previous phase
+    waited for them all, so this is where the next phase's instances start)."""
+    return min(positions(c, honest))
+
+
+@dataclass(frozen=True)
+class Idle:
+    """Frames per second the honest replicas offered while no command was sent for
+    ``IDLE_S``: among themselves (position updates only, once each peer acknowledged
+    everything), and towards the faulty replica: acknowledgements (a flooder's messages
+    are owed them) apart from the rest, and of the rest the repeats (copies of what it
+    never acknowledged; the others are first copies, such as PRE-PREPAREs relayed by the
+    periodic ``Replica.retransmit``)."""
+
+    honest: float
+    to_faulty: float
+    repeats_to_faulty: float
+    acks_to_faulty: float
+
+
+def idle(proxy: FaultProxy, names: set[str], senders: set[str]) -> Idle:
+    """What an idle spell of ``IDLE_S`` costs (``Idle``)."""
+    faulty = names - senders
+
+    def counts() -> tuple[int, int, int, int]:
+        honest = replica_links(proxy, senders, senders)[0]
+        to_faulty, _, acks = replica_links(proxy, faulty, senders)
+        repeats = sum(
+            r for (s, d), r in proxy.repeats_offered().items() if s in senders and d in faulty
+        )
+        return honest, to_faulty - acks, repeats, acks
+
+    before = counts()
     time.sleep(IDLE_S)
-    return round((replica_links(proxy, names)[0] - f0) / IDLE_S, 1)
+    after = counts()
+    h, t, r, a = (round((y - x) / IDLE_S, 1) for x, y in zip(before, after, strict=True))
+    return Idle(h, t, r, a)
 
 
-def views(c: Cluster) -> list[int]:
-    return [int(s["view"]) for s in c.status().values() if s is not None]
+def views(c: Cluster, honest: dict[int, str]) -> list[int]:
+    return [int(s["view"]) for i, s in c.status().items() if i in honest and s is not None]
 
 
-def experiment(path: Path, faults: Faults, k: int, *, seed: int = 5) -> dict[str, Any]:
+def experiment(
+    path: Path, faults: Faults, k: int, *, seed: int = 5, faulty: str = "none"
+) -> dict[str, Any]:
     """A fault-free load, then a load under ``faults``, heal, idle, one more load; the
-    audit at the end.  Returns the figures (the bench row)."""
+    audit of the honest replicas at the end.  ``faulty`` (``FAULTY``, as the simulation's
+    sweep): the highest replica is honest, silent, or floods VIEW-CHANGEs, in both loads.
+    Returns the figures (the bench row)."""
+    if faulty not in STRATEGY:
+        raise ValueError(f"faulty must be one of {sorted(STRATEGY)}, not {faulty!r}")
     dial = free_ports(4)
     cfg = create(path, dial_ports=dial, base_timeout_ms=TIMEOUT_MS, synchronous="NORMAL", seed=seed)
     names = {r.name for r in cfg.replicas}
+    bad = max(r.id for r in cfg.replicas)
+    strategy = STRATEGY[faulty]
+    honest = {r.id: r.name for r in cfg.replicas if strategy is None or r.id != bad}
+    senders = set(honest.values())
     proxy = FaultProxy(
         {r.name: (Address(r.dial.host, r.dial.port), r.listen) for r in cfg.replicas}, seed=seed
     )
     c = Cluster(path)
     try:
-        c.start(timeout=60)
-        free, acked = run(c, proxy, "f", k, names, timeout=60)
-        idle_free = idle(proxy, names)
+        c.start(None if strategy is None else {bad: strategy}, timeout=60)
+        free, acked = run(c, proxy, "f", k, names, honest, timeout=60)
+        idle_free = idle(proxy, names, senders)
         proxy.limit_to(names)  # the replica links: the front's requests pass untouched
         proxy.set_drop(faults.loss)
         proxy.set_jitter(faults.jitter_s)
-        view_before = max(views(c))
-        lossy, acked_lossy = run(c, proxy, "j", k, names, timeout=120)
+        view_before = max(views(c, honest))
+        lossy, acked_lossy = run(c, proxy, "j", k, names, honest, timeout=120)
         dropped = proxy.stats["dropped"]
         proxy.set_drop(0.0)
         proxy.set_jitter(0.0)
-        view_healed = max(views(c))
-        idle_healed = idle(proxy, names)
-        view_idle = max(views(c))
-        _, acked_after = run(c, proxy, "h", 4, names, timeout=60)
-        view_end = max(views(c))
-        check(c, [0, 1, 2, 3], acked + acked_lossy + acked_after, at_least=1)
+        view_healed = max(views(c, honest))
+        idle_healed = idle(proxy, names, senders)
+        view_idle = max(views(c, honest))
+        _, acked_after = run(c, proxy, "h", 4, names, honest, timeout=60)
+        view_end = max(views(c, honest))
+        check(c, sorted(honest), acked + acked_lossy + acked_after, at_least=1)
     finally:
         c.stop()
         proxy.close()
     return {
         "n": 4,
+        "faulty": faulty,
         "requests": k,
         "loss": faults.loss,
         "jitter_ms": round(faults.jitter_s * 1000, 1),
@@ -182,8 +242,14 @@ def experiment(path: Path, faults: Faults, k: int, *, seed: int = 5) -> dict[str
         "ratio_bytes": round(lossy.bytes_per_request / free.bytes_per_request, 3),
         "seconds_free": round(free.seconds, 2),
         "seconds_faults": round(lossy.seconds, 2),
-        "idle_frames_per_s_free": idle_free,
-        "idle_frames_per_s_healed": idle_healed,
+        "idle_frames_per_s_free": idle_free.honest,
+        "idle_frames_per_s_healed": idle_healed.honest,
+        "idle_to_faulty_per_s_free": idle_free.to_faulty,
+        "idle_to_faulty_per_s_healed": idle_healed.to_faulty,
+        "idle_repeats_to_faulty_per_s_free": idle_free.repeats_to_faulty,
+        "idle_repeats_to_faulty_per_s_healed": idle_healed.repeats_to_faulty,
+        "idle_acks_to_faulty_per_s_free": idle_free.acks_to_faulty,
+        "idle_acks_to_faulty_per_s_healed": idle_healed.acks_to_faulty,
         "view_before": view_before,
         "view_healed": view_healed,
         "view_idle": view_idle,

@@ -42,9 +42,9 @@ from typing import Any
 
 import pytest
 
-from lossy_cluster import IDLE_S, Faults, experiment
+from lossy_cluster import IDLE_S, STRATEGY, Faults, experiment
 from ostrom.consensus.congestion import ACK_BATCH, ACK_DELAY
-from ostrom.harness.sweep import LOSS_BOUND
+from ostrom.harness.sweep import FAULTY, LOSS_BOUND
 from ostrom.layout import PACKAGE_DIR
 
 
@@ -59,11 +59,18 @@ def ack_bound(n: int, timeout_ms: int, seconds: float, messages: float) -> float
 
 
 def idle_bound(n: int, timeout_ms: int) -> float:
-    """The most frames per second an idle cluster of ``n`` replicas may send one
+    """The most frames per second an idle cluster of ``n`` honest replicas may send one
     another: each replica tells each peer its position at most once per heartbeat (the
     view-change timeout) and only after it changed, plus one for a change at the edge of
     the ``IDLE_S`` window."""
     return n * (n - 1) * (1000 / timeout_ms + 1 / IDLE_S)
+
+
+def owed_acks_bound(honest: int, timeout_ms: int) -> float:
+    """The most acknowledgement frames per second ``honest`` replicas may send a peer
+    that keeps sending them messages (a flooder): one per ``ACK_DELAY`` ms each, or per
+    heartbeat, plus one at the edge of the window."""
+    return honest * (1000 / ACK_DELAY + 1000 / timeout_ms + 1 / IDLE_S)
 
 
 pytestmark = pytest.mark.system
@@ -86,14 +93,28 @@ def assert_row(row: dict[str, Any]) -> None:
         messages = row[f"messages_per_instance_{phase}"] * row[f"instances_{phase}"]
         seconds = row[f"seconds_{phase}"]
         assert row[f"acks_{phase}"] <= ack_bound(row["n"], row["timeout_ms"], seconds, messages)
-    bound = idle_bound(row["n"], row["timeout_ms"])
-    assert row["idle_frames_per_s_free"] <= bound, row
-    assert row["idle_frames_per_s_healed"] <= bound, row
+    honest = row["n"] - (row["faulty"] != "none")
+    for phase in ("free", "healed"):
+        assert row[f"idle_frames_per_s_{phase}"] <= idle_bound(honest, row["timeout_ms"]), row
+        # towards a faulty replica: the acknowledgements a flooder's messages are owed,
+        # or position updates, each at its own rate (what else goes to it, the copies of
+        # what it never acknowledged, is reported: docs/consensus.md)
+        acks = row[f"idle_acks_to_faulty_per_s_{phase}"]
+        if row["faulty"] == "flood":
+            assert acks <= owed_acks_bound(honest, row["timeout_ms"]), row
+        else:  # position updates only, at most one each per heartbeat
+            assert acks <= honest * (1000 / row["timeout_ms"] + 1 / IDLE_S), row
+
+
+def test_the_faulty_kinds_are_the_sweeps() -> None:
+    assert tuple(STRATEGY) == FAULTY
 
 
 def test_jitter_and_loss_ci(tmp_path: Path) -> None:
     """CI size: 4 replicas, 16 commands without faults and 16 under 10% loss and up to
-    20 ms of per-frame jitter (reordering), then the heal."""
+    20 ms of per-frame jitter (reordering), then the heal.  Every replica honest: with a
+    silent or flooding one the bound does not hold in every cell (bench/congestion.py
+    ``--cluster`` measures them; docs/consensus.md says why)."""
     assert_row(experiment(tmp_path, Faults(loss=0.1, jitter_s=0.02), 16))
 
 
@@ -105,7 +126,7 @@ def test_jitter_and_loss_larger(tmp_path: Path, loss: float, jitter_ms: int) -> 
     assert_row(experiment(tmp_path, Faults(loss=loss, jitter_s=jitter_ms / 1000), 60))
 
 
-#: The check's mutant (``ostrom.consensus.congestion.Retransmitter.due`` without its
+#: The cost check's mutant (``ostrom.consensus.congestion.Retransmitter.due`` without its
 #: congestion control): a message not yet acknowledged is re-sent at every tick, with no
 #: timeout from the observed delay, no back-off and no per-link budget.
 MUTANT = (
@@ -118,24 +139,35 @@ MUTANT = (
 #: The cell both runs share: jitter long against a tick, so an unacknowledged message
 #: waits (and, mutated, is re-sent) for several ticks.
 MUTANT_CELL = Faults(loss=0.05, jitter_s=0.1)
-
 _RUN = """
 import json, sys, tempfile
 from pathlib import Path
 from lossy_cluster import Faults, experiment
+cell = Faults(float(sys.argv[1]), float(sys.argv[2]))
 with tempfile.TemporaryDirectory() as t:
-    print(json.dumps(experiment(Path(t), Faults(float(sys.argv[1]), float(sys.argv[2])), 16)))
+    print(json.dumps(experiment(Path(t), cell, 16, faulty=sys.argv[3])))
 """
 
 
-def run_with(package: Path, tmp: Path) -> dict[str, Any]:
-    """``experiment`` at ``MUTANT_CELL`` in a fresh interpreter that imports ``ostrom``
-    from ``package``'s parent (the supervisor puts its own source first on the replicas'
-    PYTHONPATH, so the replica processes run that copy too)."""
+def mutated(tmp: Path, mutant: tuple[str, str, str]) -> Path:
+    """A copy of the package with ``mutant`` (file, old text, new text) applied."""
+    copy = tmp / "mutant" / "ostrom"
+    shutil.copytree(PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("*.pyc"))
+    path, old, new = mutant
+    source = (copy / path).read_text(encoding="utf-8")
+    assert source.count(old) == 1, "the mutant's line moved: update it"
+    (copy / path).write_text(source.replace(old, new), encoding="utf-8")
+    return copy
+
+
+def run_with(package: Path, tmp: Path, cell: Faults, faulty: str = "none") -> dict[str, Any]:
+    """``experiment`` at ``cell`` with 16 commands in a fresh interpreter that imports
+    ``ostrom`` from ``package``'s parent (the supervisor puts its own source first on the
+    replicas' PYTHONPATH, so the replica processes run that copy too)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(package.parent), str(Path(__file__).parents[1])])
     out = subprocess.run(
-        [sys.executable, "-c", _RUN, str(MUTANT_CELL.loss), str(MUTANT_CELL.jitter_s)],
+        [sys.executable, "-c", _RUN, str(cell.loss), str(cell.jitter_s), faulty],
         env=env,
         cwd=tmp,
         capture_output=True,
@@ -152,16 +184,10 @@ def test_the_cost_check_catches_retransmission_without_congestion_control(
 ) -> None:
     """The cost bound can fail: on the same cell, the replicas as they are keep
     messages per instance within ``LOSS_BOUND`` of the fault-free load's, and replicas
-    whose retransmitter re-sends every tick (``MUTANT``) do not (measured: 2.9 and 5.8
-    times, against 1.2 to 1.5 for the real rule)."""
-    honest = run_with(PACKAGE_DIR, tmp_path)
+    whose retransmitter re-sends every tick (``MUTANT``) do not (measured when written:
+    2.9 and 5.8 times, against 1.2 to 1.5 for the real rule)."""
+    honest = run_with(PACKAGE_DIR, tmp_path, MUTANT_CELL)
     assert honest["ratio_messages_per_instance"] <= LOSS_BOUND, honest
-    copy = tmp_path / "mutant" / "ostrom"
-    shutil.copytree(PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("*.pyc"))
-    path, old, new = MUTANT
-    source = (copy / path).read_text(encoding="utf-8")
-    assert source.count(old) == 1, "the mutant's line moved: update MUTANT"
-    (copy / path).write_text(source.replace(old, new), encoding="utf-8")
-    mutated = run_with(copy, tmp_path)
-    print(honest, mutated)
-    assert mutated["ratio_messages_per_instance"] > LOSS_BOUND, mutated
+    bad = run_with(mutated(tmp_path, MUTANT), tmp_path, MUTANT_CELL)
+    print(honest, bad)
+    assert bad["ratio_messages_per_instance"] > LOSS_BOUND, bad

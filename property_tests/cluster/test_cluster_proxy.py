@@ -128,3 +128,16 @@ def test_acknowledgements_are_counted_apart() -> None:
     assert proxy.acks_offered() == {("r0", "r1"): len(acks)}
     _, proxy = through_proxy(jitter=0.0)
     assert proxy.acks_offered() == {}
+
+
+def test_repeated_frames_are_counted_apart() -> None:
+    """``repeats_offered``: a frame whose bytes the sender offered on the link before is
+    a repeat (a retransmission); acknowledgements never are, however alike."""
+    firsts = [f"m{i:04d}".encode() for i in range(FRAMES - 40)]
+    again = firsts[:20]
+    acks = [ack_frame((), 5, 0)] * 20
+    payloads = firsts + again + acks
+    got, proxy = through_proxy(jitter=0.0, payloads=payloads)
+    assert got[1:] == payloads
+    assert proxy.repeats_offered() == {("r0", "r1"): len(again)}
+    assert proxy.acks_offered() == {("r0", "r1"): len(acks)}

@@ -23,13 +23,16 @@ stops it with ``close``.  Garbage from either side closes that connection only.
 ``traffic`` counts, per link, the frames and bytes the sender offered (before any fault):
 what a sender's retransmission costs the network, the cluster's messages per request
 (issue 42 item 0); ``acks`` counts, of those frames, the acknowledgements (wire.py
-``ACK_MAGIC``), which carry no protocol message and are paced by time, not by work.
+``ACK_MAGIC``), which carry no protocol message and are paced by time, not by work;
+``repeats`` the other frames whose bytes the sender had offered on that link before
+(retransmissions, whatever their cause).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import random
 import threading
 from collections import Counter
@@ -48,6 +51,10 @@ from ostrom.cluster.wire import (
 
 __all__ = ["FaultProxy"]
 
+#: The frames remembered per link to tell a repeat (16 bytes each; forgotten all at once
+#: when full, so a repeat of a frame older than that goes uncounted).
+_MAX_SEEN = 1 << 18
+
 
 class FaultProxy:
     """Proxies ``routes`` (receiver name -> (address to listen on, address to forward to))."""
@@ -65,6 +72,9 @@ class FaultProxy:
         self.traffic: dict[tuple[str, str], list[int]] = {}
         #: (sender, receiver) -> acknowledgement frames offered by the sender
         self.acks: Counter[tuple[str, str]] = Counter()
+        #: (sender, receiver) -> frames (not acknowledgements) offered on the link before
+        self.repeats: Counter[tuple[str, str]] = Counter()
+        self._seen: dict[tuple[str, str], set[bytes]] = {}
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._servers: list[asyncio.base_events.Server] = []
@@ -112,6 +122,13 @@ class FaultProxy:
         """A copy of ``traffic``: (sender, receiver) -> (frames, bytes) offered so far."""
         with self._lock:
             return {link: (f, b) for link, (f, b) in self.traffic.items()}
+
+    def repeats_offered(self) -> dict[tuple[str, str], int]:
+        """A copy of ``repeats``: (sender, receiver) -> frames, acknowledgements aside,
+        whose very bytes the sender had already offered on the link (counted in
+        ``offered`` too)."""
+        with self._lock:
+            return dict(self.repeats)
 
     def acks_offered(self) -> dict[tuple[str, str], int]:
         """A copy of ``acks``: (sender, receiver) -> acknowledgement frames offered so far
@@ -198,7 +215,7 @@ class FaultProxy:
                     if not data:
                         return
                     for payload in decoder.feed(data):
-                        self._count(src, dst, len(payload), payload.startswith(ACK_MAGIC))
+                        self._count(src, dst, payload)
                         if self._blocked(src, dst):
                             self.stats["dropped"] += 1
                             continue
@@ -223,13 +240,21 @@ class FaultProxy:
             if upw is not None:
                 upw.close()
 
-    def _count(self, src: str, dst: str, size: int, ack: bool) -> None:
+    def _count(self, src: str, dst: str, payload: bytes) -> None:
+        key = hashlib.blake2b(payload, digest_size=16).digest()
         with self._lock:
             row = self.traffic.setdefault((src, dst), [0, 0])
             row[0] += 1
-            row[1] += size
-            if ack:
+            row[1] += len(payload)
+            if payload.startswith(ACK_MAGIC):
                 self.acks[(src, dst)] += 1
+                return
+            seen = self._seen.setdefault((src, dst), set())
+            if key in seen:
+                self.repeats[(src, dst)] += 1
+            elif len(seen) >= _MAX_SEEN:  # bounded memory: older frames are forgotten
+                seen.clear()
+            seen.add(key)
 
     def _hold(self) -> float:
         with self._lock:
