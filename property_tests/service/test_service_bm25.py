@@ -278,3 +278,15 @@ def test_mutants_of_the_packing_are_caught(tmp_path: Path, monkeypatch: pytest.M
         assert any(
             fast != straight for seed in range(4) for fast, straight in _walk(tmp_path, 200 + seed)
         )
+
+
+def test_the_docs_state_the_postings_cap() -> None:
+    """docs/design.md §11 and docs/service.md (memory per artifact) quote the cap's
+    constants: a change of either fails here until the docs say the new one."""
+    from ostrom.layout import ROOT
+
+    for doc in ("design.md", "service.md"):
+        text = " ".join((ROOT / "docs" / doc).read_text(encoding="utf-8").split())
+        assert f"`BYTES_PER_ROW` = {bm25.BYTES_PER_ROW} bytes per" in text, doc
+        assert f"`MIN_BYTES` = {bm25.MIN_BYTES >> 20} MiB" in text, doc
+        assert bm25.MIN_BYTES % (1 << 20) == 0
