@@ -365,12 +365,18 @@ def percentiles(ms: Sequence[float]) -> dict[str, float]:
 
 
 def timed(
-    run: Callable[[str], Any], qs: dict[str, list[str]], repeats: int, budget_s: float
+    run: Callable[[str], Any],
+    qs: dict[str, list[str]],
+    repeats: int,
+    budget_s: float,
+    loads: Callable[[], int] | None = None,
 ) -> dict[str, Any]:
     """p50/p99 per class and over all, of up to ``repeats`` passes over each class's
     queries (after one untimed pass: the page cache and SQLite's are warm, as on a serving
     node); a class stops repeating once its passes took ``budget_s`` (the samples are
-    counted in the result)."""
+    counted in the result).  ``loads``: the count of hot terms' lists read whole
+    (``Postings.loads``): the samples are split by whether one was read (``by_postings``:
+    ``read``, a term's first search or one after the cap dropped it; ``kept``)."""
     for texts in qs.values():
         t0 = time.perf_counter()
         for q in texts:
@@ -378,16 +384,25 @@ def timed(
             if time.perf_counter() - t0 > budget_s / 2:
                 break
     per: dict[str, list[float]] = {name: [] for name in qs}
+    split: dict[str, list[float]] = {"read": [], "kept": []}
     for name, texts in qs.items():
         for _ in range(repeats):
             for q in texts:
+                before = loads() if loads is not None else 0
                 t = time.perf_counter()
                 run(q)
-                per[name].append(1000 * (time.perf_counter() - t))
+                ms = 1000 * (time.perf_counter() - t)
+                per[name].append(ms)
+                if loads is not None:
+                    split["read" if loads() > before else "kept"].append(ms)
             if sum(per[name]) >= 1000 * budget_s:
                 break
     out: dict[str, Any] = {name: percentiles(ms) for name, ms in per.items()}
     out["all"] = percentiles([x for ms in per.values() for x in ms])
+    if loads is not None:
+        out["by_postings"] = {
+            k: percentiles(ms) if len(ms) > 1 else {"samples": len(ms)} for k, ms in split.items()
+        }
     return out
 
 
@@ -421,7 +436,7 @@ def in_process(db: Path, qs: dict[str, list[str]]) -> dict[str, Any]:
             run(q)
             cold.append(1000 * (time.perf_counter() - t))
         hits = {q: len(run(q)["hits"]) for q in qs["common"]}
-        out = timed(run, qs, REPEATS, BUDGET_S)
+        out = timed(run, qs, REPEATS, BUDGET_S, lambda: node.store.postings.loads)
         fast = {q: run(q)["hits"] for texts in qs.values() for q in texts}
         same = all(
             [(h["artifact"], h["score"]) for h in fast[q]]
@@ -849,8 +864,24 @@ def figures_table(results: dict[str, Any]) -> str:
             f"{same['queries']} queries: {'yes' if same['same_answers'] else 'no'}. "
             f"A common word's first search (its postings read): p50 {cold['p50_ms']} ms, "
             f"max {cold['max_ms']} ms; postings kept: {inp['postings_kept']['postings']:,} "
-            f"of {inp['postings_kept']['terms']} terms.",
+            f"of {inp['postings_kept']['terms']} terms"
+            + (
+                f" ({inp['postings_kept']['bytes'] / 1e6:,.1f} MB)."
+                if "bytes" in inp["postings_kept"]
+                else "."
+            ),
         ]
+        split = inp.get("by_postings")
+        if split is not None:
+
+            def pcs(p: dict[str, Any]) -> str:
+                return f" (p50 / p99 {p['p50_ms']} / {p['p99_ms']} ms)" if "p50_ms" in p else ""
+
+            lines[-1] += (
+                " Timed queries that read a hot term's list whole (dropped for the cap since): "
+                f"{split['read']['samples']}{pcs(split['read'])}; from kept postings: "
+                f"{split['kept']['samples']}{pcs(split['kept'])}."
+            )
     big = results["sizes"][-1]
     if "bytes_per_artifact_by_table" in big:
         parts = [f"{t} {b:,}" for t, b in big["bytes_per_artifact_by_table"].items() if b >= 10]

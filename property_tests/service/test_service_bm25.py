@@ -46,10 +46,11 @@ def _payload(rng: random.Random) -> dict[str, Any]:
 class World:
     """A store with random payloads and a random search index."""
 
-    def __init__(self, path: Path, seed: int) -> None:
+    def __init__(self, path: Path, seed: int, max_bytes: int | None = None) -> None:
         self.rng = random.Random(seed)
         self.store = Store.open(path, create=({}, {}), fsync=False)
         self.store.postings.hot_df = 1  # every term's postings kept
+        self.store.postings.max_bytes = max_bytes
         self.n = 0
         self.carried: dict[int, tuple[int, int]] = {}
 
@@ -97,10 +98,10 @@ class World:
             self.rng, self.store.postings = saved, kept
 
 
-def _walk(tmp: Path, seed: int) -> list[tuple[list[Any], list[Any]]]:
+def _walk(tmp: Path, seed: int, max_bytes: int | None = None) -> list[tuple[list[Any], list[Any]]]:
     """(fast, FTS5) answers after each step: rows added, postings kept, more rows added
-    (caught up), rows purged, more added."""
-    w = World(tmp / f"{uuid.uuid4().hex}.db", seed)
+    (caught up), rows purged, more added; ``max_bytes``: the postings' cap."""
+    w = World(tmp / f"{uuid.uuid4().hex}.db", seed, max_bytes)
     out = []
     try:
         for step in ("add", "add", "purge", "add"):
@@ -110,13 +111,17 @@ def _walk(tmp: Path, seed: int) -> list[tuple[list[Any], list[Any]]]:
                 w.purge()
             fast = w.answers(True)  # postings read (or caught up) here, kept for the next
             out.append((fast, w.answers(False)))
+            kept = w.store.postings.kept()
+            terms = w.store.postings._terms.values()
+            assert kept["bytes"] == sum(t.ids.nbytes + t.tf.nbytes for t in terms)
+            assert kept["bytes"] <= w.store.postings.cap(w.store.postings.stats()[0])
     finally:
         w.store.close()
     return out
 
 
-def _same(tmp: Path, seed: int) -> None:
-    for fast, straight in _walk(tmp, seed):
+def _same(tmp: Path, seed: int, max_bytes: int | None = None) -> None:
+    for fast, straight in _walk(tmp, seed, max_bytes):
         assert any(hits for *_, hits in straight)  # the comparison compares something
         assert fast == straight
 
@@ -128,6 +133,68 @@ _FIXTURE = [HealthCheck.function_scoped_fixture]
 @given(seed=st.integers(0, 2**32 - 1))
 def test_the_fast_path_ranks_as_fts5_does(tmp_path: Path, seed: int) -> None:
     _same(tmp_path, seed)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=_FIXTURE)
+@given(seed=st.integers(0, 2**32 - 1), postings=st.integers(0, 120))
+def test_the_fast_path_ranks_as_fts5_does_under_a_small_cap(
+    tmp_path: Path, seed: int, postings: int
+) -> None:
+    """A cap of a few postings' bytes: terms are dropped (least recently searched first)
+    and read again, the kept bytes never exceed the cap, the answers stay FTS5's."""
+    _same(tmp_path, seed, 6 * postings)
+
+
+def test_a_small_cap_drops_terms(tmp_path: Path) -> None:
+    """The cap is in force (the test above compares a cache that forgets, not one that
+    keeps every term): under 60 bytes fewer terms are kept than without a cap."""
+    kept = []
+    for cap in (None, 60):
+        w = World(tmp_path / f"c{cap}.db", 3, cap)
+        try:
+            w.add(40)
+            w.answers(True)
+            kept.append(w.store.postings.kept())
+        finally:
+            w.store.close()
+    assert kept[1]["bytes"] <= 60 < kept[0]["bytes"]
+    assert kept[1]["terms"] < kept[0]["terms"]
+
+
+_HALVES = st.integers(0, 70_000).map(lambda h: h / 2.0)
+_ANY_TF = st.one_of(_HALVES, st.floats(allow_nan=True, allow_infinity=True), st.just(-0.0))
+
+
+@given(
+    ids=st.lists(st.integers(1, 2**40), max_size=30, unique=True),
+    small=st.booleans(),
+    tf=st.data(),
+)
+def test_postings_are_packed_in_six_bytes_and_read_back_bit_for_bit(
+    ids: list[int], small: bool, tf: st.DataObject
+) -> None:
+    """``_pack`` keeps ids as uint32 and tf as uint16 counts of halves when every value
+    fits (6 bytes a posting: 2.7 times the postings in the memory of int64 and float64),
+    the wide arrays otherwise; what ``rank`` reads back (``_tf``) is the very tf, sign and
+    NaN included: no posting is rounded or wrapped."""
+    if small:
+        ids = [i % (2**32) for i in ids]
+    values = tf.draw(st.lists(_HALVES if small else _ANY_TF, min_size=len(ids), max_size=len(ids)))
+    assert _packs_exactly(sorted(ids), values)
+    if small and all(v <= 32_767.5 for v in values):
+        p_ids, p_tf = bm25._pack(np.array(sorted(ids)), np.array(values))
+        assert p_ids.dtype == np.dtype(np.uint32) and p_tf.dtype == np.dtype(np.uint16)
+
+
+def _packs_exactly(ids: list[int], tf: list[float]) -> bool:
+    a_ids, a_tf = np.array(ids, dtype=np.int64), np.array(tf, dtype=np.float64)
+    p_ids, p_tf = bm25._pack(a_ids, a_tf)
+    back = bm25._tf(p_tf)
+    return bool(
+        np.array_equal(p_ids.astype(np.int64), a_ids)
+        and back.dtype == np.float64
+        and back.tobytes() == a_tf.tobytes()
+    )
 
 
 @pytest.mark.slow
@@ -188,3 +255,38 @@ def test_mutants_of_the_fast_path_are_caught(
         return ids[order], score[order]
 
     assert _caught(tmp_path, monkeypatch, "rank", ties_reversed)
+
+
+@pytest.mark.mutation
+def test_mutants_of_the_packing_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Postings packed without the fallback (wide ids and counts wrapped into uint32 and
+    uint16), and counts packed whole instead of in halves (source's weight is 0.5): the
+    round trip, the comparison with FTS5 on random stores, fail."""
+
+    def wrapped(ids: Any, tf: Any) -> Any:
+        return ids.astype(np.uint32), (2.0 * tf).astype(np.uint16)
+
+    def whole(ids: Any, tf: Any) -> Any:
+        return ids.astype(np.uint32), tf.astype(np.uint16)
+
+    with monkeypatch.context() as m:
+        m.setattr(bm25, "_pack", wrapped)
+        assert not _packs_exactly([1, 2**33], [1.0, 40_000.0])
+    assert _packs_exactly([1, 2**33], [1.0, 40_000.0])
+    with monkeypatch.context() as m:
+        m.setattr(bm25, "_pack", whole)
+        assert any(
+            fast != straight for seed in range(4) for fast, straight in _walk(tmp_path, 200 + seed)
+        )
+
+
+def test_the_docs_state_the_postings_cap() -> None:
+    """docs/design.md §11 and docs/service.md (memory per artifact) quote the cap's
+    constants: a change of either fails here until the docs say the new one."""
+    from ostrom.layout import ROOT
+
+    for doc in ("design.md", "service.md"):
+        text = " ".join((ROOT / "docs" / doc).read_text(encoding="utf-8").split())
+        assert f"`BYTES_PER_ROW` = {bm25.BYTES_PER_ROW} bytes per" in text, doc
+        assert f"`MIN_BYTES` = {bm25.MIN_BYTES >> 20} MiB" in text, doc
+        assert bm25.MIN_BYTES % (1 << 20) == 0

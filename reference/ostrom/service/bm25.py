@@ -42,12 +42,15 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "BYTES_PER_ROW",
     "HOT_DF",
     "K1",
-    "MAX_POSTINGS",
+    "MIN_BYTES",
     "B",
     "Floats",
     "Ids",
+    "KeptIds",
+    "KeptTf",
     "Postings",
     "idf",
     "match_terms",
@@ -61,9 +64,15 @@ B: Final = 0.75
 #: A term is kept (its postings cached) when at least this many rows hold it: below, FTS5's
 #: own query reads few rows and is fast already.
 HOT_DF: Final = 2_000
-#: At most this many postings kept over all terms (least recently searched dropped first):
-#: 16 bytes each (an int64 content id, a float64 tf), 256 MB in all.
-MAX_POSTINGS: Final = 16_000_000
+#: The postings kept over all terms take at most this many bytes per row of the index
+#: (least recently searched terms dropped first), and at least ``MIN_BYTES`` in all: the cap
+#: grows with the store, as the hot terms' lists do (a common word's list holds nearly
+#: every row).  A posting takes 6 bytes (a uint32 content id, a uint16 count of halves) when
+#: its values fit, 16 otherwise (int64, float64): 256 bytes a row keep about 42 postings a
+#: row, what the benchmark's queries of every class need together at 1M artifacts
+#: (docs/design.md §11 "Search at scale").  ``Postings(max_bytes=...)`` sets another cap.
+BYTES_PER_ROW: Final = 256
+MIN_BYTES: Final = 16 << 20
 
 #: A query as service/search.py builds it: quoted terms joined with OR.
 _MATCH: Final = re.compile(r'"([^"]+)"(?: OR "([^"]+)")*')
@@ -74,6 +83,9 @@ _MAX_COUNTS: Final = 100_000
 
 Ids = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
+#: A term's postings as kept (``_pack``): uint32 or int64 ids, uint16 halves or float64 tf.
+KeptIds = npt.NDArray[np.integer]
+KeptTf = npt.NDArray[np.number]
 
 
 def varints(blob: bytes) -> list[int]:
@@ -117,37 +129,82 @@ def part(weight: float, tf: Floats, dl: Floats, avgdl: float) -> Floats:
     return out
 
 
+_U32: Final = (1 << 32) - 1
+_U16: Final = (1 << 16) - 1
+
+
+def _pack(ids: Ids, tf: Floats) -> tuple[KeptIds, KeptTf]:
+    """(ids, tf) in 6 bytes a posting: ids as uint32, tf as uint16 counts of halves (a
+    weighted count is on the weights' grid of halves); any value that does not fit keeps
+    the array as it is (int64, float64), so nothing is ever rounded or wrapped."""
+    small_ids = not len(ids) or (int(ids.min()) >= 0 and int(ids.max()) <= _U32)
+    out_ids: KeptIds = ids.astype(np.uint32) if small_ids else ids
+    with np.errstate(over="ignore", invalid="ignore"):  # inf, NaN: they do not fit
+        halves = 2.0 * tf
+    fits = not len(tf) or bool(  # -0.0 too stays float64: its sign would be lost
+        np.all(halves == np.floor(halves)) and not np.signbit(halves).any() and halves.max() <= _U16
+    )
+    out_tf: KeptTf = halves.astype(np.uint16) if fits else tf
+    return out_ids, out_tf
+
+
+def _tf(kept: KeptTf) -> Floats:
+    """A kept tf array as float64: a count of halves times 0.5 (exact: a power of two)."""
+    out: Floats = kept.astype(np.float64, copy=False)
+    if kept.dtype == np.uint16:
+        out *= 0.5  # a fresh array (the cast copied): the kept halves are untouched
+    return out
+
+
 @dataclass
 class _Term:
-    ids: Ids  # every content id that holds the term, ascending
-    tf: Floats  # its weighted count in each
+    ids: KeptIds  # every content id that holds the term, ascending (_pack)
+    tf: KeptTf  # its weighted count in each (_pack: halves or float64)
     seen: int  # the largest content id when the postings were last brought up to date
+
+    def nbytes(self) -> int:
+        return int(self.ids.nbytes + self.tf.nbytes)
 
 
 class Postings:
     """The hot terms' postings and every row's size (module docstring), for one
     connection; ``weights``: the bm25 column weights, as the SQL text passes them."""
 
-    def __init__(self, db: sqlite3.Connection, fts: str, weights: str) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, fts: str, weights: str, *, max_bytes: int | None = None
+    ) -> None:
         self._db, self._fts, self._weights = db, fts, weights
+        #: the cap on the kept postings' bytes; None: ``BYTES_PER_ROW`` a row (``cap``)
+        self.max_bytes = max_bytes
         self._terms: OrderedDict[str, _Term] = OrderedDict()
+        self._bytes = 0  # the kept postings' bytes: sum of the terms' ``nbytes``
         self._dl: Floats = np.zeros(0)
         self._dl_seen = 0
         self.hot_df = HOT_DF
+        #: how many times a hot term's whole list was read: its first search, or a search
+        #: after it was dropped for the cap (the benchmark splits its timings by it)
+        self.loads = 0
         #: term -> (rows holding it, the largest content id then): ``worth``'s counts
         self._df: dict[str, tuple[int, int]] = {}
 
     def never_hot(self) -> Postings:
         """Postings of the same index that never take the fast path: FTS5's own query
         answers every search (the comparison of the tests and the benchmark)."""
-        out = Postings(self._db, self._fts, self._weights)
+        out = Postings(self._db, self._fts, self._weights, max_bytes=self.max_bytes)
         out.hot_df = 1 << 62
         return out
 
     def clear(self) -> None:
         """Forget every posting and size (a payload was deleted: FORGET-PURGE)."""
         self._terms.clear()
+        self._bytes = 0
         self._dl, self._dl_seen = np.zeros(0), 0
+
+    def cap(self, n_row: int) -> int:
+        """The kept postings' bytes at most, for an index of ``n_row`` rows."""
+        if self.max_bytes is not None:
+            return self.max_bytes
+        return max(MIN_BYTES, BYTES_PER_ROW * n_row)
 
     def stats(self) -> tuple[int, float]:
         """(nRow, avgdl) from FTS5's averages record."""
@@ -201,9 +258,12 @@ class Postings:
             return None
         return ids, tf
 
-    def postings(self, term: str, top: int, n_row: int, avgdl: float) -> tuple[Ids, Floats] | None:
+    def postings(
+        self, term: str, top: int, n_row: int, avgdl: float
+    ) -> tuple[KeptIds, KeptTf] | None:
         """(ids, tf) of every row holding ``term`` as of content id ``top`` (the largest
-        now), or None (FTS5's query must answer)."""
+        now), or None (FTS5's query must answer); as kept (``_pack``: ``_tf`` reads tf),
+        so a search converts only the rows it selects."""
         dl = self._sizes(top)
         entry = self._terms.get(term)
         if entry is None:
@@ -212,31 +272,43 @@ class Postings:
                 return None
             ids, tf = got
             if len(ids) >= self.hot_df:
-                self._keep(term, _Term(ids, tf, top))
+                self.loads += 1
+                self._keep(term, _Term(*_pack(ids, tf), top), n_row)
             return ids, tf
         self._terms.move_to_end(term)
         if top > entry.seen:
             got = self._read(term, entry.seen, len(entry.ids), n_row, avgdl, dl)
+            self._bytes -= entry.nbytes()
             if got is None:
                 del self._terms[term]
                 return None
-            ids, tf = got
-            entry.ids = np.concatenate([entry.ids, ids])
-            entry.tf = np.concatenate([entry.tf, tf])
+            new_ids, new_tf = _pack(*got)
+            if new_ids.dtype != entry.ids.dtype:  # one did not fit: both wide
+                new_ids, entry.ids = new_ids.astype(np.int64), entry.ids.astype(np.int64)
+            if new_tf.dtype != entry.tf.dtype:
+                new_tf, entry.tf = _tf(new_tf), _tf(entry.tf)
+            entry.ids = np.concatenate([entry.ids, new_ids])
+            entry.tf = np.concatenate([entry.tf, new_tf])
             entry.seen = top
+            self._bytes += entry.nbytes()
         return entry.ids, entry.tf
 
     def kept(self) -> dict[str, int]:
-        """How many terms' postings are kept, and how many postings in all."""
+        """How many terms' postings are kept, how many postings and bytes in all."""
         return {
             "terms": len(self._terms),
             "postings": sum(len(t.ids) for t in self._terms.values()),
+            "bytes": self._bytes,
         }
 
-    def _keep(self, term: str, entry: _Term) -> None:
+    def _keep(self, term: str, entry: _Term, n_row: int) -> None:
+        """Keep ``entry``, then drop the least recently searched terms while the kept
+        bytes are over the cap (a list bigger than the cap alone is not kept at all)."""
         self._terms[term] = entry
-        while sum(len(t.ids) for t in self._terms.values()) > MAX_POSTINGS and self._terms:
-            self._terms.popitem(last=False)
+        self._bytes += entry.nbytes()
+        cap = self.cap(n_row)
+        while self._bytes > cap and self._terms:
+            self._bytes -= self._terms.popitem(last=False)[1].nbytes()
 
     def worth(self, terms: Sequence[str], top: int) -> bool:
         """Whether a query of ``terms`` is worth the fast path: one of them is kept, or
@@ -269,7 +341,7 @@ class Postings:
         n_row, avgdl = self.stats()
         if n_row <= 0 or n <= 0:
             return None  # nothing to rank, or a record that does not read: FTS5 answers
-        lists: list[tuple[Ids, Floats, float]] = []
+        lists: list[tuple[KeptIds, KeptTf, float]] = []
         for t in terms:
             got = self.postings(t, top, n_row, avgdl)
             if got is None:
@@ -288,15 +360,15 @@ class Postings:
         if len(lists) == 1:  # one term: its rows in id order already
             t_ids, t_tf, w = lists[0]
             sel = held[t_ids]
-            ids = t_ids[sel]
-            return self._best(ids, part(w, t_tf[sel], self._dl[ids], avgdl), n)
+            ids = t_ids[sel].astype(np.int64, copy=False)
+            return self._best(ids, part(w, _tf(t_tf[sel]), self._dl[ids], avgdl), n)
         ids = np.flatnonzero(held)
         dl = self._dl[ids]
         score = np.zeros(len(ids))
         for t_ids, t_tf, w in lists:  # phrase by phrase, in the query's order, as FTS5 adds
-            full = np.zeros(size)
+            full = np.zeros(size, dtype=t_tf.dtype)
             full[t_ids] = t_tf
-            score = score + part(w, full[ids], dl, avgdl)
+            score = score + part(w, _tf(full[ids]), dl, avgdl)
         return self._best(ids, score, n)
 
     @staticmethod
