@@ -321,20 +321,43 @@ def _refused(s: socket.socket, seconds: float) -> tuple[int, int]:
     return many, other
 
 
+def _join(s: socket.socket, port: int, name: str) -> bytes:
+    """A join of a fresh key (an open community) posted on ``s``: the whole answer."""
+    import json
+
+    from ostrom.consensus.crypto import derive_key
+    from ostrom.service.identity import canonical, public_hex, sign_envelope
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as r:
+        community = json.loads(r.read())["community"]
+    k = derive_key(b"test-server", name)
+    body = canonical(
+        sign_envelope(k, name, 1, {"op": "join", "agent": name}, public_hex(k), community=community)
+    )
+    head = f"POST /commands HTTP/1.1\r\nHost: n\r\nContent-Length: {len(body)}\r\n\r\n"
+    s.sendall(head.encode() + body)
+    return response(s)
+
+
 @pytest.mark.system
 def test_a_refused_flooder_waits_out_its_retry_after(tmp_path: Path) -> None:
     """ADM-2's refusal budget answers an over-budget sender 429 before any check, but
-    each answer still cost the node its HTTP machinery (about 0.1 ms: 43,653 of them in
-    one siege).  Now a connection answered 429 that never had an answer below 400 is not
-    read again before the Retry-After (1 s at the default rate): in 3 s one connection
-    gets the burst (32 refusals), what refilled and about 3 429s.  On the code before it
-    got 3,634 answers in 3 s (bytes that are not JSON were answered 400 past the budget,
-    for ever; with that fixed alone, every 429 at once).  A connection that had an answer below 400
-    (a proxy's, or an agent's own) is never held: it is answered at once, 429s included."""
+    each answer still cost the node its HTTP machinery (tens of thousands of them in one
+    siege).  Now a connection answered 429 on which no command was accepted is not read
+    again before the Retry-After (1 s at the default rate): in 3 s one connection gets
+    the burst (32 refusals), what refilled and about 3 429s.  On the code before it got
+    3,634 answers in 3 s (bytes that are not JSON were answered 400 past the budget, for
+    ever; with that fixed alone, 3,793 429s).  A read does not vouch for a connection (a
+    flooder would read /health first: the first version of this hold let it); a command
+    accepted on it does (a proxy's, an agent's own), and it is answered at once, 429s
+    included."""
     with node(tmp_path) as port:
         flooder = socket.create_connection(("127.0.0.1", port), timeout=10)
         vouched = socket.create_connection(("127.0.0.1", port), timeout=10)
         try:
+            assert _join(vouched, port, "v").startswith(b"HTTP/1.1 200")
+            flooder.sendall(HALF + b"\r\n")  # a free read first: vouches for nothing
+            assert response(flooder).startswith(b"HTTP/1.1 200")
             many, other = _refused(flooder, 3.0)
             # the burst (32) refused by the node's checks (400 malformed), then what the
             # budget refills (1/s) and one 429 per Retry-After: not hundreds of either
@@ -343,8 +366,6 @@ def test_a_refused_flooder_waits_out_its_retry_after(tmp_path: Path) -> None:
             t0 = time.monotonic()
             assert _refused(flooder, 0.01)[0] == 1  # still answered, after its wait
             assert 0.3 < time.monotonic() - t0 < 3.0
-            vouched.sendall(HALF + b"\r\n")
-            assert response(vouched).startswith(b"HTTP/1.1 200")
             quick, _ = _refused(vouched, 1.0)  # the address's budget is spent: all 429
             assert quick > 20, quick
             assert probe(f"http://127.0.0.1:{port}/health") == "ok"

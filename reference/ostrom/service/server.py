@@ -28,8 +28,9 @@ per connection (``Limits``):
   honest clients, who then waited out TCP's backoff (1, 3, 7, 15, 31 s) before their
   first command (docs/security.md);
 * a refused sender waits out its ``Retry-After`` (ADM-2): after a 429 on a connection
-  that never had an answer below 400 (a flooder's; a proxy's connection carries its
-  honest clients' answers too), the connection is not read for the 429's Retry-After
+  on which no command was ever accepted (a flooder's; a proxy's connection carries its
+  honest clients' commands too; a read does not count, it is free), the connection is
+  not read for the 429's Retry-After
   (at most half the header timeout and of the keep-alive).  The refusal budget answers
   an over-budget sender before any check, but each answer still costs the node its HTTP
   machinery (the parse, an ASGI task, two writes, the timers: most of a 429's cost, the
@@ -70,7 +71,9 @@ class _Guarded(HttpToolsProtocol):
         self.waiting: float | None = None
         #: whether a response was sent on this connection (an honest keep-alive one)
         self.served = False
-        #: whether an answer below 400 was sent on it (never held: a proxy's, an agent's)
+        #: whether a command was accepted on it (POST /commands answered below 400): never
+        #: held after a 429 (a proxy's connection, an agent's own); a free read does not
+        #: vouch, or a flooder would read /health once per connection and flood unheld
         self.vouched = False
         #: seconds the current response's 429 asks the client to wait (None: no 429)
         self._hold: float | None = None
@@ -137,16 +140,17 @@ class _Guarded(HttpToolsProtocol):
         """Note the status (and a 429's Retry-After) of the response ``cycle`` sends: the
         ASGI task reads ``cycle.send`` when it starts, after this."""
         send = cycle.send
+        command = cycle.scope.get("method") == "POST" and cycle.scope.get("path") == "/commands"
 
         async def watched(message: Any) -> None:
             if message["type"] == "http.response.start":
-                self._note(message["status"], message.get("headers", ()))
+                self._note(message["status"], message.get("headers", ()), command)
             await send(message)
 
         cycle.send = watched
 
-    def _note(self, status: int, headers: Any) -> None:
-        if status < 400:
+    def _note(self, status: int, headers: Any, command: bool) -> None:
+        if status < 400 and command:
             self.vouched = True
         elif status == 429:
             for name, value in headers:
@@ -154,7 +158,7 @@ class _Guarded(HttpToolsProtocol):
                     self._hold = float(int(value))
 
     def _hold_off(self) -> None:
-        """After a 429 on a connection never vouched for: not read until its Retry-After
+        """After a 429 on a connection no command was accepted on: not read until its Retry-After
         has passed (bounded so that the header and keep-alive timers stay the client's)."""
         hold, self._hold = self._hold, None
         if hold is None or self.vouched or self.transport.is_closing():
