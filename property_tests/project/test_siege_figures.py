@@ -40,13 +40,26 @@ def siege_sentence(r: dict[str, Any]) -> str:
     )
 
 
+def cpu_sentence(r: dict[str, Any]) -> str:
+    """Where the CPU went: the node's with and without the attack, the attackers' own."""
+    free, hit = r["attack_free"]["cpu_seconds"], r["under_attack"]["cpu_seconds"]
+    return (
+        f"The node used {hit['node']:.1f} CPU s under attack against {free['node']:.1f} "
+        f"without; the slow clients' process {hit['slow']:.1f}, the Sybil flood's "
+        f"{hit['sybil']:.1f}, the readers' {hit['readers']:.1f}."
+    )
+
+
 def test_the_siege_figures_are_the_committed_results() -> None:
     r = _results()
     assert r["target_met"] == (r["honest_share_under_attack"] >= r["target_share"])
     assert siege_sentence(r) in _doc()
+    assert cpu_sentence(r) in _doc()
 
 
 def test_a_changed_siege_figure_is_caught() -> None:
     r = _results()
     r["under_attack"]["honest_commands_per_s"] += 10
     assert siege_sentence(r) not in _doc()
+    r["under_attack"]["cpu_seconds"]["slow"] += 0.1
+    assert cpu_sentence(r) not in _doc()

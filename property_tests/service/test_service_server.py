@@ -30,7 +30,16 @@ from pathlib import Path
 import pytest
 
 from ostrom import layout
-from ostrom.service.limits import DEFAULT_LIMITS, RESERVED_FDS, Limits, effective_cap
+from ostrom.service.limits import (
+    BACKLOG,
+    DEFAULT_LIMITS,
+    MAX_BACKLOG,
+    OTHER_FDS,
+    RESERVED_FDS,
+    Limits,
+    effective_cap,
+    listen_backlog,
+)
 from service_world import serving_port
 
 ENV = {**os.environ, "PYTHONPATH": str(layout.ROOT / "reference")}
@@ -154,7 +163,6 @@ def test_one_configuration_for_every_http_server() -> None:
     """``ostrom serve`` and the front take their uvicorn configuration from
     ``server.config``: the guarded protocol, bound to the limits, and the backlog the
     descriptor reserve counts."""
-    from ostrom.service.limits import BACKLOG
     from ostrom.service.server import config
 
     limits = Limits(header_timeout=3, body_timeout=4, max_connections=5)
@@ -162,10 +170,36 @@ def test_one_configuration_for_every_http_server() -> None:
     http = cfg.http
     assert isinstance(http, type) and getattr(http, "limits", None) == limits
     assert getattr(http, "cap", None) == 5
-    assert cfg.backlog == BACKLOG < RESERVED_FDS
+    assert cfg.backlog == listen_backlog(limits) >= BACKLOG
     for module in ("cli/service.py", "cluster/front.py"):
         text = (layout.ROOT / "reference/ostrom" / module).read_text()
         assert "server_config(" in text and "uvicorn.Config(" not in text, module
+
+
+@pytest.mark.parametrize("nofile", [256, 1024, 1500, 2300, 20000, 1 << 20])
+def test_the_backlog_holds_what_the_cap_sends_back(
+    nofile: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the cap every evicted slow client comes straight back: the accept queue must
+    hold that excess, or the kernel drops honest SYNs (TCP backoff, 1 to 31 s; the siege,
+    docs/security.md).  So the backlog is as deep as the descriptors allow above the cap,
+    up to ``MAX_BACKLOG``, and never takes descriptors the cap had before: with 1,024
+    descriptors the cap stays 832 (1,024 - 192).  The old fixed backlog of 128 fails
+    the depth check at every limit from 1,500 up."""
+    monkeypatch.setattr(resource, "getrlimit", lambda _r: (nofile, nofile))
+    cap, backlog = effective_cap(DEFAULT_LIMITS), listen_backlog(DEFAULT_LIMITS)
+    assert BACKLOG <= backlog <= MAX_BACKLOG
+    assert cap == min(DEFAULT_LIMITS.max_connections, nofile - RESERVED_FDS) or cap == (
+        DEFAULT_LIMITS.max_connections
+    )
+    if nofile >= RESERVED_FDS + DEFAULT_LIMITS.max_connections:  # the configured cap fits
+        assert cap == DEFAULT_LIMITS.max_connections
+        assert cap + backlog + OTHER_FDS <= nofile  # never past the descriptors
+        assert backlog == min(MAX_BACKLOG, nofile - OTHER_FDS - cap)  # all that is left
+    else:  # short of descriptors: the backlog shrinks to its least before the cap does
+        assert backlog == BACKLOG and cap == max(1, nofile - RESERVED_FDS)
+    if nofile >= 2 * DEFAULT_LIMITS.max_connections + OTHER_FDS:
+        assert backlog >= cap  # every connection at the cap can come back at once
 
 
 @pytest.mark.system
@@ -267,3 +301,74 @@ def test_eleven_hundred_half_open_connections(tmp_path: Path) -> None:
         probes = int(DEFAULT_LIMITS.header_timeout * 1.5 / 0.2)
         outcomes = flood(port, 1100, url, probes=probes)
         assert outcomes == ["ok"] * len(outcomes), outcomes
+
+
+def _refused(s: socket.socket, seconds: float) -> tuple[int, int]:
+    """Refused commands (not JSON: 400 ``malformed``, charged to the address) sent
+    one at a time on ``s`` for ``seconds``: how many were answered 429, and other 4xx."""
+    req = b"POST /commands HTTP/1.1\r\nHost: n\r\nContent-Length: 2\r\n\r\n{x"
+    many = other = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        s.sendall(req)
+        got = response(s)
+        if got.startswith(b"HTTP/1.1 429"):
+            assert b"retry-after: 1" in got.lower()
+            many += 1
+        else:
+            assert got.startswith(b"HTTP/1.1 4"), got[:80]
+            other += 1
+    return many, other
+
+
+def _join(s: socket.socket, port: int, name: str) -> bytes:
+    """A join of a fresh key (an open community) posted on ``s``: the whole answer."""
+    import json
+
+    from ostrom.consensus.crypto import derive_key
+    from ostrom.service.identity import canonical, public_hex, sign_envelope
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as r:
+        community = json.loads(r.read())["community"]
+    k = derive_key(b"test-server", name)
+    body = canonical(
+        sign_envelope(k, name, 1, {"op": "join", "agent": name}, public_hex(k), community=community)
+    )
+    head = f"POST /commands HTTP/1.1\r\nHost: n\r\nContent-Length: {len(body)}\r\n\r\n"
+    s.sendall(head.encode() + body)
+    return response(s)
+
+
+@pytest.mark.system
+def test_a_refused_flooder_waits_out_its_retry_after(tmp_path: Path) -> None:
+    """ADM-2's refusal budget answers an over-budget sender 429 before any check, but
+    each answer still cost the node its HTTP machinery (tens of thousands of them in one
+    siege).  Now a connection answered 429 on which no command was accepted is not read
+    again before the Retry-After (1 s at the default rate): in 3 s one connection gets
+    the burst (32 refusals), what refilled and about 3 429s.  On the code before it got
+    3,634 answers in 3 s (bytes that are not JSON were answered 400 past the budget, for
+    ever; with that fixed alone, 3,793 429s).  A read does not vouch for a connection (a
+    flooder would read /health first: the first version of this hold let it); a command
+    accepted on it does (a proxy's, an agent's own), and it is answered at once, 429s
+    included."""
+    with node(tmp_path) as port:
+        flooder = socket.create_connection(("127.0.0.1", port), timeout=10)
+        vouched = socket.create_connection(("127.0.0.1", port), timeout=10)
+        try:
+            assert _join(vouched, port, "v").startswith(b"HTTP/1.1 200")
+            flooder.sendall(HALF + b"\r\n")  # a free read first: vouches for nothing
+            assert response(flooder).startswith(b"HTTP/1.1 200")
+            many, other = _refused(flooder, 3.0)
+            # the burst (32) refused by the node's checks (400 malformed), then what the
+            # budget refills (1/s) and one 429 per Retry-After: not hundreds of either
+            assert 32 <= other <= 36, other
+            assert 1 <= many <= 5, many
+            t0 = time.monotonic()
+            assert _refused(flooder, 0.01)[0] == 1  # still answered, after its wait
+            assert 0.3 < time.monotonic() - t0 < 3.0
+            quick, _ = _refused(vouched, 1.0)  # the address's budget is spent: all 429
+            assert quick > 20, quick
+            assert probe(f"http://127.0.0.1:{port}/health") == "ok"
+        finally:
+            flooder.close()
+            vouched.close()

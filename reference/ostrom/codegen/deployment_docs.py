@@ -91,12 +91,17 @@ def limits_table() -> str:
         ("search query", _kib(search.MAX_QUERY_BYTES), "bytes of q (413 query_too_large)"),
         ("search terms", f"{search.MAX_TERMS}", "distinct words of q (413 query_too_large)"),
         ("embedding", f"{MAX_EMBEDDING:,}", "numbers in an embedding or query vector"),
-        ("listen backlog", f"{limits.BACKLOG}", "connections the kernel queues"),
+        (
+            "listen backlog",
+            f"{limits.BACKLOG} to {limits.MAX_BACKLOG:,}",
+            "connections the kernel queues: what the descriptor limit leaves above "
+            f"--max-connections and {limits.OTHER_FDS}",
+        ),
         (
             "descriptor reserve",
-            f"{limits.RESERVED_FDS}",
+            f"backlog + {limits.OTHER_FDS}",
             "descriptors kept free below the limit: --max-connections is lowered to the "
-            "descriptor limit minus this",
+            f"descriptor limit minus this (at least {limits.RESERVED_FDS})",
         ),
         ("refusal senders", f"{budget.MAX_SENDERS:,}", "addresses and keys whose budgets are kept"),
         ("cluster front body", _kib(front.MAX_BODY), "largest request body the front reads"),

@@ -191,8 +191,12 @@ def create_app(
         address = request.client.host if request.client is not None else ""
         try:
             envelope = _parse_json(await _read_body(request, limit))
-        except _BadRequest:
-            refusals.charge(senders(None, address, False), time.monotonic())
+        except _BadRequest:  # bytes that are not an envelope: the address's refusal
+            charged = senders(None, address, False)
+            wait = refusals.wait(charged, time.monotonic())
+            if wait > 0:  # ADM-2: over budget, whatever it sent (before: 400 for ever)
+                return _too_many(wait)
+            refusals.charge(charged, time.monotonic())
             raise
         agent = envelope.get("agent") if isinstance(envelope, dict) else None
         registered = isinstance(agent, str) and known(agent) is not None
