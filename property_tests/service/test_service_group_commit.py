@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from ostrom.service.app import create_app
 from ostrom.service.group_commit import GroupCommit
-from ostrom.service.node import Node
+from ostrom.service.node import PROBE_MAX_S, Node
 from service_world import FOUNDERS, OPERATOR, PARAMS, Signer, setup
 
 #: what a step of the generated sequences is
@@ -100,7 +100,8 @@ def test_any_grouping_gives_the_replies_and_the_log_of_one_by_one(
 
 
 def test_a_failed_group_transaction_applies_none_of_its_commands(tmp_path: Path) -> None:
-    node, s = _open(tmp_path / "n.db"), Signer()
+    now = [0.0]  # the node's clock: its probe of the disk is due once it passes
+    node, s = _open(tmp_path / "n.db", clock=lambda: now[0]), Signer()
     assert node.submit(s.env(OPERATOR, {"op": "tick"})).status == 200
     state, pos = copy.deepcopy(node.public_state()), node.last_pos
     db = node.store._db
@@ -117,6 +118,10 @@ def test_a_failed_group_transaction_applies_none_of_its_commands(tmp_path: Path)
     assert replies[-1].status == 400  # a refusal of the gate keeps its own answer
     assert node.public_state() == state and node.last_pos == pos
     db.execute("PRAGMA max_page_count=1073741823")
+    # degraded (service/node.py): the whole group refused at once until the probe is due
+    assert [r.status for r in node.submit_many(big)] == [503] * len(big)
+    assert node.counts["rebuilds"] == 1
+    now[0] += PROBE_MAX_S
     assert [r.status for r in node.submit_many(big)] == [200] * len(big)  # the same envelopes
     mem = copy.deepcopy(node.public_state())
     node.close()

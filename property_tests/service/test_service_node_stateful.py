@@ -21,7 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from ostrom.protocol.commands import payload_digest
 from ostrom.service.gate import Gate
-from ostrom.service.node import Node, Reply
+from ostrom.service.node import PROBE_MAX_S, Node, Reply
 from service_world import FOUNDERS, OPERATOR, PARAMS, Signer, setup
 
 #: The 503s the runs met (a check that the failure rules do make writes fail).
@@ -34,6 +34,9 @@ class NodeMachine(RuleBasedStateMachine):
         self.dir = Path(tempfile.mkdtemp(prefix="ostrom-node-"))
         self.path = self.dir / "n.db"
         self.every = 3
+        #: the node's clock: the failure rules move it past the probe of the disk, so the
+        #: next write probes and (the disk writable again) resumes writes
+        self.now = 0.0
         self.node = Node.open(
             self.path,
             params=PARAMS,
@@ -41,6 +44,7 @@ class NodeMachine(RuleBasedStateMachine):
             fsync=False,
             snapshot_every=self.every,
             snapshot_ratio=0,  # exactly every 3 commands: many snapshots, many restores
+            clock=self.clock,
         )
         self.signer = Signer()
         self.answered: list[dict[str, Any]] = []  # envelopes that got a 200 (not retries)
@@ -49,6 +53,9 @@ class NodeMachine(RuleBasedStateMachine):
         #: (artifact, digest) -> the payload an accepted propose carried (none was forgotten:
         #: the default population floor blocks every forget decision)
         self.carried: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def clock(self) -> float:
+        return self.now
 
     def _submit(self, env: Any) -> Reply:
         r = self.node.submit(env)
@@ -100,7 +107,12 @@ class NodeMachine(RuleBasedStateMachine):
         before = copy.deepcopy(self.node.public_state())
         self.node.close()
         self.node = Node.open(
-            self.path, fsync=False, verify=verify, snapshot_every=self.every, snapshot_ratio=0
+            self.path,
+            fsync=False,
+            verify=verify,
+            snapshot_every=self.every,
+            snapshot_ratio=0,
+            clock=self.clock,
         )
         assert self.node.public_state() == before
 
@@ -109,6 +121,7 @@ class NodeMachine(RuleBasedStateMachine):
         db = self.node.store._db
         pages = db.execute("PRAGMA page_count").fetchone()[0]
         db.execute(f"PRAGMA max_page_count={pages}")
+        rebuilds = self.node.counts["rebuilds"]
         try:
             for i in range(3):  # big enough to need a new page
                 cmd = {
@@ -119,8 +132,11 @@ class NodeMachine(RuleBasedStateMachine):
                     "digest": "d" * 5000,
                 }
                 self._submit(self.signer.env("f1", cmd))
+            # the writes after a failed one are refused at once: one rebuild at most
+            assert self.node.counts["rebuilds"] - rebuilds <= 1
         finally:
             db.execute("PRAGMA max_page_count=1073741823")
+            self.now += PROBE_MAX_S
 
     @rule()
     def locked_for_one_command(self) -> None:
@@ -134,6 +150,7 @@ class NodeMachine(RuleBasedStateMachine):
         finally:
             other.execute("ROLLBACK")
             other.close()
+            self.now += PROBE_MAX_S
 
     @invariant()
     def state_is_the_logs(self) -> None:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ostrom.protocol.params import Params
 from ostrom.service.gate import Gate
-from ostrom.service.node import Node
+from ostrom.service.node import PROBE_MAX_S, Node
 from ostrom.service.store import FORMAT, Store, StoreError
 from service_world import (
     FOUNDERS,
@@ -101,7 +101,8 @@ def _fill(node: Node, s: Signer, n: int) -> list[int]:
 
 
 def test_disk_full_is_503_and_nothing_half_applied(tmp_path: Path) -> None:
-    node, s = _open(tmp_path / "n.db"), Signer()
+    now = [0.0]  # the node's clock: its probe of the disk is due once it passes
+    node, s = _open(tmp_path / "n.db", clock=lambda: now[0]), Signer()
     _fill(node, s, 3)
     db = node.store._db  # the node's own connection: the limit is per connection
     pages = db.execute("PRAGMA page_count").fetchone()[0]
@@ -118,14 +119,18 @@ def test_disk_full_is_503_and_nothing_half_applied(tmp_path: Path) -> None:
     }
     db.execute("PRAGMA max_page_count=1073741823")
     s.seq["f1"] = node.gate.last_seq("f1")  # the client re-signs the lost command
-    assert _fill(node, s, 1) == [200]
+    assert _fill(node, s, 1) == [503]  # degraded: refused at once until the probe is due
+    s.seq["f1"] = node.gate.last_seq("f1")
+    now[0] += PROBE_MAX_S
+    assert _fill(node, s, 1) == [200]  # the probe commits: writes resume
     mem = copy.deepcopy(node.public_state())
     node.close()
     assert Node.open(tmp_path / "n.db", verify=True).public_state() == mem
 
 
 def test_a_locked_database_is_503_and_nothing_changes(tmp_path: Path) -> None:
-    node, s = _open(tmp_path / "n.db", busy_timeout=0.05), Signer()
+    now = [0.0]
+    node, s = _open(tmp_path / "n.db", busy_timeout=0.05, clock=lambda: now[0]), Signer()
     _fill(node, s, 1)
     state = copy.deepcopy(node.public_state())
     other = sqlite3.connect(tmp_path / "n.db", isolation_level=None)
@@ -138,6 +143,8 @@ def test_a_locked_database_is_503_and_nothing_changes(tmp_path: Path) -> None:
     finally:
         other.execute("ROLLBACK")
         other.close()
+    assert node.submit(env).status == 503  # degraded until its probe of the file is due
+    now[0] += PROBE_MAX_S
     assert node.submit(env).status == 200  # the same envelope, once the lock is gone
 
 

@@ -20,7 +20,7 @@ from ostrom.cluster.wire import MAX_FRAME
 from ostrom.consensus.messages import max_request_bytes
 from ostrom.protocol.commands import MAX_EMBEDDING
 from ostrom.protocol.params import DEFAULTS, table
-from ostrom.service import budget, limits, openapi, search
+from ostrom.service import budget, limits, node, openapi, search
 
 __all__ = ["limits_table"]
 
@@ -104,6 +104,23 @@ def limits_table() -> str:
             f"descriptor limit minus this (at least {limits.RESERVED_FDS})",
         ),
         ("refusal senders", f"{budget.MAX_SENDERS:,}", "addresses and keys whose budgets are kept"),
+        (
+            "write probe first wait",
+            f"{node.PROBE_FIRST_S:g} s",
+            "after a failed append (a full disk) the node refuses every write at once (503 "
+            "db_unavailable, Retry-After) until a probe of the disk commits: the first "
+            "probe is due this long after the failure (service/node.py: Degraded)",
+        ),
+        (
+            "write probe longest wait",
+            f"{node.PROBE_MAX_S:g} s",
+            "each failed probe doubles the wait to the next, up to this",
+        ),
+        (
+            "write probe size",
+            f"{_kib(node.PROBE_MIN_BYTES)} to {_kib(node.PROBE_MAX_BYTES)}",
+            "bytes a probe commits (and frees again): the failed group's rows, within these",
+        ),
         ("cluster front body", _kib(front.MAX_BODY), "largest request body the front reads"),
         (
             "cluster request",

@@ -67,7 +67,8 @@ class _BadRequest(Exception):
 
 
 def _reply(r: Reply) -> JSONResponse:
-    return JSONResponse(r.body, status_code=r.status)
+    headers = None if r.retry_after is None else {"Retry-After": str(r.retry_after)}
+    return JSONResponse(r.body, status_code=r.status, headers=headers)
 
 
 def _too_many(wait: float) -> JSONResponse:

@@ -220,7 +220,13 @@ GATE_ERRORS: Final[dict[str, GateError]] = {
         GateError(
             "internal_error", 500, "the core raised (a bug, never input's fault); nothing applied"
         ),
-        GateError("db_unavailable", 503, "the database refused the write; nothing was applied"),
+        GateError(
+            "db_unavailable",
+            503,
+            "the database refused the write, or a read of the file failed; nothing was "
+            "applied. After a failed append (a full disk) the node refuses every write at "
+            "once until a probe of the disk commits: retry after the Retry-After seconds",
+        ),
         GateError(
             "busy",
             503,

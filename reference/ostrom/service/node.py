@@ -16,7 +16,20 @@ writer, so the log's order *is* the order of application):
 
 If the append fails (disk full, locked, I/O) the in-memory state is rebuilt from the
 last snapshot and the envelopes durable since, so the state is exactly the log's and the
-reply is 503 ``db_unavailable`` — nothing half-applied.
+reply is 503 ``db_unavailable`` — nothing half-applied.  The core changes in place, so the
+state before the command is not at hand and that rebuild replays everything since the
+snapshot under the lock (issue 41, item 9: a second).  So the node rebuilds once and
+then *degrades* (``Degraded``): every write is refused at once, 503 ``db_unavailable``
+with ``Retry-After``, before the lock, the core or the file are touched, until a probe
+(``Store.probe``: a transaction as large as the failed group's rows, committed and
+synced, that changes nothing) commits.  The first probe is ``PROBE_FIRST_S`` after the
+failure, each failed one doubles the wait up to ``PROBE_MAX_S``; the next write due
+probes (under the lock, the others still refused at once), and so does the app's prober
+(service/backend.py), so ``/health`` says when the disk is writable again even with no
+write.  A probe that commits resumes writes; a failed append after it degrades again,
+its wait still doubled (a committed append resets it), so a disk that takes probes and
+refuses appends costs one rebuild per wait, never one per write.  The reads keep
+answering from the published view, which a failed append never changed.
 
 When a snapshot is due the row also carries one: the gate's whole state
 (service/snapshot.py) and its public state.  One is due once ``snapshot_every`` commands
@@ -58,9 +71,11 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
 from pathlib import Path
@@ -89,7 +104,12 @@ from ostrom.service.store import DbUnavailable, Entry, Row, Store, StoreError, d
 
 __all__ = [
     "KEPT_VIEWS",
+    "PROBE_FIRST_S",
+    "PROBE_MAX_BYTES",
+    "PROBE_MAX_S",
+    "PROBE_MIN_BYTES",
     "REDACTED",
+    "Degraded",
     "Node",
     "Operator",
     "Reply",
@@ -109,6 +129,15 @@ KEPT_VIEWS: Final = 64
 #: publishes it right after the commit; a longer wait means a writer that failed).
 _VIEW_WAIT: Final = 10.0
 
+#: Seconds from a failed append to the first probe of the disk (``Degraded``), and the
+#: longest wait between two probes (each failed probe or append doubles the wait).
+PROBE_FIRST_S: Final = 1.0
+PROBE_MAX_S: Final = 30.0
+#: Bytes a probe writes: the failed group's rows (``Row.stored_bytes``), at least the
+#: first and at most the second bound.
+PROBE_MIN_BYTES: Final = 64 * 1024
+PROBE_MAX_BYTES: Final = 256 * 1024 * 1024
+
 #: Fields of a reveal_vote that are the ballot's secret until its commit phase closes.
 _SECRET_FIELDS: Final = ("vote", "reason", "salt")
 #: Marker that replaces a redacted field in every public view.
@@ -117,10 +146,12 @@ REDACTED: Final = "(redacted)"
 
 @dataclass(frozen=True)
 class Reply:
-    """What the HTTP layer sends: a status and a JSON body."""
+    """What the HTTP layer sends: a status and a JSON body (and the seconds of its
+    ``Retry-After`` header, if any)."""
 
     status: int
     body: dict[str, Any]
+    retry_after: int | None = None
 
 
 def error(code: str, detail: str) -> Reply:
@@ -250,6 +281,26 @@ class View:
     changed: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class Degraded:
+    """Writes refused since a failed append (module docstring): the log position then,
+    the error, when the next probe is due (the node's clock) and how many probes or
+    appends have failed in a row (the wait doubles with each)."""
+
+    pos: int
+    error: str
+    probe_at: float
+    failures: int
+
+    def to_json(self, now: float) -> dict[str, Any]:
+        """What ``/health`` and ``/status`` say of it."""
+        return {"since_pos": self.pos, "error": self.error, "retry_after": self.wait(now)}
+
+    def wait(self, now: float) -> int:
+        """The ``Retry-After`` seconds: until the next probe, at least 1."""
+        return max(1, math.ceil(self.probe_at - now))
+
+
 @dataclass
 class Operator:
     """The node's own operator identity (for ``--tick-interval``)."""
@@ -277,6 +328,9 @@ class Node:
         snapshot_every: int = 1000,
         snapshot_ratio: float = 1.0,
         operator: Operator | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        probe_first: float = PROBE_FIRST_S,
+        probe_max: float = PROBE_MAX_S,
     ) -> None:
         self.store = store
         self.gate = gate
@@ -286,6 +340,16 @@ class Node:
         self.snapshot_ratio = snapshot_ratio
         self.operator = operator
         self._lock = threading.RLock()
+        #: the degraded mode (module docstring): None while writes are accepted; read
+        #: without the lock (one attribute), changed under it
+        self.clock, self.probe_first, self.probe_max = clock, probe_first, probe_max
+        self._degraded: Degraded | None = None
+        self._failures = 0  # failed appends and probes since the last committed append
+        self._size = PROBE_MIN_BYTES  # what the next probe writes
+        self._probing = False
+        #: counters (``/status``): rebuilds after a failure, writes refused while
+        #: degraded, probes and failed probes
+        self.counts = {"rebuilds": 0, "refused": 0, "probes": 0, "failed_probes": 0}
         #: the public state at the last committed position (``View``): what every read
         #: of the public state answers from, without the lock (issue 41, item 9: each
         #: read rebuilt the whole state under the lock, so reads stalled writes and a
@@ -315,6 +379,9 @@ class Node:
         snapshot_ratio: float = 1.0,
         operator: Operator | None = None,
         busy_timeout: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+        probe_first: float = PROBE_FIRST_S,
+        probe_max: float = PROBE_MAX_S,
     ) -> Node:
         """Open (or create) the database at ``path`` and rebuild the state by replay.
 
@@ -350,6 +417,9 @@ class Node:
             snapshot_every=snapshot_every,
             snapshot_ratio=snapshot_ratio,
             operator=operator,
+            clock=clock,
+            probe_first=probe_first,
+            probe_max=probe_max,
         )
 
     def close(self) -> None:
@@ -368,8 +438,15 @@ class Node:
         share one fsync).  Each reply is what ``submit`` one by one would have given —
         an envelope sent twice in the group is answered as a retry the second time —
         except that if the transaction fails *every* command of the group gets the 503
-        and none is applied.  Never raises for any input."""
+        and none is applied.  While degraded (module docstring) every command is refused
+        at once, before the lock.  Never raises for any input."""
+        refused = self._refusal()
+        if refused is not None:  # the core, the lock and the file untouched
+            return [refused] * len(envelopes)
         with self._lock:
+            refused = self._probe_if_degraded()
+            if refused is not None:
+                return [refused] * len(envelopes)
             out: list[Reply | _Pending] = []
             staged: list[_Staged] = []
             by_key: dict[tuple[str, int], int] = {}  # (agent, seq) -> index in staged
@@ -432,8 +509,12 @@ class Node:
                 positions = self.store.append_rows([s.row for s in staged])
             except DbUnavailable as exc:
                 self._rebuild()
+                size = sum(s.row.stored_bytes for s in staged)
+                wait = self._degrade(str(exc), size).wait(self.clock())
                 failed = error("db_unavailable", f"the command was not applied: {exc}")
+                failed = Reply(failed.status, failed.body, wait)
                 return [failed if isinstance(r, _Pending) else r for r in out]
+            self._failures = 0
             self._index(_named(staged))
             for s, pos in zip(staged, positions, strict=True):
                 s.pos = pos
@@ -491,6 +572,80 @@ class Node:
             200,
             {"pos": prior.pos, "result": obs["result"], "events": obs["events"], "retry": True},
         )
+
+    # --- the degraded mode (module docstring) -------------------------------------------------
+
+    def _refusal(self) -> Reply | None:
+        """The reply to every write while degraded and no probe is due (or one is in
+        progress); None: go on (to the probe, if degraded).  Without the lock."""
+        d = self._degraded
+        now = self.clock()
+        if d is None or (now >= d.probe_at and not self._probing):
+            return None
+        return self._refused(d, now)
+
+    def _refused(self, d: Degraded, now: float) -> Reply:
+        self.counts["refused"] += 1
+        wait = d.wait(now)
+        detail = (
+            f"writes are refused since a failed append at log position {d.pos} ({d.error}); "
+            f"the node tries the disk again in {wait} s; nothing was applied"
+        )
+        return Reply(503, error("db_unavailable", detail).body, wait)
+
+    def _degrade(self, err: str, size: int) -> Degraded:
+        """Enter (or stay in) the degraded mode after a failed append or probe of ``size``
+        bytes (what the next probe writes)."""
+        self._failures += 1
+        wait = min(self.probe_max, self.probe_first * 2 ** min(self._failures - 1, 60))
+        d = Degraded(self.store.last_pos, err[:500], self.clock() + wait, self._failures)
+        if self._degraded is None:
+            _log.error("an append failed (%s): writes are refused until a probe commits", err)
+        self._degraded, self._size = d, min(PROBE_MAX_BYTES, max(PROBE_MIN_BYTES, size))
+        return d
+
+    def _probe_if_degraded(self) -> Reply | None:
+        """Under the lock: None if writes are accepted (not degraded, or a probe due now
+        commits: writes resume), else the refusal."""
+        d = self._degraded
+        if d is None:
+            return None
+        now = self.clock()
+        if now < d.probe_at:  # another thread's probe failed meanwhile
+            return self._refused(d, now)
+        self._probing = True
+        self.counts["probes"] += 1
+        try:
+            self.store.probe(self._size)
+        except DbUnavailable as exc:
+            self.counts["failed_probes"] += 1
+            return self._refused(self._degrade(str(exc), self._size), self.clock())
+        finally:
+            self._probing = False
+        self._degraded = None
+        _log.warning("the disk takes writes again (a probe committed): writes resume")
+        return None
+
+    def probe(self) -> bool:
+        """Probe the disk now if degraded and a probe is due (the app's prober, between
+        writes: ``/health`` then says when writes resume); whether writes are accepted."""
+        if self._degraded is None:
+            return True
+        if self._refusal() is not None:
+            return False
+        with self._lock:
+            return self._probe_if_degraded() is None
+
+    def degraded(self) -> dict[str, Any] | None:
+        """What ``/health`` and ``/status`` say of the degraded mode (None: writes are
+        accepted)."""
+        d = self._degraded
+        return None if d is None else d.to_json(self.clock())
+
+    def probe_in(self) -> float | None:
+        """Seconds until the next probe is due (None: not degraded)."""
+        d = self._degraded
+        return None if d is None else max(0.0, d.probe_at - self.clock())
 
     # --- the search index -------------------------------------------------------------------
 
@@ -572,6 +727,7 @@ class Node:
     def _rebuild(self, staged: Sequence[dict[str, Any]] = ()) -> None:
         """The state of the durable envelopes (then of ``staged``, the group's commands
         applied before a failing one), after a failure: nothing half-applied."""
+        self.counts["rebuilds"] += 1
         params, setup = self.gate.params, self.gate.setup
         gate = Gate(params, setup) if self._base is None else restore(params, setup, self._base)
         for env in [*self._envelopes, *staged]:

@@ -299,7 +299,9 @@ ENDPOINTS: Final[tuple[Endpoint, ...]] = (
         "/health",
         "health",
         "Liveness: log position and round, and the community id every envelope is signed "
-        "for (ENV-1).",
+        "for (ENV-1). `status` `degraded`, with `writes`: an append failed (a full disk) and "
+        "every write is refused at once (503 `db_unavailable`, `Retry-After`) until a probe "
+        "of the disk commits; the reads still answer.",
         response="Health",
     ),
     Endpoint(
@@ -466,13 +468,18 @@ _RESPONSES: Final[dict[str, Any]] = {
             }
         }
     ),
-    "Health": _obj(
+    "Health": _closed(
         {
-            "status": {"const": "ok"},
+            "status": {"enum": ["ok", "degraded"]},
             "last_pos": _POS,
             "now": _INT,
             "community": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
-        }
+        },
+        {
+            "writes": _obj(
+                {"since_pos": _POS, "error": _STR, "retry_after": {"type": "integer", "minimum": 1}}
+            )
+        },
     ),
     "Content": _obj(
         {"artifact": _STR, "digest": _STR},

@@ -290,9 +290,11 @@ def _viewed(node: Node, view: View, read: Read) -> Reply:
         return Reply(200, {"slots": slots_of(st["artifacts"])})
     if name == "health":
         community = node.gate.setup.community  # what a client signs for (ENV-1)
-        return Reply(
-            200, {"status": "ok", "last_pos": view.pos, "now": st["now"], "community": community}
-        )
+        body = {"status": "ok", "last_pos": view.pos, "now": st["now"], "community": community}
+        degraded = node.degraded()  # writes refused after a failed append (service/node.py)
+        if degraded is not None:
+            body.update(status="degraded", writes=degraded)
+        return Reply(200, body)
     raise ReadError(f"not a read of the view: {name!r}")
 
 

@@ -57,13 +57,17 @@ Tables:
 The file is hostile input: ``open`` checks SQLite's own ``quick_check``, the header, the
 schema version, contiguous positions and every JSON column, and refuses what fails
 (``StoreError``, the CLI exits 2) without writing anything.  A ``sqlite3`` error during an
-append becomes ``DbUnavailable`` after the transaction is rolled back.
+append becomes ``DbUnavailable`` after the transaction is rolled back.  ``probe`` asks
+whether a write of a given size commits now (a transaction that adds and removes a row of
+``meta`` in one commit: the pages are written and synced, the file's content is unchanged),
+what the node's degraded mode waits for after a failed append (service/node.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -320,6 +324,14 @@ class Row:
             forgotten,
             tuple(provenance),
         )
+
+    @property
+    def stored_bytes(self) -> int:
+        """About what the row writes to the file: its log texts, its snapshot, its payload
+        (what a probe of the disk after a failed append writes: service/node.py)."""
+        state = 0 if self.state is None else len(self.state.encode())
+        payload = 0 if self.payload is None else len(canonical(self.payload[2]))
+        return self.log_bytes + state + payload
 
     @property
     def log_bytes(self) -> int:
@@ -1126,6 +1138,28 @@ class Store:
         """Copy the WAL into the database file and truncate it to zero bytes: the frames
         that held a purged payload are gone from the -wal file (FORGET-PURGE)."""
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def probe(self, size: int) -> None:
+        """Commit a transaction that writes about ``size`` bytes and changes nothing:
+        ``DbUnavailable`` if SQLite refuses (disk full, I/O error, locked), as an append
+        would.  A row of ``meta`` under a key of its own, ``size`` bytes long, is inserted
+        and deleted again in one transaction; ``secure_delete`` overwrites its freed pages,
+        so they are written to the WAL and synced with the commit like any append's, and
+        the file grows by them if it has no free pages (SQLite's page limit, a full disk).
+        No reader sees the row (it is gone at the commit); a crash rolls it back.  The
+        freed pages stay in the file for the next appends."""
+        key = f"probe:{secrets.token_hex(8)}"  # never a key the file holds
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("INSERT INTO meta VALUES (?, zeroblob(?))", (key, size))
+                self._db.execute("DELETE FROM meta WHERE key = ?", (key,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._rollback()  # SQLite rolled back itself after a full disk
+                raise
+        except sqlite3.Error as exc:
+            raise DbUnavailable(str(exc)) from None
 
     def append_rows(self, rows: Sequence[Row]) -> list[int]:
         """Append ``rows`` in order in *one* transaction (a group commit: one fsync for
