@@ -399,8 +399,20 @@ def measure() -> dict[str, Any]:
     }
 
 
+#: The roles a load generator's process may play (``child``; the parent starts them).
+ROLES = ("honest", "slow", "readers", "sybil")
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+    elif len(sys.argv) > 1 and sys.argv[1] not in ROLES:
+        print(
+            f"usage: python bench/siege.py  (no arguments: the load test; {', '.join(ROLES)}"
+            " are the load generators' own roles, started by it)",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    elif len(sys.argv) > 1:
         child(sys.argv[1:])
     else:
         from record import save
