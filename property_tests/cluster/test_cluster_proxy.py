@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from pathlib import Path
 
 from ostrom.cluster.config import Address
 from ostrom.cluster.proxy import FaultProxy
@@ -141,3 +142,18 @@ def test_repeated_frames_are_counted_apart() -> None:
     assert got[1:] == payloads
     assert proxy.repeats_offered() == {("r0", "r1"): len(again)}
     assert proxy.acks_offered() == {("r0", "r1"): len(acks)}
+
+
+def test_free_ports_are_distinct_bindable_and_below_the_ephemeral_range() -> None:
+    """``free_ports`` draws below the kernel's ephemeral range, where no outgoing
+    connection takes a port between the draw and the bind (a clean-clone run lost a
+    cluster test to "address already in use" when they came from port 0)."""
+    text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text(encoding="ascii")
+    low = int(text.split()[0])
+    for _ in range(20):
+        ports = free_ports(6)
+        assert len(set(ports)) == 6
+        assert all(p < low for p in ports) or low - 20_000 < 1_000, ports
+        for p in ports:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", p))

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -49,13 +50,46 @@ _STATUS_TIMEOUT_S: Final = 2.0
 _DEFAULT_FOUNDERS: Final = tuple((f"founder{i}", 2) for i in range(4))
 
 
-def free_ports(k: int, host: str = "127.0.0.1") -> list[int]:
-    """``k`` distinct ports free at this instant (bound together, then released)."""
-    socks = []
+#: Ports ``free_ports`` draws from start here and end below the kernel's ephemeral range.
+_PORT_FLOOR = 20_000
+#: The kernel's ephemeral range's start where it cannot be read (Linux's default).
+_EPHEMERAL_LOW = 32_768
+
+
+def _ephemeral_low() -> int:
     try:
-        for _ in range(k):
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text(encoding="ascii")
+        return int(text.split()[0])
+    except (OSError, ValueError, IndexError):
+        return _EPHEMERAL_LOW
+
+
+def free_ports(k: int, host: str = "127.0.0.1") -> list[int]:
+    """``k`` distinct ports free at this instant (bound together, then released).
+
+    Drawn at random below the kernel's ephemeral range: a port the kernel picked for a
+    bind to port 0, once released, is the next outgoing connection's source port as
+    likely as any, and a replica then fails to bind it ("address already in use": a
+    clean-clone run lost a cluster test so); no outgoing connection takes a port below
+    the range, so only another explicit bind can, and a random draw makes that rare.
+    Where the range leaves too little room below it, the kernel's pick as before."""
+    low = _ephemeral_low()
+    pool = range(_PORT_FLOOR, low) if low - _PORT_FLOOR >= 1_000 else None
+    socks: list[socket.socket] = []
+    try:
+        tries = 0
+        while len(socks) < k:
+            tries += 1
+            port = 0 if pool is None or tries > 50 * k else pool[secrets.randbelow(len(pool))]
             s = socket.socket()
-            s.bind((host, 0))
+            try:
+                s.bind((host, port))
+            except OSError:
+                s.close()
+                continue
+            if any(o.getsockname()[1] == s.getsockname()[1] for o in socks):
+                s.close()
+                continue
             socks.append(s)
         return [s.getsockname()[1] for s in socks]
     finally:
