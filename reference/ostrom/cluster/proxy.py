@@ -51,9 +51,10 @@ from ostrom.cluster.wire import (
 
 __all__ = ["FaultProxy"]
 
-#: The frames remembered per link to tell a repeat (16 bytes each; forgotten all at once
+#: The frames remembered per link to tell a repeat (16-byte digests, about 100 bytes each in
+#: a set: 6 MB a link at most; forgotten all at once
 #: when full, so a repeat of a frame older than that goes uncounted).
-_MAX_SEEN = 1 << 18
+_MAX_SEEN = 1 << 16
 
 
 class FaultProxy:
